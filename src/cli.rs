@@ -1,0 +1,295 @@
+//! The command line: `run`, `studies`, `report`, `list`; maps every failure to a message that
+//! says what to do and to an exit code (0 ok, 1 a contender or step failed, 2 bad input or
+//! usage, 3 missing prerequisite, 130 interrupted).
+
+use crate::execute::{self, RunOptions};
+use crate::progress::Progress;
+use crate::report::{self, Format};
+use crate::results::{RunDir, Status, Summary};
+use crate::study::{self, builtin};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Exit codes.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const FAILED: i32 = 1;
+    pub const BAD_INPUT: i32 = 2;
+    pub const PREREQUISITE: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dbduel",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("DBDUEL_GIT_COMMIT"), ")"),
+    about = "Run the same database experiment on two or more engines and compare them side by side.",
+    long_about = "Run the same database experiment on two or more engines and compare them side by side.\n\n\
+        A study (TOML) names contenders (engine + configuration), a deterministic dataset and timed \
+        steps. dbduel generates the data, runs every step on every contender, samples the system each \
+        second, writes everything to a run directory and prints the comparison.\n\n\
+        Start with:  dbduel run shootout      (built in; SQLite, no server needed)\n\
+        List studies: dbduel studies",
+    after_help = "Exit codes: 0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130 interrupted."
+)]
+pub struct Cli {
+    /// No progress output on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a study: a built-in name (see `dbduel studies`) or a path to a TOML file.
+    Run {
+        /// Built-in study name or path to a study file.
+        study: String,
+        /// Named scale from the study's [scale.*] tables (default: the study's default_scale, usually quick).
+        #[arg(long)]
+        scale: Option<String>,
+        /// Run only this contender (repeat for several). Default: all.
+        #[arg(long = "contender", value_name = "NAME")]
+        contenders: Vec<String>,
+        /// Override a study value with a TOML value, e.g. dataset.rows=20000,
+        /// contender.NAME.KEY=VALUE, step.NAME.KEY=VALUE (repeatable; applied after --scale).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Results root; each run makes a new directory inside it.
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+        /// Keep the data files (databases, generated dataset) in the run directory.
+        #[arg(long)]
+        keep: bool,
+        /// Format of the comparison printed at the end.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Check the study and print the plan without running anything.
+        #[arg(long)]
+        check: bool,
+    },
+    /// List the built-in studies, or print one (`dbduel studies show NAME > my.toml`).
+    Studies {
+        #[command(subcommand)]
+        action: Option<StudiesAction>,
+    },
+    /// Render a past run from its directory alone.
+    Report {
+        /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
+        run_dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// List past runs, newest first.
+    List {
+        /// Results root to look in.
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StudiesAction {
+    /// Print a built-in study's TOML.
+    Show { name: String },
+}
+
+/// A failure with its exit code.
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    fn new(code: i32, message: impl Into<String>) -> Self {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Parse arguments, run, print errors; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            f.code
+        }
+    }
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> Result<i32, Failure> {
+    match cli.command {
+        Command::Run {
+            study,
+            scale,
+            contenders,
+            sets,
+            out,
+            keep,
+            format,
+            check,
+        } => {
+            let req = study::Request {
+                study,
+                scale,
+                sets,
+                contenders,
+            };
+            let study =
+                study::load(&req).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            if check {
+                print_plan(&study);
+                return Ok(exit::OK);
+            }
+            let stop = install_signal_handlers()?;
+            let mut progress = Progress::new(cli.quiet);
+            let report = execute::run(&study, &RunOptions { out, keep }, &mut progress, &stop)
+                .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+            print!(
+                "{}",
+                report::render(&report.summary, &report.manifest, format)
+            );
+            eprintln!("results: {}", report.dir.path.display());
+            Ok(match report.summary.status {
+                Status::Ok | Status::Skipped => exit::OK,
+                Status::Failed => exit::FAILED,
+                Status::Interrupted => exit::INTERRUPTED,
+            })
+        }
+        Command::Studies { action: None } => {
+            for (name, text) in builtin::BUILTINS {
+                println!("{name:<12} {}", builtin::description(text));
+            }
+            Ok(exit::OK)
+        }
+        Command::Studies {
+            action: Some(StudiesAction::Show { name }),
+        } => match builtin::get(&name) {
+            Some(text) => {
+                print!("{text}");
+                Ok(exit::OK)
+            }
+            None => Err(Failure::new(
+                exit::BAD_INPUT,
+                format!(
+                    "no built-in study `{name}`; built-ins: {}",
+                    builtin::names().join(", ")
+                ),
+            )),
+        },
+        Command::Report { run_dir, format } => {
+            let dir =
+                RunDir::open(&run_dir).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            let summary = dir
+                .read_summary()
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            let manifest = dir
+                .read_manifest()
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            print!("{}", report::render(&summary, &manifest, format));
+            Ok(exit::OK)
+        }
+        Command::List { out } => {
+            list(&out)?;
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// First SIGINT/SIGTERM sets the stop flag (the run finishes its tick and writes partial
+/// results); a second one exits at once with 130.
+fn install_signal_handlers() -> Result<Arc<AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, exit::INTERRUPTED, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+            .map_err(|e| {
+                Failure::new(
+                    exit::PREREQUISITE,
+                    format!("cannot install signal handlers: {e}"),
+                )
+            })?;
+    }
+    Ok(stop)
+}
+
+fn print_plan(s: &study::Study) {
+    let f = &s.file;
+    println!(
+        "study {} ({}) from {}",
+        f.study.name,
+        s.scale.as_deref().unwrap_or("no scale"),
+        s.source
+    );
+    println!(
+        "dataset: {} rows of {} (seed {}) into table {}",
+        f.dataset.rows, f.dataset.generator, f.dataset.seed, f.dataset.table
+    );
+    for c in &s.contenders {
+        println!(
+            "contender {}: engine {} {:?}",
+            c.name,
+            c.engine.kind(),
+            c.options
+        );
+    }
+    for st in &s.steps {
+        println!("step {}: {} {:?}", st.name, st.kind, st.params);
+    }
+}
+
+fn list(out: &std::path::Path) -> Result<(), Failure> {
+    let entries = match std::fs::read_dir(out) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!(
+                "no runs in {} yet; start one with `dbduel run shootout`",
+                out.display()
+            );
+            return Ok(());
+        }
+        Err(e) => {
+            return Err(Failure::new(
+                exit::BAD_INPUT,
+                format!("{}: {e}", out.display()),
+            ));
+        }
+    };
+    let mut runs: Vec<(PathBuf, Summary)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let dir = RunDir::open(&e.path()).ok()?;
+            let s = dir.read_summary().ok()?;
+            Some((dir.path, s))
+        })
+        .collect();
+    runs.sort_by(|a, b| b.1.started_at.cmp(&a.1.started_at).then(b.0.cmp(&a.0)));
+    if runs.is_empty() {
+        println!(
+            "no runs in {} yet; start one with `dbduel run shootout`",
+            out.display()
+        );
+    }
+    for (path, s) in runs {
+        let names: Vec<&str> = s.contenders.iter().map(|c| c.name.as_str()).collect();
+        println!(
+            "{}  {:<11} {:<12} {:<10} {}  {}",
+            s.started_at,
+            s.status.as_str(),
+            s.study,
+            s.scale.as_deref().unwrap_or("-"),
+            names.join(","),
+            path.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! The `dry` engine: every call returns at once, so a run on it measures dbduel's own cost per
+//! operation (threads, clocks, histograms) — the floor under every other engine's figures.
+
+use super::{
+    Dialect, Engine, EngineInfo, Footprint, LoadOutcome, LoadRequest, RestartOutcome, Result,
+    Session, StmtId, Value,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Contender options for `engine = "dry"`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DryOptions {
+    /// Rows each query pretends to return (nothing is read).
+    #[serde(default)]
+    pub rows_per_query: u64,
+}
+
+pub struct DryEngine {
+    opts: DryOptions,
+}
+
+impl DryEngine {
+    pub fn new(opts: DryOptions) -> Self {
+        DryEngine { opts }
+    }
+}
+
+impl Engine for DryEngine {
+    fn kind(&self) -> &'static str {
+        "dry"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Dry
+    }
+
+    fn connect(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(DrySession {
+            rows: self.opts.rows_per_query,
+            prepared: 0,
+        }))
+    }
+
+    fn info(&self) -> Result<EngineInfo> {
+        let mut settings = BTreeMap::new();
+        settings.insert(
+            "rows_per_query".into(),
+            self.opts.rows_per_query.to_string(),
+        );
+        Ok(EngineInfo {
+            engine: "dry".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            settings,
+        })
+    }
+
+    fn bulk_load(&self, _req: &LoadRequest<'_>) -> Result<LoadOutcome> {
+        Ok(LoadOutcome {
+            rows: 0,
+            method: "none (dry engine stores nothing)".into(),
+        })
+    }
+
+    fn footprint(&self, _table: &str) -> Result<Footprint> {
+        Ok(Footprint {
+            files_bytes: 0,
+            allocated_bytes: 0,
+            files: Vec::new(),
+            files_rule: "none (dry engine stores nothing)".into(),
+            engine_bytes: None,
+            engine_rule: "none".into(),
+        })
+    }
+
+    fn restart(&self, _cold: bool) -> Result<RestartOutcome> {
+        Ok(RestartOutcome {
+            cold: false,
+            cache: "dry engine: nothing to restart".into(),
+            resident_bytes: None,
+            elapsed_s: 0.0,
+        })
+    }
+}
+
+struct DrySession {
+    rows: u64,
+    prepared: usize,
+}
+
+impl Session for DrySession {
+    fn execute(&mut self, _sql: &str) -> Result<u64> {
+        Ok(0)
+    }
+
+    fn query_i64(&mut self, _sql: &str) -> Result<i64> {
+        Ok(0)
+    }
+
+    fn prepare(&mut self, _sql: &str) -> Result<StmtId> {
+        self.prepared += 1;
+        Ok(StmtId(self.prepared - 1))
+    }
+
+    fn run(&mut self, _stmt: StmtId, _params: &[Value]) -> Result<u64> {
+        Ok(std::hint::black_box(self.rows))
+    }
+}

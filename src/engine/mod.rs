@@ -1,0 +1,214 @@
+//! The engine boundary: what every contender's engine must do (`Engine`, `Session`), the SQL
+//! dialect helpers steps use, and the registry that turns a contender's `engine = "..."` and
+//! options into a live engine. Steps see nothing engine-specific beyond this module.
+
+pub mod dialect;
+pub mod dry;
+pub mod sqlite;
+
+pub use dialect::Dialect;
+
+use crate::study::decode::{DecodeError, KeyPath};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A failure reported by an engine. `kind` is a short stable class used to count errors
+/// (e.g. `busy`, `constraint`, `io`, `sql`); `message` is the engine's own words.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct EngineError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl EngineError {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        EngineError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// A statement parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Text(String),
+}
+
+/// Handle of a statement prepared on one session; only valid on that session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StmtId(pub usize);
+
+/// One connection, owned by one worker thread for its whole life.
+pub trait Session: Send {
+    /// Run SQL text once; returns rows affected (0 for statements without a count).
+    fn execute(&mut self, sql: &str) -> Result<u64>;
+    /// Run a query returning one integer (e.g. `SELECT COUNT(*) ...`).
+    fn query_i64(&mut self, sql: &str) -> Result<i64>;
+    /// Prepare a statement for repeated use on this session.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId>;
+    /// Run a prepared statement, reading every row it returns; returns rows returned (for a
+    /// query) or rows affected (for a change).
+    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64>;
+}
+
+/// Bytes a table takes on disk, from the files and as the engine itself reports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Footprint {
+    /// Sum of the files counted, in bytes (what `ls -l` shows).
+    pub files_bytes: u64,
+    /// Blocks actually allocated for those files, in bytes (what `du` shows).
+    pub allocated_bytes: u64,
+    pub files: Vec<FileSize>,
+    /// Which files were counted and why.
+    pub files_rule: String,
+    /// What the engine says the table takes, when it can say.
+    pub engine_bytes: Option<u64>,
+    /// How `engine_bytes` was obtained.
+    pub engine_rule: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSize {
+    pub path: String,
+    pub bytes: u64,
+}
+
+/// What a restart did to the caches.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestartOutcome {
+    /// `true` when the OS page cache for the data files was verified empty afterwards.
+    pub cold: bool,
+    /// How the cache was dropped, or why it could not be (then this is a warm restart).
+    pub cache: String,
+    /// Bytes of the data files still in the page cache after eviction (mincore), if measured.
+    pub resident_bytes: Option<u64>,
+    pub elapsed_s: f64,
+}
+
+/// How a bulk load went.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadOutcome {
+    pub rows: u64,
+    /// The load path used (e.g. `INSERT, prepared, 10000 rows per transaction`).
+    pub method: String,
+}
+
+/// Facts about an engine for the run manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct EngineInfo {
+    pub engine: String,
+    pub version: String,
+    /// Effective settings as read back from the engine, not as requested.
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Parameters of a bulk load.
+#[derive(Debug, Clone)]
+pub struct LoadRequest<'a> {
+    pub table: &'a str,
+    /// Tab-separated file, one row a line, columns in table order.
+    pub file: &'a Path,
+    /// Rows per transaction where the engine commits in batches.
+    pub batch_rows: u64,
+}
+
+/// One contender's engine. Shared by reference across worker threads; each worker opens its
+/// own `Session`.
+pub trait Engine: Send + Sync {
+    /// Engine kind (`sqlite`, `dry`, ...).
+    fn kind(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// Open a new connection.
+    fn connect(&self) -> Result<Box<dyn Session>>;
+    /// Version and effective settings.
+    fn info(&self) -> Result<EngineInfo>;
+    /// Load a tab-separated file into an existing table by the engine's fastest honest path.
+    fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome>;
+    /// Bytes on disk of `table` (data and indexes).
+    fn footprint(&self, table: &str) -> Result<Footprint>;
+    /// Restart the engine; `cold` also drops the OS page cache of its files when permitted.
+    /// All sessions must be closed first.
+    fn restart(&self, cold: bool) -> Result<RestartOutcome>;
+    /// The process doing the engine's work, for system sampling; `None` when embedded in dbduel.
+    fn server_pid(&self) -> Option<i32> {
+        None
+    }
+}
+
+/// A contender's engine with its options decoded and checked.
+#[derive(Debug, Clone)]
+pub enum EngineConfig {
+    Sqlite(sqlite::SqliteOptions),
+    Dry(dry::DryOptions),
+}
+
+/// Engines this build can run.
+pub const ENGINES: &[&str] = &["sqlite", "dry"];
+
+impl EngineConfig {
+    /// Decode `options` for `engine`. Errors carry paths relative to the options table.
+    pub fn decode(engine: &str, options: &toml::Table) -> std::result::Result<Self, DecodeError> {
+        let value = toml::Value::Table(options.clone());
+        match engine {
+            "sqlite" => {
+                let o: sqlite::SqliteOptions = crate::study::decode::decode(value)?;
+                o.validate()?;
+                Ok(EngineConfig::Sqlite(o))
+            }
+            "dry" => Ok(EngineConfig::Dry(crate::study::decode::decode(value)?)),
+            other => Err(DecodeError::at(
+                KeyPath::root(),
+                format!(
+                    "unknown engine `{other}`; engines are: {}",
+                    ENGINES.join(", ")
+                ),
+            )),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EngineConfig::Sqlite(_) => "sqlite",
+            EngineConfig::Dry(_) => "dry",
+        }
+    }
+
+    /// Create the engine with its data under `data_dir` (created if missing).
+    pub fn open(&self, data_dir: &Path) -> Result<Box<dyn Engine>> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            EngineError::new("io", format!("cannot create {}: {e}", data_dir.display()))
+        })?;
+        Ok(match self {
+            EngineConfig::Sqlite(o) => Box::new(sqlite::SqliteEngine::new(o.clone(), data_dir)),
+            EngineConfig::Dry(o) => Box::new(dry::DryEngine::new(o.clone())),
+        })
+    }
+}
+
+/// Sizes of the regular files at `paths` that exist: (total length, total allocated, each).
+pub fn file_sizes(root: &Path, paths: &[PathBuf]) -> (u64, u64, Vec<FileSize>) {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut allocated = 0;
+    let mut files = Vec::new();
+    for p in paths {
+        if let Ok(m) = std::fs::metadata(p)
+            && m.is_file()
+        {
+            total += m.len();
+            allocated += m.blocks() * 512;
+            let shown = p.strip_prefix(root).unwrap_or(p).display().to_string();
+            files.push(FileSize {
+                path: shown,
+                bytes: m.len(),
+            });
+        }
+    }
+    (total, allocated, files)
+}

@@ -1,0 +1,375 @@
+//! The embedded SQLite engine (rusqlite, bundled): one database file per contender, one
+//! connection per session, pragmas from the contender's options.
+
+use super::{
+    Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, RestartOutcome,
+    Result, Session, StmtId, Value,
+};
+use crate::study::decode::{DecodeError, KeyPath};
+use rusqlite::{Connection, OpenFlags};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Contender options for `engine = "sqlite"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqliteOptions {
+    /// `PRAGMA journal_mode`: wal, delete, truncate, persist, memory or off.
+    #[serde(default = "default_journal")]
+    pub journal_mode: String,
+    /// `PRAGMA synchronous`: off, normal, full or extra.
+    #[serde(default = "default_sync")]
+    pub synchronous: String,
+    /// Page cache per connection, KiB (`PRAGMA cache_size = -N`).
+    #[serde(default = "default_cache_kib")]
+    pub cache_size_kib: u64,
+    /// `PRAGMA page_size` in bytes, set before the table is created: 512..=65536, a power of two.
+    #[serde(default = "default_page_size")]
+    pub page_size: u64,
+    /// How long a session waits on a lock before `SQLITE_BUSY`, ms.
+    #[serde(default = "default_busy_ms")]
+    pub busy_timeout_ms: u64,
+}
+
+fn default_journal() -> String {
+    "wal".into()
+}
+fn default_sync() -> String {
+    "normal".into()
+}
+fn default_cache_kib() -> u64 {
+    2000
+}
+fn default_page_size() -> u64 {
+    4096
+}
+fn default_busy_ms() -> u64 {
+    10_000
+}
+
+const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
+const SYNC_MODES: &[&str] = &["off", "normal", "full", "extra"];
+
+impl SqliteOptions {
+    /// Check values (after serde checked types and keys).
+    pub fn validate(&self) -> std::result::Result<(), DecodeError> {
+        one_of("journal_mode", &self.journal_mode, JOURNAL_MODES)?;
+        one_of("synchronous", &self.synchronous, SYNC_MODES)?;
+        if !(512..=65536).contains(&self.page_size) || !self.page_size.is_power_of_two() {
+            return Err(DecodeError::at(
+                KeyPath::root().key("page_size"),
+                format!(
+                    "page_size = {} is not allowed; use a power of two from 512 to 65536",
+                    self.page_size
+                ),
+            ));
+        }
+        if self.cache_size_kib == 0 || self.cache_size_kib > 64 << 20 {
+            return Err(DecodeError::at(
+                KeyPath::root().key("cache_size_kib"),
+                "cache_size_kib must be from 1 to 67108864 (64 GiB)",
+            ));
+        }
+        if self.busy_timeout_ms > 3_600_000 {
+            return Err(DecodeError::at(
+                KeyPath::root().key("busy_timeout_ms"),
+                "busy_timeout_ms must be at most 3600000 (one hour)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn one_of(key: &str, value: &str, allowed: &[&str]) -> std::result::Result<(), DecodeError> {
+    if allowed.contains(&value.to_ascii_lowercase().as_str()) {
+        Ok(())
+    } else {
+        Err(DecodeError::at(
+            KeyPath::root().key(key),
+            format!(
+                "{key} = \"{value}\" is not allowed; use one of: {}",
+                allowed.join(", ")
+            ),
+        ))
+    }
+}
+
+/// A SQLite database file in a contender's data directory.
+pub struct SqliteEngine {
+    opts: SqliteOptions,
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl SqliteEngine {
+    pub fn new(opts: SqliteOptions, dir: &Path) -> Self {
+        SqliteEngine {
+            opts,
+            dir: dir.to_path_buf(),
+            path: dir.join("db.sqlite"),
+        }
+    }
+
+    fn open(&self) -> Result<Connection> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql_err)?;
+        conn.busy_timeout(Duration::from_millis(self.opts.busy_timeout_ms))
+            .map_err(sql_err)?;
+        let o = &self.opts;
+        // page_size only takes effect before the first table exists; harmless afterwards.
+        conn.execute_batch(&format!(
+            "PRAGMA page_size = {}; PRAGMA journal_mode = {}; PRAGMA synchronous = {}; PRAGMA cache_size = -{};",
+            o.page_size, o.journal_mode, o.synchronous, o.cache_size_kib
+        ))
+        .map_err(sql_err)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(conn)
+    }
+
+    /// The database file and its companions (WAL, shared memory, rollback journal).
+    fn files(&self) -> Vec<PathBuf> {
+        ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .map(|s| PathBuf::from(format!("{}{s}", self.path.display())))
+            .collect()
+    }
+}
+
+fn sql_err(e: rusqlite::Error) -> EngineError {
+    let kind = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => "busy",
+            rusqlite::ErrorCode::ConstraintViolation => "constraint",
+            rusqlite::ErrorCode::DiskFull => "disk_full",
+            rusqlite::ErrorCode::SystemIoFailure => "io",
+            rusqlite::ErrorCode::CannotOpen => "connect",
+            _ => "sql",
+        },
+        _ => "sql",
+    };
+    EngineError::new(kind, format!("sqlite: {e}"))
+}
+
+fn io_err(what: &str, e: std::io::Error) -> EngineError {
+    EngineError::new("io", format!("{what}: {e}"))
+}
+
+impl Engine for SqliteEngine {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn connect(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(SqliteSession {
+            conn: self.open()?,
+            stmts: Vec::new(),
+        }))
+    }
+
+    fn info(&self) -> Result<EngineInfo> {
+        let conn = self.open()?;
+        let mut settings = BTreeMap::new();
+        for pragma in [
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "page_size",
+            "busy_timeout",
+        ] {
+            let v: String = conn
+                .query_row(&format!("PRAGMA {pragma}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+                .map(|v| match v {
+                    rusqlite::types::Value::Integer(i) => i.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                })
+                .map_err(sql_err)?;
+            settings.insert(pragma.to_string(), v);
+        }
+        Ok(EngineInfo {
+            engine: "sqlite".into(),
+            version: rusqlite::version().to_string(),
+            settings,
+        })
+    }
+
+    fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
+        let mut conn = self.open()?;
+        let file = std::fs::File::open(req.file).map_err(|e| io_err("open dataset file", e))?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut line = String::new();
+        let mut rows = 0u64;
+        let batch = req.batch_rows.max(1);
+        loop {
+            let tx = conn.transaction().map_err(sql_err)?;
+            let mut in_batch = 0u64;
+            {
+                let mut stmt = tx
+                    .prepare_cached(&format!("INSERT INTO {} VALUES (?1, ?2, ?3)", req.table))
+                    .map_err(sql_err)?;
+                while in_batch < batch {
+                    line.clear();
+                    let n = reader
+                        .read_line(&mut line)
+                        .map_err(|e| io_err("read dataset file", e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    let l = line.trim_end_matches('\n');
+                    let mut cols = l.splitn(3, '\t');
+                    let (Some(id), Some(uid), Some(content)) =
+                        (cols.next(), cols.next(), cols.next())
+                    else {
+                        return Err(EngineError::new(
+                            "data",
+                            format!("dataset line {} has fewer than 3 columns", rows + 1),
+                        ));
+                    };
+                    let id: i64 = id.parse().map_err(|_| {
+                        EngineError::new("data", format!("dataset line {}: bad id", rows + 1))
+                    })?;
+                    let uid: i64 = uid.parse().map_err(|_| {
+                        EngineError::new("data", format!("dataset line {}: bad uid", rows + 1))
+                    })?;
+                    stmt.execute(rusqlite::params![id, uid, content])
+                        .map_err(sql_err)?;
+                    rows += 1;
+                    in_batch += 1;
+                }
+            }
+            tx.commit().map_err(sql_err)?;
+            if in_batch < batch {
+                break;
+            }
+        }
+        Ok(LoadOutcome {
+            rows,
+            method: format!("INSERT, prepared, {batch} rows per transaction"),
+        })
+    }
+
+    fn footprint(&self, table: &str) -> Result<Footprint> {
+        let conn = self.open()?;
+        // Fold the WAL into the main file so the file sizes show the table, not a log.
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(sql_err)?;
+        let engine_bytes: i64 = conn
+            .query_row(
+                "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name = ?1 \
+                 OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)",
+                [table],
+                |r| r.get(0),
+            )
+            .map_err(sql_err)?;
+        drop(conn);
+        let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.dir, &self.files());
+        Ok(Footprint {
+            files_bytes,
+            allocated_bytes,
+            files,
+            files_rule: "the database file with its -wal, -shm and -journal files, after a WAL checkpoint; the file holds only this study's table".into(),
+            engine_bytes: Some(engine_bytes.max(0) as u64),
+            engine_rule: "dbstat: pages of the table and its indexes".into(),
+        })
+    }
+
+    fn restart(&self, cold: bool) -> Result<RestartOutcome> {
+        // An embedded engine "restarts" by closing every connection (sessions are closed by
+        // the caller) and opening a new one; its only cache left is the OS page cache.
+        let start = Instant::now();
+        let (cold_ok, cache, resident) = if cold {
+            let ev = crate::oscache::evict(&self.files());
+            let ok = ev.is_cold();
+            let cache = if ok {
+                ev.method
+            } else {
+                format!("warm-restart: page cache not emptied ({})", ev.method)
+            };
+            (ok, cache, ev.resident_bytes)
+        } else {
+            (false, "warm: page cache left as is".to_string(), None)
+        };
+        // Open once so the restart cost (schema load) is not charged to the next query.
+        drop(self.open()?);
+        Ok(RestartOutcome {
+            cold: cold_ok,
+            cache,
+            resident_bytes: resident,
+            elapsed_s: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// One rusqlite connection. Prepared statements live in rusqlite's per-connection cache,
+/// keyed by their SQL text; `StmtId` indexes that text.
+pub struct SqliteSession {
+    conn: Connection,
+    stmts: Vec<String>,
+}
+
+impl Session for SqliteSession {
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        let mut stmt = self.conn.prepare(sql).map_err(sql_err)?;
+        if stmt.readonly() && stmt.column_count() > 0 {
+            let mut rows = stmt.raw_query();
+            let mut n = 0;
+            while rows.next().map_err(sql_err)?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        } else {
+            Ok(stmt.raw_execute().map_err(sql_err)? as u64)
+        }
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<i64> {
+        self.conn.query_row(sql, [], |r| r.get(0)).map_err(sql_err)
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
+        self.conn.prepare_cached(sql).map_err(sql_err)?;
+        self.stmts.push(sql.to_string());
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        let sql = self
+            .stmts
+            .get(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        let mut st = self.conn.prepare_cached(sql).map_err(sql_err)?;
+        for (i, p) in params.iter().enumerate() {
+            match p {
+                Value::Int(v) => st.raw_bind_parameter(i + 1, v),
+                Value::Text(v) => st.raw_bind_parameter(i + 1, v.as_str()),
+            }
+            .map_err(sql_err)?;
+        }
+        if st.column_count() > 0 {
+            let mut rows = st.raw_query();
+            let mut n = 0;
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                // Touch the first column so the engine materializes the row, as a client would.
+                let _ = row.get_ref(0).map_err(sql_err)?;
+                n += 1;
+            }
+            Ok(n)
+        } else {
+            Ok(st.raw_execute().map_err(sql_err)? as u64)
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Runs a validated study: makes the run directory, generates the dataset once, then for each
+//! contender opens its engine and runs every step with the system sampler beside it, writing
+//! results after each step so nothing finished is lost.
+
+use crate::dataset::{Generator, UserLogs};
+use crate::engine::Engine;
+use crate::progress::Progress;
+use crate::results::{
+    Build, ContenderFacts, ContenderSummary, DatasetFacts, Host, Manifest, RunDir, SCHEMA_VERSION,
+    Status, StepSummary, Summary, rfc3339,
+};
+use crate::study::Study;
+use crate::sysmon;
+use crate::workload::{self, StepCtx, StepParams};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime};
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results root; the run makes its own directory inside.
+    pub out: PathBuf,
+    /// Keep data files (databases, dataset) after the run.
+    pub keep: bool,
+}
+
+/// A finished (or stopped) run.
+pub struct RunReport {
+    pub dir: RunDir,
+    pub summary: Summary,
+    pub manifest: Manifest,
+}
+
+/// Errors that stop a run before or outside any step.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Results(#[from] crate::results::ResultsError),
+    #[error("generating the dataset into {path}: {source}")]
+    Dataset {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Run `study`. Step failures are recorded in the summary (status `failed`), not returned.
+pub fn run(
+    study: &Study,
+    opts: &RunOptions,
+    progress: &mut Progress,
+    stop: &AtomicBool,
+) -> Result<RunReport, ExecError> {
+    let dir = RunDir::create(&opts.out, &study.file.study.name)?;
+    progress.note(&format!("results: {}", dir.path.display()));
+    let work = dir.work_dir();
+    std::fs::create_dir_all(&work).map_err(|e| crate::results::ResultsError::Io {
+        path: work.clone(),
+        source: e,
+    })?;
+    let facts = sysmon::host_facts();
+    let fs = sysmon::filesystem_of(&work);
+    let started = SystemTime::now();
+    let mut manifest = Manifest {
+        schema_version: SCHEMA_VERSION,
+        dbduel: Build::current(),
+        source: study.source.clone(),
+        scale: study.scale.clone(),
+        overrides: study.sets.clone(),
+        study: serde_json::to_value(&study.file).unwrap_or_default(),
+        started_at: rfc3339(started),
+        host: Host {
+            hostname: facts.hostname,
+            cpu_model: facts.cpu_model,
+            cores: facts.cores,
+            mem_total_bytes: facts.mem_total_bytes,
+            kernel: facts.kernel,
+            data_fs: fs
+                .as_ref()
+                .map(|f| format!("{} on {}", f.fs_type, f.mount_point)),
+            data_device: fs.as_ref().map(|f| f.source.clone()),
+        },
+        dataset: None,
+        contenders: Vec::new(),
+    };
+    let mut summary = Summary {
+        schema_version: SCHEMA_VERSION,
+        study: study.file.study.name.clone(),
+        scale: study.scale.clone(),
+        started_at: rfc3339(started),
+        finished_at: None,
+        status: Status::Ok,
+        contenders: Vec::new(),
+    };
+    dir.write_json("manifest.json", &manifest)?;
+    dir.write_json("summary.json", &summary)?;
+
+    let ds = &study.file.dataset;
+    let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
+    let table = generator.table(&ds.table);
+    let dataset_file = work.join(format!("{}.tsv", ds.table));
+    let needs_data = study
+        .steps
+        .iter()
+        .any(|s| matches!(s.params, StepParams::Load(_)));
+    if needs_data {
+        progress.begin(&format!(
+            "dataset {} ({} rows, seed {})",
+            ds.generator, ds.rows, ds.seed
+        ));
+        let t = Instant::now();
+        let bytes = UserLogs::new(ds.seed, ds.rows)
+            .write_tsv_file(&dataset_file)
+            .map_err(|e| ExecError::Dataset {
+                path: dataset_file.clone(),
+                source: e,
+            })?;
+        let generate_s = t.elapsed().as_secs_f64();
+        progress.end(&format!(
+            "dataset: {} rows, {} in {generate_s:.1} s",
+            ds.rows,
+            crate::report::format::bytes(bytes)
+        ));
+        manifest.dataset = Some(DatasetFacts {
+            generator: ds.generator.clone(),
+            rows: ds.rows,
+            seed: ds.seed,
+            table: ds.table.clone(),
+            file_bytes: bytes,
+            generate_s,
+        });
+        dir.write_json("manifest.json", &manifest)?;
+    }
+
+    for contender in &study.contenders {
+        let mut cs = ContenderSummary {
+            name: contender.name.clone(),
+            engine: contender.engine.kind().to_string(),
+            steps: Vec::new(),
+        };
+        let data_dir = work.join(&contender.name);
+        let opened = contender.engine.open(&data_dir).and_then(|e| {
+            let info = e.info()?;
+            Ok((e, info))
+        });
+        let engine: Option<Box<dyn Engine>> = match opened {
+            Ok((engine, info)) => {
+                manifest.contenders.push(ContenderFacts {
+                    name: contender.name.clone(),
+                    engine: info.engine,
+                    version: info.version,
+                    options: serde_json::to_value(&contender.options).unwrap_or_default(),
+                    effective: info.settings,
+                });
+                dir.write_json("manifest.json", &manifest)?;
+                Some(engine)
+            }
+            Err(e) => {
+                progress.note(&format!("{}: engine could not start: {e}", contender.name));
+                for s in &study.steps {
+                    cs.steps.push(StepSummary::without_figures(
+                        &s.name,
+                        &s.kind,
+                        Status::Failed,
+                        format!("engine could not start: {e}"),
+                    ));
+                }
+                None
+            }
+        };
+        if let Some(engine) = engine {
+            let cdir = dir.contender_dir(&contender.name)?;
+            let mut blocked: Option<String> = None;
+            for step in &study.steps {
+                if stop.load(Ordering::Relaxed) {
+                    cs.steps.push(StepSummary::without_figures(
+                        &step.name,
+                        &step.kind,
+                        Status::Interrupted,
+                        "not run: interrupted",
+                    ));
+                    continue;
+                }
+                if let Some(why) = &blocked {
+                    cs.steps.push(StepSummary::without_figures(
+                        &step.name,
+                        &step.kind,
+                        Status::Skipped,
+                        format!("not run: {why}"),
+                    ));
+                    continue;
+                }
+                let s = run_step(
+                    &dir,
+                    &cdir,
+                    engine.as_ref(),
+                    study,
+                    step,
+                    &contender.name,
+                    &table,
+                    &dataset_file,
+                    progress,
+                    stop,
+                )?;
+                if s.status == Status::Failed {
+                    blocked = Some(format!("step `{}` failed", step.name));
+                }
+                cs.steps.push(s);
+                summary.contenders.retain(|c| c.name != cs.name);
+                summary.contenders.push(cs.clone());
+                dir.write_json("summary.json", &summary)?;
+            }
+            drop(engine);
+        }
+        summary.contenders.retain(|c| c.name != cs.name);
+        summary.contenders.push(cs);
+        dir.write_json("summary.json", &summary)?;
+        if !opts.keep {
+            let _ = std::fs::remove_dir_all(&data_dir);
+        }
+    }
+    if !opts.keep {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    let all_steps = summary.contenders.iter().flat_map(|c| &c.steps);
+    summary.status = if stop.load(Ordering::Relaxed) {
+        Status::Interrupted
+    } else if all_steps.clone().any(|s| s.status == Status::Failed) {
+        Status::Failed
+    } else {
+        Status::Ok
+    };
+    summary.finished_at = Some(rfc3339(SystemTime::now()));
+    dir.write_json("summary.json", &summary)?;
+    dir.write_json("manifest.json", &manifest)?;
+    Ok(RunReport {
+        dir,
+        summary,
+        manifest,
+    })
+}
+
+/// Run one step with the sampler beside it and write its files.
+#[allow(clippy::too_many_arguments)]
+fn run_step(
+    dir: &RunDir,
+    cdir: &Path,
+    engine: &dyn Engine,
+    study: &Study,
+    step: &crate::study::Step,
+    contender: &str,
+    table: &crate::dataset::TableDef,
+    dataset_file: &Path,
+    progress: &mut Progress,
+    stop: &AtomicBool,
+) -> Result<StepSummary, ExecError> {
+    progress.begin(&format!("{contender} · {}", step.name));
+    let start = Instant::now();
+    let sampler = sysmon::Sampler::start(
+        start,
+        sysmon::Targets {
+            engine_pid: engine.server_pid(),
+            self_pid: std::process::id() as i32,
+        },
+    );
+    let ctx = StepCtx {
+        contender,
+        step: &step.name,
+        engine,
+        table,
+        dataset_file,
+        dataset_rows: study.file.dataset.rows,
+        progress: &*progress,
+        stop,
+    };
+    let result = workload::run(&step.params, &ctx);
+    let samples = sampler.stop();
+    let rel = |suffix: &str| {
+        format!(
+            "{}/{}{suffix}",
+            cdir.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            step.name
+        )
+    };
+    dir.write_ndjson(&rel(".system.ndjson"), &samples)?;
+    let (summary, details, error) = match result {
+        Ok(out) => {
+            let mut s = out.summary;
+            s.name = step.name.clone();
+            s.kind = step.kind.clone();
+            s.status = if out.interrupted {
+                Status::Interrupted
+            } else {
+                Status::Ok
+            };
+            if !out.intervals.is_empty() {
+                dir.write_ndjson(&rel(".intervals.ndjson"), &out.intervals)?;
+            }
+            (s, out.details, None)
+        }
+        Err(e) => {
+            let msg = format!("{contender} · {}: {e}", step.name);
+            let s =
+                StepSummary::without_figures(&step.name, &step.kind, Status::Failed, e.to_string());
+            (s, serde_json::Value::Null, Some(msg))
+        }
+    };
+    dir.write_json(
+        &rel(".json"),
+        &serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "contender": contender,
+            "step": step.name,
+            "kind": step.kind,
+            "status": summary.status,
+            "summary": summary,
+            "details": details,
+            "error": error,
+        }),
+    )?;
+    let line = match &error {
+        Some(m) => format!("FAILED {m}"),
+        None => format!(
+            "{contender} · {}: {} {}",
+            step.name,
+            summary.status.as_str(),
+            crate::report::format::headline(&summary)
+        ),
+    };
+    progress.end(&line);
+    Ok(summary)
+}

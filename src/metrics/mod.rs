@@ -1,0 +1,97 @@
+//! Latency histograms and their summaries: one HDR histogram per op kind per worker, merged
+//! per tick; quantiles only through `quantile`.
+
+use serde::{Deserialize, Serialize};
+
+/// Latency histogram in microseconds, 1 µs to 1 hour, 3 significant digits.
+pub type Hist = hdrhistogram::Histogram<u64>;
+
+/// Highest trackable latency, µs (larger values saturate to it).
+pub const MAX_US: u64 = 3_600_000_000;
+
+/// A new, empty latency histogram.
+pub fn new_hist() -> Hist {
+    match Hist::new_with_bounds(1, MAX_US, 3) {
+        Ok(h) => h,
+        // The bounds are constants that hdrhistogram accepts; this arm is unreachable.
+        Err(e) => unreachable!("constant histogram bounds rejected: {e}"),
+    }
+}
+
+/// The value at quantile `q` (0 ≤ q ≤ 1) in µs; 0 for an empty histogram.
+pub fn quantile(h: &Hist, q: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_quantile(q.clamp(0.0, 1.0))
+    }
+}
+
+/// Add `from` into `into`. Both come from `new_hist`, so bounds always match.
+pub fn merge(into: &mut Hist, from: &Hist) {
+    // Histograms from new_hist share bounds; add only fails on mismatched bounds.
+    let _ = into.add(from);
+}
+
+/// Latency summary of a histogram, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+impl Latency {
+    /// Summary of `h`, or `None` when it holds no samples.
+    pub fn of(h: &Hist) -> Option<Latency> {
+        if h.is_empty() {
+            return None;
+        }
+        Some(Latency {
+            p50: quantile(h, 0.50),
+            p95: quantile(h, 0.95),
+            p99: quantile(h, 0.99),
+            p999: quantile(h, 0.999),
+            max: h.max(),
+            mean: h.mean(),
+        })
+    }
+}
+
+/// Microseconds in a duration, at least 1 (the histogram's lowest value).
+pub fn micros(d: std::time::Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_of_known_values() {
+        let mut h = new_hist();
+        for v in 1..=1000u64 {
+            h.saturating_record(v);
+        }
+        let l = Latency::of(&h).expect("non-empty");
+        assert!((495..=505).contains(&l.p50), "{l:?}");
+        assert!((985..=995).contains(&l.p99), "{l:?}");
+        assert_eq!(l.max, 1000);
+        assert_eq!(quantile(&new_hist(), 0.5), 0);
+        assert!(Latency::of(&new_hist()).is_none());
+    }
+
+    #[test]
+    fn merge_adds_counts() {
+        let mut a = new_hist();
+        let mut b = new_hist();
+        a.saturating_record(10);
+        b.saturating_record(MAX_US * 2);
+        merge(&mut a, &b);
+        assert_eq!(a.len(), 2);
+        assert!(a.max() >= MAX_US / 2);
+    }
+}

@@ -1,0 +1,113 @@
+//! Progress for long work, on stderr: a live spinner line on a terminal, plain timestamped
+//! lines otherwise (at most one status line every 10 s), nothing with `--quiet`.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Tty,
+    Lines,
+    Quiet,
+}
+
+/// Progress reporter. Called from the thread that runs steps.
+pub struct Progress {
+    mode: Mode,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    /// Step label and when a status line was last printed (plain-lines mode).
+    current: Mutex<(String, Instant)>,
+}
+
+impl Progress {
+    /// Choose the mode: quiet when asked, a live line when stderr is a terminal, else lines.
+    pub fn new(quiet: bool) -> Self {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Tty
+        } else {
+            Mode::Lines
+        };
+        Self::with_mode(mode)
+    }
+
+    pub fn with_mode(mode: Mode) -> Self {
+        Progress {
+            mode,
+            bar: None,
+            started: Instant::now(),
+            current: Mutex::new((String::new(), Instant::now())),
+        }
+    }
+
+    fn stamp(&self) -> String {
+        format!("[{:>6.1}s]", self.started.elapsed().as_secs_f64())
+    }
+
+    /// A step begins.
+    pub fn begin(&mut self, label: &str) {
+        if let Ok(mut c) = self.current.lock() {
+            *c = (label.to_string(), Instant::now());
+        }
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Lines => eprintln!("{} {label} ...", self.stamp()),
+            Mode::Tty => {
+                let bar = ProgressBar::new_spinner();
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} [{elapsed:>4}] {prefix} {wide_msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_prefix(label.to_string());
+                bar.enable_steady_tick(Duration::from_millis(120));
+                self.bar = Some(bar);
+            }
+        }
+    }
+
+    /// What the current step is doing now.
+    pub fn status(&self, msg: &str) {
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Tty => {
+                if let Some(b) = &self.bar {
+                    b.set_message(msg.to_string());
+                }
+            }
+            Mode::Lines => {
+                if let Ok(mut c) = self.current.lock()
+                    && c.1.elapsed() >= Duration::from_secs(10)
+                {
+                    eprintln!("{} {}: {msg}", self.stamp(), c.0);
+                    c.1 = Instant::now();
+                }
+            }
+        }
+    }
+
+    /// The current step ended; `line` says how.
+    pub fn end(&mut self, line: &str) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        if self.mode != Mode::Quiet {
+            eprintln!("{} {line}", self.stamp());
+        }
+    }
+
+    /// A line outside any step.
+    pub fn note(&self, line: &str) {
+        if self.mode != Mode::Quiet {
+            if let Some(b) = &self.bar {
+                b.suspend(|| eprintln!("{} {line}", self.stamp()));
+            } else {
+                eprintln!("{} {line}", self.stamp());
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The shapes of `summary.json` and `manifest.json`. Scripts rely on these field names.
+
+use crate::metrics::Latency;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+    Skipped,
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Which direction of a metric is better, for verdicts and ratios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Informational (e.g. a row count): no winner.
+    None,
+}
+
+/// Unit of a metric's value, which decides how it is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Count,
+    Seconds,
+    Bytes,
+    PerSecond,
+    Micros,
+}
+
+/// One figure of a step, as the report shows it. Step kinds choose their metrics; renderers
+/// only format them, so a new step kind needs no renderer change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Metric {
+    /// Stable key (`elapsed_s`, `rows_per_s`, `p99_us`, ...).
+    pub key: String,
+    /// Short label for tables (`seconds`, `rows/s`, `p99`).
+    pub label: String,
+    pub value: f64,
+    pub unit: Unit,
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn new(key: &str, label: &str, value: f64, unit: Unit, better: Better) -> Self {
+        Metric {
+            key: key.into(),
+            label: label.into(),
+            value,
+            unit,
+            better,
+        }
+    }
+}
+
+/// One step of one contender in `summary.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub name: String,
+    pub kind: String,
+    pub status: Status,
+    /// Short title for reports, e.g. `range queries, 100 clients`.
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<Latency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
+}
+
+impl StepSummary {
+    /// A step that did not produce figures (failed, skipped, interrupted).
+    pub fn without_figures(
+        name: &str,
+        kind: &str,
+        status: Status,
+        note: impl Into<String>,
+    ) -> Self {
+        StepSummary {
+            name: name.into(),
+            kind: kind.into(),
+            status,
+            title: name.into(),
+            elapsed_s: None,
+            rows: None,
+            bytes: None,
+            ops_per_s: None,
+            latency_us: None,
+            errors: None,
+            note: Some(note.into()),
+            metrics: Vec::new(),
+        }
+    }
+}
+
+/// One contender in `summary.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContenderSummary {
+    pub name: String,
+    pub engine: String,
+    pub steps: Vec<StepSummary>,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub study: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<String>,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// `ok`, `failed` or `interrupted` for the whole run.
+    pub status: Status,
+    pub contenders: Vec<ContenderSummary>,
+}
+
+/// dbduel's own identity.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Build {
+    pub version: String,
+    pub commit: String,
+}
+
+impl Build {
+    pub fn current() -> Self {
+        Build {
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: env!("DBDUEL_GIT_COMMIT").into(),
+        }
+    }
+}
+
+/// The machine a run ran on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub mem_total_bytes: u64,
+    pub kernel: String,
+    /// Filesystem holding the run's data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_fs: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_device: Option<String>,
+}
+
+/// The dataset as generated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DatasetFacts {
+    pub generator: String,
+    pub rows: u64,
+    pub seed: u64,
+    pub table: String,
+    /// Size of the generated tab-separated file.
+    pub file_bytes: u64,
+    /// Seconds spent generating it (not part of any step).
+    pub generate_s: f64,
+}
+
+/// A contender as it ran: engine version and effective settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContenderFacts {
+    pub name: String,
+    pub engine: String,
+    pub version: String,
+    /// Options as given in the study (after overrides).
+    pub options: serde_json::Value,
+    /// Settings read back from the engine.
+    pub effective: BTreeMap<String, String>,
+}
+
+/// `manifest.json`: everything needed to know what was run, where and how.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub dbduel: Build,
+    /// The study file (or built-in name) the run came from.
+    pub source: String,
+    pub scale: Option<String>,
+    /// `--set` overrides as given.
+    pub overrides: Vec<String>,
+    /// The study exactly as run, after scale and overrides.
+    pub study: serde_json::Value,
+    pub started_at: String,
+    pub host: Host,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetFacts>,
+    pub contenders: Vec<ContenderFacts>,
+}

@@ -1,0 +1,646 @@
+//! Worker threads driving sessions in a closed loop: one OS thread per client, one connection
+//! each, latency recorded into thread-local histograms and handed to the collector once per
+//! one-second tick (never one message per operation), errors counted by kind.
+//!
+//! Closed loop: each client starts its next operation when the previous one ends, so latency
+//! is measured from the actual start of each operation (this is what mysqlslap and sysbench
+//! do; it hides queueing delay, which the report says).
+
+use crate::engine::{self, EngineError};
+use crate::metrics::{self, Hist, Latency};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// When each client stops.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound {
+    /// Each client runs this many operations (warm-up included).
+    PerClient(u64),
+    /// Every client runs until this long after the start (warm-up included).
+    Duration(Duration),
+}
+
+/// How to drive the clients.
+#[derive(Debug, Clone)]
+pub struct ClosedLoop {
+    pub clients: usize,
+    pub bound: Bound,
+    /// Whole seconds at the start whose operations are not counted in the totals.
+    pub warmup_s: u64,
+}
+
+/// One client's operations. Created inside its own thread, so it owns its session there.
+pub trait Worker {
+    /// Run operation number `seq` of this client; returns the op kind's index and the rows
+    /// it returned or changed.
+    fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>);
+}
+
+/// Errors of one kind on one op kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub op: String,
+    pub kind: String,
+    pub count: u64,
+    pub first_message: String,
+}
+
+/// Latency and counts of one op kind within one tick.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpInterval {
+    pub op: String,
+    pub ops: u64,
+    pub latency_us: Option<Latency>,
+}
+
+/// One second of a step: operations that completed in `[t_s - 1, t_s)` after the start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    pub tick: u64,
+    /// End of the interval, seconds after the start.
+    pub t_s: f64,
+    pub warmup: bool,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub rows: u64,
+    pub errors: u64,
+    pub latency_us: Option<Latency>,
+    pub per_op: Vec<OpInterval>,
+}
+
+/// Everything a closed-loop run measured.
+pub struct RunOutcome {
+    pub op_names: Vec<String>,
+    /// Operations that succeeded after warm-up.
+    pub ops: u64,
+    pub rows: u64,
+    pub errors: Vec<ErrorCount>,
+    /// Per op kind, after warm-up.
+    pub per_op: Vec<Hist>,
+    /// All op kinds together, after warm-up.
+    pub all: Hist,
+    /// Seconds from the end of warm-up to the last client's end.
+    pub measured_s: f64,
+    pub intervals: Vec<IntervalRecord>,
+    /// Stopped early by the stop flag.
+    pub interrupted: bool,
+    /// CPU seconds dbduel's process used during the run (user + system).
+    pub process_cpu_s: f64,
+}
+
+/// A run that could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("client {client} could not connect: {error}")]
+    Connect { client: usize, error: EngineError },
+    #[error("could not start client thread: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// Per-worker counters for the current tick; sent whole to the collector when the tick changes.
+struct Local {
+    hists: Vec<Hist>,
+    ops: Vec<u64>,
+    rows: u64,
+    errors: BTreeMap<(usize, &'static str), (u64, String)>,
+}
+
+impl Local {
+    fn new(n: usize) -> Self {
+        Local {
+            hists: (0..n).map(|_| metrics::new_hist()).collect(),
+            ops: vec![0; n],
+            rows: 0,
+            errors: BTreeMap::new(),
+        }
+    }
+}
+
+enum Msg {
+    /// Stats of `tick`; the worker has moved on to `next_tick` (or finished when `done`).
+    Flush {
+        worker: usize,
+        tick: u64,
+        next_tick: u64,
+        stats: Box<Local>,
+        done: bool,
+    },
+    Ready,
+    ConnectFailed {
+        client: usize,
+        error: EngineError,
+    },
+}
+
+/// Merged stats of one tick.
+struct TickAgg {
+    hists: Vec<Hist>,
+    ops: Vec<u64>,
+    rows: u64,
+    errors: u64,
+}
+
+/// Run `make_worker(client_index)` on `spec.clients` threads in a closed loop.
+///
+/// `on_interval` is called on the calling thread for each finished one-second interval, in
+/// order. `stop` ends the run early (the outcome is then `interrupted`).
+pub fn run_closed<F>(
+    spec: &ClosedLoop,
+    op_names: &[String],
+    make_worker: F,
+    stop: &AtomicBool,
+    mut on_interval: impl FnMut(&IntervalRecord),
+) -> Result<RunOutcome, RunError>
+where
+    F: Fn(usize) -> engine::Result<Box<dyn Worker>> + Sync,
+{
+    let n_ops = op_names.len();
+    let clients = spec.clients.max(1);
+    let gate = Gate::default();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let cpu_before = process_cpu_s();
+
+    std::thread::scope(|scope| -> Result<RunOutcome, RunError> {
+        for client in 0..clients {
+            let tx = tx.clone();
+            let (gate, make_worker) = (&gate, &make_worker);
+            let bound = spec.bound;
+            let res = std::thread::Builder::new()
+                .name(format!("client-{client}"))
+                .stack_size(1 << 20)
+                .spawn_scoped(scope, move || {
+                    let mut worker = match make_worker(client) {
+                        Ok(w) => {
+                            let _ = tx.send(Msg::Ready);
+                            w
+                        }
+                        Err(error) => {
+                            let _ = tx.send(Msg::ConnectFailed { client, error });
+                            return;
+                        }
+                    };
+                    if let Some(start) = gate.wait() {
+                        drive(client, worker.as_mut(), bound, start, n_ops, stop, &tx);
+                    }
+                });
+            if let Err(e) = res {
+                gate.open(None);
+                return Err(RunError::Spawn(e));
+            }
+        }
+        drop(tx);
+        // Every client connects before the clock starts; connecting is not measured.
+        for _ in 0..clients {
+            match rx.recv() {
+                Ok(Msg::Ready) => {}
+                Ok(Msg::ConnectFailed { client, error }) => {
+                    gate.open(None);
+                    return Err(RunError::Connect { client, error });
+                }
+                Ok(Msg::Flush { .. }) | Err(_) => {
+                    gate.open(None);
+                    return Err(RunError::Spawn(std::io::Error::other(
+                        "a client thread ended before it was ready",
+                    )));
+                }
+            }
+        }
+        let start = Instant::now();
+        gate.open(Some(start));
+        let mut outcome = collect(spec, op_names, clients, start, &rx, stop, &mut on_interval);
+        outcome.process_cpu_s = process_cpu_s() - cpu_before;
+        Ok(outcome)
+    })
+}
+
+/// Holds clients until the start time is set (or the run is called off with `None`).
+#[derive(Default)]
+struct Gate {
+    state: Mutex<Option<Option<Instant>>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn open(&self, start: Option<Instant>) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        *s = Some(start);
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) -> Option<Instant> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(start) = *s {
+                return start;
+            }
+            s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// The client loop. Two clock reads per operation; one relaxed atomic load for stopping.
+fn drive(
+    client: usize,
+    worker: &mut dyn Worker,
+    bound: Bound,
+    start: Instant,
+    n_ops: usize,
+    stop: &AtomicBool,
+    tx: &mpsc::Sender<Msg>,
+) {
+    let mut local = Box::new(Local::new(n_ops));
+    let mut tick = 0u64;
+    let deadline = match bound {
+        Bound::Duration(d) => Some(start + d),
+        Bound::PerClient(_) => None,
+    };
+    let limit = match bound {
+        Bound::PerClient(n) => n,
+        Bound::Duration(_) => u64::MAX,
+    };
+    let mut seq = 0u64;
+    let mut now = Instant::now();
+    while seq < limit && !stop.load(Ordering::Relaxed) {
+        if deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        let t0 = now;
+        let (op, res) = worker.op(seq);
+        now = Instant::now();
+        let cur = now.duration_since(start).as_secs();
+        if cur != tick {
+            let full = std::mem::replace(&mut local, Box::new(Local::new(n_ops)));
+            let _ = tx.send(Msg::Flush {
+                worker: client,
+                tick,
+                next_tick: cur,
+                stats: full,
+                done: false,
+            });
+            tick = cur;
+        }
+        let op = op.min(n_ops.saturating_sub(1));
+        match res {
+            Ok(rows) => {
+                local.hists[op].saturating_record(metrics::micros(now - t0));
+                local.ops[op] += 1;
+                local.rows += rows;
+            }
+            Err(e) => {
+                let entry = local
+                    .errors
+                    .entry((op, e.kind))
+                    .or_insert_with(|| (0, e.message.clone()));
+                entry.0 += 1;
+            }
+        }
+        seq += 1;
+    }
+    let _ = tx.send(Msg::Flush {
+        worker: client,
+        tick,
+        next_tick: tick,
+        stats: local,
+        done: true,
+    });
+}
+
+/// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
+fn collect(
+    spec: &ClosedLoop,
+    op_names: &[String],
+    clients: usize,
+    start: Instant,
+    rx: &mpsc::Receiver<Msg>,
+    stop: &AtomicBool,
+    on_interval: &mut impl FnMut(&IntervalRecord),
+) -> RunOutcome {
+    let n_ops = op_names.len();
+    let mut t = Totals {
+        per_op: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+        all: metrics::new_hist(),
+        ops: 0,
+        rows: 0,
+        intervals: Vec::new(),
+    };
+    let mut pending: BTreeMap<u64, TickAgg> = BTreeMap::new();
+    // Per client: the highest tick it will never add to again (None: none sealed yet).
+    let mut sealed: Vec<Option<u64>> = vec![None; clients];
+    let mut done = vec![false; clients];
+    let mut next_emit = 0u64;
+    let mut errors: BTreeMap<(usize, &'static str), (u64, String)> = BTreeMap::new();
+    let mut last_end = start;
+
+    while done.iter().any(|d| !d) {
+        let (worker, tick, next_tick, stats, is_done) = match rx.recv() {
+            Ok(Msg::Flush {
+                worker,
+                tick,
+                next_tick,
+                stats,
+                done,
+            }) => (worker, tick, next_tick, stats, done),
+            Ok(_) => continue,
+            Err(_) => break, // every client thread is gone
+        };
+        let agg = pending.entry(tick).or_insert_with(|| TickAgg::new(n_ops));
+        for i in 0..n_ops {
+            metrics::merge(&mut agg.hists[i], &stats.hists[i]);
+            agg.ops[i] += stats.ops[i];
+        }
+        agg.rows += stats.rows;
+        for ((op, kind), (count, msg)) in stats.errors {
+            agg.errors += count;
+            if tick >= spec.warmup_s {
+                errors.entry((op, kind)).or_insert((0, msg)).0 += count;
+            }
+        }
+        if is_done {
+            done[worker] = true;
+            last_end = Instant::now();
+        } else {
+            sealed[worker] = Some(next_tick.saturating_sub(1));
+        }
+        let horizon: Option<u64> = (0..clients)
+            .filter(|w| !done[*w])
+            .map(|w| sealed[w])
+            .collect::<Option<Vec<u64>>>()
+            .and_then(|v| v.into_iter().min());
+        if let Some(h) = horizon {
+            while next_emit <= h {
+                emit(
+                    next_emit,
+                    &mut pending,
+                    spec.warmup_s,
+                    op_names,
+                    &mut t,
+                    f64::INFINITY,
+                    on_interval,
+                );
+                next_emit += 1;
+            }
+        }
+    }
+    let last = pending.keys().next_back().copied();
+    let end_s = last_end.saturating_duration_since(start).as_secs_f64();
+    if let Some(last) = last {
+        while next_emit <= last {
+            emit(
+                next_emit,
+                &mut pending,
+                spec.warmup_s,
+                op_names,
+                &mut t,
+                end_s,
+                on_interval,
+            );
+            next_emit += 1;
+        }
+    }
+    let measure_start = start + Duration::from_secs(spec.warmup_s);
+    let errors = errors
+        .into_iter()
+        .map(|((op, kind), (count, first_message))| ErrorCount {
+            op: op_names.get(op).cloned().unwrap_or_default(),
+            kind: kind.to_string(),
+            count,
+            first_message,
+        })
+        .collect();
+    RunOutcome {
+        op_names: op_names.to_vec(),
+        ops: t.ops,
+        rows: t.rows,
+        errors,
+        per_op: t.per_op,
+        all: t.all,
+        measured_s: last_end
+            .saturating_duration_since(measure_start)
+            .as_secs_f64(),
+        intervals: t.intervals,
+        interrupted: stop.load(Ordering::Relaxed),
+        process_cpu_s: 0.0,
+    }
+}
+
+/// Running totals after warm-up.
+struct Totals {
+    per_op: Vec<Hist>,
+    all: Hist,
+    ops: u64,
+    rows: u64,
+    intervals: Vec<IntervalRecord>,
+}
+
+impl TickAgg {
+    fn new(n_ops: usize) -> Self {
+        TickAgg {
+            hists: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+            ops: vec![0; n_ops],
+            rows: 0,
+            errors: 0,
+        }
+    }
+}
+
+/// Finish tick `tick`: summarize it, add it to the totals unless it is warm-up, report it.
+/// `end_s` is when the run ended (seconds after start), which shortens the last tick.
+fn emit(
+    tick: u64,
+    pending: &mut BTreeMap<u64, TickAgg>,
+    warmup_s: u64,
+    op_names: &[String],
+    t: &mut Totals,
+    end_s: f64,
+    on_interval: &mut impl FnMut(&IntervalRecord),
+) {
+    let n_ops = op_names.len();
+    let agg = pending.remove(&tick).unwrap_or_else(|| TickAgg::new(n_ops));
+    let warmup = tick < warmup_s;
+    let mut tick_all = metrics::new_hist();
+    let mut per = Vec::with_capacity(n_ops);
+    for (i, name) in op_names.iter().enumerate() {
+        metrics::merge(&mut tick_all, &agg.hists[i]);
+        if !warmup {
+            metrics::merge(&mut t.per_op[i], &agg.hists[i]);
+        }
+        per.push(OpInterval {
+            op: name.clone(),
+            ops: agg.ops[i],
+            latency_us: Latency::of(&agg.hists[i]),
+        });
+    }
+    let tick_ops: u64 = agg.ops.iter().sum();
+    if !warmup {
+        metrics::merge(&mut t.all, &tick_all);
+        t.ops += tick_ops;
+        t.rows += agg.rows;
+    }
+    let t_s = ((tick + 1) as f64).min(end_s.max(tick as f64 + 0.001));
+    let rec = IntervalRecord {
+        tick,
+        t_s,
+        warmup,
+        ops: tick_ops,
+        ops_per_s: tick_ops as f64 / (t_s - tick as f64),
+        rows: agg.rows,
+        errors: agg.errors,
+        latency_us: Latency::of(&tick_all),
+        per_op: per,
+    };
+    on_interval(&rec);
+    t.intervals.push(rec);
+}
+
+/// CPU seconds (user + system) used so far by this process, all threads.
+pub fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_SELF is always valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if rc != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Sleepy {
+        us: u64,
+    }
+
+    impl Worker for Sleepy {
+        fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
+            std::thread::sleep(Duration::from_micros(self.us));
+            if seq % 10 == 9 {
+                (1, Err(EngineError::new("busy", "pretend busy")))
+            } else {
+                ((seq % 2) as usize, Ok(1))
+            }
+        }
+    }
+
+    fn names() -> Vec<String> {
+        vec!["a".into(), "b".into()]
+    }
+
+    #[test]
+    fn counted_run_totals_add_up() {
+        let spec = ClosedLoop {
+            clients: 4,
+            bound: Bound::PerClient(100),
+            warmup_s: 0,
+        };
+        let stop = AtomicBool::new(false);
+        let mut seen = 0;
+        let out = run_closed(
+            &spec,
+            &names(),
+            |_| Ok(Box::new(Sleepy { us: 50 }) as Box<dyn Worker>),
+            &stop,
+            |_| seen += 1,
+        )
+        .expect("run");
+        // 10% of ops fail by construction
+        assert_eq!(out.ops, 360);
+        assert_eq!(out.rows, 360);
+        assert_eq!(out.errors.len(), 1);
+        assert_eq!(out.errors[0].count, 40);
+        assert_eq!(out.errors[0].kind, "busy");
+        assert_eq!(out.per_op[0].len() + out.per_op[1].len(), 360);
+        let interval_ops: u64 = out.intervals.iter().map(|i| i.ops).sum();
+        assert_eq!(interval_ops, 360);
+        assert_eq!(seen, out.intervals.len());
+        assert!(out.all.min() >= 50);
+    }
+
+    #[test]
+    fn timed_run_ticks_every_second_and_excludes_warmup() {
+        let spec = ClosedLoop {
+            clients: 2,
+            bound: Bound::Duration(Duration::from_millis(2500)),
+            warmup_s: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let out = run_closed(
+            &spec,
+            &names(),
+            |_| Ok(Box::new(Sleepy { us: 1000 }) as Box<dyn Worker>),
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        let ticks: Vec<u64> = out.intervals.iter().map(|i| i.tick).collect();
+        assert_eq!(ticks, vec![0, 1, 2]);
+        assert!(out.intervals[0].warmup && !out.intervals[1].warmup);
+        let counted: u64 = out
+            .intervals
+            .iter()
+            .filter(|i| !i.warmup)
+            .map(|i| i.ops)
+            .sum();
+        assert_eq!(out.ops, counted);
+        assert!((1.3..2.0).contains(&out.measured_s), "{}", out.measured_s);
+    }
+
+    #[test]
+    fn connect_failure_is_reported() {
+        let spec = ClosedLoop {
+            clients: 3,
+            bound: Bound::PerClient(5),
+            warmup_s: 0,
+        };
+        let stop = AtomicBool::new(false);
+        let r = run_closed(
+            &spec,
+            &names(),
+            |i| {
+                if i == 1 {
+                    Err(EngineError::new("connect", "refused"))
+                } else {
+                    Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+                }
+            },
+            &stop,
+            |_| {},
+        );
+        match r {
+            Err(RunError::Connect { client, .. }) => assert_eq!(client, 1),
+            _ => panic!("expected a connect error"),
+        }
+    }
+
+    #[test]
+    fn stop_flag_interrupts() {
+        let spec = ClosedLoop {
+            clients: 2,
+            bound: Bound::Duration(Duration::from_secs(60)),
+            warmup_s: 0,
+        };
+        let stop = AtomicBool::new(false);
+        let t = Instant::now();
+        let out = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, Ordering::Relaxed);
+            });
+            run_closed(
+                &spec,
+                &names(),
+                |_| Ok(Box::new(Sleepy { us: 100 }) as Box<dyn Worker>),
+                &stop,
+                |_| {},
+            )
+        })
+        .expect("run");
+        assert!(out.interrupted);
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+}

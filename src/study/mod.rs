@@ -1,0 +1,349 @@
+//! Study files: reading (built-in or from disk), applying scale and `--set` overrides, and
+//! validating everything before anything runs. Every error names file:line:col (or the
+//! override that caused it), what is wrong and what is allowed.
+
+pub mod builtin;
+pub mod decode;
+pub mod model;
+pub mod overrides;
+pub mod source;
+
+pub use model::StudyFile;
+pub use source::{Source, StudyError};
+
+use crate::engine::EngineConfig;
+use crate::workload::StepParams;
+use decode::{DecodeError, KeyPath, decode};
+use overrides::{Origin, Override};
+use std::collections::HashSet;
+
+/// A contender ready to run.
+#[derive(Debug, Clone)]
+pub struct Contender {
+    pub name: String,
+    pub engine: EngineConfig,
+    /// Options as written (after overrides), for the manifest.
+    pub options: toml::Table,
+}
+
+/// A step ready to run.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: String,
+    pub kind: String,
+    pub params: StepParams,
+}
+
+/// A validated study: what will run, after scale and overrides.
+#[derive(Debug, Clone)]
+pub struct Study {
+    /// Where the study came from (a path, or `studies/NAME.toml` for a built-in).
+    pub source: String,
+    /// The study as it will run.
+    pub file: StudyFile,
+    pub scale: Option<String>,
+    /// `--set` arguments as given.
+    pub sets: Vec<String>,
+    pub contenders: Vec<Contender>,
+    pub steps: Vec<Step>,
+}
+
+/// What the user asked to run.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// A built-in study name or a path to a TOML file.
+    pub study: String,
+    pub scale: Option<String>,
+    pub sets: Vec<String>,
+    /// Only these contenders (all when empty).
+    pub contenders: Vec<String>,
+}
+
+/// Read and validate the study a user asked for.
+pub fn load(req: &Request) -> Result<Study, StudyError> {
+    let source = match builtin::get(&req.study) {
+        Some(text) => Source::new(format!("studies/{}.toml", req.study), text),
+        None => {
+            let path = std::path::Path::new(&req.study);
+            let bytes = std::fs::read(path).map_err(|e| StudyError {
+                origin: req.study.clone(),
+                line_col: None,
+                message: if e.kind() == std::io::ErrorKind::NotFound {
+                    format!(
+                        "no such study file, and not a built-in study (built-ins: {}); run `dbduel studies` to list them",
+                        builtin::names().join(", ")
+                    )
+                } else {
+                    format!("cannot read the study file: {e}")
+                },
+            })?;
+            let text = String::from_utf8(bytes).map_err(|e| StudyError {
+                origin: req.study.clone(),
+                line_col: None,
+                message: format!(
+                    "not a text file: invalid UTF-8 at byte {}; a study file is TOML text",
+                    e.utf8_error().valid_up_to()
+                ),
+            })?;
+            Source::new(req.study.clone(), text)
+        }
+    };
+    parse(&source, req)
+}
+
+/// Parse, override and validate a study from its source text.
+pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
+    let mut doc: toml::Table = toml::from_str(&src.text)
+        .map_err(|e| src.error_at(e.span(), format!("TOML syntax: {}", e.message().trim())))?;
+    let file: StudyFile =
+        decode(toml::Value::Table(doc.clone())).map_err(|e| file_error(src, &e))?;
+    check(&file).map_err(|e| file_error(src, &e))?;
+
+    let scale = req
+        .scale
+        .clone()
+        .or_else(|| file.study.default_scale.clone());
+    let mut all: Vec<Override> = Vec::new();
+    if let Some(s) = &scale {
+        let Some(table) = file.scale.get(s) else {
+            let known: Vec<&String> = file.scale.keys().collect();
+            return Err(StudyError {
+                origin: format!("--scale {s}"),
+                line_col: None,
+                message: format!(
+                    "study `{}` has no scale `{s}`; its scales are: {}",
+                    file.study.name,
+                    if known.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        known
+                            .iter()
+                            .map(|k| k.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            });
+        };
+        all.extend(overrides::scale_overrides(s, table));
+    }
+    for arg in &req.sets {
+        all.push(overrides::parse_set(arg).map_err(|m| StudyError {
+            origin: "--set".into(),
+            line_col: None,
+            message: m,
+        })?);
+    }
+
+    // Apply one override at a time and re-check, so any new error belongs to that override.
+    let mut checked = None;
+    for ov in &all {
+        let fail = |m: String| override_error(src, ov, m);
+        let path = overrides::resolve(&doc, &ov.key).map_err(fail)?;
+        overrides::apply(&mut doc, &path, ov.value.clone()).map_err(fail)?;
+        let f: StudyFile = decode(toml::Value::Table(doc.clone()))
+            .map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
+        let c =
+            check(&f).map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
+        checked = Some((f, c));
+    }
+    let (file, (contenders, steps)) = match checked {
+        Some(x) => x,
+        None => {
+            let c = check(&file).map_err(|e| file_error(src, &e))?;
+            (file, c)
+        }
+    };
+
+    let contenders = select(contenders, &req.contenders)?;
+    Ok(Study {
+        source: src.name.clone(),
+        file,
+        scale,
+        sets: req.sets.clone(),
+        contenders,
+        steps,
+    })
+}
+
+fn file_error(src: &Source, e: &DecodeError) -> StudyError {
+    let mut err = src.error_at_path(&e.path, format!("{}: {}", e.path, e.message));
+    if e.path.0.is_empty() {
+        err.message = e.message.clone();
+    }
+    if err.line_col.is_none() {
+        err.line_col = Some((1, 1));
+    }
+    err
+}
+
+fn override_error(src: &Source, ov: &Override, message: String) -> StudyError {
+    match &ov.origin {
+        Origin::CommandLine(text) => StudyError {
+            origin: text.clone(),
+            line_col: None,
+            message,
+        },
+        Origin::Scale { scale, path } => {
+            let mut e =
+                src.error_at_path(path, format!("in [scale.{scale}] `{}`: {message}", ov.key));
+            if e.line_col.is_none() {
+                e.line_col = Some((1, 1));
+            }
+            e
+        }
+    }
+}
+
+/// Keep only the contenders named (in the study's order); error on unknown names.
+fn select(all: Vec<Contender>, names: &[String]) -> Result<Vec<Contender>, StudyError> {
+    if names.is_empty() {
+        return Ok(all);
+    }
+    for n in names {
+        if !all.iter().any(|c| &c.name == n) {
+            return Err(StudyError {
+                origin: format!("--contender {n}"),
+                line_col: None,
+                message: format!(
+                    "no contender named `{n}`; this study's contenders are: {}",
+                    all.iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|c| names.contains(&c.name))
+        .collect())
+}
+
+/// Names used in paths and file names: letters, digits, `_` and `-`, 1 to 64 of them.
+pub fn is_safe_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !s.starts_with('-')
+}
+
+fn safe_name(path: KeyPath, s: &str) -> Result<(), DecodeError> {
+    if is_safe_name(s) {
+        Ok(())
+    } else {
+        Err(DecodeError::at(
+            path,
+            format!("name {s:?} is not allowed; use 1-64 letters, digits, `_` or `-` (not first)"),
+        ))
+    }
+}
+
+/// Most rows a dataset may have (10^10).
+pub const MAX_ROWS: u64 = 10_000_000_000;
+
+/// Semantic checks of a decoded study; decodes engine options and step parameters.
+fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
+    let root = KeyPath::root();
+    safe_name(root.key("study").key("name"), &f.study.name)?;
+    if let Some(s) = &f.study.default_scale
+        && !f.scale.contains_key(s)
+    {
+        return Err(DecodeError::at(
+            root.key("study").key("default_scale"),
+            format!("default_scale = {s:?} names no [scale.{s}] table"),
+        ));
+    }
+    for name in f.scale.keys() {
+        safe_name(root.key("scale").key(name), name)?;
+    }
+    let ds = root.key("dataset");
+    if !crate::dataset::GENERATORS.contains(&f.dataset.generator.as_str()) {
+        return Err(DecodeError::at(
+            ds.key("generator"),
+            format!(
+                "unknown generator {:?}; generators are: {}",
+                f.dataset.generator,
+                crate::dataset::GENERATORS.join(", ")
+            ),
+        ));
+    }
+    if !(1..=MAX_ROWS).contains(&f.dataset.rows) {
+        return Err(DecodeError::at(
+            ds.key("rows"),
+            format!(
+                "rows = {} is out of range; use 1 to {MAX_ROWS}",
+                f.dataset.rows
+            ),
+        ));
+    }
+    let t = &f.dataset.table;
+    if t.is_empty() || t.len() > 64 || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(DecodeError::at(
+            ds.key("table"),
+            format!("table = {t:?} must be 1-64 letters, digits or _"),
+        ));
+    }
+
+    if f.contenders.is_empty() {
+        return Err(DecodeError::at(
+            root.key("contender"),
+            "the study has no [[contender]]; add at least one (e.g. engine = \"sqlite\")",
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut contenders = Vec::new();
+    for (i, c) in f.contenders.iter().enumerate() {
+        let at = root.key("contender").index(i);
+        safe_name(at.key("name"), &c.name)?;
+        if !seen.insert(c.name.as_str()) {
+            return Err(DecodeError::at(
+                at.key("name"),
+                format!(
+                    "contender name {:?} is used twice; names must be unique",
+                    c.name
+                ),
+            ));
+        }
+        let engine = EngineConfig::decode(&c.engine, &c.options).map_err(|e| {
+            if e.path.0.is_empty() {
+                e.under(&at.key("engine"))
+            } else {
+                e.under(&at.key("options"))
+            }
+        })?;
+        contenders.push(Contender {
+            name: c.name.clone(),
+            engine,
+            options: c.options.clone(),
+        });
+    }
+
+    if f.steps.is_empty() {
+        return Err(DecodeError::at(
+            root.key("step"),
+            "the study has no [[step]]; add at least one",
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut steps = Vec::new();
+    for (i, s) in f.steps.iter().enumerate() {
+        let at = root.key("step").index(i);
+        safe_name(at.key("name"), &s.name)?;
+        if !seen.insert(s.name.as_str()) {
+            return Err(DecodeError::at(
+                at.key("name"),
+                format!("step name {:?} is used twice; names must be unique", s.name),
+            ));
+        }
+        let params = StepParams::decode(&s.kind, &s.params).map_err(|e| e.under(&at))?;
+        steps.push(Step {
+            name: s.name.clone(),
+            kind: s.kind.clone(),
+            params,
+        });
+    }
+    Ok((contenders, steps))
+}

@@ -1,0 +1,77 @@
+//! The study file's shape: what a user writes in TOML, as serde types, before validation.
+//!
+//! Everything here is plain data. Step parameters stay an untyped table at this level and are
+//! decoded per step kind by `study::validate`, so each kind owns its parameters (no god struct).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole study file as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    pub study: StudyMeta,
+    pub dataset: DatasetSpec,
+    #[serde(rename = "contender")]
+    pub contenders: Vec<ContenderSpec>,
+    #[serde(rename = "step")]
+    pub steps: Vec<StepSpec>,
+    /// Named sets of overrides (`quick`, `full`, ...): nested tables whose leaves are values,
+    /// with the same keys as `--set` (e.g. `dataset.rows = 100000`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scale: BTreeMap<String, toml::Table>,
+}
+
+/// `[study]`: identity of the study.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyMeta {
+    pub name: String,
+    pub description: String,
+    /// Scale used when `--scale` is not given; must name a `[scale.*]` table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_scale: Option<String>,
+}
+
+/// `[dataset]`: which deterministic generator makes the rows, how many, from which seed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetSpec {
+    pub generator: String,
+    pub rows: u64,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default = "default_table")]
+    pub table: String,
+}
+
+fn default_seed() -> u64 {
+    42
+}
+
+fn default_table() -> String {
+    "user_logs".to_string()
+}
+
+/// `[[contender]]`: an engine plus its configuration plus where it runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContenderSpec {
+    pub name: String,
+    pub engine: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Engine options, decoded and checked by the engine itself.
+    #[serde(default)]
+    pub options: toml::Table,
+}
+
+/// `[[step]]`: one timed step; `kind` selects which parameters apply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepSpec {
+    pub name: String,
+    pub kind: String,
+    /// Every other key of the step table, decoded by the step kind.
+    #[serde(flatten)]
+    pub params: toml::Table,
+}

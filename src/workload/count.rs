@@ -1,0 +1,54 @@
+//! `count`: `SELECT COUNT(*)` on the table, timed — after a restart that drops the OS page
+//! cache (`cold = true`, the original study's first query after a restart) or as it is.
+
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::results::{Better, Metric, Unit};
+use serde::Deserialize;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountParams {
+    /// Restart the engine and drop its files from the OS page cache first.
+    #[serde(default)]
+    pub cold: bool,
+}
+
+pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let restart = if p.cold {
+        Some(ctx.engine.restart(true)?)
+    } else {
+        None
+    };
+    let sql = ctx.engine.dialect().count_rows(&ctx.table.name);
+    let mut session = ctx.engine.connect()?;
+    let t = Instant::now();
+    let n = session.query_i64(&sql)?;
+    let elapsed = t.elapsed().as_secs_f64();
+    let title = if p.cold {
+        "COUNT(*) cold"
+    } else {
+        "COUNT(*) warm"
+    };
+    let mut s = summary(title);
+    s.elapsed_s = Some(elapsed);
+    s.rows = Some(n.max(0) as u64);
+    s.metrics = vec![Metric::new(
+        "elapsed_s",
+        "seconds",
+        elapsed,
+        Unit::Seconds,
+        Better::Lower,
+    )];
+    s.note = Some(match &restart {
+        Some(r) if r.cold => format!("cold: restarted; {}", r.cache),
+        Some(r) => format!("warm-restart: {}", r.cache),
+        None => "warm: no restart".to_string(),
+    });
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({ "sql": sql, "count": n, "elapsed_s": elapsed, "restart": restart }),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}

@@ -1,0 +1,133 @@
+//! `ddl`: one schema change (create/drop index, add/drop column), timed, in each engine's
+//! own syntax.
+
+use super::{StepCtx, StepError, StepOutput, summary, timed_execute};
+use crate::results::{Better, Metric, Unit};
+use crate::study::decode::{DecodeError, KeyPath};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DdlAction {
+    CreateIndex,
+    DropIndex,
+    AddColumn,
+    DropColumn,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DdlParams {
+    pub action: DdlAction,
+    /// Index name, for `create_index` and `drop_index`.
+    #[serde(default)]
+    pub index: Option<String>,
+    /// Indexed columns, for `create_index`.
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// Column name, for `add_column` and `drop_column`.
+    #[serde(default)]
+    pub column: Option<String>,
+    /// SQL type of the new column, for `add_column`, e.g. `VARCHAR(20)`.
+    #[serde(default)]
+    pub column_type: Option<String>,
+}
+
+fn identifier(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A required identifier parameter.
+fn ident<'a>(key: &str, v: &'a Option<String>, action: &str) -> Result<&'a str, DecodeError> {
+    match v {
+        None => Err(DecodeError::at(
+            KeyPath::root().key(key),
+            format!("action = \"{action}\" needs {key} = \"...\""),
+        )),
+        Some(s) if !identifier(s) => Err(DecodeError::at(
+            KeyPath::root().key(key),
+            format!("{key} = {s:?} must be 1-64 letters, digits or _"),
+        )),
+        Some(s) => Ok(s),
+    }
+}
+
+impl DdlParams {
+    /// The statement's target names, checked: (index or column name, action label).
+    fn target(&self) -> Result<&str, DecodeError> {
+        match self.action {
+            DdlAction::CreateIndex => ident("index", &self.index, "create_index"),
+            DdlAction::DropIndex => ident("index", &self.index, "drop_index"),
+            DdlAction::AddColumn => ident("column", &self.column, "add_column"),
+            DdlAction::DropColumn => ident("column", &self.column, "drop_column"),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        self.target()?;
+        match self.action {
+            DdlAction::CreateIndex if self.columns.is_empty() => Err(DecodeError::at(
+                KeyPath::root().key("columns"),
+                "create_index needs columns = [\"...\"]",
+            )),
+            DdlAction::CreateIndex => match self.columns.iter().position(|c| !identifier(c)) {
+                Some(i) => Err(DecodeError::at(
+                    KeyPath::root().key("columns").index(i),
+                    "column names must be 1-64 letters, digits or _",
+                )),
+                None => Ok(()),
+            },
+            DdlAction::AddColumn => match &self.column_type {
+                None => Err(DecodeError::at(
+                    KeyPath::root().key("column_type"),
+                    "add_column needs column_type, e.g. \"VARCHAR(20)\"",
+                )),
+                Some(t)
+                    if t.is_empty()
+                        || !t
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "(), _".contains(c)) =>
+                {
+                    Err(DecodeError::at(
+                        KeyPath::root().key("column_type"),
+                        format!("column_type = {t:?} is not a plain SQL type"),
+                    ))
+                }
+                Some(_) => Ok(()),
+            },
+            DdlAction::DropIndex | DdlAction::DropColumn => Ok(()),
+        }
+    }
+}
+
+pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let d = ctx.engine.dialect();
+    let table = &ctx.table.name;
+    let target = p.target().map_err(|e| StepError::Check(e.message))?;
+    let (sql, title) = match p.action {
+        DdlAction::CreateIndex => (d.create_index(table, target, &p.columns), "create index"),
+        DdlAction::DropIndex => (d.drop_index(table, target), "drop index"),
+        DdlAction::AddColumn => (
+            d.add_column(table, target, p.column_type.as_deref().unwrap_or("TEXT")),
+            "add column",
+        ),
+        DdlAction::DropColumn => (d.drop_column(table, target), "drop column"),
+    };
+    let (elapsed, _) = timed_execute(ctx.engine, &sql)?;
+    let mut s = summary(title);
+    s.elapsed_s = Some(elapsed);
+    s.note = Some(sql.clone());
+    s.metrics = vec![Metric::new(
+        "elapsed_s",
+        "seconds",
+        elapsed,
+        Unit::Seconds,
+        Better::Lower,
+    )];
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({ "sql": sql, "elapsed_s": elapsed }),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}

@@ -1,0 +1,48 @@
+//! `footprint`: bytes the table takes on disk, from the files (as `ls -l` would show) and,
+//! beside it, as the engine itself reports.
+
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::results::{Better, Metric, Unit};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FootprintParams {}
+
+pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let f = ctx.engine.footprint(&ctx.table.name)?;
+    let mut s = summary("bytes on disk");
+    s.bytes = Some(f.files_bytes);
+    s.note = Some(f.files_rule.clone());
+    s.metrics = vec![Metric::new(
+        "bytes",
+        "files",
+        f.files_bytes as f64,
+        Unit::Bytes,
+        Better::Lower,
+    )];
+    if let Some(e) = f.engine_bytes {
+        s.metrics.push(Metric::new(
+            "engine_bytes",
+            "engine says",
+            e as f64,
+            Unit::Bytes,
+            Better::Lower,
+        ));
+    }
+    if ctx.dataset_rows > 0 {
+        s.metrics.push(Metric::new(
+            "bytes_per_row",
+            "bytes/row",
+            f.files_bytes as f64 / ctx.dataset_rows as f64,
+            Unit::Count,
+            Better::Lower,
+        ));
+    }
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::to_value(&f).unwrap_or_default(),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}

@@ -1,0 +1,140 @@
+//! Step kinds: each decodes its own parameters and runs against an `Engine`, producing a
+//! summary with its own metrics. One file per kind; this module only dispatches.
+
+pub mod count;
+pub mod ddl;
+pub mod footprint;
+pub mod load;
+pub mod queries;
+pub mod update;
+
+use crate::dataset::TableDef;
+use crate::engine::{Engine, EngineError};
+use crate::progress::Progress;
+use crate::results::StepSummary;
+use crate::runner::IntervalRecord;
+use crate::study::decode::{DecodeError, KeyPath, decode};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Step kinds this build can run.
+pub const STEP_KINDS: &[&str] = &["load", "footprint", "count", "queries", "update", "ddl"];
+
+/// A step's parameters, decoded for its kind.
+#[derive(Debug, Clone)]
+pub enum StepParams {
+    Load(load::LoadParams),
+    Footprint(footprint::FootprintParams),
+    Count(count::CountParams),
+    Queries(queries::QueriesParams),
+    Update(update::UpdateParams),
+    Ddl(ddl::DdlParams),
+}
+
+impl StepParams {
+    /// Decode the parameters of a step of `kind`. Paths in errors are relative to the step.
+    pub fn decode(kind: &str, params: &toml::Table) -> Result<Self, DecodeError> {
+        let v = toml::Value::Table(params.clone());
+        let p = match kind {
+            "load" => StepParams::Load(decode(v)?),
+            "footprint" => StepParams::Footprint(decode(v)?),
+            "count" => StepParams::Count(decode(v)?),
+            "queries" => StepParams::Queries(decode(v)?),
+            "update" => StepParams::Update(decode(v)?),
+            "ddl" => StepParams::Ddl(decode(v)?),
+            other => {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("kind"),
+                    format!(
+                        "unknown step kind `{other}`; kinds are: {}",
+                        STEP_KINDS.join(", ")
+                    ),
+                ));
+            }
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
+    fn validate(&self) -> Result<(), DecodeError> {
+        match self {
+            StepParams::Load(p) => p.validate(),
+            StepParams::Queries(p) => p.validate(),
+            StepParams::Update(p) => p.validate(),
+            StepParams::Ddl(p) => p.validate(),
+            StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
+        }
+    }
+
+    /// Clients this step opens at once (for sizing servers' connection limits).
+    pub fn clients(&self) -> u64 {
+        match self {
+            StepParams::Queries(q) => q.clients,
+            _ => 1,
+        }
+    }
+}
+
+/// What a step works with.
+pub struct StepCtx<'a> {
+    pub contender: &'a str,
+    pub step: &'a str,
+    pub engine: &'a dyn Engine,
+    pub table: &'a TableDef,
+    /// The generated dataset file (tab-separated) and its row count.
+    pub dataset_file: &'a Path,
+    pub dataset_rows: u64,
+    pub progress: &'a Progress,
+    pub stop: &'a AtomicBool,
+}
+
+/// What a step produced.
+pub struct StepOutput {
+    /// Figures for `summary.json`; name, kind and status are filled in by the caller.
+    pub summary: StepSummary,
+    /// Everything else worth keeping, written to `<step>.json`.
+    pub details: serde_json::Value,
+    pub intervals: Vec<IntervalRecord>,
+    /// The step ended early because of the stop flag.
+    pub interrupted: bool,
+}
+
+/// A step that could not produce its result.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Run(#[from] crate::runner::RunError),
+    /// The step ran but its result is wrong (e.g. rows loaded ≠ rows generated).
+    #[error("{0}")]
+    Check(String),
+}
+
+/// Run one step.
+pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    match params {
+        StepParams::Load(p) => load::run(p, ctx),
+        StepParams::Footprint(p) => footprint::run(p, ctx),
+        StepParams::Count(p) => count::run(p, ctx),
+        StepParams::Queries(p) => queries::run(p, ctx),
+        StepParams::Update(p) => update::run(p, ctx),
+        StepParams::Ddl(p) => ddl::run(p, ctx),
+    }
+}
+
+/// A summary with figures to be filled in by a step.
+pub fn summary(title: impl Into<String>) -> StepSummary {
+    let mut s = StepSummary::without_figures("", "", crate::results::Status::Ok, "");
+    s.title = title.into();
+    s.note = None;
+    s
+}
+
+/// Time one statement on a fresh session: (seconds, rows affected).
+pub fn timed_execute(engine: &dyn Engine, sql: &str) -> Result<(f64, u64), EngineError> {
+    let mut session = engine.connect()?;
+    let t = std::time::Instant::now();
+    let rows = session.execute(sql)?;
+    Ok((t.elapsed().as_secs_f64(), rows))
+}
