@@ -259,13 +259,15 @@ fn run_step(
     let sampler = sysmon::Sampler::start(
         start,
         sysmon::Targets {
-            engine_pid: engine.server_pid(),
+            // An embedded engine works inside dbduel, so its process is ours.
+            engine_pid: Some(engine.server_pid().unwrap_or(std::process::id() as i32)),
             self_pid: std::process::id() as i32,
         },
     );
     let ctx = StepCtx {
         contender,
         step: &step.name,
+        title: step.title.as_deref(),
         engine,
         table,
         dataset_file,

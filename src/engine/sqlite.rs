@@ -134,9 +134,10 @@ impl SqliteEngine {
         Ok(conn)
     }
 
-    /// The database file and its companions (WAL, shared memory, rollback journal).
+    /// The database file and the files that may hold its data (WAL, rollback journal). The
+    /// `-shm` file is a shared-memory index of the WAL, not data, and is left out.
     fn files(&self) -> Vec<PathBuf> {
-        ["", "-wal", "-shm", "-journal"]
+        ["", "-wal", "-journal"]
             .iter()
             .map(|s| PathBuf::from(format!("{}{s}", self.path.display())))
             .collect()
@@ -281,7 +282,7 @@ impl Engine for SqliteEngine {
             files_bytes,
             allocated_bytes,
             files,
-            files_rule: "the database file with its -wal, -shm and -journal files, after a WAL checkpoint; the file holds only this study's table".into(),
+            files_rule: "the database file plus its -wal and -journal files, after a WAL checkpoint; the database holds only this study's table".into(),
             engine_bytes: Some(engine_bytes.max(0) as u64),
             engine_rule: "dbstat: pages of the table and its indexes".into(),
         })

@@ -104,7 +104,9 @@ pub fn decode<T: DeserializeOwned>(value: toml::Value) -> Result<T, DecodeError>
                 | serde_path_to_error::Segment::Unknown => {}
             }
         }
-        let message = e.inner().to_string();
+        // toml appends "in `path`" on later lines; the path is reported separately.
+        let full = e.inner().to_string();
+        let message = full.lines().next().unwrap_or("").trim().to_string();
         if let Some(field) = unknown_field_name(&message)
             && path.0.last() != Some(&Seg::Key(field.to_string()))
         {

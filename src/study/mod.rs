@@ -31,6 +31,7 @@ pub struct Contender {
 pub struct Step {
     pub name: String,
     pub kind: String,
+    pub title: Option<String>,
     pub params: StepParams,
 }
 
@@ -169,12 +170,24 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
 fn file_error(src: &Source, e: &DecodeError) -> StudyError {
     let mut err = src.error_at_path(&e.path, format!("{}: {}", e.path, e.message));
     if e.path.0.is_empty() {
-        err.message = e.message.clone();
+        err.message = missing_section_hint(&e.message).unwrap_or_else(|| e.message.clone());
     }
     if err.line_col.is_none() {
         err.line_col = Some((1, 1));
     }
     err
+}
+
+/// Say what to add when a whole section of the study is missing.
+fn missing_section_hint(message: &str) -> Option<String> {
+    let field = message.strip_prefix("missing field `")?.split('`').next()?;
+    Some(match field {
+        "study" => "the study has no [study] table; add one with name = \"...\" and description = \"...\"".into(),
+        "dataset" => "the study has no [dataset] table; add one with generator = \"user_logs\" and rows = N".into(),
+        "contender" => "the study has no [[contender]]; add at least one with name and engine (e.g. engine = \"sqlite\")".into(),
+        "step" => "the study has no [[step]]; add at least one with name and kind (e.g. kind = \"load\")".into(),
+        other => format!("missing `{other}`"),
+    })
 }
 
 fn override_error(src: &Source, ov: &Override, message: String) -> StudyError {
@@ -342,6 +355,7 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
         steps.push(Step {
             name: s.name.clone(),
             kind: s.kind.clone(),
+            title: s.title.clone(),
             params,
         });
     }

@@ -71,6 +71,9 @@ pub struct ContenderSpec {
 pub struct StepSpec {
     pub name: String,
     pub kind: String,
+    /// How reports name the step (default: chosen by the step kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// Every other key of the step table, decoded by the step kind.
     #[serde(flatten)]
     pub params: toml::Table,

@@ -30,7 +30,7 @@ pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
     } else {
         "COUNT(*) warm"
     };
-    let mut s = summary(title);
+    let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
     s.rows = Some(n.max(0) as u64);
     s.metrics = vec![Metric::new(

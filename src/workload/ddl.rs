@@ -114,7 +114,7 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         DdlAction::DropColumn => (d.drop_column(table, target), "drop column"),
     };
     let (elapsed, _) = timed_execute(ctx.engine, &sql)?;
-    let mut s = summary(title);
+    let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
     s.note = Some(sql.clone());
     s.metrics = vec![Metric::new(

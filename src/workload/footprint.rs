@@ -11,7 +11,7 @@ pub struct FootprintParams {}
 
 pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let f = ctx.engine.footprint(&ctx.table.name)?;
-    let mut s = summary("bytes on disk");
+    let mut s = summary(ctx.title("bytes on disk"));
     s.bytes = Some(f.files_bytes);
     s.note = Some(f.files_rule.clone());
     s.metrics = vec![Metric::new(

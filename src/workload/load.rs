@@ -68,7 +68,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     } else {
         0.0
     };
-    let mut s = summary("bulk load");
+    let mut s = summary(ctx.title("bulk load"));
     s.elapsed_s = Some(elapsed);
     s.rows = Some(outcome.rows);
     s.ops_per_s = Some(rate);

@@ -79,6 +79,8 @@ impl StepParams {
 pub struct StepCtx<'a> {
     pub contender: &'a str,
     pub step: &'a str,
+    /// The study's title for this step, if it gave one.
+    pub title: Option<&'a str>,
     pub engine: &'a dyn Engine,
     pub table: &'a TableDef,
     /// The generated dataset file (tab-separated) and its row count.
@@ -120,6 +122,13 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Queries(p) => queries::run(p, ctx),
         StepParams::Update(p) => update::run(p, ctx),
         StepParams::Ddl(p) => ddl::run(p, ctx),
+    }
+}
+
+impl StepCtx<'_> {
+    /// The step's title: the study's, or the kind's default.
+    pub fn title(&self, default: &str) -> String {
+        self.title.unwrap_or(default).to_string()
     }
 }
 

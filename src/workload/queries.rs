@@ -142,7 +142,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             first.first_message
         )));
     }
-    let mut s = summary(format!("range queries, {} clients", p.clients));
+    let mut s = summary(format!("{}, {} clients", ctx.title("queries"), p.clients));
     s.elapsed_s = Some(out.measured_s);
     s.rows = Some(out.rows);
     s.ops_per_s = Some(qps);

@@ -27,7 +27,7 @@ impl UpdateParams {
 
 pub fn run(p: &UpdateParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let (elapsed, rows) = timed_execute(ctx.engine, &p.sql)?;
-    let mut s = summary("bulk update");
+    let mut s = summary(ctx.title("bulk update"));
     s.elapsed_s = Some(elapsed);
     s.rows = Some(rows);
     s.metrics = vec![

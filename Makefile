@@ -1,0 +1,32 @@
+# The README's two commands: `make demo` (build, then run the default study on SQLite) and
+# `make test` (install what the tests need, then format, lint, unit and end-to-end tests).
+
+CARGO ?= cargo
+DBDUEL := target/release/dbduel
+
+.PHONY: demo build test lint fmt install-servers clean
+
+demo: build
+	$(DBDUEL) run shootout
+
+build:
+	$(CARGO) build --release --locked
+
+# Servers the end-to-end tests run against (idempotent; installs only what is missing).
+install-servers:
+	bash scripts/install-servers
+
+lint:
+	scripts/ensure-rust-components
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+
+test: install-servers lint
+	$(CARGO) test --locked
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
+	rm -rf dbduel-results

@@ -1,0 +1,52 @@
+//! Helpers shared by the end-to-end tests: run the real binary, read its result files.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The dbduel binary cargo built for these tests.
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dbduel"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Run dbduel with `args`; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out: Output = bin().args(args).output().expect("dbduel runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The run directory a `dbduel run` printed on stderr (`results: PATH`).
+pub fn run_dir(stderr: &str) -> PathBuf {
+    let line = stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("results: "))
+        .unwrap_or_else(|| panic!("no results line in:\n{stderr}"));
+    PathBuf::from(line.trim())
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The summary entry of `step` for `contender`.
+pub fn step<'a>(
+    summary: &'a serde_json::Value,
+    contender: &str,
+    step: &str,
+) -> &'a serde_json::Value {
+    summary["contenders"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == contender))
+        .and_then(|c| c["steps"].as_array())
+        .and_then(|ss| ss.iter().find(|s| s["name"] == step))
+        .unwrap_or_else(|| panic!("no step {contender}/{step} in {summary:#}"))
+}

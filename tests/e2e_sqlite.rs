@@ -1,0 +1,321 @@
+//! End to end on the embedded default: the real binary runs studies at a tiny scale and its
+//! result files are checked against the SQLite databases it left behind (`--keep`).
+
+mod common;
+
+use common::{read_json, run, run_dir, step};
+use rusqlite::Connection;
+
+const NEW_CONTENT: &str = "ddddddddddddddddddddsssssss";
+
+#[test]
+fn shootout_results_agree_with_the_database() {
+    let out = tempfile::tempdir().expect("tmp");
+    let out_s = out.path().to_str().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "shootout",
+        "--out",
+        out_s,
+        "--keep",
+        "--set",
+        "dataset.rows=10000",
+        "--set",
+        "step.range-queries.clients=20",
+        "--set",
+        "step.range-queries.per_client=10",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["schema_version"], 1);
+    assert_eq!(summary["status"], "ok");
+
+    for contender in ["sqlite-wal", "sqlite-rollback"] {
+        for s in summary["contenders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == contender)
+            .unwrap()["steps"]
+            .as_array()
+            .unwrap()
+        {
+            assert_eq!(s["status"], "ok", "{contender}: {s:#}");
+        }
+        // rows after load equal rows generated
+        assert_eq!(step(&summary, contender, "load")["rows"], 10000);
+        // the range-query step ran every query it was asked to
+        let rq = step(&summary, contender, "range-queries");
+        assert!(rq["ops_per_s"].as_f64().unwrap() > 0.0);
+        for q in ["p50", "p95", "p99", "max"] {
+            assert!(rq["latency_us"][q].as_u64().unwrap() >= 1, "{rq:#}");
+        }
+        let detail = read_json(&dir.join(contender).join("range-queries.json"));
+        assert_eq!(detail["details"]["ops"], 200);
+        assert_eq!(detail["schema_version"], 1);
+        // update: ids 8901..=10000
+        assert_eq!(step(&summary, contender, "update")["rows"], 1100);
+        // cold count says what it did to the cache
+        let note = step(&summary, contender, "count-cold")["note"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            note.starts_with("cold: ") || note.starts_with("warm-restart: "),
+            "{note}"
+        );
+        assert_eq!(step(&summary, contender, "count-cold")["rows"], 10000);
+
+        let db =
+            Connection::open(dir.join("work").join(contender).join("db.sqlite")).expect("kept db");
+        let count: i64 = db
+            .query_row("SELECT COUNT(*) FROM user_logs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, 10000);
+        let changed: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM user_logs WHERE content = ?1",
+                [NEW_CONTENT],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let in_range: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM user_logs WHERE content = ?1 AND id > 8900 AND id < 90000",
+                [NEW_CONTENT],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!((changed, in_range), (1100, 1100));
+        // rows outside the range still hold the generated content
+        let mut expected = String::new();
+        dbduel::dataset::UserLogs::new(42, 10000).row(0, &mut expected);
+        let first: String = db
+            .query_row("SELECT content FROM user_logs WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(first, expected);
+        // the DDL steps left the schema as they found it
+        let cols: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('user_logs')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(cols, 3);
+        let idx: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = 'idx_uid'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(idx, 0);
+        // every step wrote its files, each line of each series is JSON
+        for st in [
+            "load",
+            "footprint",
+            "count-cold",
+            "count-warm",
+            "range-queries",
+            "update",
+            "create-index",
+        ] {
+            assert!(dir.join(contender).join(format!("{st}.json")).is_file());
+            let sys =
+                std::fs::read_to_string(dir.join(contender).join(format!("{st}.system.ndjson")))
+                    .unwrap();
+            for line in sys.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert!(
+                    v["cpu"]["idle_pct"].is_number() && v["engine"]["cpu_pct"].is_number(),
+                    "{line}"
+                );
+            }
+        }
+        let iv =
+            std::fs::read_to_string(dir.join(contender).join("range-queries.intervals.ndjson"))
+                .unwrap();
+        let ops: u64 = iv
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["ops"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(ops, 200);
+    }
+
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["schema_version"], 1);
+    assert!(manifest["host"]["cores"].as_u64().unwrap() >= 1);
+    assert!(!manifest["host"]["kernel"].as_str().unwrap().is_empty());
+    assert!(!manifest["dbduel"]["commit"].as_str().unwrap().is_empty());
+    assert_eq!(manifest["dataset"]["rows"], 10000);
+    assert_eq!(manifest["dataset"]["seed"], 42);
+    assert_eq!(
+        manifest["contenders"][0]["effective"]["journal_mode"],
+        "wal"
+    );
+    assert_eq!(
+        manifest["contenders"][1]["effective"]["journal_mode"],
+        "delete"
+    );
+    assert_eq!(manifest["overrides"].as_array().unwrap().len(), 3);
+
+    // The table printed at the end has a row per step and a column per contender.
+    for label in [
+        "bulk load",
+        "bytes on disk",
+        "COUNT(*) cold",
+        "COUNT(*) warm",
+        "range queries, 20 clients",
+        "bulk update",
+        "create index",
+        "drop index",
+        "add column",
+        "drop column",
+        "sqlite-rollback",
+    ] {
+        assert!(stdout.contains(label), "missing {label} in\n{stdout}");
+    }
+
+    // report re-renders from the files alone
+    let d = dir.to_str().unwrap();
+    let (code, json, _) = run(&["report", d, "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v, summary);
+    let (code, md, _) = run(&["report", d, "--format", "markdown"]);
+    assert_eq!(code, 0);
+    assert!(md.contains("| step") && md.contains("sqlite-wal"), "{md}");
+    let (code, text, _) = run(&["report", d]);
+    assert_eq!(code, 0);
+    assert_eq!(text, stdout);
+
+    // list finds it
+    let (code, listing, _) = run(&["list", "--out", out_s]);
+    assert_eq!(code, 0);
+    assert!(
+        listing.contains(d) && listing.contains("shootout"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn footprint_equals_the_database_files() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, _, stderr) = run(&[
+        "run",
+        "tests/studies/load_footprint.toml",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--keep",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in ["wal", "rollback"] {
+        let fp = step(&summary, c, "footprint");
+        let data = dir.join("work").join(c);
+        let on_disk: u64 = std::fs::read_dir(&data)
+            .unwrap()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().ends_with("-shm"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum();
+        assert_eq!(fp["bytes"].as_u64().unwrap(), on_disk, "{c}: {fp:#}");
+        let engine = fp["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["key"] == "engine_bytes")
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap() as u64;
+        assert!(
+            engine <= on_disk && engine * 10 >= on_disk * 9,
+            "engine {engine} vs files {on_disk}"
+        );
+        // ~800 bytes of content a row
+        assert!(on_disk > 5000 * 700, "{on_disk}");
+    }
+}
+
+#[test]
+fn a_failed_step_keeps_earlier_results_and_exits_1() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "tests/studies/failing.toml",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["status"], "failed");
+    assert_eq!(step(&summary, "lite", "load")["status"], "ok");
+    let failed = step(&summary, "lite", "drop-missing");
+    assert_eq!(failed["status"], "failed");
+    assert!(
+        failed["note"].as_str().unwrap().contains("no_such_index"),
+        "{failed:#}"
+    );
+    assert_eq!(step(&summary, "lite", "count")["status"], "skipped");
+    assert!(stderr.contains("FAILED lite · drop-missing"), "{stderr}");
+    // data files are cleaned up without --keep
+    assert!(!dir.join("work").exists());
+}
+
+#[test]
+fn dry_engine_measures_the_harness() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "harness",
+        "--out",
+        out.path().to_str().unwrap(),
+        "-q",
+        "--set",
+        "step.clients-1.duration_s=1",
+        "--set",
+        "step.clients-2.duration_s=1",
+        "--set",
+        "step.clients-8.duration_s=1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("queries, 8 clients"), "{stdout}");
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    let s = step(&summary, "dry", "clients-1");
+    // Even a debug build drives well over 100k no-op operations a second on one client.
+    assert!(s["ops_per_s"].as_f64().unwrap() > 100_000.0, "{s:#}");
+}
+
+#[test]
+fn one_contender_can_be_chosen() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "shootout",
+        "--contender",
+        "sqlite-wal",
+        "--out",
+        out.path().to_str().unwrap(),
+        "-q",
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "step.range-queries.clients=2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("sqlite-wal") && !stdout.contains("sqlite-rollback"),
+        "{stdout}"
+    );
+}
