@@ -3,7 +3,7 @@
 //! results after each step so nothing finished is lost.
 
 use crate::dataset::{Generator, UserLogs};
-use crate::engine::Engine;
+use crate::engine::{Engine, OpenCtx};
 use crate::progress::Progress;
 use crate::results::{
     Build, ContenderFacts, ContenderSummary, DatasetFacts, Host, Manifest, RunDir, SCHEMA_VERSION,
@@ -99,6 +99,14 @@ pub fn run(
     let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
     let table = generator.table(&ds.table);
     let dataset_file = work.join(format!("{}.tsv", ds.table));
+    // Servers get their own database, named for the study; dbduel works only inside it.
+    let database = format!("dbduel_{}", study.file.study.name.replace('-', "_"));
+    let max_clients = study
+        .steps
+        .iter()
+        .map(|s| s.params.clients())
+        .max()
+        .unwrap_or(1);
     let needs_data = study
         .steps
         .iter()
@@ -139,12 +147,27 @@ pub fn run(
             steps: Vec::new(),
         };
         let data_dir = work.join(&contender.name);
-        let opened = contender.engine.open(&data_dir).and_then(|e| {
+        let open_ctx = OpenCtx {
+            contender: &contender.name,
+            dir: &data_dir,
+            database: &database,
+            max_clients,
+        };
+        progress.begin(&format!(
+            "{} · start {}",
+            contender.name,
+            contender.engine.kind()
+        ));
+        let opened = contender.engine.open(&open_ctx).and_then(|e| {
             let info = e.info()?;
             Ok((e, info))
         });
         let engine: Option<Box<dyn Engine>> = match opened {
             Ok((engine, info)) => {
+                progress.end(&format!(
+                    "{} · {} {} ready",
+                    contender.name, info.engine, info.version
+                ));
                 manifest.contenders.push(ContenderFacts {
                     name: contender.name.clone(),
                     engine: info.engine,
@@ -156,7 +179,10 @@ pub fn run(
                 Some(engine)
             }
             Err(e) => {
-                progress.note(&format!("{}: engine could not start: {e}", contender.name));
+                progress.end(&format!(
+                    "FAILED {}: engine could not start: {e}",
+                    contender.name
+                ));
                 for s in &study.steps {
                     cs.steps.push(StepSummary::without_figures(
                         &s.name,
@@ -210,7 +236,9 @@ pub fn run(
                 summary.contenders.push(cs.clone());
                 dir.write_json("summary.json", &summary)?;
             }
-            drop(engine);
+            if let Err(e) = engine.finish(opts.keep) {
+                progress.note(&format!("{}: stopping the engine: {e}", contender.name));
+            }
         }
         summary.contenders.retain(|c| c.name != cs.name);
         summary.contenders.push(cs);

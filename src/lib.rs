@@ -11,6 +11,7 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod sandbox;
 pub mod study;
 pub mod sysmon;
 pub mod workload;

@@ -6,6 +6,8 @@ use crate::dataset::{ColumnType, TableDef};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     Sqlite,
+    /// MySQL and MariaDB.
+    Mysql,
     /// Accepts anything; used by the `dry` engine.
     Dry,
 }
@@ -20,9 +22,13 @@ impl Dialect {
                 let ty = match (self, c.ty) {
                     (Dialect::Sqlite | Dialect::Dry, ColumnType::Integer) => "INTEGER",
                     (Dialect::Sqlite | Dialect::Dry, ColumnType::Text) => "TEXT",
+                    (Dialect::Mysql, ColumnType::Integer) => "BIGINT",
+                    (Dialect::Mysql, ColumnType::Text) => "TEXT",
                 };
                 let mut s = format!("{} {ty}", c.name);
-                if c.primary_key {
+                if c.primary_key && self == Dialect::Mysql {
+                    s.push_str(" NOT NULL PRIMARY KEY");
+                } else if c.primary_key {
                     s.push_str(" PRIMARY KEY");
                 } else if !c.nullable {
                     s.push_str(" NOT NULL");
@@ -34,11 +40,23 @@ impl Dialect {
     }
 
     pub fn create_index(self, table: &str, index: &str, columns: &[String]) -> String {
-        format!("CREATE INDEX {index} ON {table} ({})", columns.join(", "))
+        match self {
+            // The ALTER TABLE form takes an ALGORITHM clause on every MariaDB version.
+            Dialect::Mysql => format!(
+                "ALTER TABLE {table} ADD INDEX {index} ({})",
+                columns.join(", ")
+            ),
+            Dialect::Sqlite | Dialect::Dry => {
+                format!("CREATE INDEX {index} ON {table} ({})", columns.join(", "))
+            }
+        }
     }
 
-    pub fn drop_index(self, _table: &str, index: &str) -> String {
-        format!("DROP INDEX {index}")
+    pub fn drop_index(self, table: &str, index: &str) -> String {
+        match self {
+            Dialect::Mysql => format!("ALTER TABLE {table} DROP INDEX {index}"),
+            Dialect::Sqlite | Dialect::Dry => format!("DROP INDEX {index}"),
+        }
     }
 
     pub fn add_column(self, table: &str, column: &str, sql_type: &str) -> String {
@@ -47,6 +65,29 @@ impl Dialect {
 
     pub fn drop_column(self, table: &str, column: &str) -> String {
         format!("ALTER TABLE {table} DROP COLUMN {column}")
+    }
+
+    /// Ways to run a DDL statement, in order of preference, each with the algorithm it forces.
+    ///
+    /// MariaDB picks the cheapest algorithm a change allows (INSTANT, then NOCOPY, INPLACE,
+    /// COPY) but does not say which it used; asking for each in that order, and taking the
+    /// first the server accepts, runs the same algorithm and names it. A refused algorithm
+    /// fails at once, before any work. Other dialects run the statement as it is.
+    pub fn ddl_attempts(self, sql: &str) -> Vec<(String, Option<&'static str>)> {
+        match self {
+            Dialect::Mysql => {
+                let sep = if sql.starts_with("ALTER TABLE") {
+                    ","
+                } else {
+                    ""
+                };
+                ["INSTANT", "NOCOPY", "INPLACE", "COPY"]
+                    .into_iter()
+                    .map(|a| (format!("{sql}{sep} ALGORITHM={a}"), Some(a)))
+                    .collect()
+            }
+            Dialect::Sqlite | Dialect::Dry => vec![(sql.to_string(), None)],
+        }
     }
 
     pub fn count_rows(self, table: &str) -> String {

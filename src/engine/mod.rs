@@ -4,6 +4,7 @@
 
 pub mod dialect;
 pub mod dry;
+pub mod mariadb;
 pub mod sqlite;
 
 pub use dialect::Dialect;
@@ -139,17 +140,40 @@ pub trait Engine: Send + Sync {
     fn server_pid(&self) -> Option<i32> {
         None
     }
+    /// The server's log, whose tail goes into a failed step's result.
+    fn server_log(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Release the engine: stop its server and remove its sandbox (or leave it running when
+    /// `keep`). Embedded engines have nothing to do.
+    fn finish(self: Box<Self>, _keep: bool) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What an engine needs to know to open.
+#[derive(Debug, Clone)]
+pub struct OpenCtx<'a> {
+    /// The contender's name.
+    pub contender: &'a str,
+    /// The contender's private directory (data, sandbox).
+    pub dir: &'a Path,
+    /// The database dbduel creates and works in on servers (`dbduel_<study>`).
+    pub database: &'a str,
+    /// Most clients any step opens at once.
+    pub max_clients: u64,
 }
 
 /// A contender's engine with its options decoded and checked.
 #[derive(Debug, Clone)]
 pub enum EngineConfig {
     Sqlite(sqlite::SqliteOptions),
+    Mariadb(mariadb::MariadbOptions),
     Dry(dry::DryOptions),
 }
 
 /// Engines this build can run.
-pub const ENGINES: &[&str] = &["sqlite", "dry"];
+pub const ENGINES: &[&str] = &["sqlite", "mariadb", "dry"];
 
 impl EngineConfig {
     /// Decode `options` for `engine`. Errors carry paths relative to the options table.
@@ -160,6 +184,11 @@ impl EngineConfig {
                 let o: sqlite::SqliteOptions = crate::study::decode::decode(value)?;
                 o.validate()?;
                 Ok(EngineConfig::Sqlite(o))
+            }
+            "mariadb" => {
+                let o: mariadb::MariadbOptions = crate::study::decode::decode(value)?;
+                o.validate()?;
+                Ok(EngineConfig::Mariadb(o))
             }
             "dry" => Ok(EngineConfig::Dry(crate::study::decode::decode(value)?)),
             other => Err(DecodeError::at(
@@ -175,17 +204,20 @@ impl EngineConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             EngineConfig::Sqlite(_) => "sqlite",
+            EngineConfig::Mariadb(_) => "mariadb",
             EngineConfig::Dry(_) => "dry",
         }
     }
 
-    /// Create the engine with its data under `data_dir` (created if missing).
-    pub fn open(&self, data_dir: &Path) -> Result<Box<dyn Engine>> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            EngineError::new("io", format!("cannot create {}: {e}", data_dir.display()))
+    /// Create the engine with its data under `ctx.dir` (created if missing); servers are
+    /// provisioned and started here.
+    pub fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        std::fs::create_dir_all(ctx.dir).map_err(|e| {
+            EngineError::new("io", format!("cannot create {}: {e}", ctx.dir.display()))
         })?;
         Ok(match self {
-            EngineConfig::Sqlite(o) => Box::new(sqlite::SqliteEngine::new(o.clone(), data_dir)),
+            EngineConfig::Sqlite(o) => Box::new(sqlite::SqliteEngine::new(o.clone(), ctx.dir)),
+            EngineConfig::Mariadb(o) => Box::new(mariadb::MariadbEngine::open(o.clone(), ctx)?),
             EngineConfig::Dry(o) => Box::new(dry::DryEngine::new(o.clone())),
         })
     }

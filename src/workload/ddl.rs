@@ -1,10 +1,11 @@
 //! `ddl`: one schema change (create/drop index, add/drop column), timed, in each engine's
 //! own syntax.
 
-use super::{StepCtx, StepError, StepOutput, summary, timed_execute};
+use super::{StepCtx, StepError, StepOutput, summary};
 use crate::results::{Better, Metric, Unit};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
+use std::time::Instant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -113,10 +114,32 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         ),
         DdlAction::DropColumn => (d.drop_column(table, target), "drop column"),
     };
-    let (elapsed, _) = timed_execute(ctx.engine, &sql)?;
+    let mut session = ctx.engine.connect()?;
+    let mut refused = Vec::new();
+    let mut done = None;
+    for (attempt, algorithm) in d.ddl_attempts(&sql) {
+        let t = Instant::now();
+        match session.execute(&attempt) {
+            Ok(_) => {
+                done = Some((t.elapsed().as_secs_f64(), attempt, algorithm));
+                break;
+            }
+            Err(e) if e.kind == "unsupported_algorithm" => refused.push(e.message),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let Some((elapsed, ran, algorithm)) = done else {
+        return Err(StepError::Check(format!(
+            "the server refused every algorithm for `{sql}`: {}",
+            refused.join("; ")
+        )));
+    };
     let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
-    s.note = Some(sql.clone());
+    s.note = Some(match algorithm {
+        Some(a) => format!("{sql} (ALGORITHM={a})"),
+        None => sql.clone(),
+    });
     s.metrics = vec![Metric::new(
         "elapsed_s",
         "seconds",
@@ -126,7 +149,13 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     )];
     Ok(StepOutput {
         summary: s,
-        details: serde_json::json!({ "sql": sql, "elapsed_s": elapsed }),
+        details: serde_json::json!({
+            "sql": sql,
+            "ran": ran,
+            "algorithm": algorithm,
+            "algorithms_refused": refused,
+            "elapsed_s": elapsed,
+        }),
         intervals: Vec::new(),
         interrupted: false,
     })

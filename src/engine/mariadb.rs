@@ -1,0 +1,642 @@
+//! The MariaDB engine: a private sandboxed `mariadbd` per contender, driven over the MySQL
+//! protocol with the synchronous `mysql` crate (one connection per session, server-side
+//! prepared statements on hot paths). Storage engine, caches and load path are contender
+//! options; their effective values are read back from the server.
+
+use super::{
+    Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
+    RestartOutcome, Result, Session, StmtId, Value,
+};
+use crate::sandbox::{Sandbox, SandboxError, mariadb::MariadbRecipe};
+use crate::study::decode::{DecodeError, KeyPath};
+use mysql::prelude::Queryable;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Storage engines a MariaDB contender may use.
+const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
+const COMPRESSIONS: &[&str] = &["none", "snappy", "zlib", "lz4", "zstd"];
+const LOAD_MODES: &[&str] = &["auto", "transaction", "bulk", "commit_in_the_middle"];
+
+/// Contender options for `engine = "mariadb"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MariadbOptions {
+    /// innodb, rocksdb (MyRocks), aria or myisam: the server's default_storage_engine.
+    #[serde(default = "default_engine")]
+    pub storage_engine: String,
+    /// innodb_buffer_pool_size, MiB.
+    #[serde(default = "default_cache_mb")]
+    pub buffer_pool_mb: u64,
+    /// rocksdb_block_cache_size, MiB (MyRocks only).
+    #[serde(default = "default_cache_mb")]
+    pub block_cache_mb: u64,
+    /// aria_pagecache_buffer_size, MiB.
+    #[serde(default = "default_cache_mb")]
+    pub aria_pagecache_mb: u64,
+    /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
+    /// zlib, lz4 or zstd (closest to TokuDB's lzma).
+    #[serde(default)]
+    pub compression: Option<String>,
+    /// How `load` runs LOAD DATA: `transaction` (one statement, one transaction), `bulk`
+    /// (MyRocks rocksdb_bulk_load: sorted SST files, bypassing the memtable),
+    /// `commit_in_the_middle` (MyRocks commits every rocksdb_bulk_load_size rows), or `auto`
+    /// (bulk for rocksdb, transaction otherwise). MyRocks refuses a large load in one
+    /// transaction (rocksdb_max_row_locks), so `transaction` fails there by design.
+    #[serde(default = "default_load_mode")]
+    pub load_mode: String,
+    /// innodb_flush_log_at_trx_commit: 0, 1 or 2.
+    #[serde(default = "default_flush")]
+    pub flush_log_at_trx_commit: u8,
+    /// Any other server variables, written into the sandbox's [mysqld] section as given.
+    #[serde(default)]
+    pub server: toml::Table,
+}
+
+fn default_engine() -> String {
+    "innodb".into()
+}
+fn default_cache_mb() -> u64 {
+    256
+}
+fn default_load_mode() -> String {
+    "auto".into()
+}
+fn default_flush() -> u8 {
+    1
+}
+
+impl MariadbOptions {
+    pub fn validate(&self) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        let se = self.storage_engine.to_ascii_lowercase();
+        if !STORAGE_ENGINES.contains(&se.as_str()) {
+            return at(
+                "storage_engine",
+                format!(
+                    "storage_engine = {:?} is not available; use one of: {} (TokuDB no longer ships; rocksdb is its write-optimized successor)",
+                    self.storage_engine,
+                    STORAGE_ENGINES.join(", ")
+                ),
+            );
+        }
+        for (k, v) in [
+            ("buffer_pool_mb", self.buffer_pool_mb),
+            ("block_cache_mb", self.block_cache_mb),
+            ("aria_pagecache_mb", self.aria_pagecache_mb),
+        ] {
+            if !(8..=1 << 20).contains(&v) {
+                return at(
+                    k,
+                    format!("{k} = {v} is out of range; use 8 to 1048576 (MiB)"),
+                );
+            }
+        }
+        if let Some(c) = &self.compression {
+            if !COMPRESSIONS.contains(&c.as_str()) {
+                return at(
+                    "compression",
+                    format!(
+                        "compression = {c:?}; use one of: {}",
+                        COMPRESSIONS.join(", ")
+                    ),
+                );
+            }
+            if se != "rocksdb" {
+                return at(
+                    "compression",
+                    "compression applies to storage_engine = \"rocksdb\" only".into(),
+                );
+            }
+        }
+        if !LOAD_MODES.contains(&self.load_mode.as_str()) {
+            return at(
+                "load_mode",
+                format!(
+                    "load_mode = {:?}; use one of: {}",
+                    self.load_mode,
+                    LOAD_MODES.join(", ")
+                ),
+            );
+        }
+        if se != "rocksdb" && matches!(self.load_mode.as_str(), "bulk" | "commit_in_the_middle") {
+            return at(
+                "load_mode",
+                format!(
+                    "load_mode = {:?} is a MyRocks option; use it with storage_engine = \"rocksdb\"",
+                    self.load_mode
+                ),
+            );
+        }
+        if self.flush_log_at_trx_commit > 2 {
+            return at(
+                "flush_log_at_trx_commit",
+                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
+            );
+        }
+        for (k, v) in &self.server {
+            let ok_key = !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !ok_key {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("server").key(k),
+                    "server variable names are letters, digits, _ and -",
+                ));
+            }
+            let text = server_value(v);
+            if text.is_none() || text.as_deref().is_some_and(|t| t.contains('\n')) {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("server").key(k),
+                    "server variables take a string, integer, float or boolean on one line",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn is_rocksdb(&self) -> bool {
+        self.storage_engine.eq_ignore_ascii_case("rocksdb")
+    }
+
+    /// The load path this contender uses.
+    fn load_mode(&self) -> &str {
+        match self.load_mode.as_str() {
+            "auto" if self.is_rocksdb() => "bulk",
+            "auto" => "transaction",
+            m => m,
+        }
+    }
+
+    /// The sandbox's [mysqld] settings from these options.
+    fn recipe(&self, max_clients: u64) -> MariadbRecipe {
+        let mut s = BTreeMap::new();
+        let se = self.storage_engine.to_ascii_lowercase();
+        s.insert(
+            "default_storage_engine".into(),
+            if se == "rocksdb" {
+                "ROCKSDB".into()
+            } else {
+                se.to_ascii_uppercase()
+            },
+        );
+        s.insert(
+            "innodb_buffer_pool_size".into(),
+            format!("{}M", self.buffer_pool_mb),
+        );
+        s.insert(
+            "innodb_flush_log_at_trx_commit".into(),
+            self.flush_log_at_trx_commit.to_string(),
+        );
+        s.insert(
+            "aria_pagecache_buffer_size".into(),
+            format!("{}M", self.aria_pagecache_mb),
+        );
+        // Room for every client of the study plus admin connections.
+        let conns = max_clients + 50;
+        s.insert("max_connections".into(), conns.to_string());
+        s.insert("open_files_limit".into(), (conns * 4 + 10_000).to_string());
+        if self.is_rocksdb() {
+            s.insert(
+                "rocksdb_block_cache_size".into(),
+                format!("{}M", self.block_cache_mb),
+            );
+            if let Some(c) = &self.compression {
+                let kind = match c.as_str() {
+                    "none" => "kNoCompression",
+                    "zlib" => "kZlibCompression",
+                    "lz4" => "kLZ4Compression",
+                    "zstd" => "kZSTD",
+                    _ => "kSnappyCompression",
+                };
+                s.insert(
+                    "rocksdb_default_cf_options".into(),
+                    format!("compression={kind};bottommost_compression={kind}"),
+                );
+            }
+        }
+        for (k, v) in &self.server {
+            if let Some(t) = server_value(v) {
+                s.insert(k.clone(), t);
+            }
+        }
+        MariadbRecipe {
+            settings: s,
+            rocksdb: self.is_rocksdb(),
+        }
+    }
+}
+
+/// A TOML scalar as a my.cnf value.
+fn server_value(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "ON" } else { "OFF" }.to_string()),
+        _ => None,
+    }
+}
+
+/// A MariaDB contender: its sandbox and how to reach it.
+pub struct MariadbEngine {
+    opts: MariadbOptions,
+    sandbox: Mutex<Sandbox>,
+    port: u16,
+    database: String,
+    datadir: PathBuf,
+}
+
+fn my_err(e: mysql::Error) -> EngineError {
+    let kind = match &e {
+        mysql::Error::MySqlError(me) => match me.code {
+            1040 => "too_many_connections",
+            1205 | 1213 => "lock",
+            1062 => "constraint",
+            1021 | 1114 => "disk_full",
+            1091 | 1146 | 1054 | 1064 => "sql",
+            // ALGORITHM=... not supported for this change
+            1845 | 1846 | 4092 => "unsupported_algorithm",
+            _ => "server",
+        },
+        mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
+        _ => "client",
+    };
+    EngineError::new(kind, format!("mariadb: {e}"))
+}
+
+fn sandbox_err(e: SandboxError) -> EngineError {
+    let kind = match e {
+        SandboxError::Missing { .. } => "missing",
+        _ => "sandbox",
+    };
+    EngineError::new(kind, e.to_string())
+}
+
+impl MariadbEngine {
+    /// Create and start the contender's sandbox, and create the study's database in it.
+    pub fn open(opts: MariadbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
+        let recipe = opts.recipe(ctx.max_clients);
+        let mut sandbox =
+            Sandbox::create(Box::new(recipe), ctx.contender, &ctx.dir.join("sandbox"))
+                .map_err(sandbox_err)?;
+        sandbox.start().map_err(sandbox_err)?;
+        let engine = MariadbEngine {
+            port: sandbox.layout.port,
+            datadir: sandbox.layout.datadir.clone(),
+            sandbox: Mutex::new(sandbox),
+            opts,
+            database: ctx.database.to_string(),
+        };
+        let mut admin = engine.admin()?;
+        admin
+            .query_drop(format!("CREATE DATABASE `{}`", engine.database))
+            .map_err(my_err)?;
+        Ok(engine)
+    }
+
+    fn opts(&self, db: Option<&str>) -> mysql::OptsBuilder {
+        mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(self.port)
+            .user(Some("root"))
+            .prefer_socket(false)
+            .db_name(db)
+            .stmt_cache_size(Some(64))
+    }
+
+    fn admin(&self) -> Result<mysql::Conn> {
+        mysql::Conn::new(self.opts(None)).map_err(my_err)
+    }
+
+    fn conn(&self) -> Result<mysql::Conn> {
+        mysql::Conn::new(self.opts(Some(&self.database))).map_err(my_err)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sandbox> {
+        self.sandbox.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stop the server and remove its sandbox, or leave it running with `keep`.
+    pub fn finish(self, keep: bool) -> Result<()> {
+        let sb = self.sandbox.into_inner().unwrap_or_else(|p| p.into_inner());
+        sb.finish(keep).map_err(sandbox_err)
+    }
+
+    /// The files that hold `table` for this storage engine, and the rule used.
+    fn table_files(&self, table: &str) -> (Vec<PathBuf>, String) {
+        let db = self.datadir.join(&self.database);
+        match self.opts.storage_engine.to_ascii_lowercase().as_str() {
+            "rocksdb" => {
+                let dir = self.datadir.join("#rocksdb");
+                let ssts: Vec<PathBuf> = crate::oscache::files_under(&dir)
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+                    .collect();
+                (
+                    ssts,
+                    "every RocksDB SST file in #rocksdb after flushing the memtables: the sandbox holds only this table, so all of them are attributed to it (the WAL and MANIFEST are logs, not counted)".into(),
+                )
+            }
+            "aria" => (
+                vec![db.join(format!("{table}.MAD")), db.join(format!("{table}.MAI"))],
+                "the table's Aria data (.MAD) and index (.MAI) files".into(),
+            ),
+            "myisam" => (
+                vec![db.join(format!("{table}.MYD")), db.join(format!("{table}.MYI"))],
+                "the table's MyISAM data (.MYD) and index (.MYI) files".into(),
+            ),
+            _ => (
+                vec![db.join(format!("{table}.ibd"))],
+                "the table's own InnoDB tablespace (.ibd: data and indexes); the system tablespace and redo log are not counted".into(),
+            ),
+        }
+    }
+}
+
+impl Engine for MariadbEngine {
+    fn kind(&self) -> &'static str {
+        "mariadb"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn connect(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(MysqlSession {
+            conn: self.conn()?,
+            stmts: Vec::new(),
+        }))
+    }
+
+    fn info(&self) -> Result<EngineInfo> {
+        let mut c = self.admin()?;
+        let version: String = c
+            .query_first("SELECT VERSION()")
+            .map_err(my_err)?
+            .unwrap_or_default();
+        let mut names: Vec<String> = [
+            "default_storage_engine",
+            "innodb_buffer_pool_size",
+            "innodb_flush_log_at_trx_commit",
+            "innodb_buffer_pool_load_at_startup",
+            "max_connections",
+            "sync_binlog",
+            "log_bin",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        match self.opts.storage_engine.to_ascii_lowercase().as_str() {
+            "rocksdb" => names.extend(
+                [
+                    "rocksdb_block_cache_size",
+                    "rocksdb_default_cf_options",
+                    "rocksdb_max_row_locks",
+                    "rocksdb_bulk_load_size",
+                ]
+                .map(String::from),
+            ),
+            "aria" => names.push("aria_pagecache_buffer_size".into()),
+            _ => {}
+        }
+        names.extend(self.opts.server.keys().cloned());
+        let mut settings = BTreeMap::new();
+        for n in names {
+            let row: Option<(String, String)> = c
+                .exec_first("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = ?", (n.to_ascii_uppercase(),))
+                .map_err(my_err)?;
+            if let Some((_, v)) = row {
+                settings.insert(n, v);
+            }
+        }
+        let engines: Vec<(String, String)> = c
+            .query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES")
+            .map_err(my_err)?;
+        let want = self.opts.storage_engine.to_ascii_uppercase();
+        let available = engines
+            .iter()
+            .any(|(e, s)| e.eq_ignore_ascii_case(&want) && (s == "YES" || s == "DEFAULT"));
+        if !available {
+            return Err(EngineError::new(
+                "missing",
+                format!(
+                    "this MariaDB server has no {want} storage engine (it has: {})",
+                    engines
+                        .iter()
+                        .filter(|(_, s)| s != "NO")
+                        .map(|(e, _)| e.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        settings.insert("load_mode".into(), self.opts.load_mode().to_string());
+        Ok(EngineInfo {
+            engine: "mariadb".into(),
+            version,
+            settings,
+        })
+    }
+
+    fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
+        let allowed = req.file.to_path_buf();
+        let handler =
+            mysql::LocalInfileHandler::new(move |name: &[u8], out: &mut mysql::LocalInfile<'_>| {
+                // Serve only the dataset file this load asked for, whatever the server requests.
+                if name != allowed.as_os_str().as_encoded_bytes() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "dbduel serves only the dataset file",
+                    ));
+                }
+                let mut f = std::fs::File::open(&allowed)?;
+                std::io::copy(&mut f, out)?;
+                Ok(())
+            });
+        let mut c = mysql::Conn::new(
+            self.opts(Some(&self.database))
+                .local_infile_handler(Some(handler)),
+        )
+        .map_err(my_err)?;
+        let mode = self.opts.load_mode();
+        match mode {
+            "bulk" => c
+                .query_drop("SET SESSION rocksdb_bulk_load = 1")
+                .map_err(my_err)?,
+            "commit_in_the_middle" => c
+                .query_drop("SET SESSION rocksdb_commit_in_the_middle = 1")
+                .map_err(my_err)?,
+            _ => {}
+        }
+        let path = req
+            .file
+            .display()
+            .to_string()
+            .replace('\\', "\\\\")
+            .replace('\'', "\\'");
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE '{path}' INTO TABLE `{}` FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'",
+            req.table
+        );
+        c.query_drop(&sql).map_err(my_err)?;
+        let rows = c.affected_rows();
+        let warnings = c.warnings();
+        if mode == "bulk" {
+            // Ending bulk-load mode writes the remaining sorted data into the table.
+            c.query_drop("SET SESSION rocksdb_bulk_load = 0")
+                .map_err(my_err)?;
+        }
+        let method = match mode {
+            "bulk" => "LOAD DATA LOCAL INFILE with rocksdb_bulk_load=1 (sorted SST ingestion)",
+            "commit_in_the_middle" => "LOAD DATA LOCAL INFILE with rocksdb_commit_in_the_middle=1",
+            _ => "LOAD DATA LOCAL INFILE, one transaction",
+        };
+        Ok(LoadOutcome {
+            rows,
+            method: if warnings > 0 {
+                format!("{method}; {warnings} warnings")
+            } else {
+                method.to_string()
+            },
+        })
+    }
+
+    fn footprint(&self, table: &str) -> Result<Footprint> {
+        let mut c = self.conn()?;
+        if self.opts.is_rocksdb() {
+            c.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
+                .map_err(my_err)?;
+        }
+        // Statistics drive information_schema's sizes; refresh them first.
+        c.query_drop(format!("ANALYZE TABLE `{table}`"))
+            .map_err(my_err)?;
+        let engine_bytes: Option<u64> = c
+            .exec_first(
+                "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                (&self.database, table),
+            )
+            .map_err(my_err)?;
+        let (files, files_rule) = self.table_files(table);
+        let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.datadir, &files);
+        Ok(Footprint {
+            files_bytes,
+            allocated_bytes,
+            files,
+            files_rule,
+            engine_bytes,
+            engine_rule: "information_schema.TABLES DATA_LENGTH + INDEX_LENGTH after ANALYZE TABLE"
+                .into(),
+        })
+    }
+
+    fn restart(&self, cold: bool) -> Result<RestartOutcome> {
+        let start = Instant::now();
+        let mut sb = self.lock();
+        sb.stop().map_err(sandbox_err)?;
+        let (cold_ok, cache, resident) = if cold {
+            let ev = crate::oscache::evict(&crate::oscache::files_under(&self.datadir));
+            let ok = ev.is_cold();
+            let cache = if ok {
+                ev.method
+            } else {
+                format!("warm-restart: page cache not emptied ({})", ev.method)
+            };
+            (ok, cache, ev.resident_bytes)
+        } else {
+            (false, "warm: page cache left as is".to_string(), None)
+        };
+        sb.start().map_err(sandbox_err)?;
+        Ok(RestartOutcome {
+            cold: cold_ok,
+            cache: format!("server restarted (buffer pool not reloaded); {cache}"),
+            resident_bytes: resident,
+            elapsed_s: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    fn server_pid(&self) -> Option<i32> {
+        self.lock().pid()
+    }
+
+    fn finish(self: Box<Self>, keep: bool) -> Result<()> {
+        MariadbEngine::finish(*self, keep)
+    }
+
+    fn server_log(&self) -> Option<PathBuf> {
+        Some(self.lock().layout.log_file.clone())
+    }
+}
+
+/// One MySQL-protocol connection with its prepared statements.
+pub struct MysqlSession {
+    conn: mysql::Conn,
+    stmts: Vec<mysql::Statement>,
+}
+
+fn to_params(params: &[Value]) -> mysql::Params {
+    if params.is_empty() {
+        return mysql::Params::Empty;
+    }
+    mysql::Params::Positional(
+        params
+            .iter()
+            .map(|p| match p {
+                Value::Int(i) => mysql::Value::Int(*i),
+                Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+            })
+            .collect(),
+    )
+}
+
+/// Consume every row of every result set; rows read, or rows affected for a statement
+/// without a result set.
+fn drain<T: mysql::prelude::Protocol>(
+    mut result: mysql::QueryResult<'_, '_, '_, T>,
+) -> Result<u64> {
+    let mut rows = 0u64;
+    let mut has_set = false;
+    let mut affected = 0u64;
+    while let Some(set) = result.iter() {
+        if !set.columns().as_ref().is_empty() {
+            has_set = true;
+        }
+        affected += set.affected_rows();
+        for row in set {
+            row.map_err(my_err)?;
+            rows += 1;
+        }
+    }
+    Ok(if has_set { rows } else { affected })
+}
+
+impl Session for MysqlSession {
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        let r = self.conn.query_iter(sql).map_err(my_err)?;
+        drain(r)
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<i64> {
+        let v: Option<i64> = self.conn.query_first(sql).map_err(my_err)?;
+        Ok(v.unwrap_or(0))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
+        let st = self.conn.prep(sql).map_err(my_err)?;
+        self.stmts.push(st);
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        let MysqlSession { conn, stmts } = self;
+        let st = stmts
+            .get(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        let r = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
+        drain(r)
+    }
+}

@@ -1,0 +1,169 @@
+//! The MariaDB recipe: `mariadb-install-db` into a private data directory, a generated
+//! configuration file, `mariadbd` in the foreground on a loopback port and a socket in the
+//! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`.
+
+use super::{Layout, Recipe, Result, SandboxError};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// Where Debian installs the server binaries.
+const SERVER_PATHS: &[&str] = &[
+    "/usr/sbin/mariadbd",
+    "/usr/bin/mariadbd",
+    "/usr/local/bin/mariadbd",
+];
+const INSTALL_DB_PATHS: &[&str] = &[
+    "/usr/bin/mariadb-install-db",
+    "/usr/sbin/mariadb-install-db",
+    "/usr/local/bin/mariadb-install-db",
+];
+
+fn first_existing(paths: &[&'static str]) -> Option<&'static str> {
+    paths.iter().copied().find(|p| Path::new(p).exists())
+}
+
+/// One MariaDB server's settings, rendered into the `[mysqld]` section.
+#[derive(Debug, Clone)]
+pub struct MariadbRecipe {
+    /// `[mysqld]` variables, in the order written.
+    pub settings: BTreeMap<String, String>,
+    /// Load the MyRocks plugin.
+    pub rocksdb: bool,
+}
+
+fn am_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Recipe for MariadbRecipe {
+    fn flavor(&self) -> &'static str {
+        "mariadb"
+    }
+
+    fn check_installed(&self) -> Result<()> {
+        let hint = "run `make install-servers` (Debian: apt-get install mariadb-server mariadb-plugin-rocksdb)";
+        if first_existing(SERVER_PATHS).is_none() {
+            return Err(SandboxError::Missing {
+                what: "mariadbd (the MariaDB server)".into(),
+                hint: hint.into(),
+            });
+        }
+        if first_existing(INSTALL_DB_PATHS).is_none() {
+            return Err(SandboxError::Missing {
+                what: "mariadb-install-db".into(),
+                hint: hint.into(),
+            });
+        }
+        if self.rocksdb && !plugin_dir_has("ha_rocksdb.so") {
+            return Err(SandboxError::Missing {
+                what: "the MyRocks plugin (ha_rocksdb.so)".into(),
+                hint: "run `make install-servers` (Debian: apt-get install mariadb-plugin-rocksdb)"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn config(&self, l: &Layout) -> String {
+        let mut s = String::from(
+            "# Written by dbduel for one sandbox; the server reads only this file.\n[mysqld]\n",
+        );
+        let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {v}\n"));
+        if am_root() {
+            // mariadbd refuses to run as root unless told to; the sandbox belongs to us.
+            put("user", "root");
+        }
+        put("port", &l.port.to_string());
+        put("bind-address", "127.0.0.1");
+        put("socket", &l.socket.display().to_string());
+        put("datadir", &l.datadir.display().to_string());
+        put("tmpdir", &l.dir.display().to_string());
+        put("pid-file", &l.pid_file.display().to_string());
+        put("log-error", &l.log_file.display().to_string());
+        put("skip-name-resolve", "1");
+        put("local_infile", "1");
+        // A restart must be cold: no buffer-pool dump and reload across restarts.
+        put("innodb_buffer_pool_dump_at_shutdown", "OFF");
+        put("innodb_buffer_pool_load_at_startup", "OFF");
+        put("innodb_file_per_table", "ON");
+        if self.rocksdb {
+            put("plugin-load-add", "ha_rocksdb.so");
+        }
+        for (k, v) in &self.settings {
+            put(k, v);
+        }
+        s
+    }
+
+    fn init(&self, l: &Layout) -> Result<()> {
+        let Some(install_db) = first_existing(INSTALL_DB_PATHS) else {
+            return Err(SandboxError::Missing {
+                what: "mariadb-install-db".into(),
+                hint: "run `make install-servers`".into(),
+            });
+        };
+        let mut cmd = Command::new(install_db);
+        cmd.arg(format!("--defaults-file={}", l.config_file.display()))
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db")
+            .arg("--skip-name-resolve");
+        if am_root() {
+            cmd.arg("--user=root");
+        }
+        let out = cmd.output().map_err(|e| SandboxError::Failed {
+            what: "mariadb-install-db".into(),
+            detail: e.to_string(),
+        })?;
+        if !out.status.success() {
+            let mut detail = String::from_utf8_lossy(&out.stderr).into_owned();
+            detail.push_str(&String::from_utf8_lossy(&out.stdout));
+            let lines: Vec<&str> = detail.lines().collect();
+            return Err(SandboxError::Failed {
+                what: format!("mariadb-install-db in {}", l.datadir.display()),
+                detail: lines[lines.len().saturating_sub(15)..].join("\n"),
+            });
+        }
+        Ok(())
+    }
+
+    fn command(&self, l: &Layout) -> Command {
+        let server = first_existing(SERVER_PATHS).unwrap_or("mariadbd");
+        let mut cmd = Command::new(server);
+        // --defaults-file must come first; nothing else is read (no /etc/mysql).
+        cmd.arg(format!("--defaults-file={}", l.config_file.display()));
+        cmd
+    }
+
+    fn probe(&self, l: &Layout) -> Option<String> {
+        let opts = mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(l.port)
+            .user(Some("root"))
+            .prefer_socket(false)
+            .tcp_connect_timeout(Some(Duration::from_millis(500)));
+        let mut conn = mysql::Conn::new(opts).ok()?;
+        use mysql::prelude::Queryable;
+        conn.query_first::<String, _>("SELECT VERSION()")
+            .ok()
+            .flatten()
+    }
+
+    fn start_timeout(&self) -> Duration {
+        // First start after install, with crash recovery or a large buffer pool, can be slow.
+        Duration::from_secs(120)
+    }
+}
+
+/// Whether the server's plugin directory has `file`.
+fn plugin_dir_has(file: &str) -> bool {
+    [
+        "/usr/lib/mysql/plugin",
+        "/usr/lib64/mysql/plugin",
+        "/usr/lib/mariadb/plugin",
+    ]
+    .iter()
+    .any(|d| Path::new(d).join(file).exists())
+}

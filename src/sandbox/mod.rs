@@ -1,0 +1,438 @@
+//! Local server sandboxes: a self-describing directory (`sandbox.json`) holding one private
+//! server's data, configuration, socket and log, and the lifecycle of its process — start on a
+//! free loopback port in its own process group, wait until it answers, stop, restart, and find
+//! and remove sandboxes left behind by a crash. Each server flavor is a `Recipe` in its own
+//! file; this module knows nothing of any one server.
+
+pub mod mariadb;
+
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// File name of a sandbox's self-description.
+pub const MANIFEST: &str = "sandbox.json";
+
+/// Errors of sandbox lifecycle. `Missing` means a server binary is not installed (exit 3).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("{what} is not installed ({hint})")]
+    Missing { what: String, hint: String },
+    #[error("{0}")]
+    Io(String),
+    #[error("{what} failed: {detail}")]
+    Failed { what: String, detail: String },
+}
+
+pub type Result<T> = std::result::Result<T, SandboxError>;
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> SandboxError {
+    SandboxError::Io(format!("{what} {}: {e}", path.display()))
+}
+
+/// What `sandbox.json` says about a sandbox. Written at every state change, so a crashed
+/// dbduel leaves enough behind for `dbduel sandbox status` and `down` to act on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SandboxManifest {
+    pub schema_version: u32,
+    /// Server flavor (`mariadb`, ...).
+    pub flavor: String,
+    /// The contender the sandbox serves.
+    pub name: String,
+    pub dir: PathBuf,
+    pub datadir: PathBuf,
+    pub port: u16,
+    pub socket: PathBuf,
+    pub config_file: PathBuf,
+    pub log_file: PathBuf,
+    /// Server process id while running (it leads its own process group).
+    pub pid: Option<i32>,
+    /// The dbduel process that started it.
+    pub owner_pid: i32,
+    pub server_version: Option<String>,
+    pub started_at: Option<String>,
+    /// The configuration file's text, as the server read it.
+    pub config: String,
+}
+
+/// Where a sandbox keeps its things.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub dir: PathBuf,
+    pub datadir: PathBuf,
+    pub socket: PathBuf,
+    pub config_file: PathBuf,
+    pub log_file: PathBuf,
+    pub pid_file: PathBuf,
+    pub port: u16,
+}
+
+impl Layout {
+    fn new(dir: &Path, port: u16) -> Self {
+        let socket = dir.join("server.sock");
+        // A Unix socket path must fit in 108 bytes; deep directories get one in /tmp.
+        let socket = if socket.as_os_str().len() < 100 {
+            socket
+        } else {
+            std::env::temp_dir().join(format!("dbduel-{}-{port}.sock", std::process::id()))
+        };
+        Layout {
+            dir: dir.to_path_buf(),
+            datadir: dir.join("data"),
+            socket,
+            config_file: dir.join("server.cnf"),
+            log_file: dir.join("server.log"),
+            pid_file: dir.join("server.pid"),
+            port,
+        }
+    }
+}
+
+/// How to provision and run one server flavor.
+pub trait Recipe: Send + Sync {
+    fn flavor(&self) -> &'static str;
+    /// Check the server's binaries are installed.
+    fn check_installed(&self) -> Result<()>;
+    /// The configuration file text for this layout.
+    fn config(&self, layout: &Layout) -> String;
+    /// Create the data directory (after the configuration file was written).
+    fn init(&self, layout: &Layout) -> Result<()>;
+    /// The command that runs the server in the foreground.
+    fn command(&self, layout: &Layout) -> Command;
+    /// Does the server accept and answer a client now? Returns its version when it does.
+    fn probe(&self, layout: &Layout) -> Option<String>;
+    /// How long a start may take before it is a failure.
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(60)
+    }
+}
+
+/// A running (or stopped) sandbox owned by this process.
+pub struct Sandbox {
+    pub layout: Layout,
+    pub manifest: SandboxManifest,
+    recipe: Box<dyn Recipe>,
+    child: Option<Child>,
+}
+
+/// A free TCP port on 127.0.0.1, as the kernel hands one out.
+pub fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| SandboxError::Io(format!("cannot pick a free port: {e}")))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| SandboxError::Io(format!("cannot pick a free port: {e}")))
+}
+
+impl Sandbox {
+    /// Create the sandbox directory `dir` (must not exist yet), write the configuration and
+    /// initialize the data directory. Does not start the server.
+    pub fn create(recipe: Box<dyn Recipe>, name: &str, dir: &Path) -> Result<Sandbox> {
+        recipe.check_installed()?;
+        std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+        let layout = Layout::new(&absolute(dir), free_port()?);
+        let config = recipe.config(&layout);
+        std::fs::write(&layout.config_file, &config)
+            .map_err(|e| io_err("cannot write", &layout.config_file, e))?;
+        let manifest = SandboxManifest {
+            schema_version: crate::results::SCHEMA_VERSION,
+            flavor: recipe.flavor().to_string(),
+            name: name.to_string(),
+            dir: layout.dir.clone(),
+            datadir: layout.datadir.clone(),
+            port: layout.port,
+            socket: layout.socket.clone(),
+            config_file: layout.config_file.clone(),
+            log_file: layout.log_file.clone(),
+            pid: None,
+            owner_pid: std::process::id() as i32,
+            server_version: None,
+            started_at: None,
+            config,
+        };
+        let sb = Sandbox {
+            layout,
+            manifest,
+            recipe,
+            child: None,
+        };
+        sb.save()?;
+        sb.recipe.init(&sb.layout)?;
+        Ok(sb)
+    }
+
+    fn save(&self) -> Result<()> {
+        let path = self.layout.dir.join(MANIFEST);
+        let bytes = serde_json::to_vec_pretty(&self.manifest)
+            .map_err(|e| SandboxError::Io(format!("cannot encode {}: {e}", path.display())))?;
+        crate::results::write_atomic(&path, &bytes).map_err(|e| SandboxError::Io(e.to_string()))
+    }
+
+    /// Start the server and wait until it answers; on failure the log's tail is in the error.
+    pub fn start(&mut self) -> Result<()> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.layout.log_file)
+            .map_err(|e| io_err("cannot open", &self.layout.log_file, e))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| io_err("cannot open", &self.layout.log_file, e))?;
+        let mut cmd = self.recipe.command(&self.layout);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2))
+            // Its own process group: a Ctrl-C meant for dbduel does not reach the server
+            // behind dbduel's back, and cleanup can signal the whole group.
+            .process_group(0);
+        let child = cmd.spawn().map_err(|e| SandboxError::Failed {
+            what: format!("starting {}", self.recipe.flavor()),
+            detail: e.to_string(),
+        })?;
+        let pid = child.id() as i32;
+        self.child = Some(child);
+        self.manifest.pid = Some(pid);
+        self.manifest.started_at = Some(crate::results::rfc3339(std::time::SystemTime::now()));
+        self.save()?;
+        let deadline = Instant::now() + self.recipe.start_timeout();
+        loop {
+            if let Some(v) = self.recipe.probe(&self.layout) {
+                self.manifest.server_version = Some(v);
+                self.save()?;
+                return Ok(());
+            }
+            if let Some(c) = self.child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                self.child = None;
+                self.manifest.pid = None;
+                let _ = self.save();
+                return Err(SandboxError::Failed {
+                    what: format!(
+                        "starting {} in {}",
+                        self.recipe.flavor(),
+                        self.layout.dir.display()
+                    ),
+                    detail: format!(
+                        "server exited ({status}); its log ends:\n{}",
+                        self.log_tail(20)
+                    ),
+                });
+            }
+            if Instant::now() > deadline {
+                let tail = self.log_tail(20);
+                let _ = self.stop();
+                return Err(SandboxError::Failed {
+                    what: format!("starting {}", self.recipe.flavor()),
+                    detail: format!(
+                        "no answer after {} s; its log ends:\n{tail}",
+                        self.recipe.start_timeout().as_secs()
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Stop the server: SIGTERM (a clean shutdown), then SIGKILL of its process group if it
+    /// has not exited within the grace period.
+    pub fn stop(&mut self) -> Result<()> {
+        let Some(pid) = self.manifest.pid else {
+            return Ok(());
+        };
+        let grace = Duration::from_secs(60);
+        signal(pid, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        loop {
+            let exited = match self.child.as_mut() {
+                Some(c) => matches!(c.try_wait(), Ok(Some(_)) | Err(_)),
+                None => !alive(pid),
+            };
+            if exited {
+                break;
+            }
+            if Instant::now() > deadline {
+                signal(-pid, libc::SIGKILL);
+                if let Some(c) = self.child.as_mut() {
+                    let _ = c.wait();
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Anything the server left in its group goes too.
+        signal(-pid, libc::SIGKILL);
+        self.child = None;
+        self.manifest.pid = None;
+        self.save()
+    }
+
+    /// Is the server process still there?
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => self.manifest.pid.is_some_and(alive),
+        }
+    }
+
+    /// Stop and start again; the server process and its caches are new.
+    pub fn restart(&mut self) -> Result<()> {
+        self.stop()?;
+        self.start()
+    }
+
+    /// The server's pid while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.manifest.pid
+    }
+
+    /// The last `lines` lines of the server's log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.layout.log_file, lines)
+    }
+
+    /// Stop the server and remove the sandbox directory.
+    pub fn destroy(mut self) -> Result<()> {
+        self.stop()?;
+        remove_dir(&self.layout)
+    }
+
+    /// Stop the server but keep the directory and leave the server running when `keep`.
+    pub fn finish(mut self, keep: bool) -> Result<()> {
+        if keep {
+            // Forget the child: it keeps running in its own process group.
+            self.child = None;
+            return Ok(());
+        }
+        self.stop()?;
+        remove_dir(&self.layout)
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        // Cleanup does not rely on Drop alone (callers stop explicitly, and `dbduel sandbox
+        // down` finds leftovers), but a sandbox dropped while running is stopped here.
+        if self.child.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+fn remove_dir(layout: &Layout) -> Result<()> {
+    if layout.socket.parent() != Some(layout.dir.as_path()) {
+        let _ = std::fs::remove_file(&layout.socket);
+    }
+    std::fs::remove_dir_all(&layout.dir).map_err(|e| io_err("cannot remove", &layout.dir, e))
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Send `sig` to a pid (negative: a process group). Errors (already gone) are ignored.
+pub fn signal(pid: i32, sig: i32) {
+    if pid == 0 || pid == -1 {
+        return; // never signal our own group or every process
+    }
+    // SAFETY: kill(2) with a specific pid or group; no memory is involved.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Whether a process exists (and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Last `lines` lines of a text file (reads at most the last 64 KiB).
+pub fn tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return format!("(no log at {})", path.display());
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A sandbox found on disk, with whether its server still runs.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub manifest: SandboxManifest,
+    pub path: PathBuf,
+    pub running: bool,
+    /// The dbduel that started it is gone (a crash, or `--keep`).
+    pub orphaned: bool,
+}
+
+/// Every sandbox under `root` (searched a few levels deep: run/work/contender/sandbox).
+pub fn find(root: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        let m = d.join(MANIFEST);
+        if let Ok(bytes) = std::fs::read(&m)
+            && let Ok(manifest) = serde_json::from_slice::<SandboxManifest>(&bytes)
+        {
+            let running = manifest.pid.is_some_and(alive);
+            let orphaned = !alive(manifest.owner_pid);
+            out.push(Found {
+                manifest,
+                path: d.clone(),
+                running,
+                orphaned,
+            });
+            continue;
+        }
+        if depth >= 5 {
+            continue;
+        }
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((e.path(), depth + 1));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Stop a found sandbox's server (its whole process group) and remove its directory.
+pub fn remove_found(f: &Found) -> Result<()> {
+    if let Some(pid) = f.manifest.pid {
+        if f.running {
+            signal(pid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        signal(-pid, libc::SIGKILL);
+    }
+    let layout = Layout {
+        dir: f.path.clone(),
+        datadir: f.manifest.datadir.clone(),
+        socket: f.manifest.socket.clone(),
+        config_file: f.manifest.config_file.clone(),
+        log_file: f.manifest.log_file.clone(),
+        pid_file: f.path.join("server.pid"),
+        port: f.manifest.port,
+    };
+    remove_dir(&layout)
+}
