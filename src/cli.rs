@@ -6,6 +6,7 @@ use crate::execute::{self, RunOptions};
 use crate::progress::Progress;
 use crate::report::{self, Format};
 use crate::results::{RunDir, Status, Summary};
+use crate::sandbox;
 use crate::study::{self, builtin};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -51,9 +52,13 @@ pub enum Command {
         /// Named scale from the study's [scale.*] tables (default: the study's default_scale, usually quick).
         #[arg(long)]
         scale: Option<String>,
-        /// Run only this contender (repeat for several). Default: all.
+        /// Run only this contender (repeat for several). Default: the study's
+        /// default_contenders (for shootout: the SQLite ones, which need no server).
         #[arg(long = "contender", value_name = "NAME")]
         contenders: Vec<String>,
+        /// Run every contender of the study.
+        #[arg(long, conflicts_with = "contenders")]
+        all_contenders: bool,
         /// Override a study value with a TOML value, e.g. dataset.rows=20000,
         /// contender.NAME.KEY=VALUE, step.NAME.KEY=VALUE (repeatable; applied after --scale).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -83,11 +88,34 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Private servers dbduel started: list them, or stop and remove them.
+    Sandbox {
+        #[command(subcommand)]
+        action: SandboxAction,
+    },
     /// List past runs, newest first.
     List {
         /// Results root to look in.
         #[arg(long, default_value = "dbduel-results")]
         out: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SandboxAction {
+    /// List sandboxes under the results root: running or not, and whether the dbduel that
+    /// started them is still there (`--keep` and crashes leave them behind).
+    Status {
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+    },
+    /// Stop and remove sandboxes whose dbduel is gone; with --all, every sandbox found.
+    Down {
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+        /// Also those of dbduel runs still in progress.
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -115,6 +143,7 @@ impl Failure {
 /// Parse arguments, run, print errors; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    raise_open_files_limit();
     match run(cli) {
         Ok(code) => code,
         Err(f) => {
@@ -131,6 +160,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             study,
             scale,
             contenders,
+            all_contenders,
             sets,
             out,
             keep,
@@ -142,12 +172,21 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 scale,
                 sets,
                 contenders,
+                all_contenders,
             };
             let study =
                 study::load(&req).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
             if check {
                 print_plan(&study);
                 return Ok(exit::OK);
+            }
+            for c in &study.contenders {
+                c.engine.preflight().map_err(|e| {
+                    Failure::new(
+                        exit::PREREQUISITE,
+                        format!("contender `{}` cannot run here: {e}", c.name),
+                    )
+                })?;
             }
             let stop = install_signal_handlers()?;
             let mut progress = Progress::new(cli.quiet);
@@ -200,6 +239,78 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::List { out } => {
             list(&out)?;
             Ok(exit::OK)
+        }
+        Command::Sandbox {
+            action: SandboxAction::Status { out },
+        } => {
+            let found = sandbox::find(&out);
+            if found.is_empty() {
+                println!("no sandboxes under {}", out.display());
+            }
+            for f in found {
+                let state = match (f.running, f.orphaned) {
+                    (true, false) => "running (its dbduel is running)",
+                    (true, true) => "running, left behind",
+                    (false, false) => "stopped (its dbduel is running)",
+                    (false, true) => "stopped, left behind",
+                };
+                println!(
+                    "{:<8} {:<16} port {:<5} pid {:<8} {state}  {}",
+                    f.manifest.flavor,
+                    f.manifest.name,
+                    f.manifest.port,
+                    f.manifest
+                        .pid
+                        .map(|p| p.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    f.path.display()
+                );
+            }
+            Ok(exit::OK)
+        }
+        Command::Sandbox {
+            action: SandboxAction::Down { out, all },
+        } => {
+            let mut failed = false;
+            for f in sandbox::find(&out) {
+                if !all && !f.orphaned {
+                    println!(
+                        "skipping {} (its dbduel {} is running; use --all)",
+                        f.path.display(),
+                        f.manifest.owner_pid
+                    );
+                    continue;
+                }
+                match sandbox::remove_found(&f) {
+                    Ok(()) => println!(
+                        "removed {} {} ({})",
+                        f.manifest.flavor,
+                        f.manifest.name,
+                        f.path.display()
+                    ),
+                    Err(e) => {
+                        failed = true;
+                        eprintln!("error: {}: {e}", f.path.display());
+                    }
+                }
+            }
+            Ok(if failed { exit::FAILED } else { exit::OK })
+        }
+    }
+}
+
+/// A thousand clients need a thousand sockets, and servers started from here inherit the
+/// limit: raise the soft limit on open files to the hard limit.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit fill and read the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
     }
 }

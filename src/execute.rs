@@ -303,8 +303,13 @@ fn run_step(
         progress: &*progress,
         stop,
     };
+    let counters_before = engine.counters().ok().flatten();
     let result = workload::run(&step.params, &ctx);
     let samples = sampler.stop();
+    let server_counters = match (counters_before, engine.counters().ok().flatten()) {
+        (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
+        _ => None,
+    };
     let rel = |suffix: &str| {
         format!(
             "{}/{}{suffix}",
@@ -347,6 +352,7 @@ fn run_step(
             "status": summary.status,
             "summary": summary,
             "details": details,
+            "server_counters": server_counters,
             "error": error,
         }),
     )?;
@@ -361,4 +367,19 @@ fn run_step(
     };
     progress.end(&line);
     Ok(summary)
+}
+
+/// Per-counter change over a step. A counter that went down was reset by a server restart
+/// inside the step; its value after the restart is what the step did since.
+fn counter_delta(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, a)| {
+            let b = before.get(k).copied().unwrap_or(0);
+            (k.clone(), if *a >= b { a - b } else { *a })
+        })
+        .collect()
 }

@@ -158,6 +158,12 @@ impl MariadbOptions {
         Ok(())
     }
 
+    /// Are the server and the storage engine's plugin installed?
+    pub fn preflight(&self) -> Result<()> {
+        use crate::sandbox::Recipe;
+        self.recipe(1).check_installed().map_err(sandbox_err)
+    }
+
     fn is_rocksdb(&self) -> bool {
         self.storage_engine.eq_ignore_ascii_case("rocksdb")
     }
@@ -306,6 +312,9 @@ impl MariadbEngine {
             .prefer_socket(false)
             .db_name(db)
             .stmt_cache_size(Some(64))
+            // Known up front, so connecting sends no `SELECT @@max_allowed_packet` that would
+            // count in the server's Com_select beside the workload's queries.
+            .max_allowed_packet(Some(crate::sandbox::mariadb::MAX_ALLOWED_PACKET))
     }
 
     fn admin(&self) -> Result<mysql::Conn> {
@@ -561,6 +570,22 @@ impl Engine for MariadbEngine {
 
     fn server_pid(&self) -> Option<i32> {
         self.lock().pid()
+    }
+
+    fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
+        let mut c = self.admin()?;
+        let rows: Vec<(String, String)> = c
+            .query(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_insert', \
+                 'Com_update', 'Com_delete', 'Com_stmt_execute', 'Com_stmt_prepare', 'Bytes_sent', \
+                 'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections')",
+            )
+            .map_err(my_err)?;
+        Ok(Some(
+            rows.into_iter()
+                .filter_map(|(k, v)| v.parse().ok().map(|v| (k, v)))
+                .collect(),
+        ))
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {

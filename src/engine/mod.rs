@@ -140,6 +140,11 @@ pub trait Engine: Send + Sync {
     fn server_pid(&self) -> Option<i32> {
         None
     }
+    /// The server's own activity counters (e.g. MariaDB `Com_select`), to set beside what
+    /// dbduel counted. `None` for engines without them.
+    fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
+        Ok(None)
+    }
     /// The server's log, whose tail goes into a failed step's result.
     fn server_log(&self) -> Option<PathBuf> {
         None
@@ -198,6 +203,15 @@ impl EngineConfig {
                     ENGINES.join(", ")
                 ),
             )),
+        }
+    }
+
+    /// Check what this engine needs on this machine (server binaries, plugins) before
+    /// anything runs. The error's kind is `missing`.
+    pub fn preflight(&self) -> Result<()> {
+        match self {
+            EngineConfig::Mariadb(o) => o.preflight(),
+            EngineConfig::Sqlite(_) | EngineConfig::Dry(_) => Ok(()),
         }
     }
 

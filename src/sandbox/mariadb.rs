@@ -24,6 +24,9 @@ fn first_existing(paths: &[&'static str]) -> Option<&'static str> {
     paths.iter().copied().find(|p| Path::new(p).exists())
 }
 
+/// `max_allowed_packet` of every sandbox, and what clients are told it is, bytes.
+pub const MAX_ALLOWED_PACKET: usize = 64 << 20;
+
 /// One MariaDB server's settings, rendered into the `[mysqld]` section.
 #[derive(Debug, Clone)]
 pub struct MariadbRecipe {
@@ -89,8 +92,12 @@ impl Recipe for MariadbRecipe {
         put("innodb_buffer_pool_dump_at_shutdown", "OFF");
         put("innodb_buffer_pool_load_at_startup", "OFF");
         put("innodb_file_per_table", "ON");
+        put("max_allowed_packet", &MAX_ALLOWED_PACKET.to_string());
         if self.rocksdb {
             put("plugin-load-add", "ha_rocksdb.so");
+            // Without FORCE a bad RocksDB option only disables the plugin and the server
+            // starts without MyRocks; with it the server refuses to start and says why.
+            put("rocksdb", "FORCE");
         }
         for (k, v) in &self.settings {
             put(k, v);
@@ -118,9 +125,17 @@ impl Recipe for MariadbRecipe {
             detail: e.to_string(),
         })?;
         if !out.status.success() {
-            let mut detail = String::from_utf8_lossy(&out.stderr).into_owned();
-            detail.push_str(&String::from_utf8_lossy(&out.stdout));
-            let lines: Vec<&str> = detail.lines().collect();
+            // The server's own complaints are in its error log (or on stderr); stdout is
+            // install-db's boilerplate.
+            let mut text = super::tail(&l.log_file, 40);
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(&out.stderr));
+            let errors: Vec<&str> = text.lines().filter(|l| l.contains("[ERROR]")).collect();
+            let lines: Vec<&str> = if errors.is_empty() {
+                text.lines().collect()
+            } else {
+                errors
+            };
             return Err(SandboxError::Failed {
                 what: format!("mariadb-install-db in {}", l.datadir.display()),
                 detail: lines[lines.len().saturating_sub(15)..].join("\n"),
@@ -143,12 +158,17 @@ impl Recipe for MariadbRecipe {
             .tcp_port(l.port)
             .user(Some("root"))
             .prefer_socket(false)
+            .max_allowed_packet(Some(MAX_ALLOWED_PACKET))
             .tcp_connect_timeout(Some(Duration::from_millis(500)));
         let mut conn = mysql::Conn::new(opts).ok()?;
         use mysql::prelude::Queryable;
         conn.query_first::<String, _>("SELECT VERSION()")
             .ok()
             .flatten()
+    }
+
+    fn port_in_use(&self, log_tail: &str) -> bool {
+        log_tail.contains("Address already in use") || log_tail.contains("Bind on TCP/IP port")
     }
 
     fn start_timeout(&self) -> Duration {

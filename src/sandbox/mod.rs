@@ -104,6 +104,10 @@ pub trait Recipe: Send + Sync {
     fn command(&self, layout: &Layout) -> Command;
     /// Does the server accept and answer a client now? Returns its version when it does.
     fn probe(&self, layout: &Layout) -> Option<String>;
+    /// Does this log tail say the server could not bind its port (so another port may work)?
+    fn port_in_use(&self, _log_tail: &str) -> bool {
+        false
+    }
     /// How long a start may take before it is a failure.
     fn start_timeout(&self) -> Duration {
         Duration::from_secs(60)
@@ -172,7 +176,28 @@ impl Sandbox {
     }
 
     /// Start the server and wait until it answers; on failure the log's tail is in the error.
+    /// A port taken between picking and binding is retried on a new port.
     pub fn start(&mut self) -> Result<()> {
+        let mut attempts = 0;
+        loop {
+            match self.start_once() {
+                Err(SandboxError::Failed { detail, .. })
+                    if attempts < 3 && self.recipe.port_in_use(&detail) =>
+                {
+                    attempts += 1;
+                    self.layout.port = free_port()?;
+                    self.manifest.port = self.layout.port;
+                    self.manifest.config = self.recipe.config(&self.layout);
+                    std::fs::write(&self.layout.config_file, &self.manifest.config)
+                        .map_err(|e| io_err("cannot write", &self.layout.config_file, e))?;
+                    self.save()?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(&mut self) -> Result<()> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -56,8 +56,10 @@ pub struct Request {
     pub study: String,
     pub scale: Option<String>,
     pub sets: Vec<String>,
-    /// Only these contenders (all when empty).
+    /// Only these contenders (when empty: the study's default_contenders, or all).
     pub contenders: Vec<String>,
+    /// Every contender, whatever the study's default.
+    pub all_contenders: bool,
 }
 
 /// Read and validate the study a user asked for.
@@ -156,7 +158,14 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         }
     };
 
-    let contenders = select(contenders, &req.contenders)?;
+    let chosen: &[String] = if req.all_contenders {
+        &[]
+    } else if req.contenders.is_empty() {
+        file.study.default_contenders.as_deref().unwrap_or(&[])
+    } else {
+        &req.contenders
+    };
+    let contenders = select(contenders, chosen)?;
     Ok(Study {
         source: src.name.clone(),
         file,
@@ -271,6 +280,14 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
     }
     for name in f.scale.keys() {
         safe_name(root.key("scale").key(name), name)?;
+    }
+    for (i, n) in f.study.default_contenders.iter().flatten().enumerate() {
+        if !f.contenders.iter().any(|c| &c.name == n) {
+            return Err(DecodeError::at(
+                root.key("study").key("default_contenders").index(i),
+                format!("default_contenders names `{n}`, which is no [[contender]] of this study"),
+            ));
+        }
     }
     let ds = root.key("dataset");
     if !crate::dataset::GENERATORS.contains(&f.dataset.generator.as_str()) {

@@ -31,6 +31,9 @@ pub struct StudyMeta {
     /// Scale used when `--scale` is not given; must name a `[scale.*]` table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_scale: Option<String>,
+    /// Contenders run when none is chosen (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_contenders: Option<Vec<String>>,
 }
 
 /// `[dataset]`: which deterministic generator makes the rows, how many, from which seed.

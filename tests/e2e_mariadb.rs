@@ -1,0 +1,303 @@
+//! End to end on real MariaDB sandboxes: lifecycle (start, stop, restart, two at once,
+//! left-behind cleanup) and the shootout on every MariaDB contender, checked against what
+//! the server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a missing server fails.
+
+mod common;
+
+use common::{read_json, run, run_dir, step};
+use dbduel::sandbox::{self, Sandbox, mariadb::MariadbRecipe};
+use mysql::prelude::Queryable;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether MariaDB is installed; fails the test instead when servers are required.
+fn have_mariadb() -> bool {
+    let installed =
+        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists();
+    if !installed {
+        assert!(
+            std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "mariadbd is not installed and DBDUEL_REQUIRE_SERVERS=1: run `make install-servers`"
+        );
+        eprintln!("skipping: mariadbd not installed (run `make install-servers`)");
+    }
+    installed
+}
+
+fn conn(port: u16, db: Option<&str>) -> mysql::Conn {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .db_name(db);
+    mysql::Conn::new(opts).expect("connect to sandbox")
+}
+
+fn recipe() -> Box<MariadbRecipe> {
+    let mut settings = BTreeMap::new();
+    settings.insert("innodb_buffer_pool_size".to_string(), "32M".to_string());
+    Box::new(MariadbRecipe {
+        settings,
+        rocksdb: false,
+    })
+}
+
+#[test]
+fn sandboxes_start_stop_restart_side_by_side() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut a = Sandbox::create(recipe(), "a", &root.path().join("a")).expect("create a");
+    let mut b = Sandbox::create(recipe(), "b", &root.path().join("b")).expect("create b");
+    a.start().expect("start a");
+    b.start().expect("start b");
+    assert_ne!(a.layout.port, b.layout.port);
+    assert!(
+        a.manifest
+            .server_version
+            .as_deref()
+            .unwrap_or("")
+            .contains("MariaDB")
+    );
+    let v: Option<String> = conn(a.layout.port, None)
+        .query_first("SELECT @@port")
+        .unwrap();
+    assert_eq!(v, Some(a.layout.port.to_string()));
+    let v: Option<String> = conn(b.layout.port, None)
+        .query_first("SELECT @@port")
+        .unwrap();
+    assert_eq!(v, Some(b.layout.port.to_string()));
+
+    // restart: a new process that answers again
+    let pid = a.pid().expect("pid");
+    a.restart().expect("restart");
+    assert_ne!(a.pid(), Some(pid));
+    assert!(!sandbox::alive(pid));
+    let _ = conn(a.layout.port, None);
+
+    // stop: the process is gone and the manifest says so
+    let pid_b = b.pid().expect("pid");
+    b.stop().expect("stop");
+    assert!(!sandbox::alive(pid_b));
+    let m: serde_json::Value = read_json(&root.path().join("b").join("sandbox.json"));
+    assert!(m["pid"].is_null(), "{m:#}");
+
+    // a sandbox left running (as --keep does) is found and removed by its directory alone
+    let pid_a = a.pid().expect("pid");
+    a.finish(true).expect("keep running");
+    assert!(sandbox::alive(pid_a));
+    let found = sandbox::find(root.path());
+    let left = found
+        .iter()
+        .find(|f| f.manifest.name == "a")
+        .expect("found a");
+    assert!(left.running);
+    sandbox::remove_found(left).expect("remove");
+    assert!(!sandbox::alive(pid_a));
+    assert!(!root.path().join("a").exists());
+    b.destroy().expect("destroy b");
+}
+
+#[test]
+fn a_server_that_cannot_start_says_why() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    // A setting the server rejects: provisioning fails with the server's own words.
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "innodb_buffer_pool_size".to_string(),
+        "not-a-size".to_string(),
+    );
+    let err = Sandbox::create(
+        Box::new(MariadbRecipe {
+            settings,
+            rocksdb: false,
+        }),
+        "bad",
+        &root.path().join("bad"),
+    )
+    .err()
+    .expect("must not provision")
+    .to_string();
+    assert!(
+        err.contains("[ERROR]") && err.contains("not-a-size"),
+        "{err}"
+    );
+    // A server that provisions but then cannot start: its log's tail is in the error.
+    let mut s = Sandbox::create(recipe(), "late", &root.path().join("late")).expect("create");
+    let cnf = root.path().join("late").join("server.cnf");
+    let text = std::fs::read_to_string(&cnf).unwrap() + "no_such_variable_at_all = 1\n";
+    std::fs::write(&cnf, text).unwrap();
+    let err = s.start().expect_err("must not start").to_string();
+    assert!(
+        err.contains("log ends") && err.contains("no_such_variable_at_all"),
+        "{err}"
+    );
+    assert!(s.pid().is_none());
+}
+
+#[test]
+fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
+    if !have_mariadb() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let out_s = out.path().to_str().unwrap();
+    let contenders = ["innodb", "myrocks", "myrocks-zstd", "aria"];
+    let mut args = vec!["run", "shootout", "--out", out_s, "--keep", "-q"];
+    for c in contenders {
+        args.extend(["--contender", c]);
+    }
+    args.extend([
+        "--set",
+        "dataset.rows=20000",
+        "--set",
+        "step.range-queries.clients=20",
+        "--set",
+        "step.range-queries.per_client=10",
+    ]);
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in contenders {
+        for st in [
+            "load",
+            "footprint",
+            "count-cold",
+            "count-warm",
+            "range-queries",
+            "update",
+            "create-index",
+            "drop-index",
+            "add-column",
+            "drop-column",
+        ] {
+            assert_eq!(
+                step(&summary, c, st)["status"],
+                "ok",
+                "{c}/{st}: {:#}",
+                step(&summary, c, st)
+            );
+        }
+        assert_eq!(step(&summary, c, "load")["rows"], 20000);
+        assert_eq!(step(&summary, c, "update")["rows"], 11100);
+        assert_eq!(step(&summary, c, "count-cold")["rows"], 20000);
+
+        // The kept sandbox still runs; ask the server itself.
+        let sb = read_json(
+            &dir.join("work")
+                .join(c)
+                .join("sandbox")
+                .join("sandbox.json"),
+        );
+        let port = sb["port"].as_u64().unwrap() as u16;
+        let mut db = conn(port, Some("dbduel_shootout"));
+        let n: Option<i64> = db.query_first("SELECT COUNT(*) FROM user_logs").unwrap();
+        assert_eq!(n, Some(20000));
+        let changed: Option<i64> = db
+            .query_first("SELECT COUNT(*) FROM user_logs WHERE content = 'ddddddddddddddddddddsssssss' AND id > 8900 AND id < 90000")
+            .unwrap();
+        assert_eq!(changed, Some(11100));
+        let engine: Option<String> = db
+            .query_first("SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'dbduel_shootout' AND TABLE_NAME = 'user_logs'")
+            .unwrap();
+        let want = match c {
+            "innodb" => "InnoDB",
+            "aria" => "Aria",
+            _ => "ROCKSDB",
+        };
+        assert_eq!(engine.as_deref(), Some(want));
+
+        // bytes on disk are really on disk, and agree with what the server reports
+        let fp = read_json(&dir.join(c).join("footprint.json"));
+        let files = fp["details"]["files_bytes"].as_u64().unwrap();
+        let engine_bytes = fp["details"]["engine_bytes"].as_u64().unwrap();
+        let listed: u64 = fp["details"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(files, listed);
+        assert!(files > 0 && engine_bytes > 0, "{c}: {fp:#}");
+        let ratio = files as f64 / engine_bytes as f64;
+        assert!(
+            (0.8..2.0).contains(&ratio),
+            "{c}: files {files} vs server {engine_bytes}"
+        );
+
+        // what dbduel counted is what the server executed
+        let rq = read_json(&dir.join(c).join("range-queries.json"));
+        let ours = rq["details"]["ops"].as_u64().unwrap();
+        let server = rq["server_counters"]["Com_select"].as_u64().unwrap();
+        assert_eq!(ours, 200);
+        assert!(
+            (server as f64 - ours as f64).abs() <= ours as f64 * 0.02,
+            "{c}: dbduel {ours}, Com_select {server}"
+        );
+    }
+    // compression shows: MyRocks is smaller than InnoDB, ZSTD smaller than Snappy
+    let bytes = |c: &str| step(&summary, c, "footprint")["bytes"].as_u64().unwrap();
+    assert!(bytes("myrocks") < bytes("innodb") && bytes("myrocks-zstd") < bytes("myrocks"));
+    // the DDL steps say which algorithm the server used
+    let alg = |c: &str, s: &str| {
+        read_json(&dir.join(c).join(format!("{s}.json")))["details"]["algorithm"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(alg("innodb", "add-column"), "INSTANT");
+    assert_eq!(alg("myrocks", "add-column"), "COPY");
+
+    // kept sandboxes are listed, then removed, and no server is left
+    let (code, status, _) = run(&["sandbox", "status", "--out", out_s]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        status.matches("running, left behind").count(),
+        4,
+        "{status}"
+    );
+    let (code, down, _) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{down}");
+    assert!(sandbox::find(out.path()).is_empty());
+}
+
+#[test]
+fn no_server_is_left_after_a_run() {
+    if !have_mariadb() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, _, stderr) = run(&[
+        "run",
+        "shootout",
+        "--contender",
+        "innodb",
+        "--contender",
+        "myrocks",
+        "-q",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.rows=3000",
+        "--set",
+        "step.range-queries.clients=5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let dir = run_dir(&stderr);
+    // the server's log is kept in the run directory even though the sandbox is gone
+    assert!(!dir.join("work").exists());
+    let leftover: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(out.path().to_str().unwrap()))
+        .collect();
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
