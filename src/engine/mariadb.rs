@@ -51,6 +51,10 @@ pub struct MariadbOptions {
     /// innodb_flush_log_at_trx_commit: 0, 1 or 2.
     #[serde(default = "default_flush")]
     pub flush_log_at_trx_commit: u8,
+    /// A query (or connection handshake) with no answer for this long fails with a timeout
+    /// error instead of hanging the run, seconds.
+    #[serde(default = "default_timeout")]
+    pub query_timeout_s: u64,
     /// Any other server variables, written into the sandbox's [mysqld] section as given.
     #[serde(default)]
     pub server: toml::Table,
@@ -67,6 +71,9 @@ fn default_load_mode() -> String {
 }
 fn default_flush() -> u8 {
     1
+}
+fn default_timeout() -> u64 {
+    3600
 }
 
 impl MariadbOptions {
@@ -129,6 +136,12 @@ impl MariadbOptions {
                     "load_mode = {:?} is a MyRocks option; use it with storage_engine = \"rocksdb\"",
                     self.load_mode
                 ),
+            );
+        }
+        if !(1..=7 * 86_400).contains(&self.query_timeout_s) {
+            return at(
+                "query_timeout_s",
+                "query_timeout_s must be from 1 to 604800 (a week)".into(),
             );
         }
         if self.flush_log_at_trx_commit > 2 {
@@ -204,6 +217,10 @@ impl MariadbOptions {
         // Room for every client of the study plus admin connections.
         let conns = max_clients + 50;
         s.insert("max_connections".into(), conns.to_string());
+        // The listen queue must hold every client connecting at once: with the default
+        // (80 + max_connections/5) a burst of a thousand connects overflows it and some
+        // clients wait forever for the server's greeting.
+        s.insert("back_log".into(), conns.min(4096).to_string());
         s.insert("open_files_limit".into(), (conns * 4 + 10_000).to_string());
         if self.is_rocksdb() {
             s.insert(
@@ -312,6 +329,13 @@ impl MariadbEngine {
             .prefer_socket(false)
             .db_name(db)
             .stmt_cache_size(Some(64))
+            .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)))
+            .read_timeout(Some(std::time::Duration::from_secs(
+                self.opts.query_timeout_s,
+            )))
+            .write_timeout(Some(std::time::Duration::from_secs(
+                self.opts.query_timeout_s,
+            )))
             // Known up front, so connecting sends no `SELECT @@max_allowed_packet` that would
             // count in the server's Com_select beside the workload's queries.
             .max_allowed_packet(Some(crate::sandbox::mariadb::MAX_ALLOWED_PACKET))

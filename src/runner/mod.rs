@@ -15,6 +15,9 @@ use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// How long all clients together may take to connect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// When each client stops.
 #[derive(Debug, Clone, Copy)]
 pub enum Bound {
@@ -99,6 +102,16 @@ pub enum RunError {
     Connect { client: usize, error: EngineError },
     #[error("could not start client thread: {0}")]
     Spawn(std::io::Error),
+    #[error(
+        "only {ready} of {clients} clients connected within {timeout_s} s; the server stopped accepting connections"
+    )]
+    ConnectTimeout {
+        ready: usize,
+        clients: usize,
+        timeout_s: u64,
+    },
+    #[error("interrupted while clients were connecting")]
+    Interrupted,
 }
 
 /// Per-worker counters for the current tick; sent whole to the collector when the tick changes.
@@ -194,14 +207,29 @@ where
         }
         drop(tx);
         // Every client connects before the clock starts; connecting is not measured.
-        for _ in 0..clients {
-            match rx.recv() {
-                Ok(Msg::Ready) => {}
+        let deadline = Instant::now() + CONNECT_TIMEOUT;
+        let mut ready = 0;
+        while ready < clients {
+            if stop.load(Ordering::Relaxed) {
+                gate.open(None);
+                return Err(RunError::Interrupted);
+            }
+            match rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(Msg::Ready) => ready += 1,
                 Ok(Msg::ConnectFailed { client, error }) => {
                     gate.open(None);
                     return Err(RunError::Connect { client, error });
                 }
-                Ok(Msg::Flush { .. }) | Err(_) => {
+                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    gate.open(None);
+                    return Err(RunError::ConnectTimeout {
+                        ready,
+                        clients,
+                        timeout_s: CONNECT_TIMEOUT.as_secs(),
+                    });
+                }
+                Ok(Msg::Flush { .. }) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     gate.open(None);
                     return Err(RunError::Spawn(std::io::Error::other(
                         "a client thread ended before it was ready",
