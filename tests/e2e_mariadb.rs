@@ -290,14 +290,7 @@ fn no_server_is_left_after_a_run() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let dir = run_dir(&stderr);
-    // the server's log is kept in the run directory even though the sandbox is gone
     assert!(!dir.join("work").exists());
-    let leftover: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(out.path().to_str().unwrap()))
-        .collect();
+    let leftover = common::processes_mentioning(out.path().to_str().unwrap());
     assert!(leftover.is_empty(), "{leftover:?}");
 }

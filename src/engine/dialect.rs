@@ -8,6 +8,7 @@ pub enum Dialect {
     Sqlite,
     /// MySQL and MariaDB.
     Mysql,
+    Postgres,
     /// Accepts anything; used by the `dry` engine.
     Dry,
 }
@@ -22,8 +23,8 @@ impl Dialect {
                 let ty = match (self, c.ty) {
                     (Dialect::Sqlite | Dialect::Dry, ColumnType::Integer) => "INTEGER",
                     (Dialect::Sqlite | Dialect::Dry, ColumnType::Text) => "TEXT",
-                    (Dialect::Mysql, ColumnType::Integer) => "BIGINT",
-                    (Dialect::Mysql, ColumnType::Text) => "TEXT",
+                    (Dialect::Mysql | Dialect::Postgres, ColumnType::Integer) => "BIGINT",
+                    (Dialect::Mysql | Dialect::Postgres, ColumnType::Text) => "TEXT",
                 };
                 let mut s = format!("{} {ty}", c.name);
                 if c.primary_key && self == Dialect::Mysql {
@@ -46,7 +47,7 @@ impl Dialect {
                 "ALTER TABLE {table} ADD INDEX {index} ({})",
                 columns.join(", ")
             ),
-            Dialect::Sqlite | Dialect::Dry => {
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => {
                 format!("CREATE INDEX {index} ON {table} ({})", columns.join(", "))
             }
         }
@@ -55,7 +56,7 @@ impl Dialect {
     pub fn drop_index(self, table: &str, index: &str) -> String {
         match self {
             Dialect::Mysql => format!("ALTER TABLE {table} DROP INDEX {index}"),
-            Dialect::Sqlite | Dialect::Dry => format!("DROP INDEX {index}"),
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => format!("DROP INDEX {index}"),
         }
     }
 
@@ -86,7 +87,7 @@ impl Dialect {
                     .map(|a| (format!("{sql}{sep} ALGORITHM={a}"), Some(a)))
                     .collect()
             }
-            Dialect::Sqlite | Dialect::Dry => vec![(sql.to_string(), None)],
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => vec![(sql.to_string(), None)],
         }
     }
 

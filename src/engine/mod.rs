@@ -5,6 +5,7 @@
 pub mod dialect;
 pub mod dry;
 pub mod mariadb;
+pub mod postgres;
 pub mod sqlite;
 
 pub use dialect::Dialect;
@@ -174,11 +175,12 @@ pub struct OpenCtx<'a> {
 pub enum EngineConfig {
     Sqlite(sqlite::SqliteOptions),
     Mariadb(mariadb::MariadbOptions),
+    Postgres(postgres::PostgresOptions),
     Dry(dry::DryOptions),
 }
 
 /// Engines this build can run.
-pub const ENGINES: &[&str] = &["sqlite", "mariadb", "dry"];
+pub const ENGINES: &[&str] = &["sqlite", "mariadb", "postgres", "dry"];
 
 impl EngineConfig {
     /// Decode `options` for `engine`. Errors carry paths relative to the options table.
@@ -194,6 +196,11 @@ impl EngineConfig {
                 let o: mariadb::MariadbOptions = crate::study::decode::decode(value)?;
                 o.validate()?;
                 Ok(EngineConfig::Mariadb(o))
+            }
+            "postgres" => {
+                let o: postgres::PostgresOptions = crate::study::decode::decode(value)?;
+                o.validate()?;
+                Ok(EngineConfig::Postgres(o))
             }
             "dry" => Ok(EngineConfig::Dry(crate::study::decode::decode(value)?)),
             other => Err(DecodeError::at(
@@ -211,6 +218,7 @@ impl EngineConfig {
     pub fn preflight(&self) -> Result<()> {
         match self {
             EngineConfig::Mariadb(o) => o.preflight(),
+            EngineConfig::Postgres(o) => o.preflight(),
             EngineConfig::Sqlite(_) | EngineConfig::Dry(_) => Ok(()),
         }
     }
@@ -219,6 +227,7 @@ impl EngineConfig {
         match self {
             EngineConfig::Sqlite(_) => "sqlite",
             EngineConfig::Mariadb(_) => "mariadb",
+            EngineConfig::Postgres(_) => "postgres",
             EngineConfig::Dry(_) => "dry",
         }
     }
@@ -232,6 +241,7 @@ impl EngineConfig {
         Ok(match self {
             EngineConfig::Sqlite(o) => Box::new(sqlite::SqliteEngine::new(o.clone(), ctx.dir)),
             EngineConfig::Mariadb(o) => Box::new(mariadb::MariadbEngine::open(o.clone(), ctx)?),
+            EngineConfig::Postgres(o) => Box::new(postgres::PostgresEngine::open(o.clone(), ctx)?),
             EngineConfig::Dry(o) => Box::new(dry::DryEngine::new(o.clone())),
         })
     }

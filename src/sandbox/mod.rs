@@ -5,6 +5,10 @@
 //! file; this module knows nothing of any one server.
 
 pub mod mariadb;
+pub mod postgres;
+pub mod user;
+
+pub use user::ServiceUser;
 
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
@@ -48,6 +52,9 @@ pub struct SandboxManifest {
     pub socket: PathBuf,
     pub config_file: PathBuf,
     pub log_file: PathBuf,
+    /// The server-owned directory outside `dir` (data, socket), when there is one.
+    #[serde(default)]
+    pub private_dir: Option<PathBuf>,
     /// Server process id while running (it leads its own process group).
     pub pid: Option<i32>,
     /// The dbduel process that started it.
@@ -68,26 +75,48 @@ pub struct Layout {
     pub log_file: PathBuf,
     pub pid_file: PathBuf,
     pub port: u16,
+    /// The OS user the server runs as, when not dbduel's own (a server that refuses root).
+    pub owner: Option<ServiceUser>,
+    /// A directory outside `dir` holding what the server itself writes (data, socket), made
+    /// when the server runs as another user who may not be able to reach `dir`.
+    pub private: Option<PathBuf>,
 }
 
 impl Layout {
-    fn new(dir: &Path, port: u16) -> Self {
-        let socket = dir.join("server.sock");
+    fn new(dir: &Path, port: u16, owner: Option<ServiceUser>) -> Result<Self> {
+        let private = match &owner {
+            Some(u) => Some(user::private_dir(u, dir)?),
+            None => None,
+        };
+        let base = private.clone().unwrap_or_else(|| dir.to_path_buf());
+        let socket = base.join("server.sock");
         // A Unix socket path must fit in 108 bytes; deep directories get one in /tmp.
         let socket = if socket.as_os_str().len() < 100 {
             socket
         } else {
             std::env::temp_dir().join(format!("dbduel-{}-{port}.sock", std::process::id()))
         };
-        Layout {
+        Ok(Layout {
             dir: dir.to_path_buf(),
-            datadir: dir.join("data"),
+            datadir: base.join("data"),
             socket,
             config_file: dir.join("server.cnf"),
             log_file: dir.join("server.log"),
-            pid_file: dir.join("server.pid"),
+            pid_file: base.join("server.pid"),
             port,
+            owner,
+            private,
+        })
+    }
+
+    /// A command for `program` that runs as the sandbox's owner.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        if let Some(u) = &self.owner {
+            // std drops supplementary groups when switching user from root.
+            cmd.uid(u.uid).gid(u.gid);
         }
+        cmd
     }
 }
 
@@ -107,6 +136,14 @@ pub trait Recipe: Send + Sync {
     /// Does this log tail say the server could not bind its port (so another port may work)?
     fn port_in_use(&self, _log_tail: &str) -> bool {
         false
+    }
+    /// The OS user to run the server as, when it must not be dbduel's (None: dbduel's own).
+    fn service_user(&self) -> Result<Option<ServiceUser>> {
+        Ok(None)
+    }
+    /// The signal for a clean, prompt shutdown.
+    fn stop_signal(&self) -> i32 {
+        libc::SIGTERM
     }
     /// How long a start may take before it is a failure.
     fn start_timeout(&self) -> Duration {
@@ -137,7 +174,7 @@ impl Sandbox {
     pub fn create(recipe: Box<dyn Recipe>, name: &str, dir: &Path) -> Result<Sandbox> {
         recipe.check_installed()?;
         std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
-        let layout = Layout::new(&absolute(dir), free_port()?);
+        let layout = Layout::new(&absolute(dir), free_port()?, recipe.service_user()?)?;
         let config = recipe.config(&layout);
         std::fs::write(&layout.config_file, &config)
             .map_err(|e| io_err("cannot write", &layout.config_file, e))?;
@@ -151,6 +188,7 @@ impl Sandbox {
             socket: layout.socket.clone(),
             config_file: layout.config_file.clone(),
             log_file: layout.log_file.clone(),
+            private_dir: layout.private.clone(),
             pid: None,
             owner_pid: std::process::id() as i32,
             server_version: None,
@@ -269,7 +307,7 @@ impl Sandbox {
             return Ok(());
         };
         let grace = Duration::from_secs(60);
-        signal(pid, libc::SIGTERM);
+        signal(pid, self.recipe.stop_signal());
         let deadline = Instant::now() + grace;
         loop {
             let exited = match self.child.as_mut() {
@@ -348,8 +386,14 @@ impl Drop for Sandbox {
 }
 
 fn remove_dir(layout: &Layout) -> Result<()> {
-    if layout.socket.parent() != Some(layout.dir.as_path()) {
+    let in_sandbox = |p: &Path| {
+        p.starts_with(&layout.dir) || layout.private.as_ref().is_some_and(|d| p.starts_with(d))
+    };
+    if !in_sandbox(&layout.socket) {
         let _ = std::fs::remove_file(&layout.socket);
+    }
+    if let Some(private) = &layout.private {
+        user::remove_private_dir(private)?;
     }
     std::fs::remove_dir_all(&layout.dir).map_err(|e| io_err("cannot remove", &layout.dir, e))
 }
@@ -442,7 +486,15 @@ pub fn find(root: &Path) -> Vec<Found> {
 pub fn remove_found(f: &Found) -> Result<()> {
     if let Some(pid) = f.manifest.pid {
         if f.running {
-            signal(pid, libc::SIGTERM);
+            // SIGINT is a fast, clean shutdown for PostgreSQL and a plain stop for MariaDB.
+            signal(
+                pid,
+                if f.manifest.flavor == "postgres" {
+                    libc::SIGINT
+                } else {
+                    libc::SIGTERM
+                },
+            );
             let deadline = Instant::now() + Duration::from_secs(30);
             while alive(pid) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
@@ -458,6 +510,8 @@ pub fn remove_found(f: &Found) -> Result<()> {
         log_file: f.manifest.log_file.clone(),
         pid_file: f.path.join("server.pid"),
         port: f.manifest.port,
+        owner: None,
+        private: f.manifest.private_dir.clone(),
     };
     remove_dir(&layout)
 }

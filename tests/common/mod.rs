@@ -50,3 +50,46 @@ pub fn step<'a>(
         .and_then(|ss| ss.iter().find(|s| s["name"] == step))
         .unwrap_or_else(|| panic!("no step {contender}/{step} in {summary:#}"))
 }
+
+/// Run dbduel with `args`; returns (pid, exit code, stdout, stderr).
+pub fn run_with_pid(args: &[&str]) -> (u32, i32, String, String) {
+    let child = bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbduel runs");
+    let pid = child.id();
+    let out = child.wait_with_output().expect("dbduel finishes");
+    (
+        pid,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Command lines of running processes that contain `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .filter(|c| c.contains(needle))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a server is installed; fails instead when DBDUEL_REQUIRE_SERVERS=1 (CI).
+pub fn have_server(name: &str, installed: bool) -> bool {
+    if !installed {
+        assert!(
+            std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "{name} is not installed and DBDUEL_REQUIRE_SERVERS=1: run `make install-servers`"
+        );
+        eprintln!("skipping: {name} not installed (run `make install-servers`)");
+    }
+    installed
+}

@@ -1,0 +1,172 @@
+//! The PostgreSQL recipe: `initdb` into a private data directory, settings appended to its
+//! postgresql.conf, `postgres` in the foreground on a loopback port with its socket in the
+//! sandbox, readiness by a real connection. PostgreSQL refuses to run as root, so when dbduel
+//! is root the server runs as an unprivileged account (`postgres` if the packages made one,
+//! else `dbduel`, created on first use) in a directory only that account can use.
+
+use super::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The superuser initdb creates; dbduel connects as it (trust auth, loopback only).
+pub const SUPERUSER: &str = "dbduel";
+
+/// The directory holding `postgres`, `initdb`: the newest Debian install, or `pg_config`'s.
+pub fn bin_dir() -> Option<PathBuf> {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v: u32 = e.file_name().to_string_lossy().parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").exists().then_some((v, bin))
+        })
+        .collect();
+    found.sort();
+    if let Some((_, b)) = found.pop() {
+        return Some(b);
+    }
+    let out = Command::new("pg_config").arg("--bindir").output().ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    p.join("postgres").exists().then_some(p)
+}
+
+/// One PostgreSQL server's settings (postgresql.conf names and values).
+#[derive(Debug, Clone)]
+pub struct PostgresRecipe {
+    pub settings: BTreeMap<String, String>,
+}
+
+impl PostgresRecipe {
+    fn bin(&self, name: &str) -> Result<PathBuf> {
+        bin_dir().map(|d| d.join(name)).ok_or_else(missing)
+    }
+}
+
+fn missing() -> SandboxError {
+    SandboxError::Missing {
+        what: "the PostgreSQL server (postgres, initdb)".into(),
+        hint: "run `make install-servers` (Debian: apt-get install postgresql postgresql-contrib)"
+            .into(),
+    }
+}
+
+/// A value quoted for postgresql.conf.
+fn quote(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+impl Recipe for PostgresRecipe {
+    fn flavor(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn check_installed(&self) -> Result<()> {
+        let bin = bin_dir().ok_or_else(missing)?;
+        if !bin.join("initdb").exists() {
+            return Err(missing());
+        }
+        Ok(())
+    }
+
+    fn service_user(&self) -> Result<Option<ServiceUser>> {
+        if user::is_root() {
+            user::ensure(&["postgres", "dbduel"]).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn config(&self, l: &Layout) -> String {
+        let mut s = String::from("# Written by dbduel for one sandbox.\n");
+        let socket_dir = l.socket.parent().unwrap_or(Path::new("/tmp"));
+        let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {}\n", quote(v)));
+        put("listen_addresses", "127.0.0.1");
+        put("unix_socket_directories", &socket_dir.display().to_string());
+        for (k, v) in &self.settings {
+            put(k, v);
+        }
+        s
+    }
+
+    fn init(&self, l: &Layout) -> Result<()> {
+        let out = l
+            .command(self.bin("initdb")?)
+            .arg("-D")
+            .arg(&l.datadir)
+            .args([
+                "-U",
+                SUPERUSER,
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-instructions",
+            ])
+            .output()
+            .map_err(|e| SandboxError::Failed {
+                what: "initdb".into(),
+                detail: e.to_string(),
+            })?;
+        if !out.status.success() {
+            let text = String::from_utf8_lossy(&out.stderr);
+            let lines: Vec<&str> = text.lines().collect();
+            return Err(SandboxError::Failed {
+                what: format!("initdb in {}", l.datadir.display()),
+                detail: lines[lines.len().saturating_sub(15)..].join("\n"),
+            });
+        }
+        // The server reads its own postgresql.conf; the later settings win.
+        let conf = l.datadir.join("postgresql.conf");
+        let text = std::fs::read_to_string(&l.config_file).map_err(|e| {
+            SandboxError::Io(format!("cannot read {}: {e}", l.config_file.display()))
+        })?;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&conf)
+            .map_err(|e| SandboxError::Io(format!("cannot open {}: {e}", conf.display())))?;
+        f.write_all(format!("\n{text}").as_bytes())
+            .map_err(|e| SandboxError::Io(format!("cannot write {}: {e}", conf.display())))?;
+        Ok(())
+    }
+
+    fn command(&self, l: &Layout) -> Command {
+        let server = self
+            .bin("postgres")
+            .unwrap_or_else(|_| PathBuf::from("postgres"));
+        let mut cmd = l.command(server);
+        // The port is given here, not in the file, so a retry on a new port needs no rewrite.
+        cmd.arg("-D")
+            .arg(&l.datadir)
+            .arg("-c")
+            .arg(format!("port={}", l.port));
+        cmd
+    }
+
+    fn probe(&self, l: &Layout) -> Option<String> {
+        let mut c = postgres::Config::new()
+            .host("127.0.0.1")
+            .port(l.port)
+            .user(SUPERUSER)
+            .dbname("postgres")
+            .connect_timeout(Duration::from_millis(500))
+            .connect(postgres::NoTls)
+            .ok()?;
+        let row = c.query_one("SHOW server_version", &[]).ok()?;
+        row.try_get::<_, String>(0)
+            .ok()
+            .map(|v| format!("PostgreSQL {v}"))
+    }
+
+    fn port_in_use(&self, log_tail: &str) -> bool {
+        log_tail.contains("could not bind") || log_tail.contains("Address already in use")
+    }
+
+    fn stop_signal(&self) -> i32 {
+        // SIGTERM waits for clients to leave ("smart"); SIGINT disconnects them ("fast").
+        libc::SIGINT
+    }
+}

@@ -1,0 +1,147 @@
+//! The unprivileged OS user a server runs as when dbduel is root (PostgreSQL refuses to run
+//! as root), and the private directories such a server writes into.
+
+use super::{Result, SandboxError};
+use std::ffi::CString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// An OS account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceUser {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Is dbduel running as root?
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Look an account up by name.
+pub fn lookup(name: &str) -> Option<ServiceUser> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: getpwnam returns a pointer to static storage or null; we copy out at once and
+    // call it from one thread at a time in practice (sandbox creation is sequential).
+    let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+    if pw.is_null() {
+        return None;
+    }
+    // SAFETY: pw is non-null and points to a valid passwd struct.
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Some(ServiceUser {
+        name: name.to_string(),
+        uid,
+        gid,
+    })
+}
+
+/// The first of `names` that exists, or `names[last]` created as a system account.
+pub fn ensure(names: &[&str]) -> Result<ServiceUser> {
+    for n in names {
+        if let Some(u) = lookup(n) {
+            return Ok(u);
+        }
+    }
+    let name = names.last().copied().unwrap_or("dbduel");
+    let out = std::process::Command::new("useradd")
+        .args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            name,
+        ])
+        .output()
+        .map_err(|e| SandboxError::Failed {
+            what: format!("creating the OS user `{name}` (useradd)"),
+            detail: e.to_string(),
+        })?;
+    if !out.status.success() && lookup(name).is_none() {
+        return Err(SandboxError::Failed {
+            what: format!("creating the OS user `{name}` (useradd)"),
+            detail: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    lookup(name).ok_or_else(|| SandboxError::Failed {
+        what: format!("creating the OS user `{name}`"),
+        detail: "useradd succeeded but the user is not there".into(),
+    })
+}
+
+/// Root of the private directories: reachable by anyone (0711), listable by root only.
+fn private_root() -> PathBuf {
+    std::env::temp_dir().join("dbduel-sandboxes")
+}
+
+/// A new directory only `user` can use, for a sandbox whose own directory is `sandbox_dir`
+/// (which the user may be unable to reach: it may sit under a 0700 home or temp directory).
+pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
+    let root = private_root();
+    std::fs::create_dir_all(&root)
+        .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", root.display())))?;
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).map_err(|e| {
+        SandboxError::Io(format!("cannot set permissions on {}: {e}", root.display()))
+    })?;
+    let tag: String = sandbox_dir
+        .components()
+        .rev()
+        .take(3)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("-");
+    for n in 0..1000 {
+        let d = root.join(format!("{}-{}-{n}", std::process::id(), tag));
+        match std::fs::create_dir(&d) {
+            Ok(()) => {
+                chown(&d, user)?;
+                std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).map_err(
+                    |e| SandboxError::Io(format!("cannot set permissions on {}: {e}", d.display())),
+                )?;
+                return Ok(d);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(SandboxError::Io(format!(
+                    "cannot create {}: {e}",
+                    d.display()
+                )));
+            }
+        }
+    }
+    Err(SandboxError::Io(format!(
+        "no free directory name under {}",
+        root.display()
+    )))
+}
+
+/// Remove a private directory made by `private_dir` (and nothing outside their root).
+pub fn remove_private_dir(d: &Path) -> Result<()> {
+    if !d.starts_with(private_root()) {
+        return Err(SandboxError::Io(format!(
+            "refusing to remove {}: not a dbduel sandbox directory",
+            d.display()
+        )));
+    }
+    match std::fs::remove_dir_all(d) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SandboxError::Io(format!(
+            "cannot remove {}: {e}",
+            d.display()
+        ))),
+    }
+}
+
+/// Give `path` to `user`.
+pub fn chown(path: &Path, user: &ServiceUser) -> Result<()> {
+    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)).map_err(|e| {
+        SandboxError::Io(format!(
+            "cannot chown {} to {}: {e}",
+            path.display(),
+            user.name
+        ))
+    })
+}

@@ -1,0 +1,224 @@
+//! End to end on real PostgreSQL sandboxes: lifecycle as root (the server runs as an
+//! unprivileged account) and as an ordinary user, and the shootout checked against what the
+//! server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a missing server fails.
+
+mod common;
+
+use common::{read_json, run_dir, run_with_pid, step};
+use dbduel::sandbox::{self, Sandbox, postgres::PostgresRecipe};
+use std::collections::BTreeMap;
+
+fn have_postgres() -> bool {
+    common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+}
+
+fn client(port: u16, db: &str) -> postgres::Client {
+    postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("dbduel")
+        .dbname(db)
+        .connect(postgres::NoTls)
+        .expect("connect to sandbox")
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn sandbox_starts_stops_and_restarts() {
+    if !have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp"); // 0700: the server's account cannot enter it
+    let mut settings = BTreeMap::new();
+    settings.insert("shared_buffers".to_string(), "16MB".to_string());
+    let mut sb = Sandbox::create(
+        Box::new(PostgresRecipe { settings }),
+        "pg",
+        &root.path().join("pg"),
+    )
+    .expect("create");
+    sb.start().expect("start");
+    assert!(
+        sb.manifest
+            .server_version
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("PostgreSQL")
+    );
+    let pid = sb.pid().expect("pid");
+    // PostgreSQL refuses root: as root the server runs as another account
+    let uid = std::fs::metadata(format!("/proc/{pid}"))
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap();
+    if is_root() {
+        assert_ne!(uid, 0, "postgres must not run as root");
+        assert!(sb.manifest.private_dir.is_some());
+    }
+    let v: String = client(sb.layout.port, "postgres")
+        .query_one("SHOW port", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, sb.layout.port.to_string());
+    sb.restart().expect("restart");
+    assert_ne!(sb.pid(), Some(pid));
+    assert!(!sandbox::alive(pid));
+    let _ = client(sb.layout.port, "postgres");
+    let pid = sb.pid().expect("pid");
+    let private = sb.manifest.private_dir.clone();
+    sb.destroy().expect("destroy");
+    assert!(!sandbox::alive(pid));
+    assert!(!root.path().join("pg").exists());
+    if let Some(p) = private {
+        assert!(
+            !p.exists(),
+            "private data directory left behind: {}",
+            p.display()
+        );
+    }
+}
+
+#[test]
+fn shootout_on_postgres_agrees_with_the_server() {
+    if !have_postgres() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let out_s = out.path().to_str().unwrap();
+    let (pid, code, stdout, stderr) = run_with_pid(&[
+        "run",
+        "shootout",
+        "--contender",
+        "postgres",
+        "--out",
+        out_s,
+        "--keep",
+        "-q",
+        "--set",
+        "dataset.rows=20000",
+        "--set",
+        "step.range-queries.clients=20",
+        "--set",
+        "step.range-queries.per_client=10",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for st in [
+        "load",
+        "footprint",
+        "count-cold",
+        "count-warm",
+        "range-queries",
+        "update",
+        "create-index",
+        "drop-index",
+        "add-column",
+        "drop-column",
+    ] {
+        assert_eq!(
+            step(&summary, "postgres", st)["status"],
+            "ok",
+            "{st}: {:#}",
+            step(&summary, "postgres", st)
+        );
+    }
+    assert_eq!(step(&summary, "postgres", "load")["rows"], 20000);
+    assert_eq!(step(&summary, "postgres", "update")["rows"], 11100);
+
+    let sb = read_json(
+        &dir.join("work")
+            .join("postgres")
+            .join("sandbox")
+            .join("sandbox.json"),
+    );
+    let port = sb["port"].as_u64().unwrap() as u16;
+    let mut c = client(port, "dbduel_shootout");
+    let n: i64 = c
+        .query_one("SELECT COUNT(*) FROM user_logs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 20000);
+    let changed: i64 = c
+        .query_one("SELECT COUNT(*) FROM user_logs WHERE content = 'ddddddddddddddddddddsssssss' AND id > 8900 AND id < 90000", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(changed, 11100);
+
+    // bytes on disk: the relation files, equal to what the server counts
+    let fp = read_json(&dir.join("postgres").join("footprint.json"));
+    let files = fp["details"]["files_bytes"].as_u64().unwrap();
+    let engine = fp["details"]["engine_bytes"].as_u64().unwrap();
+    assert_eq!(files, engine, "{fp:#}");
+    assert!(files > 20000 * 700);
+
+    // queries counted by dbduel = executions counted by pg_stat_statements
+    let rq = read_json(&dir.join("postgres").join("range-queries.json"));
+    let ours = rq["details"]["ops"].as_u64().unwrap();
+    let server = rq["server_counters"]["select_calls"].as_u64().unwrap();
+    assert_eq!(ours, 200);
+    assert!(
+        (server as f64 - ours as f64).abs() <= ours as f64 * 0.02,
+        "dbduel {ours}, pg_stat_statements {server}"
+    );
+    // the load step says what ran after COPY
+    assert!(
+        step(&summary, "postgres", "load")["note"]
+            .as_str()
+            .unwrap()
+            .contains("VACUUM ANALYZE")
+    );
+
+    let (code, _, _) = common::run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0);
+    assert!(sandbox::find(out.path()).is_empty());
+    let left = common::processes_mentioning(&format!("dbduel-sandboxes/{pid}-"));
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn postgres_runs_the_same_for_an_ordinary_user() {
+    if !have_postgres() || !is_root() {
+        return; // as an ordinary user, the test above already is this test
+    }
+    // An ordinary account, a results directory it owns, the same command.
+    let out = tempfile::tempdir().expect("tmp");
+    let dir = out.path().join("results");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(
+        out.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_dbduel"))
+        .args(["run", "shootout", "--contender", "postgres", "-q", "--out"])
+        .arg(&dir)
+        .args([
+            "--set",
+            "dataset.rows=2000",
+            "--set",
+            "step.range-queries.clients=3",
+            "--set",
+            "step.range-queries.per_client=5",
+        ])
+        .current_dir(&dir)
+        .env("TMPDIR", &dir)
+        .output()
+        .expect("setpriv runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{stderr}\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    assert_eq!(summary["status"], "ok");
+    let manifest = read_json(&run_dir(&stderr).join("manifest.json"));
+    assert_eq!(manifest["contenders"][0]["engine"], "postgres");
+    assert!(common::processes_mentioning(dir.to_str().unwrap()).is_empty());
+}
