@@ -225,6 +225,7 @@ pub fn run(
                     &contender.name,
                     &table,
                     &dataset_file,
+                    manifest.host.cores,
                     progress,
                     stop,
                 )?;
@@ -279,6 +280,7 @@ fn run_step(
     contender: &str,
     table: &crate::dataset::TableDef,
     dataset_file: &Path,
+    cores: usize,
     progress: &mut Progress,
     stop: &AtomicBool,
 ) -> Result<StepSummary, ExecError> {
@@ -333,6 +335,12 @@ fn run_step(
             if !out.intervals.is_empty() {
                 dir.write_ndjson(&rel(".intervals.ndjson"), &out.intervals)?;
             }
+            if let Some(w) = client_cpu_warning(engine, &samples, cores) {
+                s.note = Some(match s.note.take() {
+                    Some(n) => format!("{n}; {w}"),
+                    None => w,
+                });
+            }
             (s, out.details, None)
         }
         Err(e) => {
@@ -382,4 +390,26 @@ fn counter_delta(
             (k.clone(), if *a >= b { a - b } else { *a })
         })
         .collect()
+}
+
+/// A warning when dbduel itself used more than half of the machine's CPU during a step
+/// against a server: the client then competed with the server and may have capped the
+/// figures. (An embedded engine runs inside dbduel, so there it is expected.)
+fn client_cpu_warning(
+    engine: &dyn Engine,
+    samples: &[sysmon::SystemSample],
+    cores: usize,
+) -> Option<String> {
+    engine.server_pid()?;
+    if samples.is_empty() || cores == 0 {
+        return None;
+    }
+    let mean = samples.iter().map(|s| s.dbduel.cpu_pct).sum::<f64>() / samples.len() as f64;
+    let share = mean / (cores as f64 * 100.0);
+    (share > 0.5).then(|| {
+        format!(
+            "warning: dbduel itself used {:.0}% of the machine's CPU during this step; the client may have limited these figures",
+            share * 100.0
+        )
+    })
 }

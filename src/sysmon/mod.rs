@@ -276,6 +276,8 @@ fn run(start: Instant, targets: Targets, shared: &Shared) -> Vec<SystemSample> {
 #[derive(Debug)]
 struct Reading {
     at: Instant,
+    /// When the process table was read (it can lag `at` on a loaded machine).
+    procs_at: Instant,
     cpu: CpuSnap,
     disks: BTreeMap<String, DiskSnap>,
     table: ProcTable,
@@ -312,6 +314,9 @@ impl Collector {
         let cpu = host::read_cpu().ok()?;
         let mem = host::read_mem().ok()?;
         let disks = host::read_disks();
+        // Process CPU is a rate over the time between two process-table reads, which on a
+        // machine busy with a thousand client threads can lag `at` by a good part of a second.
+        let procs_at = Instant::now();
         let table = ProcTable::scan();
 
         let empty = ProcTable::default();
@@ -326,18 +331,23 @@ impl Collector {
 
         let out = self.prev.as_ref().map(|p| {
             let interval_s = at.saturating_duration_since(p.at).as_secs_f64().max(1e-3);
+            let procs_s = procs_at
+                .saturating_duration_since(p.procs_at)
+                .as_secs_f64()
+                .max(1e-3);
             SystemSample {
                 t_s: at.saturating_duration_since(start).as_secs_f64(),
                 tick,
                 cpu: host::cpu_pct(&p.cpu, &cpu),
                 mem,
                 devices: host::disk_rates(&p.disks, &disks, interval_s),
-                engine: engine.map(|d| self.usage(&d, interval_s)),
-                dbduel: me.map(|d| self.usage(&d, interval_s)).unwrap_or_default(),
+                engine: engine.map(|d| self.usage(&d, procs_s)),
+                dbduel: me.map(|d| self.usage(&d, procs_s)).unwrap_or_default(),
             }
         });
         self.prev = Some(Reading {
             at,
+            procs_at,
             cpu,
             disks,
             table,
