@@ -151,6 +151,7 @@ pub fn run(
             contender: &contender.name,
             dir: &data_dir,
             database: &database,
+            table: &ds.table,
             max_clients,
         };
         progress.begin(&format!(
@@ -179,7 +180,7 @@ pub fn run(
                 Some(engine)
             }
             Err(e) => {
-                progress.end(&format!(
+                progress.fail(&format!(
                     "FAILED {}: engine could not start: {e}",
                     contender.name
                 ));
@@ -289,8 +290,13 @@ fn run_step(
     let sampler = sysmon::Sampler::start(
         start,
         sysmon::Targets {
-            // An embedded engine works inside dbduel, so its process is ours.
-            engine_pid: Some(engine.server_pid().unwrap_or(std::process::id() as i32)),
+            // An embedded engine works inside dbduel, so its process is ours; an external
+            // server's process is not visible from here.
+            engine_pid: if engine.embedded() {
+                Some(std::process::id() as i32)
+            } else {
+                engine.server_pid()
+            },
             self_pid: std::process::id() as i32,
         },
     );
@@ -343,6 +349,15 @@ fn run_step(
             }
             (s, out.details, None)
         }
+        Err(workload::StepError::Skipped(reason)) => {
+            let s = StepSummary::without_figures(
+                &step.name,
+                &step.kind,
+                Status::Skipped,
+                format!("skipped: {reason}"),
+            );
+            (s, serde_json::Value::Null, None)
+        }
         Err(e) => {
             let msg = format!("{contender} · {}: {e}", step.name);
             let s =
@@ -364,16 +379,15 @@ fn run_step(
             "error": error,
         }),
     )?;
-    let line = match &error {
-        Some(m) => format!("FAILED {m}"),
-        None => format!(
+    match &error {
+        Some(m) => progress.fail(&format!("FAILED {m}")),
+        None => progress.end(&format!(
             "{contender} · {}: {} {}",
             step.name,
             summary.status.as_str(),
             crate::report::format::headline(&summary)
-        ),
-    };
-    progress.end(&line);
+        )),
+    }
     Ok(summary)
 }
 

@@ -26,6 +26,22 @@ impl Eviction {
     }
 }
 
+/// What a restart did to the page cache of `files`: (verified cold, how, resident bytes).
+/// With `cold` false the cache is left as it is.
+pub fn drop_for_restart(files: &[PathBuf], cold: bool) -> (bool, String, Option<u64>) {
+    if !cold {
+        return (false, "warm: page cache left as is".to_string(), None);
+    }
+    let ev = evict(files);
+    let ok = ev.is_cold();
+    let how = if ok {
+        ev.method
+    } else {
+        format!("warm-restart: page cache not emptied ({})", ev.method)
+    };
+    (ok, how, ev.resident_bytes)
+}
+
 /// Resident bytes above which files count as still cached: 1% of them, at least 1 MiB.
 fn warm_threshold(total_bytes: u64) -> u64 {
     (total_bytes / 100).max(1 << 20)

@@ -100,6 +100,14 @@ impl Progress {
         }
     }
 
+    /// A failure: shown even with `--quiet`, since errors are not progress.
+    pub fn fail(&mut self, line: &str) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        eprintln!("{} {line}", self.stamp());
+    }
+
     /// A line outside any step.
     pub fn note(&self, line: &str) {
         if self.mode != Mode::Quiet {

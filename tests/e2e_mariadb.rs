@@ -294,3 +294,175 @@ fn no_server_is_left_after_a_run() {
     let leftover = common::processes_mentioning(out.path().to_str().unwrap());
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// A study of a few steps against an external MariaDB target.
+fn target_study(dir: &Path, target_line: &str, engine_line: &str) -> std::path::PathBuf {
+    let p = dir.join("target.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"[study]
+name = "ext"
+description = "against an existing server"
+[dataset]
+generator = "user_logs"
+rows = 2000
+[[contender]]
+name = "theirs"
+engine = "mariadb"
+{target_line}
+options = {{ {engine_line} }}
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "footprint"
+kind = "footprint"
+[[step]]
+name = "count-cold"
+kind = "count"
+cold = true
+[[step]]
+name = "queries"
+kind = "queries"
+clients = 4
+per_client = 5
+queries = ["SELECT COUNT(*) FROM user_logs WHERE id < 100"]
+"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn external_targets_are_used_but_never_harmed() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    // Someone else's server, with a password user and a database of their own.
+    let mut theirs =
+        Sandbox::create(recipe(), "theirs", &root.path().join("theirs")).expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let mut admin = conn(port, None);
+    admin
+        .query_drop("CREATE USER bench@'127.0.0.1' IDENTIFIED BY 's3cret-pw'")
+        .unwrap();
+    admin
+        .query_drop("GRANT ALL ON *.* TO bench@'127.0.0.1'")
+        .unwrap();
+    admin.query_drop("CREATE DATABASE precious").unwrap();
+    admin
+        .query_drop("CREATE TABLE precious.user_logs (id INT PRIMARY KEY)")
+        .unwrap();
+    admin
+        .query_drop("INSERT INTO precious.user_logs VALUES (1), (2), (3)")
+        .unwrap();
+    let out = root.path().join("out");
+    let out_s = out.to_str().unwrap();
+
+    // A run with the password from the environment: every step but the cold count (which
+    // needs a restart the contender cannot do) runs; the password is nowhere in the results.
+    let study = target_study(
+        root.path(),
+        &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        "storage_engine = \"innodb\"",
+    );
+    let run_it = || {
+        common::bin()
+            .args(["run", study.to_str().unwrap(), "-q", "--out", out_s])
+            .env("DBDUEL_TEST_PW", "s3cret-pw")
+            .output()
+            .expect("runs")
+    };
+    let o = run_it();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stderr}\n{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "load")["rows"], 2000);
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+    let cold = step(&summary, "theirs", "count-cold");
+    assert_eq!(cold["status"], "skipped");
+    assert!(
+        cold["note"].as_str().unwrap().contains("restart_command"),
+        "{cold:#}"
+    );
+    for f in dbduel::oscache::files_under(&dir) {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        assert!(
+            !text.contains("s3cret-pw"),
+            "password leaked into {}",
+            f.display()
+        );
+    }
+    // dbduel made its own, marked database; a second run reuses it
+    let marked: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM dbduel_ext.dbduel_marker")
+        .unwrap();
+    assert_eq!(marked, Some(1));
+    let o = run_it();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    // A database dbduel did not create is refused and left exactly as it was.
+    let study = target_study(
+        root.path(),
+        &format!("target = \"mysql://root@127.0.0.1:{port}/precious\""),
+        "storage_engine = \"innodb\"",
+    );
+    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("was not created by dbduel"), "{stderr}");
+    let n: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM precious.user_logs")
+        .unwrap();
+    assert_eq!(n, Some(3));
+
+    // A storage engine the server lacks stops the run before anything runs (exit 3).
+    let study = target_study(
+        root.path(),
+        &format!("target = \"mysql://root@127.0.0.1:{port}\""),
+        "storage_engine = \"rocksdb\"",
+    );
+    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no ROCKSDB storage engine"), "{stderr}");
+
+    // A password in the target itself is refused (exit 2), and so are sandbox-only options.
+    let study = target_study(
+        root.path(),
+        "target = \"mysql://bench:s3cret-pw@127.0.0.1:3306\"",
+        "storage_engine = \"innodb\"",
+    );
+    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("password_env") && !stderr.contains("s3cret-pw"),
+        "{stderr}"
+    );
+    let study = target_study(
+        root.path(),
+        &format!("target = \"mysql://root@127.0.0.1:{port}\""),
+        "buffer_pool_mb = 64",
+    );
+    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("buffer_pool_mb configures a private server"),
+        "{stderr}"
+    );
+    theirs.destroy().expect("destroy");
+}

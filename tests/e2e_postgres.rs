@@ -222,3 +222,77 @@ fn postgres_runs_the_same_for_an_ordinary_user() {
     assert_eq!(manifest["contenders"][0]["engine"], "postgres");
     assert!(common::processes_mentioning(dir.to_str().unwrap()).is_empty());
 }
+
+#[test]
+fn external_postgres_target_is_used_but_never_harmed() {
+    if !have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut settings = BTreeMap::new();
+    settings.insert("shared_buffers".to_string(), "16MB".to_string());
+    let mut theirs = Sandbox::create(
+        Box::new(PostgresRecipe { settings }),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let mut admin = client(port, "postgres");
+    admin.batch_execute("CREATE DATABASE precious").unwrap();
+    let mut precious = client(port, "precious");
+    precious
+        .batch_execute("CREATE TABLE user_logs (id int); INSERT INTO user_logs VALUES (1), (2)")
+        .unwrap();
+    let study = root.path().join("t.toml");
+    let write = |target: &str| {
+        std::fs::write(
+            &study,
+            format!(
+                "[study]\nname = \"ext\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 1000\n\
+                 [[contender]]\nname = \"theirs\"\nengine = \"postgres\"\ntarget = \"{target}\"\n\
+                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"footprint\"\nkind = \"footprint\"\n\
+                 [[step]]\nname = \"count-cold\"\nkind = \"count\"\ncold = true\n\
+                 [[step]]\nname = \"q\"\nkind = \"queries\"\nclients = 3\nper_client = 10\nqueries = [\"SELECT count(*) FROM user_logs\"]\n"
+            ),
+        )
+        .unwrap()
+    };
+    let out = root.path().join("out");
+    write(&format!("postgres://dbduel@127.0.0.1:{port}"));
+    let (code, stdout, stderr) = common::run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "load")["rows"], 1000);
+    assert_eq!(step(&summary, "theirs", "q")["status"], "ok");
+    assert_eq!(step(&summary, "theirs", "count-cold")["status"], "skipped");
+    let marked: i64 = client(port, "dbduel_ext")
+        .query_one("SELECT count(*) FROM dbduel_marker", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(marked, 1);
+    // a database dbduel did not create is refused and left as it was
+    write(&format!("postgres://dbduel@127.0.0.1:{port}/precious"));
+    let (code, _, stderr) = common::run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("was not created by dbduel"), "{stderr}");
+    let n: i64 = precious
+        .query_one("SELECT count(*) FROM user_logs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    theirs.destroy().expect("destroy");
+}

@@ -65,13 +65,17 @@ impl Engine for DryEngine {
 
     fn footprint(&self, _table: &str) -> Result<Footprint> {
         Ok(Footprint {
-            files_bytes: 0,
-            allocated_bytes: 0,
+            files_bytes: Some(0),
+            allocated_bytes: Some(0),
             files: Vec::new(),
             files_rule: "none (dry engine stores nothing)".into(),
             engine_bytes: None,
             engine_rule: "none".into(),
         })
+    }
+
+    fn embedded(&self) -> bool {
+        true
     }
 
     fn restart(&self, _cold: bool) -> Result<RestartOutcome> {

@@ -3,18 +3,19 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+use super::sandbox_err;
+use super::server::{MARKER, MARKER_NOTE, Provisioned, Server};
+use super::target::Target;
 use super::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
     RestartOutcome, Result, Session, StmtId, Value,
 };
-use crate::sandbox::{Sandbox, SandboxError, mariadb::MariadbRecipe};
+use crate::sandbox::mariadb::MariadbRecipe;
 use crate::study::decode::{DecodeError, KeyPath};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::Instant;
 
 /// Storage engines a MariaDB contender may use.
 const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
@@ -28,15 +29,15 @@ pub struct MariadbOptions {
     /// innodb, rocksdb (MyRocks), aria or myisam: the server's default_storage_engine.
     #[serde(default = "default_engine")]
     pub storage_engine: String,
-    /// innodb_buffer_pool_size, MiB.
-    #[serde(default = "default_cache_mb")]
-    pub buffer_pool_mb: u64,
-    /// rocksdb_block_cache_size, MiB (MyRocks only).
-    #[serde(default = "default_cache_mb")]
-    pub block_cache_mb: u64,
-    /// aria_pagecache_buffer_size, MiB.
-    #[serde(default = "default_cache_mb")]
-    pub aria_pagecache_mb: u64,
+    /// innodb_buffer_pool_size, MiB (default 256).
+    #[serde(default)]
+    pub buffer_pool_mb: Option<u64>,
+    /// rocksdb_block_cache_size, MiB (MyRocks only; default 256).
+    #[serde(default)]
+    pub block_cache_mb: Option<u64>,
+    /// aria_pagecache_buffer_size, MiB (default 256).
+    #[serde(default)]
+    pub aria_pagecache_mb: Option<u64>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
     /// zlib, lz4 or zstd (closest to TokuDB's lzma).
     #[serde(default)]
@@ -48,9 +49,9 @@ pub struct MariadbOptions {
     /// transaction (rocksdb_max_row_locks), so `transaction` fails there by design.
     #[serde(default = "default_load_mode")]
     pub load_mode: String,
-    /// innodb_flush_log_at_trx_commit: 0, 1 or 2.
-    #[serde(default = "default_flush")]
-    pub flush_log_at_trx_commit: u8,
+    /// innodb_flush_log_at_trx_commit: 0, 1 or 2 (default 1).
+    #[serde(default)]
+    pub flush_log_at_trx_commit: Option<u8>,
     /// A query (or connection handshake) with no answer for this long fails with a timeout
     /// error instead of hanging the run, seconds.
     #[serde(default = "default_timeout")]
@@ -58,19 +59,18 @@ pub struct MariadbOptions {
     /// Any other server variables, written into the sandbox's [mysqld] section as given.
     #[serde(default)]
     pub server: toml::Table,
+    /// An existing server to use instead of a sandbox (the contender's `target`).
+    #[serde(skip)]
+    pub target: Option<Target>,
 }
 
 fn default_engine() -> String {
     "innodb".into()
 }
-fn default_cache_mb() -> u64 {
-    256
-}
+/// Cache sizes of a sandbox when the contender gives none, MiB.
+const DEFAULT_CACHE_MB: u64 = 256;
 fn default_load_mode() -> String {
     "auto".into()
-}
-fn default_flush() -> u8 {
-    1
 }
 fn default_timeout() -> u64 {
     3600
@@ -95,6 +95,7 @@ impl MariadbOptions {
             ("block_cache_mb", self.block_cache_mb),
             ("aria_pagecache_mb", self.aria_pagecache_mb),
         ] {
+            let Some(v) = v else { continue };
             if !(8..=1 << 20).contains(&v) {
                 return at(
                     k,
@@ -144,7 +145,7 @@ impl MariadbOptions {
                 "query_timeout_s must be from 1 to 604800 (a week)".into(),
             );
         }
-        if self.flush_log_at_trx_commit > 2 {
+        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
             return at(
                 "flush_log_at_trx_commit",
                 "flush_log_at_trx_commit must be 0, 1 or 2".into(),
@@ -171,10 +172,48 @@ impl MariadbOptions {
         Ok(())
     }
 
-    /// Are the server and the storage engine's plugin installed?
+    /// With a target, the server's own configuration applies: options that configure a
+    /// sandbox are refused rather than silently ignored.
+    pub fn check_external(&self) -> std::result::Result<(), DecodeError> {
+        let sandbox_only = [
+            ("buffer_pool_mb", self.buffer_pool_mb.is_some()),
+            ("block_cache_mb", self.block_cache_mb.is_some()),
+            ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
+            ("compression", self.compression.is_some()),
+            (
+                "flush_log_at_trx_commit",
+                self.flush_log_at_trx_commit.is_some(),
+            ),
+            ("server", !self.server.is_empty()),
+        ];
+        match sandbox_only.iter().find(|(_, set)| *set) {
+            Some((k, _)) => Err(DecodeError::at(
+                KeyPath::root().key(k),
+                format!(
+                    "{k} configures a private server; with a target the server's own configuration applies"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Sandboxes: are the server and the storage engine's plugin installed? Targets: does the
+    /// server answer and have the storage engine?
     pub fn preflight(&self) -> Result<()> {
         use crate::sandbox::Recipe;
-        self.recipe(1).check_installed().map_err(sandbox_err)
+        match &self.target {
+            None => self.recipe(1).check_installed().map_err(sandbox_err),
+            Some(t) => {
+                let mut c =
+                    mysql::Conn::new(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
+                        EngineError::new(
+                            "missing",
+                            format!("cannot connect to {}: {e}", t.display()),
+                        )
+                    })?;
+                check_storage_engine(&mut c, &self.storage_engine)
+            }
+        }
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -204,15 +243,15 @@ impl MariadbOptions {
         );
         s.insert(
             "innodb_buffer_pool_size".into(),
-            format!("{}M", self.buffer_pool_mb),
+            format!("{}M", self.buffer_pool_mb.unwrap_or(DEFAULT_CACHE_MB)),
         );
         s.insert(
             "innodb_flush_log_at_trx_commit".into(),
-            self.flush_log_at_trx_commit.to_string(),
+            self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
         );
         s.insert(
             "aria_pagecache_buffer_size".into(),
-            format!("{}M", self.aria_pagecache_mb),
+            format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
         );
         // Room for every client of the study plus admin connections.
         let conns = max_clients + 50;
@@ -225,7 +264,7 @@ impl MariadbOptions {
         if self.is_rocksdb() {
             s.insert(
                 "rocksdb_block_cache_size".into(),
-                format!("{}M", self.block_cache_mb),
+                format!("{}M", self.block_cache_mb.unwrap_or(DEFAULT_CACHE_MB)),
             );
             if let Some(c) = &self.compression {
                 let kind = match c.as_str() {
@@ -264,15 +303,6 @@ fn server_value(v: &toml::Value) -> Option<String> {
     }
 }
 
-/// A MariaDB contender: its sandbox and how to reach it.
-pub struct MariadbEngine {
-    opts: MariadbOptions,
-    sandbox: Mutex<Sandbox>,
-    port: u16,
-    database: String,
-    datadir: PathBuf,
-}
-
 fn my_err(e: mysql::Error) -> EngineError {
     let kind = match &e {
         mysql::Error::MySqlError(me) => match me.code {
@@ -291,54 +321,143 @@ fn my_err(e: mysql::Error) -> EngineError {
     EngineError::new(kind, format!("mariadb: {e}"))
 }
 
-fn sandbox_err(e: SandboxError) -> EngineError {
-    let kind = match e {
-        SandboxError::Missing { .. } => "missing",
-        _ => "sandbox",
-    };
-    EngineError::new(kind, e.to_string())
+/// A MariaDB contender: its server and how to reach it.
+pub struct MariadbEngine {
+    opts: MariadbOptions,
+    server: Server,
+    /// Root, host, port and password of the server.
+    reach: Target,
+    database: String,
+    /// The server's data directory when it is readable here.
+    datadir: Option<PathBuf>,
+}
+
+/// Connection options for a target: TCP only, known packet size (so connecting sends no
+/// `SELECT @@max_allowed_packet` that would count in Com_select), bounded waits.
+fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::OptsBuilder {
+    mysql::OptsBuilder::new()
+        .ip_or_hostname(Some(t.host.clone()))
+        .tcp_port(t.port)
+        .user(Some(t.user.clone()))
+        .pass(t.password.as_ref().map(|p| p.expose().to_string()))
+        .prefer_socket(false)
+        .db_name(db)
+        .stmt_cache_size(Some(64))
+        .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)))
+        .read_timeout(Some(std::time::Duration::from_secs(timeout_s)))
+        .write_timeout(Some(std::time::Duration::from_secs(timeout_s)))
+        .max_allowed_packet(Some(crate::sandbox::mariadb::MAX_ALLOWED_PACKET))
+}
+
+/// Fail unless the server has `engine` enabled, naming what it does have.
+fn check_storage_engine(c: &mut mysql::Conn, engine: &str) -> Result<()> {
+    let engines: Vec<(String, String)> = c
+        .query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES")
+        .map_err(my_err)?;
+    let ok = engines
+        .iter()
+        .any(|(e, s)| e.eq_ignore_ascii_case(engine) && (s == "YES" || s == "DEFAULT"));
+    if ok {
+        return Ok(());
+    }
+    Err(EngineError::new(
+        "missing",
+        format!(
+            "the server has no {} storage engine (it has: {})",
+            engine.to_ascii_uppercase(),
+            engines
+                .iter()
+                .filter(|(_, s)| s != "NO")
+                .map(|(e, _)| e.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 impl MariadbEngine {
-    /// Create and start the contender's sandbox, and create the study's database in it.
+    /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: MariadbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
-        let recipe = opts.recipe(ctx.max_clients);
-        let mut sandbox =
-            Sandbox::create(Box::new(recipe), ctx.contender, &ctx.dir.join("sandbox"))
-                .map_err(sandbox_err)?;
-        sandbox.start().map_err(sandbox_err)?;
-        let engine = MariadbEngine {
-            port: sandbox.layout.port,
-            datadir: sandbox.layout.datadir.clone(),
-            sandbox: Mutex::new(sandbox),
+        let Provisioned {
+            server,
+            reach,
+            datadir,
+        } = Server::provision(
+            opts.target.as_ref(),
+            Box::new(opts.recipe(ctx.max_clients)),
+            ctx.contender,
+            ctx.dir,
+            "mysql",
+            "root",
+        )?;
+        let database = reach
+            .database
+            .clone()
+            .unwrap_or_else(|| ctx.database.to_string());
+        let mut engine = MariadbEngine {
             opts,
-            database: ctx.database.to_string(),
+            server,
+            reach,
+            database,
+            datadir,
         };
         let mut admin = engine.admin()?;
-        admin
-            .query_drop(format!("CREATE DATABASE `{}`", engine.database))
-            .map_err(my_err)?;
+        if engine.server.is_external() {
+            check_storage_engine(&mut admin, &engine.opts.storage_engine)?;
+            let dir: Option<String> = admin.query_first("SELECT @@datadir").map_err(my_err)?;
+            engine.datadir = dir
+                .map(PathBuf::from)
+                .filter(|d| engine.reach.is_local() && d.is_dir());
+        }
+        engine.claim_database(&mut admin, ctx)?;
         Ok(engine)
     }
 
+    /// Create the study's database with its marker, or reuse one that has dbduel's marker
+    /// (dropping only the study's own table left from an earlier run). A database without
+    /// the marker was not made by dbduel and is never touched.
+    fn claim_database(&self, admin: &mut mysql::Conn, ctx: &OpenCtx<'_>) -> Result<()> {
+        let db = &self.database;
+        let exists: Option<String> = admin
+            .exec_first(
+                "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+                (db,),
+            )
+            .map_err(my_err)?;
+        if exists.is_some() {
+            let marked: Option<String> = admin
+                .exec_first(
+                    "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                    (db, MARKER),
+                )
+                .map_err(my_err)?;
+            if marked.is_none() {
+                return Err(Server::not_ours(db, &self.reach));
+            }
+            admin
+                .query_drop(format!("DROP TABLE IF EXISTS `{db}`.`{}`", ctx.table))
+                .map_err(my_err)?;
+            return Ok(());
+        }
+        admin
+            .query_drop(format!("CREATE DATABASE `{db}`"))
+            .map_err(my_err)?;
+        admin
+            .query_drop(format!(
+                "CREATE TABLE `{db}`.`{MARKER}` (created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, note VARCHAR(200)) ENGINE=InnoDB"
+            ))
+            .map_err(my_err)?;
+        admin
+            .exec_drop(
+                format!("INSERT INTO `{db}`.`{MARKER}` (note) VALUES (?)"),
+                (MARKER_NOTE,),
+            )
+            .map_err(my_err)?;
+        Ok(())
+    }
+
     fn opts(&self, db: Option<&str>) -> mysql::OptsBuilder {
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(self.port)
-            .user(Some("root"))
-            .prefer_socket(false)
-            .db_name(db)
-            .stmt_cache_size(Some(64))
-            .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)))
-            .read_timeout(Some(std::time::Duration::from_secs(
-                self.opts.query_timeout_s,
-            )))
-            .write_timeout(Some(std::time::Duration::from_secs(
-                self.opts.query_timeout_s,
-            )))
-            // Known up front, so connecting sends no `SELECT @@max_allowed_packet` that would
-            // count in the server's Com_select beside the workload's queries.
-            .max_allowed_packet(Some(crate::sandbox::mariadb::MAX_ALLOWED_PACKET))
+        conn_opts(&self.reach, db, self.opts.query_timeout_s)
     }
 
     fn admin(&self) -> Result<mysql::Conn> {
@@ -346,32 +465,36 @@ impl MariadbEngine {
     }
 
     fn conn(&self) -> Result<mysql::Conn> {
-        mysql::Conn::new(self.opts(Some(&self.database))).map_err(my_err)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Sandbox> {
-        self.sandbox.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Stop the server and remove its sandbox, or leave it running with `keep`.
-    pub fn finish(self, keep: bool) -> Result<()> {
-        let sb = self.sandbox.into_inner().unwrap_or_else(|p| p.into_inner());
-        sb.finish(keep).map_err(sandbox_err)
+        let mut c = mysql::Conn::new(self.opts(Some(&self.database))).map_err(my_err)?;
+        if self.server.is_external() {
+            // A sandbox's default engine is set in its config; a target's is the owner's.
+            c.query_drop(format!(
+                "SET SESSION default_storage_engine = {}",
+                self.opts.storage_engine
+            ))
+            .map_err(my_err)?;
+        }
+        Ok(c)
     }
 
     /// The files that hold `table` for this storage engine, and the rule used.
-    fn table_files(&self, table: &str) -> (Vec<PathBuf>, String) {
-        let db = self.datadir.join(&self.database);
+    fn table_files(&self, datadir: &std::path::Path, table: &str) -> (Vec<PathBuf>, String) {
+        let db = datadir.join(&self.database);
         match self.opts.storage_engine.to_ascii_lowercase().as_str() {
             "rocksdb" => {
-                let dir = self.datadir.join("#rocksdb");
+                let dir = datadir.join("#rocksdb");
                 let ssts: Vec<PathBuf> = crate::oscache::files_under(&dir)
                     .into_iter()
                     .filter(|p| p.extension().is_some_and(|e| e == "sst"))
                     .collect();
+                let whose = if !self.server.is_external() {
+                    "the sandbox holds only this table, so all of them are attributed to it"
+                } else {
+                    "on a shared server they hold every MyRocks table, so compare with the engine's figure"
+                };
                 (
                     ssts,
-                    "every RocksDB SST file in #rocksdb after flushing the memtables: the sandbox holds only this table, so all of them are attributed to it (the WAL and MANIFEST are logs, not counted)".into(),
+                    format!("every RocksDB SST file in #rocksdb after flushing the memtables: {whose} (the WAL and MANIFEST are logs, not counted)"),
                 )
             }
             "aria" => (
@@ -447,26 +570,9 @@ impl Engine for MariadbEngine {
                 settings.insert(n, v);
             }
         }
-        let engines: Vec<(String, String)> = c
-            .query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES")
-            .map_err(my_err)?;
-        let want = self.opts.storage_engine.to_ascii_uppercase();
-        let available = engines
-            .iter()
-            .any(|(e, s)| e.eq_ignore_ascii_case(&want) && (s == "YES" || s == "DEFAULT"));
-        if !available {
-            return Err(EngineError::new(
-                "missing",
-                format!(
-                    "this MariaDB server has no {want} storage engine (it has: {})",
-                    engines
-                        .iter()
-                        .filter(|(_, s)| s != "NO")
-                        .map(|(e, _)| e.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
+        check_storage_engine(&mut c, &self.opts.storage_engine)?;
+        if let Server::External(t) = &self.server {
+            settings.insert("target".into(), t.display());
         }
         settings.insert("load_mode".into(), self.opts.load_mode().to_string());
         Ok(EngineInfo {
@@ -554,8 +660,19 @@ impl Engine for MariadbEngine {
                 (&self.database, table),
             )
             .map_err(my_err)?;
-        let (files, files_rule) = self.table_files(table);
-        let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.datadir, &files);
+        let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
+            Some(dir) => {
+                let (paths, rule) = self.table_files(dir, table);
+                let (bytes, allocated, files) = super::file_sizes(dir, &paths);
+                (Some(bytes), Some(allocated), files, rule)
+            }
+            None => (
+                None,
+                None,
+                Vec::new(),
+                "not measured: the server's data directory is not readable from here".to_string(),
+            ),
+        };
         Ok(Footprint {
             files_bytes,
             allocated_bytes,
@@ -568,32 +685,16 @@ impl Engine for MariadbEngine {
     }
 
     fn restart(&self, cold: bool) -> Result<RestartOutcome> {
-        let start = Instant::now();
-        let mut sb = self.lock();
-        sb.stop().map_err(sandbox_err)?;
-        let (cold_ok, cache, resident) = if cold {
-            let ev = crate::oscache::evict(&crate::oscache::files_under(&self.datadir));
-            let ok = ev.is_cold();
-            let cache = if ok {
-                ev.method
-            } else {
-                format!("warm-restart: page cache not emptied ({})", ev.method)
-            };
-            (ok, cache, ev.resident_bytes)
-        } else {
-            (false, "warm: page cache left as is".to_string(), None)
-        };
-        sb.start().map_err(sandbox_err)?;
-        Ok(RestartOutcome {
-            cold: cold_ok,
-            cache: format!("server restarted (buffer pool not reloaded); {cache}"),
-            resident_bytes: resident,
-            elapsed_s: start.elapsed().as_secs_f64(),
-        })
+        self.server.restart(
+            cold,
+            self.datadir.as_deref(),
+            "buffer pool not reloaded",
+            || self.admin().is_ok(),
+        )
     }
 
     fn server_pid(&self) -> Option<i32> {
-        self.lock().pid()
+        self.server.pid()
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
@@ -613,11 +714,11 @@ impl Engine for MariadbEngine {
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
-        MariadbEngine::finish(*self, keep)
+        self.server.finish(keep)
     }
 
     fn server_log(&self) -> Option<PathBuf> {
-        Some(self.lock().layout.log_file.clone())
+        self.server.log()
     }
 }
 

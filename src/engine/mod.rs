@@ -6,7 +6,9 @@ pub mod dialect;
 pub mod dry;
 pub mod mariadb;
 pub mod postgres;
+pub mod server;
 pub mod sqlite;
+pub mod target;
 
 pub use dialect::Dialect;
 
@@ -35,6 +37,15 @@ impl EngineError {
 
 pub type Result<T> = std::result::Result<T, EngineError>;
 
+/// A sandbox failure as an engine error; a server that is not installed is `missing`.
+pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
+    let kind = match e {
+        crate::sandbox::SandboxError::Missing { .. } => "missing",
+        _ => "sandbox",
+    };
+    EngineError::new(kind, e.to_string())
+}
+
 /// A statement parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -62,10 +73,11 @@ pub trait Session: Send {
 /// Bytes a table takes on disk, from the files and as the engine itself reports it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Footprint {
-    /// Sum of the files counted, in bytes (what `ls -l` shows).
-    pub files_bytes: u64,
+    /// Sum of the files counted, in bytes (what `ls -l` shows); `None` when the files are
+    /// not readable from here (a remote server).
+    pub files_bytes: Option<u64>,
     /// Blocks actually allocated for those files, in bytes (what `du` shows).
-    pub allocated_bytes: u64,
+    pub allocated_bytes: Option<u64>,
     pub files: Vec<FileSize>,
     /// Which files were counted and why.
     pub files_rule: String,
@@ -150,6 +162,10 @@ pub trait Engine: Send + Sync {
     fn server_log(&self) -> Option<PathBuf> {
         None
     }
+    /// Does the engine run inside dbduel's own process?
+    fn embedded(&self) -> bool {
+        false
+    }
     /// Release the engine: stop its server and remove its sandbox (or leave it running when
     /// `keep`). Embedded engines have nothing to do.
     fn finish(self: Box<Self>, _keep: bool) -> Result<()> {
@@ -166,6 +182,8 @@ pub struct OpenCtx<'a> {
     pub dir: &'a Path,
     /// The database dbduel creates and works in on servers (`dbduel_<study>`).
     pub database: &'a str,
+    /// The study's table (dbduel may drop it when it reuses its own database).
+    pub table: &'a str,
     /// Most clients any step opens at once.
     pub max_clients: u64,
 }
@@ -183,28 +201,59 @@ pub enum EngineConfig {
 pub const ENGINES: &[&str] = &["sqlite", "mariadb", "postgres", "dry"];
 
 impl EngineConfig {
-    /// Decode `options` for `engine`. Errors carry paths relative to the options table.
-    pub fn decode(engine: &str, options: &toml::Table) -> std::result::Result<Self, DecodeError> {
+    /// Decode `options` (and a `target`, for server engines) for `engine`. Errors carry
+    /// paths relative to the contender table.
+    pub fn decode(
+        engine: &str,
+        options: &toml::Table,
+        target: Option<&target::TargetSpec<'_>>,
+    ) -> std::result::Result<Self, DecodeError> {
         let value = toml::Value::Table(options.clone());
+        let opts = KeyPath::root().key("options");
+        let in_opts = |e: DecodeError| e.under(&opts);
+        let embedded = |name: &str| match target {
+            Some(_) => Err(DecodeError::at(
+                KeyPath::root().key("target"),
+                format!("engine {name} is embedded; target applies to mariadb and postgres"),
+            )),
+            None => Ok(()),
+        };
         match engine {
             "sqlite" => {
-                let o: sqlite::SqliteOptions = crate::study::decode::decode(value)?;
-                o.validate()?;
+                embedded("sqlite")?;
+                let o: sqlite::SqliteOptions =
+                    crate::study::decode::decode(value).map_err(in_opts)?;
+                o.validate().map_err(in_opts)?;
                 Ok(EngineConfig::Sqlite(o))
             }
             "mariadb" => {
-                let o: mariadb::MariadbOptions = crate::study::decode::decode(value)?;
-                o.validate()?;
+                let mut o: mariadb::MariadbOptions =
+                    crate::study::decode::decode(value).map_err(in_opts)?;
+                o.validate().map_err(in_opts)?;
+                if let Some(t) = target {
+                    o.target = Some(target::parse(t, "mysql", 3306)?);
+                    o.check_external().map_err(in_opts)?;
+                }
                 Ok(EngineConfig::Mariadb(o))
             }
             "postgres" => {
-                let o: postgres::PostgresOptions = crate::study::decode::decode(value)?;
-                o.validate()?;
+                let mut o: postgres::PostgresOptions =
+                    crate::study::decode::decode(value).map_err(in_opts)?;
+                o.validate().map_err(in_opts)?;
+                if let Some(t) = target {
+                    o.target = Some(target::parse(t, "postgres", 5432)?);
+                    o.check_external().map_err(in_opts)?;
+                }
                 Ok(EngineConfig::Postgres(o))
             }
-            "dry" => Ok(EngineConfig::Dry(crate::study::decode::decode(value)?)),
+            "dry" => {
+                embedded("dry")?;
+                Ok(EngineConfig::Dry(
+                    crate::study::decode::decode(value).map_err(in_opts)?,
+                ))
+            }
             other => Err(DecodeError::at(
-                KeyPath::root(),
+                KeyPath::root().key("engine"),
                 format!(
                     "unknown engine `{other}`; engines are: {}",
                     ENGINES.join(", ")

@@ -3,17 +3,19 @@
 //! called from inside an async runtime). Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE
 //! policy after a load is an explicit option.
 
+use super::sandbox_err;
+use super::server::{MARKER, MARKER_NOTE, Provisioned, Server};
+use super::target::Target;
 use super::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
     RestartOutcome, Result, Session, StmtId, Value,
 };
+use crate::sandbox::Recipe;
 use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
-use crate::sandbox::{Recipe, Sandbox, SandboxError};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 const SYNC_COMMIT: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
@@ -24,18 +26,18 @@ const AFTER_LOAD: &[&str] = &["none", "analyze", "vacuum_analyze"];
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PostgresOptions {
-    /// shared_buffers, MiB.
-    #[serde(default = "default_shared_buffers")]
-    pub shared_buffers_mb: u64,
-    /// synchronous_commit: on, off, local, remote_write or remote_apply.
-    #[serde(default = "default_sync")]
-    pub synchronous_commit: String,
-    /// wal_level: minimal, replica or logical.
-    #[serde(default = "default_wal_level")]
-    pub wal_level: String,
-    /// max_wal_size, MiB.
-    #[serde(default = "default_max_wal")]
-    pub max_wal_size_mb: u64,
+    /// shared_buffers, MiB (default 256).
+    #[serde(default)]
+    pub shared_buffers_mb: Option<u64>,
+    /// synchronous_commit: on (default), off, local, remote_write or remote_apply.
+    #[serde(default)]
+    pub synchronous_commit: Option<String>,
+    /// wal_level: minimal, replica (default) or logical.
+    #[serde(default)]
+    pub wal_level: Option<String>,
+    /// max_wal_size, MiB (default 1024).
+    #[serde(default)]
+    pub max_wal_size_mb: Option<u64>,
     /// What runs after a bulk load, timed apart from it: none, analyze or vacuum_analyze
     /// (sets hint bits and the visibility map, so later steps do not pay for it; autovacuum
     /// would otherwise do it at an unknown moment during them).
@@ -47,20 +49,11 @@ pub struct PostgresOptions {
     /// Any other server settings, appended to the sandbox's postgresql.conf as given.
     #[serde(default)]
     pub server: toml::Table,
+    /// An existing server to use instead of a sandbox (the contender's `target`).
+    #[serde(skip)]
+    pub target: Option<Target>,
 }
 
-fn default_shared_buffers() -> u64 {
-    256
-}
-fn default_sync() -> String {
-    "on".into()
-}
-fn default_wal_level() -> String {
-    "replica".into()
-}
-fn default_max_wal() -> u64 {
-    1024
-}
 fn default_after_load() -> String {
     "vacuum_analyze".into()
 }
@@ -95,16 +88,26 @@ fn setting_value(v: &toml::Value) -> Option<String> {
 
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
-        one_of("synchronous_commit", &self.synchronous_commit, SYNC_COMMIT)?;
-        one_of("wal_level", &self.wal_level, WAL_LEVELS)?;
+        if let Some(v) = &self.synchronous_commit {
+            one_of("synchronous_commit", v, SYNC_COMMIT)?;
+        }
+        if let Some(v) = &self.wal_level {
+            one_of("wal_level", v, WAL_LEVELS)?;
+        }
         one_of("after_load", &self.after_load, AFTER_LOAD)?;
-        if !(1..=1 << 20).contains(&self.shared_buffers_mb) {
+        if self
+            .shared_buffers_mb
+            .is_some_and(|v| !(1..=1 << 20).contains(&v))
+        {
             return Err(DecodeError::at(
                 KeyPath::root().key("shared_buffers_mb"),
                 "shared_buffers_mb must be from 1 to 1048576",
             ));
         }
-        if !(32..=1 << 24).contains(&self.max_wal_size_mb) {
+        if self
+            .max_wal_size_mb
+            .is_some_and(|v| !(32..=1 << 24).contains(&v))
+        {
             return Err(DecodeError::at(
                 KeyPath::root().key("max_wal_size_mb"),
                 "max_wal_size_mb must be from 32 to 16777216",
@@ -124,23 +127,54 @@ impl PostgresOptions {
         Ok(())
     }
 
-    /// Are the server binaries installed?
+    /// With a target, the server's own configuration applies: options that configure a
+    /// sandbox are refused rather than silently ignored.
+    pub fn check_external(&self) -> std::result::Result<(), DecodeError> {
+        let sandbox_only = [
+            ("shared_buffers_mb", self.shared_buffers_mb.is_some()),
+            ("synchronous_commit", self.synchronous_commit.is_some()),
+            ("wal_level", self.wal_level.is_some()),
+            ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
+            ("server", !self.server.is_empty()),
+        ];
+        match sandbox_only.iter().find(|(_, set)| *set) {
+            Some((k, _)) => Err(DecodeError::at(
+                KeyPath::root().key(k),
+                format!(
+                    "{k} configures a private server; with a target the server's own configuration applies"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Sandboxes: are the server binaries installed? Targets: does the server answer?
     pub fn preflight(&self) -> Result<()> {
-        self.recipe(1).check_installed().map_err(sandbox_err)
+        match &self.target {
+            None => self.recipe(1).check_installed().map_err(sandbox_err),
+            Some(t) => client_for(t, "postgres").map(|_| ()).map_err(|e| {
+                EngineError::new("missing", format!("cannot connect to {}: {e}", t.display()))
+            }),
+        }
     }
 
     fn recipe(&self, max_clients: u64) -> PostgresRecipe {
         let mut s = BTreeMap::new();
         s.insert(
             "shared_buffers".into(),
-            format!("{}MB", self.shared_buffers_mb),
+            format!("{}MB", self.shared_buffers_mb.unwrap_or(256)),
         );
-        s.insert("synchronous_commit".into(), self.synchronous_commit.clone());
-        s.insert("wal_level".into(), self.wal_level.clone());
-        if self.wal_level == "minimal" {
+        let sync = self.synchronous_commit.as_deref().unwrap_or("on");
+        s.insert("synchronous_commit".into(), sync.to_string());
+        let wal_level = self.wal_level.as_deref().unwrap_or("replica");
+        s.insert("wal_level".into(), wal_level.to_string());
+        if wal_level == "minimal" {
             s.insert("max_wal_senders".into(), "0".into());
         }
-        s.insert("max_wal_size".into(), format!("{}MB", self.max_wal_size_mb));
+        s.insert(
+            "max_wal_size".into(),
+            format!("{}MB", self.max_wal_size_mb.unwrap_or(1024)),
+        );
         s.insert("max_connections".into(), (max_clients + 20).to_string());
         if self.stat_statements {
             s.insert(
@@ -156,14 +190,6 @@ impl PostgresOptions {
         }
         PostgresRecipe { settings: s }
     }
-}
-
-fn sandbox_err(e: SandboxError) -> EngineError {
-    let kind = match e {
-        SandboxError::Missing { .. } => "missing",
-        _ => "sandbox",
-    };
-    EngineError::new(kind, e.to_string())
 }
 
 fn pg_err(e: postgres::Error) -> EngineError {
@@ -186,62 +212,138 @@ fn pg_err(e: postgres::Error) -> EngineError {
     EngineError::new(kind, format!("postgres: {detail}"))
 }
 
-/// A PostgreSQL contender: its sandbox and how to reach it.
+/// A client connection to a target.
+fn client_for(t: &Target, db: &str) -> Result<postgres::Client> {
+    let mut cfg = postgres::Config::new();
+    cfg.host(&t.host)
+        .port(t.port)
+        .user(&t.user)
+        .dbname(db)
+        .application_name("dbduel")
+        .connect_timeout(std::time::Duration::from_secs(10));
+    if let Some(p) = &t.password {
+        cfg.password(p.expose());
+    }
+    cfg.connect(postgres::NoTls).map_err(pg_err)
+}
+
+/// A PostgreSQL contender: its server and how to reach it.
 pub struct PostgresEngine {
     opts: PostgresOptions,
-    sandbox: Mutex<Sandbox>,
-    port: u16,
+    server: Server,
+    reach: Target,
     database: String,
-    datadir: PathBuf,
+    /// The server's data directory when it is readable here.
+    datadir: Option<PathBuf>,
+    /// pg_stat_statements is loaded and installed in the study's database.
+    stat_statements: bool,
 }
 
 impl PostgresEngine {
-    /// Create and start the contender's sandbox and create the study's database in it.
+    /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: PostgresOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
-        let recipe = opts.recipe(ctx.max_clients);
-        let mut sandbox =
-            Sandbox::create(Box::new(recipe), ctx.contender, &ctx.dir.join("sandbox"))
-                .map_err(sandbox_err)?;
-        sandbox.start().map_err(sandbox_err)?;
-        let engine = PostgresEngine {
-            port: sandbox.layout.port,
-            datadir: sandbox.layout.datadir.clone(),
-            sandbox: Mutex::new(sandbox),
+        let Provisioned {
+            server,
+            reach,
+            datadir,
+        } = Server::provision(
+            opts.target.as_ref(),
+            Box::new(opts.recipe(ctx.max_clients)),
+            ctx.contender,
+            ctx.dir,
+            "postgres",
+            SUPERUSER,
+        )?;
+        let database = reach
+            .database
+            .clone()
+            .unwrap_or_else(|| ctx.database.to_string());
+        let mut engine = PostgresEngine {
             opts,
-            database: ctx.database.to_string(),
+            server,
+            reach,
+            database,
+            datadir,
+            stat_statements: false,
         };
-        engine
-            .client("postgres")?
-            .batch_execute(&format!("CREATE DATABASE {}", engine.database))
-            .map_err(pg_err)?;
+        let mut admin = engine.client("postgres")?;
+        if engine.server.is_external() {
+            // Readable only by superusers and pg_read_all_settings; absent otherwise.
+            let dir = admin
+                .query_one("SHOW data_directory", &[])
+                .ok()
+                .map(|r| PathBuf::from(r.get::<_, String>(0)));
+            engine.datadir = dir.filter(|d| engine.reach.is_local() && d.is_dir());
+        }
+        engine.claim_database(&mut admin, ctx)?;
         if engine.opts.stat_statements {
-            engine
-                .client(&engine.database)?
-                .batch_execute("CREATE EXTENSION pg_stat_statements")
-                .map_err(pg_err)?;
+            let mut c = engine.client(&engine.database)?;
+            let ok = c
+                .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                .and_then(|_| c.batch_execute("SELECT 1 FROM pg_stat_statements LIMIT 1"));
+            match (ok, &engine.server) {
+                (Ok(()), _) => engine.stat_statements = true,
+                // A target without the library preloaded: counts come from pg_stat_database.
+                (Err(_), Server::External(_)) => {}
+                (Err(e), Server::Sandbox(_)) => return Err(pg_err(e)),
+            }
         }
         Ok(engine)
     }
 
-    fn client(&self, db: &str) -> Result<postgres::Client> {
-        postgres::Config::new()
-            .host("127.0.0.1")
-            .port(self.port)
-            .user(SUPERUSER)
-            .dbname(db)
-            .application_name("dbduel")
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .connect(postgres::NoTls)
-            .map_err(pg_err)
+    /// Create the study's database with its marker, or reuse one that has dbduel's marker
+    /// (dropping only the study's own table left from an earlier run). A database without
+    /// the marker was not made by dbduel and is never touched.
+    fn claim_database(&self, admin: &mut postgres::Client, ctx: &OpenCtx<'_>) -> Result<()> {
+        let db = &self.database;
+        let exists = admin
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[db])
+            .map_err(pg_err)?
+            .is_some();
+        if exists {
+            let mut c = self.client(db)?;
+            let marked = c
+                .query_opt(
+                    "SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = $1",
+                    &[&MARKER],
+                )
+                .map_err(pg_err)?
+                .is_some();
+            if !marked {
+                return Err(Server::not_ours(db, &self.reach));
+            }
+            c.batch_execute(&format!("DROP TABLE IF EXISTS {}", ctx.table))
+                .map_err(pg_err)?;
+            return Ok(());
+        }
+        admin
+            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .map_err(pg_err)?;
+        let mut c = self.client(db)?;
+        c.batch_execute(&format!(
+            "CREATE TABLE {MARKER} (created_at timestamptz NOT NULL DEFAULT now(), note text)"
+        ))
+        .map_err(pg_err)?;
+        c.execute(
+            &format!("INSERT INTO {MARKER} (note) VALUES ($1)"),
+            &[&MARKER_NOTE],
+        )
+        .map_err(pg_err)?;
+        Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Sandbox> {
-        self.sandbox.lock().unwrap_or_else(|p| p.into_inner())
+    fn client(&self, db: &str) -> Result<postgres::Client> {
+        client_for(&self.reach, db)
     }
 
     /// Relation files of `table`: heap, TOAST table and its index, every index; each with all
     /// 1 GiB segments and its free-space-map and visibility-map forks.
-    fn relation_files(&self, c: &mut postgres::Client, table: &str) -> Result<Vec<PathBuf>> {
+    fn relation_files(
+        &self,
+        c: &mut postgres::Client,
+        datadir: &std::path::Path,
+        table: &str,
+    ) -> Result<Vec<PathBuf>> {
         let rows = c
             .query(
                 "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE oid = $1::text::regclass) \
@@ -255,7 +357,7 @@ impl PostgresEngine {
         for r in rows {
             let rel: Option<String> = r.get(0);
             let Some(rel) = rel else { continue };
-            let base = self.datadir.join(&rel);
+            let base = datadir.join(&rel);
             for fork in ["", "_fsm", "_vm", "_init"] {
                 let first = PathBuf::from(format!("{}{fork}", base.display()));
                 if !first.exists() {
@@ -326,6 +428,9 @@ impl Engine for PostgresEngine {
             settings.insert(r.get::<_, String>(0), r.get::<_, String>(1));
         }
         settings.insert("after_load".into(), self.opts.after_load.clone());
+        if let Server::External(t) = &self.server {
+            settings.insert("target".into(), t.display());
+        }
         Ok(EngineInfo {
             engine: "postgres".into(),
             version,
@@ -373,45 +478,45 @@ impl Engine for PostgresEngine {
             )
             .map_err(pg_err)?
             .get(0);
-        let files = self.relation_files(&mut c, table)?;
-        let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.datadir, &files);
+        let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
+            Some(dir) => {
+                let paths = self.relation_files(&mut c, dir, table)?;
+                let (bytes, allocated, files) = super::file_sizes(dir, &paths);
+                (
+                    Some(bytes),
+                    Some(allocated),
+                    files,
+                    "the table's heap, its TOAST table and TOAST index, and every index: all segments with their free-space-map and visibility-map forks, after a CHECKPOINT".to_string(),
+                )
+            }
+            None => (
+                None,
+                None,
+                Vec::new(),
+                "not measured: the server's data directory is not readable from here".to_string(),
+            ),
+        };
         Ok(Footprint {
             files_bytes,
             allocated_bytes,
             files,
-            files_rule: "the table's heap, its TOAST table and TOAST index, and every index: all segments with their free-space-map and visibility-map forks, after a CHECKPOINT".into(),
+            files_rule,
             engine_bytes: Some(engine_bytes.max(0) as u64),
             engine_rule: "pg_total_relation_size (the same relations and forks)".into(),
         })
     }
 
     fn restart(&self, cold: bool) -> Result<RestartOutcome> {
-        let start = Instant::now();
-        let mut sb = self.lock();
-        sb.stop().map_err(sandbox_err)?;
-        let (cold_ok, cache, resident) = if cold {
-            let ev = crate::oscache::evict(&crate::oscache::files_under(&self.datadir));
-            let ok = ev.is_cold();
-            let cache = if ok {
-                ev.method
-            } else {
-                format!("warm-restart: page cache not emptied ({})", ev.method)
-            };
-            (ok, cache, ev.resident_bytes)
-        } else {
-            (false, "warm: page cache left as is".to_string(), None)
-        };
-        sb.start().map_err(sandbox_err)?;
-        Ok(RestartOutcome {
-            cold: cold_ok,
-            cache: format!("server restarted (shared_buffers empty); {cache}"),
-            resident_bytes: resident,
-            elapsed_s: start.elapsed().as_secs_f64(),
-        })
+        self.server.restart(
+            cold,
+            self.datadir.as_deref(),
+            "shared_buffers empty",
+            || self.client("postgres").is_ok(),
+        )
     }
 
     fn server_pid(&self) -> Option<i32> {
-        self.lock().pid()
+        self.server.pid()
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
@@ -441,7 +546,7 @@ impl Engine for PostgresEngine {
         {
             out.insert(name.to_string(), r.get::<_, i64>(i).max(0) as u64);
         }
-        if self.opts.stat_statements {
+        if self.stat_statements {
             let r = c
                 .query_one(
                     "SELECT COALESCE(SUM(calls), 0)::bigint FROM pg_stat_statements \
@@ -456,12 +561,11 @@ impl Engine for PostgresEngine {
     }
 
     fn server_log(&self) -> Option<PathBuf> {
-        Some(self.lock().layout.log_file.clone())
+        self.server.log()
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
-        let sb = self.sandbox.into_inner().unwrap_or_else(|p| p.into_inner());
-        sb.finish(keep).map_err(sandbox_err)
+        self.server.finish(keep)
     }
 }
 

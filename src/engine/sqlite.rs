@@ -279,8 +279,8 @@ impl Engine for SqliteEngine {
         drop(conn);
         let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.dir, &self.files());
         Ok(Footprint {
-            files_bytes,
-            allocated_bytes,
+            files_bytes: Some(files_bytes),
+            allocated_bytes: Some(allocated_bytes),
             files,
             files_rule: "the database file plus its -wal and -journal files, after a WAL checkpoint; the database holds only this study's table".into(),
             engine_bytes: Some(engine_bytes.max(0) as u64),
@@ -288,22 +288,15 @@ impl Engine for SqliteEngine {
         })
     }
 
+    fn embedded(&self) -> bool {
+        true
+    }
+
     fn restart(&self, cold: bool) -> Result<RestartOutcome> {
         // An embedded engine "restarts" by closing every connection (sessions are closed by
         // the caller) and opening a new one; its only cache left is the OS page cache.
         let start = Instant::now();
-        let (cold_ok, cache, resident) = if cold {
-            let ev = crate::oscache::evict(&self.files());
-            let ok = ev.is_cold();
-            let cache = if ok {
-                ev.method
-            } else {
-                format!("warm-restart: page cache not emptied ({})", ev.method)
-            };
-            (ok, cache, ev.resident_bytes)
-        } else {
-            (false, "warm: page cache left as is".to_string(), None)
-        };
+        let (cold_ok, cache, resident) = crate::oscache::drop_for_restart(&self.files(), cold);
         // Open once so the restart cost (schema load) is not charged to the next query.
         drop(self.open()?);
         Ok(RestartOutcome {

@@ -337,13 +337,31 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
                 ),
             ));
         }
-        let engine = EngineConfig::decode(&c.engine, &c.options).map_err(|e| {
-            if e.path.0.is_empty() {
-                e.under(&at.key("engine"))
-            } else {
-                e.under(&at.key("options"))
+        let target = c
+            .target
+            .as_deref()
+            .map(|url| crate::engine::target::TargetSpec {
+                url,
+                password_env: c.password_env.as_deref(),
+                password_file: c.password_file.as_ref(),
+                restart_command: c.restart_command.as_deref(),
+            });
+        if target.is_none() {
+            for (key, set) in [
+                ("password_env", c.password_env.is_some()),
+                ("password_file", c.password_file.is_some()),
+                ("restart_command", c.restart_command.is_some()),
+            ] {
+                if set {
+                    return Err(DecodeError::at(
+                        at.key(key),
+                        format!("{key} applies only with a target"),
+                    ));
+                }
             }
-        })?;
+        }
+        let engine = EngineConfig::decode(&c.engine, &c.options, target.as_ref())
+            .map_err(|e| e.under(&at))?;
         contenders.push(Contender {
             name: c.name.clone(),
             engine,

@@ -67,6 +67,19 @@ pub struct ContenderSpec {
     /// Engine options, decoded and checked by the engine itself.
     #[serde(default)]
     pub options: toml::Table,
+    /// An existing server instead of a private sandbox (`mysql://user@host:port/db`,
+    /// `postgres://user@host:port/db`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Name of the environment variable holding the target's password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    /// File whose first line is the target's password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_file: Option<std::path::PathBuf>,
+    /// Shell command that restarts the target server, for steps that need a restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_command: Option<String>,
 }
 
 /// `[[step]]`: one timed step; `kind` selects which parameters apply.

@@ -77,7 +77,16 @@ pub fn scale_overrides(scale: &str, table: &toml::Table) -> Vec<Override> {
 }
 
 /// Keys of a contender table itself; any other key under `contender.NAME.` is an engine option.
-const CONTENDER_KEYS: &[&str] = &["name", "engine", "description", "options"];
+const CONTENDER_KEYS: &[&str] = &[
+    "name",
+    "engine",
+    "description",
+    "options",
+    "target",
+    "password_env",
+    "password_file",
+    "restart_command",
+];
 
 /// Map a user-facing override key to the document path it changes.
 pub fn resolve(doc: &toml::Table, key: &str) -> Result<KeyPath, String> {

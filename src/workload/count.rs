@@ -15,10 +15,18 @@ pub struct CountParams {
 }
 
 pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
-    let restart = if p.cold {
-        Some(ctx.engine.restart(true)?)
-    } else {
-        None
+    let restart = match p.cold {
+        false => None,
+        true => match ctx.engine.restart(true) {
+            Ok(r) => Some(r),
+            Err(e) if e.kind == "unsupported" => {
+                return Err(StepError::Skipped(format!(
+                    "a cold count needs a restart: {}",
+                    e.message
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        },
     };
     let sql = ctx.engine.dialect().count_rows(&ctx.table.name);
     let mut session = ctx.engine.connect()?;

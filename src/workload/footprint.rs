@@ -12,15 +12,18 @@ pub struct FootprintParams {}
 pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let f = ctx.engine.footprint(&ctx.table.name)?;
     let mut s = summary(ctx.title("bytes on disk"));
-    s.bytes = Some(f.files_bytes);
+    // What the files hold when they can be read here, else what the engine says.
+    s.bytes = f.files_bytes.or(f.engine_bytes);
     s.note = Some(f.files_rule.clone());
-    s.metrics = vec![Metric::new(
-        "bytes",
-        "files",
-        f.files_bytes as f64,
-        Unit::Bytes,
-        Better::Lower,
-    )];
+    if let Some(b) = f.files_bytes {
+        s.metrics.push(Metric::new(
+            "bytes",
+            "files",
+            b as f64,
+            Unit::Bytes,
+            Better::Lower,
+        ));
+    }
     if let Some(e) = f.engine_bytes {
         s.metrics.push(Metric::new(
             "engine_bytes",
@@ -30,11 +33,11 @@ pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepEr
             Better::Lower,
         ));
     }
-    if ctx.dataset_rows > 0 {
+    if let (Some(b), true) = (s.bytes, ctx.dataset_rows > 0) {
         s.metrics.push(Metric::new(
             "bytes_per_row",
             "bytes/row",
-            f.files_bytes as f64 / ctx.dataset_rows as f64,
+            b as f64 / ctx.dataset_rows as f64,
             Unit::Count,
             Better::Lower,
         ));

@@ -111,6 +111,10 @@ pub enum StepError {
     /// The step ran but its result is wrong (e.g. rows loaded ≠ rows generated).
     #[error("{0}")]
     Check(String),
+    /// The step cannot run on this contender (e.g. a restart on an external server with no
+    /// restart_command); the reason goes into the report. Later steps still run.
+    #[error("{0}")]
+    Skipped(String),
 }
 
 /// Run one step.

@@ -1,0 +1,177 @@
+//! What server engines share: a server is either a private sandbox dbduel runs or someone
+//! else's target; restarting either (cold where the page cache is dbduel's to drop), its pid,
+//! its log, and letting it go at the end.
+
+use super::target::{self, Target};
+use super::{EngineError, RestartOutcome, Result, sandbox_err};
+use crate::sandbox::Sandbox;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The table that marks a database as created by dbduel; a database without it is never
+/// touched.
+pub const MARKER: &str = "dbduel_marker";
+
+/// What the marker table's one row says.
+pub const MARKER_NOTE: &str =
+    "created by dbduel; dbduel may drop and recreate tables in this database";
+
+/// Where a server engine's server is.
+pub enum Server {
+    /// A private server dbduel started.
+    Sandbox(Box<Mutex<Sandbox>>),
+    /// Someone else's server.
+    External(Target),
+}
+
+/// How a server engine reaches a freshly started sandbox: the superuser over loopback TCP.
+pub struct Provisioned {
+    pub server: Server,
+    pub reach: Target,
+    /// The server's data directory when it is readable here.
+    pub datadir: Option<PathBuf>,
+}
+
+impl Server {
+    /// Start a sandbox for `recipe` in `dir` (or take the contender's target), and say how
+    /// to reach it: for a sandbox as `superuser` without a password on 127.0.0.1.
+    pub fn provision(
+        target: Option<&Target>,
+        recipe: Box<dyn crate::sandbox::Recipe>,
+        contender: &str,
+        dir: &Path,
+        scheme: &str,
+        superuser: &str,
+    ) -> Result<Provisioned> {
+        if let Some(t) = target {
+            return Ok(Provisioned {
+                server: Server::External(t.clone()),
+                reach: t.clone(),
+                datadir: None,
+            });
+        }
+        let mut sandbox =
+            Sandbox::create(recipe, contender, &dir.join("sandbox")).map_err(sandbox_err)?;
+        sandbox.start().map_err(sandbox_err)?;
+        let reach = Target {
+            scheme: scheme.into(),
+            user: superuser.into(),
+            host: "127.0.0.1".into(),
+            port: sandbox.layout.port,
+            database: None,
+            password: None,
+            restart_command: None,
+        };
+        let datadir = Some(sandbox.layout.datadir.clone());
+        Ok(Provisioned {
+            server: Server::Sandbox(Box::new(Mutex::new(sandbox))),
+            reach,
+            datadir,
+        })
+    }
+
+    pub fn sandbox(&self) -> Option<MutexGuard<'_, Sandbox>> {
+        match self {
+            Server::Sandbox(m) => Some(m.lock().unwrap_or_else(|p| p.into_inner())),
+            Server::External(_) => None,
+        }
+    }
+
+    pub fn is_external(&self) -> bool {
+        matches!(self, Server::External(_))
+    }
+
+    /// Restart the server. A sandbox is stopped, its files evicted from the page cache when
+    /// `cold` (and verified), and started again; a target is restarted by its
+    /// `restart_command` and waited for (`answers` says when it is back). `what_resets` names
+    /// the server's own cache a restart empties.
+    pub fn restart(
+        &self,
+        cold: bool,
+        datadir: Option<&Path>,
+        what_resets: &str,
+        answers: impl Fn() -> bool,
+    ) -> Result<RestartOutcome> {
+        let start = Instant::now();
+        match self {
+            Server::Sandbox(m) => {
+                let mut sb = m.lock().unwrap_or_else(|p| p.into_inner());
+                sb.stop().map_err(sandbox_err)?;
+                let files = datadir.map(crate::oscache::files_under).unwrap_or_default();
+                let (cold_ok, cache, resident) =
+                    crate::oscache::drop_for_restart(&files, cold && datadir.is_some());
+                sb.start().map_err(sandbox_err)?;
+                Ok(RestartOutcome {
+                    cold: cold_ok,
+                    cache: format!("server restarted ({what_resets}); {cache}"),
+                    resident_bytes: resident,
+                    elapsed_s: start.elapsed().as_secs_f64(),
+                })
+            }
+            Server::External(t) => {
+                let Some(cmd) = &t.restart_command else {
+                    return Err(EngineError::new(
+                        "unsupported",
+                        format!(
+                            "{} is an external server and the contender gives no restart_command",
+                            t.display()
+                        ),
+                    ));
+                };
+                target::run_restart(cmd).map_err(|m| EngineError::new("restart", m))?;
+                let deadline = Instant::now() + Duration::from_secs(120);
+                while !answers() {
+                    if Instant::now() > deadline {
+                        return Err(EngineError::new(
+                            "restart",
+                            format!(
+                                "{} did not answer within 120 s of restart_command",
+                                t.display()
+                            ),
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Ok(RestartOutcome {
+                    cold: false,
+                    cache: "warm-restart: external server restarted by restart_command; its page cache is not dbduel's to drop".into(),
+                    resident_bytes: None,
+                    elapsed_s: start.elapsed().as_secs_f64(),
+                })
+            }
+        }
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        self.sandbox().and_then(|s| s.pid())
+    }
+
+    pub fn log(&self) -> Option<PathBuf> {
+        self.sandbox().map(|s| s.layout.log_file.clone())
+    }
+
+    /// Stop a sandbox and remove it (or leave it running with `keep`); leave a target as it
+    /// is (the study's database stays, marked).
+    pub fn finish(self, keep: bool) -> Result<()> {
+        match self {
+            Server::Sandbox(m) => m
+                .into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .finish(keep)
+                .map_err(sandbox_err),
+            Server::External(_) => Ok(()),
+        }
+    }
+
+    /// Refusal for a database that exists without dbduel's marker.
+    pub fn not_ours(db: &str, t: &Target) -> EngineError {
+        EngineError::new(
+            "refused",
+            format!(
+                "database `{db}` exists on {} and was not created by dbduel (no {MARKER} table); dbduel will not touch it — name another database in the target",
+                t.display()
+            ),
+        )
+    }
+}

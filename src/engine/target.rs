@@ -1,0 +1,235 @@
+//! External servers: a contender's `target = "mysql://user@host:port/db"` (or `postgres://…`),
+//! its password from an environment variable or a file — never from the study text or the
+//! command line — and an optional command that restarts it.
+
+use crate::study::decode::{DecodeError, KeyPath};
+use std::fmt;
+use std::path::PathBuf;
+
+/// A password that never prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// An existing server a contender runs against instead of a sandbox.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `mysql` or `postgres`.
+    pub scheme: String,
+    pub user: String,
+    pub host: String,
+    pub port: u16,
+    /// The database dbduel creates and works in (default `dbduel_<study>`).
+    pub database: Option<String>,
+    pub password: Option<Secret>,
+    /// Shell command that restarts the server, for steps that need a restart.
+    pub restart_command: Option<String>,
+}
+
+impl Target {
+    /// The target as shown in results: no password, ever.
+    pub fn display(&self) -> String {
+        format!(
+            "{}://{}@{}:{}/{}",
+            self.scheme,
+            self.user,
+            self.host,
+            self.port,
+            self.database.as_deref().unwrap_or("")
+        )
+    }
+
+    /// Is the server on this machine (so its files may be readable here)?
+    pub fn is_local(&self) -> bool {
+        matches!(self.host.as_str(), "127.0.0.1" | "localhost" | "::1")
+    }
+}
+
+/// Where a contender's target settings are, for error paths.
+pub struct TargetSpec<'a> {
+    pub url: &'a str,
+    pub password_env: Option<&'a str>,
+    pub password_file: Option<&'a PathBuf>,
+    pub restart_command: Option<&'a str>,
+}
+
+/// Parse a target for an engine whose URL scheme is `scheme` (`mysql` or `postgres`).
+/// Error paths are relative to the contender table.
+pub fn parse(
+    spec: &TargetSpec<'_>,
+    scheme: &str,
+    default_port: u16,
+) -> Result<Target, DecodeError> {
+    let at = |m: String| DecodeError::at(KeyPath::root().key("target"), m);
+    let example = format!("{scheme}://USER@HOST:PORT/DATABASE");
+    let rest = spec
+        .url
+        .strip_prefix(&format!("{scheme}://"))
+        .ok_or_else(|| at(format!("target must look like {example}")))?;
+    let (authority, path) = match rest.split_once('/') {
+        Some((a, p)) => (a, p),
+        None => (rest, ""),
+    };
+    let (user, hostport) = authority
+        .rsplit_once('@')
+        .ok_or_else(|| at(format!("target needs a user: {example}")))?;
+    if user.contains(':') {
+        return Err(at(
+            "the target holds a password; put it in password_env (an environment variable's name) or password_file instead, so it never appears in files or process lists".into(),
+        ));
+    }
+    if user.is_empty() {
+        return Err(at(format!("target needs a user: {example}")));
+    }
+    let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
+        let (h, p) = h
+            .split_once(']')
+            .ok_or_else(|| at("unclosed [ in the host".into()))?;
+        (h.to_string(), p.strip_prefix(':').unwrap_or(""))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p),
+            None => (hostport.to_string(), ""),
+        }
+    };
+    if host.is_empty() {
+        return Err(at(format!("target needs a host: {example}")));
+    }
+    let port = if port.is_empty() {
+        default_port
+    } else {
+        port.parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| at(format!("port {port:?} is not a port number (1-65535)")))?
+    };
+    let database = match path.trim_end_matches('/') {
+        "" => None,
+        db if db.len() <= 63 && db.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            Some(db.to_string())
+        }
+        db => {
+            return Err(at(format!(
+                "database {db:?} must be 1-63 letters, digits or _"
+            )));
+        }
+    };
+    let password = match (spec.password_env, spec.password_file) {
+        (Some(_), Some(_)) => {
+            return Err(DecodeError::at(
+                KeyPath::root().key("password_file"),
+                "give password_env or password_file, not both",
+            ));
+        }
+        (Some(var), None) => Some(Secret(std::env::var(var).map_err(|_| {
+            DecodeError::at(
+                KeyPath::root().key("password_env"),
+                format!("the environment variable {var} is not set; export it with the target's password"),
+            )
+        })?)),
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                DecodeError::at(
+                    KeyPath::root().key("password_file"),
+                    format!("cannot read {}: {e}", file.display()),
+                )
+            })?;
+            Some(Secret(text.lines().next().unwrap_or("").to_string()))
+        }
+        (None, None) => None,
+    };
+    Ok(Target {
+        scheme: scheme.to_string(),
+        user: user.to_string(),
+        host,
+        port,
+        database,
+        password,
+        restart_command: spec.restart_command.map(str::to_string),
+    })
+}
+
+/// Run a target's restart command (`sh -c`), returning its failure as text.
+pub fn run_restart(cmd: &str) -> Result<(), String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .map_err(|e| format!("cannot run restart_command: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "restart_command exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(url: &str) -> TargetSpec<'_> {
+        TargetSpec {
+            url,
+            password_env: None,
+            password_file: None,
+            restart_command: None,
+        }
+    }
+
+    #[test]
+    fn parses_targets() {
+        let t = parse(&spec("mysql://bench@db.example:3307/perf"), "mysql", 3306).unwrap();
+        assert_eq!(
+            (t.user.as_str(), t.host.as_str(), t.port),
+            ("bench", "db.example", 3307)
+        );
+        assert_eq!(t.database.as_deref(), Some("perf"));
+        let t = parse(&spec("mysql://root@127.0.0.1"), "mysql", 3306).unwrap();
+        assert_eq!(t.port, 3306);
+        assert!(t.is_local() && t.database.is_none());
+        let t = parse(&spec("postgres://u@[::1]:5433/"), "postgres", 5432).unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("::1", 5433));
+    }
+
+    #[test]
+    fn rejects_bad_targets_and_inline_passwords() {
+        assert!(
+            parse(&spec("mysql://u:secret@h/db"), "mysql", 3306)
+                .unwrap_err()
+                .message
+                .contains("password_env")
+        );
+        assert!(parse(&spec("postgres://u@h/db"), "mysql", 3306).is_err());
+        assert!(parse(&spec("mysql://h:3306/db"), "mysql", 3306).is_err());
+        assert!(parse(&spec("mysql://u@h:99999/db"), "mysql", 3306).is_err());
+        assert!(parse(&spec("mysql://u@h/db;drop"), "mysql", 3306).is_err());
+    }
+
+    #[test]
+    fn password_never_prints() {
+        let s = TargetSpec {
+            url: "mysql://u@h/db",
+            password_env: Some("PATH"),
+            password_file: None,
+            restart_command: None,
+        };
+        let t = parse(&s, "mysql", 3306).unwrap();
+        let shown = format!("{t:?} {}", t.display());
+        assert!(!shown.contains(t.password.as_ref().unwrap().expose()));
+    }
+}
