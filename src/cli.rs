@@ -75,6 +75,9 @@ pub enum Command {
         /// Check the study and print the plan without running anything.
         #[arg(long)]
         check: bool,
+        /// Run even if the study looks too big for this machine's memory or disk.
+        #[arg(long)]
+        skip_resource_check: bool,
     },
     /// List the built-in studies, or print one (`dbduel studies show NAME > my.toml`).
     Studies {
@@ -166,6 +169,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             keep,
             format,
             check,
+            skip_resource_check,
         } => {
             let req = study::Request {
                 study,
@@ -173,6 +177,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 sets,
                 contenders,
                 all_contenders,
+                machine: (!skip_resource_check).then(|| study::resources::Machine::here(&out)),
             };
             let study =
                 study::load(&req).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
@@ -182,10 +187,14 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             }
             for c in &study.contenders {
                 c.engine.preflight().map_err(|e| {
-                    Failure::new(
-                        exit::PREREQUISITE,
-                        format!("contender `{}` cannot run here: {e}", c.name),
-                    )
+                    // Something not installed (or an engine the server lacks) is a missing
+                    // prerequisite; a server that does not answer is a failure.
+                    let code = if e.kind == "missing" {
+                        exit::PREREQUISITE
+                    } else {
+                        exit::FAILED
+                    };
+                    Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
                 })?;
             }
             let stop = install_signal_handlers()?;

@@ -300,6 +300,9 @@ fn run_step(
             self_pid: std::process::id() as i32,
         },
     );
+    // The step stops on Ctrl-C and when its server dies; a watcher notices the latter
+    // within a fraction of a second, whatever the step is doing.
+    let step_stop = AtomicBool::new(false);
     let ctx = StepCtx {
         contender,
         step: &step.name,
@@ -309,10 +312,12 @@ fn run_step(
         dataset_file,
         dataset_rows: study.file.dataset.rows,
         progress: &*progress,
-        stop,
+        stop: &step_stop,
     };
     let counters_before = engine.counters().ok().flatten();
-    let result = workload::run(&step.params, &ctx);
+    let (result, server_died) = watched(engine, stop, &step_stop, start, || {
+        workload::run(&step.params, &ctx)
+    });
     let samples = sampler.stop();
     let server_counters = match (counters_before, engine.counters().ok().flatten()) {
         (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
@@ -328,6 +333,10 @@ fn run_step(
         )
     };
     dir.write_ndjson(&rel(".system.ndjson"), &samples)?;
+    let result = match (result, &server_died) {
+        (r, None) => r,
+        (_, Some(death)) => Err(workload::StepError::Check(death.clone())),
+    };
     let (summary, details, error) = match result {
         Ok(out) => {
             let mut s = out.summary;
@@ -362,7 +371,9 @@ fn run_step(
             let msg = format!("{contender} · {}: {e}", step.name);
             let s =
                 StepSummary::without_figures(&step.name, &step.kind, Status::Failed, e.to_string());
-            (s, serde_json::Value::Null, Some(msg))
+            // The server's own account of what went wrong.
+            let log = engine.server_log().map(|p| crate::sandbox::tail(&p, 30));
+            (s, serde_json::json!({ "server_log_tail": log }), Some(msg))
         }
     };
     dir.write_json(
@@ -425,5 +436,43 @@ fn client_cpu_warning(
             "warning: dbduel itself used {:.0}% of the machine's CPU during this step; the client may have limited these figures",
             share * 100.0
         )
+    })
+}
+
+/// How often the watcher looks at the server and the stop flag.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Run `f` while a watcher thread mirrors the run's stop flag into the step's and checks
+/// that the engine's server is alive. Returns `f`'s result and, if the server died, what
+/// happened and when it was noticed.
+fn watched<T: Send>(
+    engine: &dyn Engine,
+    run_stop: &AtomicBool,
+    step_stop: &AtomicBool,
+    start: Instant,
+    f: impl FnOnce() -> T + Send,
+) -> (T, Option<String>) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if run_stop.load(Ordering::Relaxed) {
+                    step_stop.store(true, Ordering::Relaxed);
+                }
+                if let Some(how) = engine.server_gone() {
+                    step_stop.store(true, Ordering::Relaxed);
+                    return Some(format!(
+                        "the server died during the step ({how}; noticed {:.1} s into the step)",
+                        start.elapsed().as_secs_f64()
+                    ));
+                }
+                std::thread::sleep(WATCH_EVERY);
+            }
+            None
+        });
+        let out = f();
+        done.store(true, Ordering::Relaxed);
+        let died = watcher.join().unwrap_or(None);
+        (out, died)
     })
 }

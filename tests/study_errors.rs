@@ -33,7 +33,7 @@ fn bad_studies_fail_with_located_errors() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 14, "only {} bad studies", files.len());
+    assert!(files.len() >= 40, "only {} bad studies", files.len());
     let mut failures = Vec::new();
     for f in &files {
         let rel = format!(

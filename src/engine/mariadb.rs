@@ -207,13 +207,27 @@ impl MariadbOptions {
                 let mut c =
                     mysql::Conn::new(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
                         EngineError::new(
-                            "missing",
+                            "connect",
                             format!("cannot connect to {}: {e}", t.display()),
                         )
                     })?;
                 check_storage_engine(&mut c, &self.storage_engine)
             }
         }
+    }
+
+    /// (buffer pool, block cache if MyRocks, Aria page cache) of a sandbox, MiB.
+    pub fn cache_sizes_mb(&self) -> (u64, u64, u64) {
+        let bc = if self.is_rocksdb() {
+            self.block_cache_mb.unwrap_or(DEFAULT_CACHE_MB)
+        } else {
+            0
+        };
+        (
+            self.buffer_pool_mb.unwrap_or(DEFAULT_CACHE_MB),
+            bc,
+            self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB),
+        )
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -695,6 +709,10 @@ impl Engine for MariadbEngine {
 
     fn server_pid(&self) -> Option<i32> {
         self.server.pid()
+    }
+
+    fn server_gone(&self) -> Option<String> {
+        self.server.gone()
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {

@@ -162,6 +162,11 @@ pub trait Engine: Send + Sync {
     fn server_log(&self) -> Option<PathBuf> {
         None
     }
+    /// If the engine's server process has died, how (e.g. `killed by signal 9 (SIGKILL)`).
+    /// `None` while it runs, and for engines whose process dbduel does not own.
+    fn server_gone(&self) -> Option<String> {
+        None
+    }
     /// Does the engine run inside dbduel's own process?
     fn embedded(&self) -> bool {
         false
@@ -269,6 +274,34 @@ impl EngineConfig {
             EngineConfig::Mariadb(o) => o.preflight(),
             EngineConfig::Postgres(o) => o.preflight(),
             EngineConfig::Sqlite(_) | EngineConfig::Dry(_) => Ok(()),
+        }
+    }
+
+    /// Memory this contender needs on this machine with `clients` connections, bytes, and
+    /// the option (relative to the contender) that decides most of it. External servers
+    /// use their own machine's memory: 0.
+    pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        const MIB: u64 = 1 << 20;
+        let opt = |k: &str| KeyPath::root().key("options").key(k);
+        match self {
+            EngineConfig::Sqlite(o) => (o.cache_size_kib * 1024 * clients, opt("cache_size_kib")),
+            EngineConfig::Mariadb(o) if o.target.is_none() => {
+                let (bp, bc, aria) = o.cache_sizes_mb();
+                // about 85 MiB of server overhead and about 1 MiB per connection thread
+                let total = (bp + bc + aria + 85 + clients) * MIB;
+                let key = if bc > bp {
+                    "block_cache_mb"
+                } else {
+                    "buffer_pool_mb"
+                };
+                (total, opt(key))
+            }
+            EngineConfig::Postgres(o) if o.target.is_none() => {
+                // shared memory, plus about 8 MiB per backend process
+                let total = (o.shared_buffers_mb.unwrap_or(256) + 64 + 8 * clients) * MIB;
+                (total, opt("shared_buffers_mb"))
+            }
+            _ => (0, KeyPath::root()),
         }
     }
 

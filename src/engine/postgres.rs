@@ -153,7 +153,7 @@ impl PostgresOptions {
         match &self.target {
             None => self.recipe(1).check_installed().map_err(sandbox_err),
             Some(t) => client_for(t, "postgres").map(|_| ()).map_err(|e| {
-                EngineError::new("missing", format!("cannot connect to {}: {e}", t.display()))
+                EngineError::new("connect", format!("cannot connect to {}: {e}", t.display()))
             }),
         }
     }
@@ -517,6 +517,10 @@ impl Engine for PostgresEngine {
 
     fn server_pid(&self) -> Option<i32> {
         self.server.pid()
+    }
+
+    fn server_gone(&self) -> Option<String> {
+        self.server.gone()
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {

@@ -143,6 +143,11 @@ impl Server {
         }
     }
 
+    /// How the sandbox's server ended, if it has.
+    pub fn gone(&self) -> Option<String> {
+        self.sandbox().and_then(|mut s| s.exited())
+    }
+
     pub fn pid(&self) -> Option<i32> {
         self.sandbox().and_then(|s| s.pid())
     }

@@ -333,6 +333,19 @@ impl Sandbox {
         self.save()
     }
 
+    /// If the server process ended without being stopped, how: `killed by signal 9
+    /// (SIGKILL)`, `exited with code 1`. `None` while it runs or after a deliberate stop.
+    pub fn exited(&mut self) -> Option<String> {
+        let pid = self.manifest.pid?;
+        match self.child.as_mut() {
+            Some(c) => match c.try_wait() {
+                Ok(Some(status)) => Some(describe_exit(pid, status)),
+                _ => None,
+            },
+            None => (!alive(pid)).then(|| format!("pid {pid} is gone")),
+        }
+    }
+
     /// Is the server process still there?
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
@@ -400,6 +413,25 @@ fn remove_dir(layout: &Layout) -> Result<()> {
 
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// How a process ended, in words.
+fn describe_exit(pid: i32, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("pid {pid} exited with code {c}"),
+        (None, Some(sig)) => {
+            let name = match sig {
+                libc::SIGKILL => " (SIGKILL: killed outright, e.g. by `kill -9` or the OOM killer)",
+                libc::SIGSEGV => " (SIGSEGV: the server crashed)",
+                libc::SIGABRT => " (SIGABRT: the server aborted)",
+                libc::SIGTERM => " (SIGTERM)",
+                _ => "",
+            };
+            format!("pid {pid} was killed by signal {sig}{name}")
+        }
+        _ => format!("pid {pid} ended ({status})"),
+    }
 }
 
 /// Send `sig` to a pid (negative: a process group). Errors (already gone) are ignored.

@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod decode;
 pub mod model;
 pub mod overrides;
+pub mod resources;
 pub mod source;
 
 pub use model::StudyFile;
@@ -60,6 +61,8 @@ pub struct Request {
     pub contenders: Vec<String>,
     /// Every contender, whatever the study's default.
     pub all_contenders: bool,
+    /// Check the study fits this machine (memory, disk under this results root).
+    pub machine: Option<resources::Machine>,
 }
 
 /// Read and validate the study a user asked for.
@@ -166,14 +169,28 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         &req.contenders
     };
     let contenders = select(contenders, chosen)?;
-    Ok(Study {
+    let study = Study {
         source: src.name.clone(),
         file,
         scale,
         sets: req.sets.clone(),
         contenders,
         steps,
-    })
+    };
+    if let Some(m) = &req.machine {
+        resources::check(&study, m).map_err(|e| {
+            // Say where the need comes from: the override that set it, or the file.
+            let ov = all.iter().rev().find(|o| {
+                overrides::resolve(&doc, &o.key)
+                    .is_ok_and(|p| p == e.path || e.path.starts_with(&p))
+            });
+            match ov {
+                Some(o) => override_error(src, o, format!("{}: {}", e.path, e.message)),
+                None => file_error(src, &e),
+            }
+        })?;
+    }
+    Ok(study)
 }
 
 fn file_error(src: &Source, e: &DecodeError) -> StudyError {
