@@ -2,7 +2,7 @@
 //! contender opens its engine and runs every step with the system sampler beside it, writing
 //! results after each step so nothing finished is lost.
 
-use crate::dataset::{Generator, UserLogs};
+use crate::dataset::Generator;
 use crate::engine::{Engine, OpenCtx};
 use crate::progress::Progress;
 use crate::results::{
@@ -97,8 +97,11 @@ pub fn run(
 
     let ds = &study.file.dataset;
     let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
-    let table = generator.table(&ds.table);
-    let dataset_file = work.join(format!("{}.tsv", ds.table));
+    let tables = generator.tables(&ds.table, ds.tables);
+    let dataset_files: Vec<PathBuf> = tables
+        .iter()
+        .map(|t| work.join(format!("{}.tsv", t.name)))
+        .collect();
     // Servers get their own database, named for the study; dbduel works only inside it.
     let database = format!("dbduel_{}", study.file.study.name.replace('-', "_"));
     let max_clients = study
@@ -113,16 +116,11 @@ pub fn run(
         .any(|s| matches!(s.params, StepParams::Load(_)));
     if needs_data {
         progress.begin(&format!(
-            "dataset {} ({} rows, seed {})",
-            ds.generator, ds.rows, ds.seed
+            "dataset {} ({} tables × {} rows, seed {})",
+            ds.generator, ds.tables, ds.rows, ds.seed
         ));
         let t = Instant::now();
-        let bytes = UserLogs::new(ds.seed, ds.rows)
-            .write_tsv_file(&dataset_file)
-            .map_err(|e| ExecError::Dataset {
-                path: dataset_file.clone(),
-                source: e,
-            })?;
+        let bytes = write_dataset(generator, ds, &dataset_files)?;
         let generate_s = t.elapsed().as_secs_f64();
         progress.end(&format!(
             "dataset: {} rows, {} in {generate_s:.1} s",
@@ -151,7 +149,6 @@ pub fn run(
             contender: &contender.name,
             dir: &data_dir,
             database: &database,
-            table: &ds.table,
             max_clients,
         };
         progress.begin(&format!(
@@ -224,8 +221,8 @@ pub fn run(
                     study,
                     step,
                     &contender.name,
-                    &table,
-                    &dataset_file,
+                    &tables,
+                    &dataset_files,
                     manifest.host.cores,
                     progress,
                     stop,
@@ -279,8 +276,8 @@ fn run_step(
     study: &Study,
     step: &crate::study::Step,
     contender: &str,
-    table: &crate::dataset::TableDef,
-    dataset_file: &Path,
+    tables: &[crate::dataset::TableDef],
+    dataset_files: &[PathBuf],
     cores: usize,
     progress: &mut Progress,
     stop: &AtomicBool,
@@ -308,8 +305,8 @@ fn run_step(
         step: &step.name,
         title: step.title.as_deref(),
         engine,
-        table,
-        dataset_file,
+        tables,
+        dataset_files,
         dataset_rows: study.file.dataset.rows,
         progress: &*progress,
         stop: &step_stop,
@@ -475,4 +472,51 @@ fn watched<T: Send>(
         let died = watcher.join().unwrap_or(None);
         (out, died)
     })
+}
+
+/// Write every table's tab-separated file, tables in parallel (one thread per core);
+/// returns the bytes written.
+fn write_dataset(
+    generator: Generator,
+    ds: &crate::study::model::DatasetSpec,
+    files: &[PathBuf],
+) -> Result<u64, ExecError> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<u64, ExecError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut bytes = 0;
+                    loop {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(path) = files.get(n) else {
+                            return Ok(bytes);
+                        };
+                        bytes += generator
+                            .write_tsv(ds.seed, ds.rows, ds.tables, n as u64, path)
+                            .map_err(|e| ExecError::Dataset {
+                                path: path.clone(),
+                                source: e,
+                            })?;
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ExecError::Dataset {
+                        path: PathBuf::from("(dataset)"),
+                        source: std::io::Error::other("a generator thread panicked"),
+                    })
+                })
+            })
+            .collect()
+    });
+    results.into_iter().sum()
 }

@@ -1,18 +1,23 @@
 //! Deterministic benchmark datasets: the generators a study may name, and a portable
 //! description of the tables they fill.
 
+pub mod distribution;
+pub mod rng;
+pub mod sbtest;
 pub mod user_logs;
 
 pub use user_logs::UserLogs;
 
 /// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs"];
+pub const GENERATORS: &[&str] = &["user_logs", "sbtest"];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Generator {
     /// The log table of the 2015 blog post: see [`UserLogs`].
     UserLogs,
+    /// sysbench's `sbtest` tables: see [`sbtest::Sbtest`].
+    Sbtest,
 }
 
 impl Generator {
@@ -20,6 +25,7 @@ impl Generator {
     pub fn name(&self) -> &'static str {
         match self {
             Generator::UserLogs => "user_logs",
+            Generator::Sbtest => "sbtest",
         }
     }
 
@@ -27,6 +33,7 @@ impl Generator {
     pub fn parse(s: &str) -> Option<Generator> {
         match s {
             "user_logs" => Some(Generator::UserLogs),
+            "sbtest" => Some(Generator::Sbtest),
             _ => None,
         }
     }
@@ -35,6 +42,7 @@ impl Generator {
     pub fn columns(&self) -> &'static [Column] {
         match self {
             Generator::UserLogs => user_logs::USER_LOGS_COLUMNS,
+            Generator::Sbtest => sbtest::SBTEST_COLUMNS,
         }
     }
 }
@@ -47,6 +55,8 @@ pub enum ColumnType {
     Integer,
     /// Variable-length text of any length (ASCII here), e.g. `TEXT`.
     Text,
+    /// Fixed-length text of this many characters, `CHAR(n)`.
+    Char(u16),
 }
 
 /// One column of a generated table, in file order (the TSV fields come in this order).
@@ -60,21 +70,53 @@ pub struct Column {
     pub primary_key: bool,
     /// Whether the column may hold NULL (never true for generated data so far).
     pub nullable: bool,
+    /// Whether the engine assigns the value when an insert leaves it out.
+    pub auto_increment: bool,
 }
 
-/// A generated table as engines create it: its name and columns in file order.
+/// A generated table as engines create it: its name, columns in file order, and the
+/// secondary indexes built after the load (where that is faster than during it).
 #[derive(Debug, Clone)]
 pub struct TableDef {
     pub name: String,
     pub columns: &'static [Column],
+    /// (index name, columns) created after the rows are in.
+    pub indexes: Vec<(String, Vec<String>)>,
 }
 
 impl Generator {
-    /// The table this generator fills, under the study's table name.
-    pub fn table(&self, name: &str) -> TableDef {
-        TableDef {
-            name: name.to_string(),
-            columns: self.columns(),
+    /// The tables this generator fills for a dataset: `user_logs` fills one table named
+    /// `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`.
+    pub fn tables(&self, table: &str, tables: u64) -> Vec<TableDef> {
+        match self {
+            Generator::UserLogs => vec![TableDef {
+                name: table.to_string(),
+                columns: self.columns(),
+                indexes: Vec::new(),
+            }],
+            Generator::Sbtest => (1..=tables.max(1))
+                .map(|n| TableDef {
+                    name: format!("sbtest{n}"),
+                    columns: self.columns(),
+                    indexes: vec![(format!("k_{n}"), vec!["k".to_string()])],
+                })
+                .collect(),
+        }
+    }
+
+    /// Write table number `n` (0-based, in `tables()` order) as tab-separated rows to
+    /// `path`; returns bytes written.
+    pub fn write_tsv(
+        &self,
+        seed: u64,
+        rows: u64,
+        tables: u64,
+        n: u64,
+        path: &std::path::Path,
+    ) -> std::io::Result<u64> {
+        match self {
+            Generator::UserLogs => UserLogs::new(seed, rows).write_tsv_file(path),
+            Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
         }
     }
 }

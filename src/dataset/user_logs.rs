@@ -9,6 +9,7 @@
 //! `xz -6` about 14:1), so engines' compression differences show. At the blog's 641,098
 //! rows the TSV is ~521 MB with ~12,400 distinct uids.
 
+use super::rng::{SplitMix64, mix64};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -26,18 +27,21 @@ pub const USER_LOGS_COLUMNS: &[Column] = &[
         ty: ColumnType::Integer,
         primary_key: true,
         nullable: false,
+        auto_increment: false,
     },
     Column {
         name: "uid",
         ty: ColumnType::Integer,
         primary_key: false,
         nullable: false,
+        auto_increment: false,
     },
     Column {
         name: "content",
         ty: ColumnType::Text,
         primary_key: false,
         nullable: false,
+        auto_increment: false,
     },
 ];
 
@@ -194,49 +198,6 @@ impl UserLogs {
 // ---------------------------------------------------------------------------------------
 // PRNG
 // ---------------------------------------------------------------------------------------
-
-/// SplitMix64 (Steele, Lea & Flood 2014), hand-written rather than taken from the `rand`
-/// crate on purpose: each row seeds its own stream from `(seed, i)` in a couple of
-/// nanoseconds with no allocation, which gives per-row random access; and the algorithm is
-/// frozen here, so a seed names the same dataset forever, whatever crate versions change.
-#[derive(Debug, Clone, Copy)]
-struct SplitMix64(u64);
-
-const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// SplitMix64's output function: a bijective 64-bit mixer.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
-        mix64(self.0)
-    }
-
-    /// Uniform in `0..n` (multiply-shift, no division; bias below 2^-32 is irrelevant).
-    fn below(&mut self, n: u32) -> u32 {
-        (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
-    }
-
-    /// Uniform in `0..n` for 64-bit `n`.
-    fn below_u64(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// One element of a non-empty static table.
-    fn pick<T: Copy>(&mut self, table: &[T]) -> T {
-        table[self.below(table.len() as u32) as usize]
-    }
-
-    /// True with probability `percent / 100`.
-    fn chance(&mut self, percent: u32) -> bool {
-        self.below(100) < percent
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Fast ASCII formatting into a String

@@ -63,7 +63,7 @@ impl Engine for DryEngine {
         })
     }
 
-    fn footprint(&self, _table: &str) -> Result<Footprint> {
+    fn footprint(&self, _tables: &[&str]) -> Result<Footprint> {
         Ok(Footprint {
             files_bytes: Some(0),
             allocated_bytes: Some(0),

@@ -423,14 +423,14 @@ impl MariadbEngine {
                 .map(PathBuf::from)
                 .filter(|d| engine.reach.is_local() && d.is_dir());
         }
-        engine.claim_database(&mut admin, ctx)?;
+        engine.claim_database(&mut admin)?;
         Ok(engine)
     }
 
     /// Create the study's database with its marker, or reuse one that has dbduel's marker
-    /// (dropping only the study's own table left from an earlier run). A database without
-    /// the marker was not made by dbduel and is never touched.
-    fn claim_database(&self, admin: &mut mysql::Conn, ctx: &OpenCtx<'_>) -> Result<()> {
+    /// (the load step then replaces the study's tables in it). A database without the marker
+    /// was not made by dbduel and is never touched.
+    fn claim_database(&self, admin: &mut mysql::Conn) -> Result<()> {
         let db = &self.database;
         let exists: Option<String> = admin
             .exec_first(
@@ -448,9 +448,6 @@ impl MariadbEngine {
             if marked.is_none() {
                 return Err(Server::not_ours(db, &self.reach));
             }
-            admin
-                .query_drop(format!("DROP TABLE IF EXISTS `{db}`.`{}`", ctx.table))
-                .map_err(my_err)?;
             return Ok(());
         }
         admin
@@ -634,7 +631,7 @@ impl Engine for MariadbEngine {
             .replace('\'', "\\'");
         let sql = format!(
             "LOAD DATA LOCAL INFILE '{path}' INTO TABLE `{}` FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'",
-            req.table
+            req.table.name
         );
         c.query_drop(&sql).map_err(my_err)?;
         let rows = c.affected_rows();
@@ -659,24 +656,39 @@ impl Engine for MariadbEngine {
         })
     }
 
-    fn footprint(&self, table: &str) -> Result<Footprint> {
+    fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
         let mut c = self.conn()?;
         if self.opts.is_rocksdb() {
             c.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
                 .map_err(my_err)?;
         }
-        // Statistics drive information_schema's sizes; refresh them first.
-        c.query_drop(format!("ANALYZE TABLE `{table}`"))
-            .map_err(my_err)?;
-        let engine_bytes: Option<u64> = c
-            .exec_first(
-                "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
-                (&self.database, table),
-            )
-            .map_err(my_err)?;
+        let mut engine_bytes: Option<u64> = None;
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut rule = String::new();
+        for table in tables {
+            // Statistics drive information_schema's sizes; refresh them first.
+            c.query_drop(format!("ANALYZE TABLE `{table}`"))
+                .map_err(my_err)?;
+            let b: Option<u64> = c
+                .exec_first(
+                    "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                    (&self.database, table),
+                )
+                .map_err(my_err)?;
+            engine_bytes = Some(engine_bytes.unwrap_or(0) + b.unwrap_or(0));
+            if let Some(dir) = &self.datadir {
+                let (p, r) = self.table_files(dir, table);
+                // MyRocks' SST files are shared by all tables: count each file once.
+                for f in p {
+                    if !paths.contains(&f) {
+                        paths.push(f);
+                    }
+                }
+                rule = r;
+            }
+        }
         let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
             Some(dir) => {
-                let (paths, rule) = self.table_files(dir, table);
                 let (bytes, allocated, files) = super::file_sizes(dir, &paths);
                 (Some(bytes), Some(allocated), files, rule)
             }

@@ -125,7 +125,7 @@ pub struct EngineInfo {
 /// Parameters of a bulk load.
 #[derive(Debug, Clone)]
 pub struct LoadRequest<'a> {
-    pub table: &'a str,
+    pub table: &'a crate::dataset::TableDef,
     /// Tab-separated file, one row a line, columns in table order.
     pub file: &'a Path,
     /// Rows per transaction where the engine commits in batches.
@@ -144,8 +144,8 @@ pub trait Engine: Send + Sync {
     fn info(&self) -> Result<EngineInfo>;
     /// Load a tab-separated file into an existing table by the engine's fastest honest path.
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome>;
-    /// Bytes on disk of `table` (data and indexes).
-    fn footprint(&self, table: &str) -> Result<Footprint>;
+    /// Bytes on disk of `tables` together (data and indexes).
+    fn footprint(&self, tables: &[&str]) -> Result<Footprint>;
     /// Restart the engine; `cold` also drops the OS page cache of its files when permitted.
     /// All sessions must be closed first.
     fn restart(&self, cold: bool) -> Result<RestartOutcome>;
@@ -187,8 +187,6 @@ pub struct OpenCtx<'a> {
     pub dir: &'a Path,
     /// The database dbduel creates and works in on servers (`dbduel_<study>`).
     pub database: &'a str,
-    /// The study's table (dbduel may drop it when it reuses its own database).
-    pub table: &'a str,
     /// Most clients any step opens at once.
     pub max_clients: u64,
 }

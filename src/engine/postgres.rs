@@ -275,7 +275,7 @@ impl PostgresEngine {
                 .map(|r| PathBuf::from(r.get::<_, String>(0)));
             engine.datadir = dir.filter(|d| engine.reach.is_local() && d.is_dir());
         }
-        engine.claim_database(&mut admin, ctx)?;
+        engine.claim_database(&mut admin)?;
         if engine.opts.stat_statements {
             let mut c = engine.client(&engine.database)?;
             let ok = c
@@ -292,9 +292,9 @@ impl PostgresEngine {
     }
 
     /// Create the study's database with its marker, or reuse one that has dbduel's marker
-    /// (dropping only the study's own table left from an earlier run). A database without
-    /// the marker was not made by dbduel and is never touched.
-    fn claim_database(&self, admin: &mut postgres::Client, ctx: &OpenCtx<'_>) -> Result<()> {
+    /// (the load step then replaces the study's tables in it). A database without the marker
+    /// was not made by dbduel and is never touched.
+    fn claim_database(&self, admin: &mut postgres::Client) -> Result<()> {
         let db = &self.database;
         let exists = admin
             .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[db])
@@ -312,8 +312,6 @@ impl PostgresEngine {
             if !marked {
                 return Err(Server::not_ours(db, &self.reach));
             }
-            c.batch_execute(&format!("DROP TABLE IF EXISTS {}", ctx.table))
-                .map_err(pg_err)?;
             return Ok(());
         }
         admin
@@ -443,14 +441,24 @@ impl Engine for PostgresEngine {
         let mut file = std::fs::File::open(req.file)
             .map_err(|e| EngineError::new("io", format!("open dataset file: {e}")))?;
         let mut writer = c
-            .copy_in(&format!("COPY {} FROM STDIN", req.table))
+            .copy_in(&format!("COPY {} FROM STDIN", req.table.name))
             .map_err(pg_err)?;
         std::io::copy(&mut file, &mut writer)
             .map_err(|e| EngineError::new("io", format!("streaming the dataset into COPY: {e}")))?;
         let rows = writer.finish().map_err(pg_err)?;
+        // Rows came with their ids: move an identity column's sequence past them, so inserts
+        // that leave the id out (sysbench's insert workload) do not collide.
+        if let Some(col) = req.table.columns.iter().find(|c| c.auto_increment) {
+            let t = &req.table.name;
+            c.batch_execute(&format!(
+                "SELECT setval(pg_get_serial_sequence('{t}', '{0}'), COALESCE(MAX({0}), 1)) FROM {t}",
+                col.name
+            ))
+            .map_err(pg_err)?;
+        }
         let after = match self.opts.after_load.as_str() {
-            "analyze" => Some(format!("ANALYZE {}", req.table)),
-            "vacuum_analyze" => Some(format!("VACUUM ANALYZE {}", req.table)),
+            "analyze" => Some(format!("ANALYZE {}", req.table.name)),
+            "vacuum_analyze" => Some(format!("VACUUM ANALYZE {}", req.table.name)),
             _ => None,
         };
         let method = match after {
@@ -467,20 +475,26 @@ impl Engine for PostgresEngine {
         Ok(LoadOutcome { rows, method })
     }
 
-    fn footprint(&self, table: &str) -> Result<Footprint> {
+    fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
         let mut c = self.client(&self.database)?;
         // Write dirty pages out so the files hold what the buffers hold.
         c.batch_execute("CHECKPOINT").map_err(pg_err)?;
-        let engine_bytes: i64 = c
-            .query_one(
-                "SELECT pg_total_relation_size($1::text::regclass)",
-                &[&table],
-            )
-            .map_err(pg_err)?
-            .get(0);
+        let mut engine_bytes = 0i64;
+        for table in tables {
+            engine_bytes += c
+                .query_one(
+                    "SELECT pg_total_relation_size($1::text::regclass)",
+                    &[table],
+                )
+                .map_err(pg_err)?
+                .get::<_, i64>(0);
+        }
         let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
             Some(dir) => {
-                let paths = self.relation_files(&mut c, dir, table)?;
+                let mut paths = Vec::new();
+                for table in tables {
+                    paths.extend(self.relation_files(&mut c, dir, table)?);
+                }
                 let (bytes, allocated, files) = super::file_sizes(dir, &paths);
                 (
                     Some(bytes),

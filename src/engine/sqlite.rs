@@ -219,8 +219,14 @@ impl Engine for SqliteEngine {
             let tx = conn.transaction().map_err(sql_err)?;
             let mut in_batch = 0u64;
             {
+                let cols = req.table.columns;
+                let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
                 let mut stmt = tx
-                    .prepare_cached(&format!("INSERT INTO {} VALUES (?1, ?2, ?3)", req.table))
+                    .prepare_cached(&format!(
+                        "INSERT INTO {} VALUES ({})",
+                        req.table.name,
+                        marks.join(", ")
+                    ))
                     .map_err(sql_err)?;
                 while in_batch < batch {
                     line.clear();
@@ -230,24 +236,25 @@ impl Engine for SqliteEngine {
                     if n == 0 {
                         break;
                     }
-                    let l = line.trim_end_matches('\n');
-                    let mut cols = l.splitn(3, '\t');
-                    let (Some(id), Some(uid), Some(content)) =
-                        (cols.next(), cols.next(), cols.next())
-                    else {
-                        return Err(EngineError::new(
-                            "data",
-                            format!("dataset line {} has fewer than 3 columns", rows + 1),
-                        ));
-                    };
-                    let id: i64 = id.parse().map_err(|_| {
-                        EngineError::new("data", format!("dataset line {}: bad id", rows + 1))
-                    })?;
-                    let uid: i64 = uid.parse().map_err(|_| {
-                        EngineError::new("data", format!("dataset line {}: bad uid", rows + 1))
-                    })?;
-                    stmt.execute(rusqlite::params![id, uid, content])
+                    let mut fields = line.trim_end_matches('\n').splitn(cols.len(), '\t');
+                    for (i, col) in cols.iter().enumerate() {
+                        let bad = || {
+                            EngineError::new(
+                                "data",
+                                format!("dataset line {}: bad or missing `{}`", rows + 1, col.name),
+                            )
+                        };
+                        let field = fields.next().ok_or_else(bad)?;
+                        match col.ty {
+                            crate::dataset::ColumnType::Integer => {
+                                let v: i64 = field.parse().map_err(|_| bad())?;
+                                stmt.raw_bind_parameter(i + 1, v)
+                            }
+                            _ => stmt.raw_bind_parameter(i + 1, field),
+                        }
                         .map_err(sql_err)?;
+                    }
+                    stmt.raw_execute().map_err(sql_err)?;
                     rows += 1;
                     in_batch += 1;
                 }
@@ -263,28 +270,31 @@ impl Engine for SqliteEngine {
         })
     }
 
-    fn footprint(&self, table: &str) -> Result<Footprint> {
+    fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
         let conn = self.open()?;
         // Fold the WAL into the main file so the file sizes show the table, not a log.
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .map_err(sql_err)?;
-        let engine_bytes: i64 = conn
-            .query_row(
-                "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name = ?1 \
-                 OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)",
-                [table],
-                |r| r.get(0),
-            )
-            .map_err(sql_err)?;
+        let mut engine_bytes = 0i64;
+        for table in tables {
+            engine_bytes += conn
+                .query_row(
+                    "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name = ?1 \
+                     OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)",
+                    [table],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql_err)?;
+        }
         drop(conn);
         let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.dir, &self.files());
         Ok(Footprint {
             files_bytes: Some(files_bytes),
             allocated_bytes: Some(allocated_bytes),
             files,
-            files_rule: "the database file plus its -wal and -journal files, after a WAL checkpoint; the database holds only this study's table".into(),
+            files_rule: "the database file plus its -wal and -journal files, after a WAL checkpoint; the database holds only this study's tables".into(),
             engine_bytes: Some(engine_bytes.max(0) as u64),
-            engine_rule: "dbstat: pages of the table and its indexes".into(),
+            engine_rule: "dbstat: pages of the tables and their indexes".into(),
         })
     }
 

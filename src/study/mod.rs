@@ -280,8 +280,8 @@ fn safe_name(path: KeyPath, s: &str) -> Result<(), DecodeError> {
     }
 }
 
-/// Most rows a dataset may have (10^10).
-pub const MAX_ROWS: u64 = 10_000_000_000;
+/// Most rows a table may have: ids are 4-byte integers on every engine (as in sysbench).
+pub const MAX_ROWS: u64 = 2_000_000_000;
 
 /// Semantic checks of a decoded study; decodes engine options and step parameters.
 fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
@@ -323,6 +323,20 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             format!(
                 "rows = {} is out of range; use 1 to {MAX_ROWS}",
                 f.dataset.rows
+            ),
+        ));
+    }
+    let max_tables = if f.dataset.generator == "user_logs" {
+        1
+    } else {
+        1000
+    };
+    if !(1..=max_tables).contains(&f.dataset.tables) {
+        return Err(DecodeError::at(
+            ds.key("tables"),
+            format!(
+                "tables = {} is out of range for generator {:?}; use 1 to {max_tables}",
+                f.dataset.tables, f.dataset.generator
             ),
         ));
     }

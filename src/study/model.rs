@@ -41,11 +41,19 @@ pub struct StudyMeta {
 #[serde(deny_unknown_fields)]
 pub struct DatasetSpec {
     pub generator: String,
+    /// Rows per table.
     pub rows: u64,
+    /// Tables (sbtest: sbtest1..N; user_logs: 1).
+    #[serde(default = "default_tables")]
+    pub tables: u64,
     #[serde(default = "default_seed")]
     pub seed: u64,
     #[serde(default = "default_table")]
     pub table: String,
+}
+
+fn default_tables() -> u64 {
+    1
 }
 
 fn default_seed() -> u64 {

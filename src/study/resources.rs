@@ -71,7 +71,11 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
         }
     }
     if let Some(free) = m.disk_free_bytes {
-        let rows = study.file.dataset.rows;
+        let rows = study
+            .file
+            .dataset
+            .rows
+            .saturating_mul(study.file.dataset.tables);
         let file = rows.saturating_mul(FILE_BYTES_PER_ROW);
         let need = file.saturating_add((file as f64 * TABLE_FACTOR) as u64);
         if need > free {

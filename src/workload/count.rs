@@ -28,11 +28,19 @@ pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
             Err(e) => return Err(e.into()),
         },
     };
-    let sql = ctx.engine.dialect().count_rows(&ctx.table.name);
+    let sqls: Vec<String> = ctx
+        .tables
+        .iter()
+        .map(|t| ctx.engine.dialect().count_rows(&t.name))
+        .collect();
     let mut session = ctx.engine.connect()?;
     let t = Instant::now();
-    let n = session.query_i64(&sql)?;
+    let mut n = 0i64;
+    for sql in &sqls {
+        n += session.query_i64(sql)?;
+    }
     let elapsed = t.elapsed().as_secs_f64();
+    let sql = sqls.join("; ");
     let title = if p.cold {
         "COUNT(*) cold"
     } else {

@@ -103,7 +103,7 @@ impl DdlParams {
 
 pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let d = ctx.engine.dialect();
-    let table = &ctx.table.name;
+    let table = &ctx.table().name;
     let target = p.target().map_err(|e| StepError::Check(e.message))?;
     let (sql, title) = match p.action {
         DdlAction::CreateIndex => (d.create_index(table, target, &p.columns), "create index"),

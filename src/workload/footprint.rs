@@ -10,7 +10,8 @@ use serde::Deserialize;
 pub struct FootprintParams {}
 
 pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
-    let f = ctx.engine.footprint(&ctx.table.name)?;
+    let names: Vec<&str> = ctx.tables.iter().map(|t| t.name.as_str()).collect();
+    let f = ctx.engine.footprint(&names)?;
     let mut s = summary(ctx.title("bytes on disk"));
     // What the files hold when they can be read here, else what the engine says.
     s.bytes = f.files_bytes.or(f.engine_bytes);
@@ -33,11 +34,12 @@ pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepEr
             Better::Lower,
         ));
     }
-    if let (Some(b), true) = (s.bytes, ctx.dataset_rows > 0) {
+    let rows = ctx.dataset_rows * ctx.tables.len() as u64;
+    if let (Some(b), true) = (s.bytes, rows > 0) {
         s.metrics.push(Metric::new(
             "bytes_per_row",
             "bytes/row",
-            b as f64 / ctx.dataset_rows as f64,
+            b as f64 / rows as f64,
             Unit::Count,
             Better::Lower,
         ));

@@ -14,7 +14,7 @@ use crate::progress::Progress;
 use crate::results::StepSummary;
 use crate::runner::IntervalRecord;
 use crate::study::decode::{DecodeError, KeyPath, decode};
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// Step kinds this build can run.
@@ -82,9 +82,11 @@ pub struct StepCtx<'a> {
     /// The study's title for this step, if it gave one.
     pub title: Option<&'a str>,
     pub engine: &'a dyn Engine,
-    pub table: &'a TableDef,
-    /// The generated dataset file (tab-separated) and its row count.
-    pub dataset_file: &'a Path,
+    /// The dataset's tables (one for user_logs, N for sbtest).
+    pub tables: &'a [TableDef],
+    /// Each table's generated tab-separated file, in the same order.
+    pub dataset_files: &'a [PathBuf],
+    /// Rows per table.
     pub dataset_rows: u64,
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
@@ -130,6 +132,11 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
 }
 
 impl StepCtx<'_> {
+    /// The first (for single-table datasets: the) table.
+    pub fn table(&self) -> &TableDef {
+        &self.tables[0]
+    }
+
     /// The step's title: the study's, or the kind's default.
     pub fn title(&self, default: &str) -> String {
         self.title.unwrap_or(default).to_string()
