@@ -6,6 +6,7 @@
 //! is measured from the actual start of each operation (this is what mysqlslap and sysbench
 //! do; it hides queueing delay, which the report says).
 
+use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, EngineError};
 use crate::metrics::{self, Hist, Latency};
 use serde::{Deserialize, Serialize};
@@ -27,13 +28,35 @@ pub enum Bound {
     Duration(Duration),
 }
 
+/// When operations start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Each client starts its next operation when the previous one ends; latency is
+    /// measured from the actual start.
+    Closed,
+    /// Operations are scheduled at `rate_per_s` in all (spread over the clients), evenly
+    /// spaced or with exponential gaps (`poisson`); latency is measured from the scheduled
+    /// start, so queueing behind a slow engine counts (no coordinated omission). An
+    /// operation more than `DROP_AFTER` behind its schedule is dropped and counted.
+    Open { rate_per_s: f64, poisson: bool },
+}
+
+/// How far behind schedule an open-loop operation may fall before it is dropped.
+pub const DROP_AFTER: Duration = Duration::from_secs(1);
+
+/// An open-loop operation that starts later than this after its schedule counts as late.
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
 /// How to drive the clients.
 #[derive(Debug, Clone)]
-pub struct ClosedLoop {
+pub struct RunSpec {
     pub clients: usize,
     pub bound: Bound,
     /// Whole seconds at the start whose operations are not counted in the totals.
     pub warmup_s: u64,
+    pub pacing: Pacing,
+    /// Seed of the open loop's Poisson gaps.
+    pub seed: u64,
 }
 
 /// One client's operations. Created inside its own thread, so it owns its session there.
@@ -71,8 +94,21 @@ pub struct IntervalRecord {
     pub ops_per_s: f64,
     pub rows: u64,
     pub errors: u64,
+    /// Open loop: operations that started more than 1 ms after their schedule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late: u64,
+    /// Open loop: operations dropped for being more than 1 s behind their schedule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
     pub latency_us: Option<Latency>,
     pub per_op: Vec<OpInterval>,
+    /// Client count of the level this interval belongs to, in a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Everything a closed-loop run measured.
@@ -93,6 +129,9 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// CPU seconds dbduel's process used during the run (user + system).
     pub process_cpu_s: f64,
+    /// Open loop, after warm-up: operations started late, and dropped.
+    pub late: u64,
+    pub dropped: u64,
 }
 
 /// A run that could not start or had to stop.
@@ -119,6 +158,8 @@ struct Local {
     hists: Vec<Hist>,
     ops: Vec<u64>,
     rows: u64,
+    late: u64,
+    dropped: u64,
     errors: BTreeMap<(usize, &'static str), (u64, String)>,
 }
 
@@ -128,6 +169,8 @@ impl Local {
             hists: (0..n).map(|_| metrics::new_hist()).collect(),
             ops: vec![0; n],
             rows: 0,
+            late: 0,
+            dropped: 0,
             errors: BTreeMap::new(),
         }
     }
@@ -155,6 +198,8 @@ struct TickAgg {
     ops: Vec<u64>,
     rows: u64,
     errors: u64,
+    late: u64,
+    dropped: u64,
 }
 
 /// Run `make_worker(client_index)` on `spec.clients` threads in a closed loop.
@@ -162,7 +207,7 @@ struct TickAgg {
 /// `on_interval` is called on the calling thread for each finished one-second interval, in
 /// order. `stop` ends the run early (the outcome is then `interrupted`).
 pub fn run_closed<F>(
-    spec: &ClosedLoop,
+    spec: &RunSpec,
     op_names: &[String],
     make_worker: F,
     stop: &AtomicBool,
@@ -197,7 +242,17 @@ where
                         }
                     };
                     if let Some(start) = gate.wait() {
-                        drive(client, worker.as_mut(), bound, start, n_ops, stop, &tx);
+                        let schedule = Schedule::new(spec.pacing, clients, client, spec.seed);
+                        drive(
+                            client,
+                            worker.as_mut(),
+                            bound,
+                            start,
+                            schedule,
+                            n_ops,
+                            stop,
+                            &tx,
+                        );
                     }
                 });
             if let Err(e) = res {
@@ -270,12 +325,54 @@ impl Gate {
     }
 }
 
+/// When a client's next operation is due (open loop).
+struct Schedule {
+    /// Mean gap between this client's operations.
+    gap_s: f64,
+    /// Offset of this client's first operation, spreading clients over one gap.
+    offset_s: f64,
+    poisson: Option<SplitMix64>,
+}
+
+impl Schedule {
+    /// `None` for a closed loop.
+    fn new(pacing: Pacing, clients: usize, client: usize, seed: u64) -> Option<Schedule> {
+        let Pacing::Open {
+            rate_per_s,
+            poisson,
+        } = pacing
+        else {
+            return None;
+        };
+        let per_client = (rate_per_s / clients as f64).max(1e-9);
+        let gap_s = 1.0 / per_client;
+        Some(Schedule {
+            gap_s,
+            offset_s: gap_s * client as f64 / clients as f64,
+            poisson: poisson.then(|| SplitMix64::stream(seed, client as u64)),
+        })
+    }
+
+    /// The gap to the next operation, seconds.
+    fn next_gap(&mut self) -> f64 {
+        match &mut self.poisson {
+            // exponential gaps: -ln(1-u) * mean
+            Some(rng) => -(1.0 - rng.unit()).ln() * self.gap_s,
+            None => self.gap_s,
+        }
+    }
+}
+
 /// The client loop. Two clock reads per operation; one relaxed atomic load for stopping.
+/// Open loop: waits for each operation's scheduled time (absolute, so no drift), measures
+/// latency from that time, and drops operations that fall more than `DROP_AFTER` behind.
+#[allow(clippy::too_many_arguments)]
 fn drive(
     client: usize,
     worker: &mut dyn Worker,
     bound: Bound,
     start: Instant,
+    mut schedule: Option<Schedule>,
     n_ops: usize,
     stop: &AtomicBool,
     tx: &mpsc::Sender<Msg>,
@@ -290,13 +387,36 @@ fn drive(
         Bound::PerClient(n) => n,
         Bound::Duration(_) => u64::MAX,
     };
+    let mut due_s = schedule.as_ref().map(|s| s.offset_s).unwrap_or(0.0);
     let mut seq = 0u64;
     let mut now = Instant::now();
     while seq < limit && !stop.load(Ordering::Relaxed) {
+        let t0 = match schedule.as_mut() {
+            None => now,
+            Some(s) => {
+                let due = start + Duration::from_secs_f64(due_s);
+                due_s += s.next_gap();
+                if deadline.is_some_and(|d| due >= d) {
+                    break;
+                }
+                now = Instant::now();
+                if due > now {
+                    std::thread::sleep(due - now);
+                    now = Instant::now();
+                } else if now - due > DROP_AFTER {
+                    local.dropped += 1;
+                    seq += 1;
+                    continue;
+                }
+                if now.saturating_duration_since(due) > LATE_AFTER {
+                    local.late += 1;
+                }
+                due
+            }
+        };
         if deadline.is_some_and(|d| now >= d) {
             break;
         }
-        let t0 = now;
         let (op, res) = worker.op(seq);
         now = Instant::now();
         let cur = now.duration_since(start).as_secs();
@@ -314,7 +434,8 @@ fn drive(
         let op = op.min(n_ops.saturating_sub(1));
         match res {
             Ok(rows) => {
-                local.hists[op].saturating_record(metrics::micros(now - t0));
+                local.hists[op]
+                    .saturating_record(metrics::micros(now.saturating_duration_since(t0)));
                 local.ops[op] += 1;
                 local.rows += rows;
             }
@@ -339,7 +460,7 @@ fn drive(
 
 /// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
 fn collect(
-    spec: &ClosedLoop,
+    spec: &RunSpec,
     op_names: &[String],
     clients: usize,
     start: Instant,
@@ -353,6 +474,8 @@ fn collect(
         all: metrics::new_hist(),
         ops: 0,
         rows: 0,
+        late: 0,
+        dropped: 0,
         intervals: Vec::new(),
     };
     let mut pending: BTreeMap<u64, TickAgg> = BTreeMap::new();
@@ -381,6 +504,8 @@ fn collect(
             agg.ops[i] += stats.ops[i];
         }
         agg.rows += stats.rows;
+        agg.late += stats.late;
+        agg.dropped += stats.dropped;
         for ((op, kind), (count, msg)) in stats.errors {
             agg.errors += count;
             if tick >= spec.warmup_s {
@@ -452,6 +577,8 @@ fn collect(
         intervals: t.intervals,
         interrupted: stop.load(Ordering::Relaxed),
         process_cpu_s: 0.0,
+        late: t.late,
+        dropped: t.dropped,
     }
 }
 
@@ -461,6 +588,8 @@ struct Totals {
     all: Hist,
     ops: u64,
     rows: u64,
+    late: u64,
+    dropped: u64,
     intervals: Vec<IntervalRecord>,
 }
 
@@ -471,6 +600,8 @@ impl TickAgg {
             ops: vec![0; n_ops],
             rows: 0,
             errors: 0,
+            late: 0,
+            dropped: 0,
         }
     }
 }
@@ -507,6 +638,8 @@ fn emit(
         metrics::merge(&mut t.all, &tick_all);
         t.ops += tick_ops;
         t.rows += agg.rows;
+        t.late += agg.late;
+        t.dropped += agg.dropped;
     }
     let t_s = ((tick + 1) as f64).min(end_s.max(tick as f64 + 0.001));
     let rec = IntervalRecord {
@@ -517,8 +650,11 @@ fn emit(
         ops_per_s: tick_ops as f64 / (t_s - tick as f64),
         rows: agg.rows,
         errors: agg.errors,
+        late: agg.late,
+        dropped: agg.dropped,
         latency_us: Latency::of(&tick_all),
         per_op: per,
+        level: None,
     };
     on_interval(&rec);
     t.intervals.push(rec);
@@ -561,10 +697,12 @@ mod tests {
 
     #[test]
     fn counted_run_totals_add_up() {
-        let spec = ClosedLoop {
+        let spec = RunSpec {
             clients: 4,
             bound: Bound::PerClient(100),
             warmup_s: 0,
+            pacing: Pacing::Closed,
+            seed: 1,
         };
         let stop = AtomicBool::new(false);
         let mut seen = 0;
@@ -591,10 +729,12 @@ mod tests {
 
     #[test]
     fn timed_run_ticks_every_second_and_excludes_warmup() {
-        let spec = ClosedLoop {
+        let spec = RunSpec {
             clients: 2,
             bound: Bound::Duration(Duration::from_millis(2500)),
             warmup_s: 1,
+            pacing: Pacing::Closed,
+            seed: 1,
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(
@@ -620,10 +760,12 @@ mod tests {
 
     #[test]
     fn connect_failure_is_reported() {
-        let spec = ClosedLoop {
+        let spec = RunSpec {
             clients: 3,
             bound: Bound::PerClient(5),
             warmup_s: 0,
+            pacing: Pacing::Closed,
+            seed: 1,
         };
         let stop = AtomicBool::new(false);
         let r = run_closed(
@@ -647,10 +789,12 @@ mod tests {
 
     #[test]
     fn stop_flag_interrupts() {
-        let spec = ClosedLoop {
+        let spec = RunSpec {
             clients: 2,
             bound: Bound::Duration(Duration::from_secs(60)),
             warmup_s: 0,
+            pacing: Pacing::Closed,
+            seed: 1,
         };
         let stop = AtomicBool::new(false);
         let t = Instant::now();
@@ -670,5 +814,72 @@ mod tests {
         .expect("run");
         assert!(out.interrupted);
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn open_loop_counts_queueing_behind_a_slow_engine() {
+        // One client, 2 ms per operation, asked for 1000 a second: it can do about 500, so
+        // operations queue, latency from the schedule grows, and the backlog gets dropped.
+        let spec = RunSpec {
+            clients: 1,
+            bound: Bound::Duration(Duration::from_millis(2500)),
+            warmup_s: 0,
+            pacing: Pacing::Open {
+                rate_per_s: 1000.0,
+                poisson: false,
+            },
+            seed: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let out = run_closed(
+            &spec,
+            &names(),
+            |_| Ok(Box::new(Sleepy { us: 2000 }) as Box<dyn Worker>),
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        let rate =
+            (out.ops + out.errors.iter().map(|e| e.count).sum::<u64>()) as f64 / out.measured_s;
+        assert!(rate < 600.0, "a 2 ms engine cannot do {rate}/s");
+        let l = Latency::of(&out.all).expect("latency");
+        assert!(l.p99 > 500_000, "queueing must show in latency: {l:?}");
+        assert!(
+            out.late > 0 && out.dropped > 0,
+            "late {} dropped {}",
+            out.late,
+            out.dropped
+        );
+    }
+
+    #[test]
+    fn open_loop_holds_a_sustainable_rate() {
+        let spec = RunSpec {
+            clients: 2,
+            bound: Bound::Duration(Duration::from_secs(2)),
+            warmup_s: 0,
+            pacing: Pacing::Open {
+                rate_per_s: 200.0,
+                poisson: true,
+            },
+            seed: 3,
+        };
+        let stop = AtomicBool::new(false);
+        let out = run_closed(
+            &spec,
+            &names(),
+            |_| Ok(Box::new(Sleepy { us: 500 }) as Box<dyn Worker>),
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        let done = out.ops + out.errors.iter().map(|e| e.count).sum::<u64>();
+        assert!(
+            (330..=470).contains(&done),
+            "about 400 operations in 2 s at 200/s, got {done}"
+        );
+        assert_eq!(out.dropped, 0);
+        let l = Latency::of(&out.all).expect("latency");
+        assert!(l.p50 < 5_000, "no queue at a sustainable rate: {l:?}");
     }
 }

@@ -5,7 +5,7 @@ use super::{StepCtx, StepError, StepOutput, summary};
 use crate::engine::{self, Session, StmtId};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
-use crate::runner::{self, Bound, ClosedLoop, Worker};
+use crate::runner::{self, Bound, RunSpec, Worker};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
 use std::time::Duration;
@@ -99,7 +99,7 @@ impl Worker for QueryWorker {
 
 pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let names: Vec<String> = (1..=p.queries.len()).map(|i| format!("q{i}")).collect();
-    let spec = ClosedLoop {
+    let spec = RunSpec {
         clients: p.clients as usize,
         bound: match (p.per_client, p.duration_s) {
             (Some(n), _) => Bound::PerClient(n),
@@ -107,6 +107,8 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             (None, None) => Bound::PerClient(1),
         },
         warmup_s: p.warmup_s,
+        pacing: runner::Pacing::Closed,
+        seed: 0,
     };
     ctx.progress
         .status(&format!("{} clients connecting", p.clients));
