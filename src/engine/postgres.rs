@@ -631,11 +631,23 @@ impl Session for PgSession {
         let st = stmts
             .get(stmt.0)
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        // The server typed each parameter when the statement was prepared; integers go as
+        // the width it asked for (the crate refuses an i64 for an INTEGER column).
+        let narrow: Vec<Option<i32>> = params
+            .iter()
+            .zip(st.params())
+            .map(|(p, ty)| match p {
+                Value::Int(i) if *ty == postgres::types::Type::INT4 => i32::try_from(*i).ok(),
+                _ => None,
+            })
+            .collect();
         let args: Vec<&(dyn postgres::types::ToSql + Sync)> = params
             .iter()
-            .map(|p| match p {
-                Value::Int(i) => i as &(dyn postgres::types::ToSql + Sync),
-                Value::Text(s) => s as &(dyn postgres::types::ToSql + Sync),
+            .zip(&narrow)
+            .map(|(p, n)| match (p, n) {
+                (_, Some(i)) => i as &(dyn postgres::types::ToSql + Sync),
+                (Value::Int(i), None) => i as &(dyn postgres::types::ToSql + Sync),
+                (Value::Text(s), None) => s as &(dyn postgres::types::ToSql + Sync),
             })
             .collect();
         if st.columns().is_empty() {

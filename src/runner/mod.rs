@@ -206,7 +206,7 @@ struct TickAgg {
 ///
 /// `on_interval` is called on the calling thread for each finished one-second interval, in
 /// order. `stop` ends the run early (the outcome is then `interrupted`).
-pub fn run_closed<F>(
+pub fn run_closed<'w, F>(
     spec: &RunSpec,
     op_names: &[String],
     make_worker: F,
@@ -214,7 +214,7 @@ pub fn run_closed<F>(
     mut on_interval: impl FnMut(&IntervalRecord),
 ) -> Result<RunOutcome, RunError>
 where
-    F: Fn(usize) -> engine::Result<Box<dyn Worker>> + Sync,
+    F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
 {
     let n_ops = op_names.len();
     let clients = spec.clients.max(1);

@@ -4,6 +4,7 @@
 /// (name, file text) of every built-in study.
 pub const BUILTINS: &[(&str, &str)] = &[
     ("shootout", include_str!("../../studies/shootout.toml")),
+    ("oltp", include_str!("../../studies/oltp.toml")),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
 

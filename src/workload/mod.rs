@@ -5,6 +5,7 @@ pub mod count;
 pub mod ddl;
 pub mod footprint;
 pub mod load;
+pub mod oltp;
 pub mod queries;
 pub mod update;
 
@@ -18,7 +19,15 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// Step kinds this build can run.
-pub const STEP_KINDS: &[&str] = &["load", "footprint", "count", "queries", "update", "ddl"];
+pub const STEP_KINDS: &[&str] = &[
+    "load",
+    "footprint",
+    "count",
+    "queries",
+    "update",
+    "ddl",
+    "oltp",
+];
 
 /// A step's parameters, decoded for its kind.
 #[derive(Debug, Clone)]
@@ -29,6 +38,7 @@ pub enum StepParams {
     Queries(queries::QueriesParams),
     Update(update::UpdateParams),
     Ddl(ddl::DdlParams),
+    Oltp(oltp::OltpParams),
 }
 
 impl StepParams {
@@ -42,6 +52,7 @@ impl StepParams {
             "queries" => StepParams::Queries(decode(v)?),
             "update" => StepParams::Update(decode(v)?),
             "ddl" => StepParams::Ddl(decode(v)?),
+            "oltp" => StepParams::Oltp(decode(v)?),
             other => {
                 return Err(DecodeError::at(
                     KeyPath::root().key("kind"),
@@ -62,6 +73,7 @@ impl StepParams {
             StepParams::Queries(p) => p.validate(),
             StepParams::Update(p) => p.validate(),
             StepParams::Ddl(p) => p.validate(),
+            StepParams::Oltp(p) => p.validate(),
             StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
         }
     }
@@ -70,6 +82,7 @@ impl StepParams {
     pub fn clients(&self) -> u64 {
         match self {
             StepParams::Queries(q) => q.clients,
+            StepParams::Oltp(o) => o.max_threads(),
             _ => 1,
         }
     }
@@ -128,6 +141,7 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Queries(p) => queries::run(p, ctx),
         StepParams::Update(p) => update::run(p, ctx),
         StepParams::Ddl(p) => ddl::run(p, ctx),
+        StepParams::Oltp(p) => oltp::run(p, ctx),
     }
 }
 

@@ -1,0 +1,735 @@
+//! `oltp`: sysbench 1.0's OLTP workloads (point_select, read_only, read_write, write_only,
+//! update_index, update_non_index, insert, delete) on the `sbtest` tables, with the same
+//! statements, per-event mix and key distributions, over a sweep of client counts, closed
+//! loop or at a target rate. A level's figure is the mean over its final fraction, as the
+//! original study took the final 15 of 60 minutes.
+
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::dataset::distribution::Distribution;
+use crate::dataset::rng::SplitMix64;
+use crate::dataset::sbtest::{C_GROUPS, PAD_GROUPS, digit_groups};
+use crate::engine::{self, Session, StmtId, Value};
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
+use crate::study::decode::{DecodeError, KeyPath};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// The sysbench workload a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OltpWorkload {
+    PointSelect,
+    ReadOnly,
+    ReadWrite,
+    WriteOnly,
+    UpdateIndex,
+    UpdateNonIndex,
+    Insert,
+    Delete,
+}
+
+impl OltpWorkload {
+    fn name(self) -> &'static str {
+        match self {
+            OltpWorkload::PointSelect => "point_select",
+            OltpWorkload::ReadOnly => "read_only",
+            OltpWorkload::ReadWrite => "read_write",
+            OltpWorkload::WriteOnly => "write_only",
+            OltpWorkload::UpdateIndex => "update_index",
+            OltpWorkload::UpdateNonIndex => "update_non_index",
+            OltpWorkload::Insert => "insert",
+            OltpWorkload::Delete => "delete",
+        }
+    }
+
+    /// Events run in an explicit transaction (unless `skip_trx`), as sysbench's scripts do.
+    fn transactional(self) -> bool {
+        matches!(
+            self,
+            OltpWorkload::ReadOnly | OltpWorkload::ReadWrite | OltpWorkload::WriteOnly
+        )
+    }
+}
+
+/// One client count, or a sweep of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Threads {
+    One(u64),
+    Sweep(Vec<u64>),
+}
+
+impl Threads {
+    pub fn levels(&self) -> Vec<u64> {
+        match self {
+            Threads::One(n) => vec![*n],
+            Threads::Sweep(v) => v.clone(),
+        }
+    }
+}
+
+/// Open-loop arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced.
+    #[default]
+    Fixed,
+    /// Exponential gaps (a Poisson process).
+    Poisson,
+}
+
+fn d_special() -> Distribution {
+    Distribution::Special
+}
+fn d_final() -> f64 {
+    0.25
+}
+fn d_range() -> u64 {
+    100
+}
+fn d_point() -> u64 {
+    10
+}
+fn d_one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OltpParams {
+    pub workload: OltpWorkload,
+    /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
+    pub threads: Threads,
+    /// Seconds each level runs.
+    pub duration_s: u64,
+    /// Seconds at the start of each level left out of its figures (on top of the
+    /// final-fraction rule).
+    #[serde(default)]
+    pub warmup_s: u64,
+    /// The share of each level, at its end, whose mean is the level's figure.
+    #[serde(default = "d_final")]
+    pub final_fraction: f64,
+    /// Key distribution (sysbench --rand-type; default special).
+    #[serde(default = "d_special")]
+    pub distribution: Distribution,
+    /// Target events per second in all (open loop); absent: closed loop.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub arrival: Arrival,
+    #[serde(default = "d_range")]
+    pub range_size: u64,
+    #[serde(default = "d_point")]
+    pub point_selects: u64,
+    #[serde(default = "d_one")]
+    pub simple_ranges: u64,
+    #[serde(default = "d_one")]
+    pub sum_ranges: u64,
+    #[serde(default = "d_one")]
+    pub order_ranges: u64,
+    #[serde(default = "d_one")]
+    pub distinct_ranges: u64,
+    #[serde(default = "d_one")]
+    pub index_updates: u64,
+    #[serde(default = "d_one")]
+    pub non_index_updates: u64,
+    #[serde(default = "d_one")]
+    pub delete_inserts: u64,
+    /// Run statements in autocommit mode, no BEGIN/COMMIT.
+    #[serde(default)]
+    pub skip_trx: bool,
+}
+
+impl OltpParams {
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        let levels = self.threads.levels();
+        if levels.is_empty() {
+            return at(
+                "threads",
+                "threads must list at least one client count".into(),
+            );
+        }
+        if let Some(i) = levels
+            .iter()
+            .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
+        {
+            return Err(DecodeError::at(
+                KeyPath::root().key("threads").index(i),
+                format!(
+                    "{} threads is out of range; use 1 to {}",
+                    levels[i],
+                    super::queries::MAX_CLIENTS
+                ),
+            ));
+        }
+        if !(1..=7 * 86_400).contains(&self.duration_s) {
+            return at(
+                "duration_s",
+                "duration_s must be from 1 to 604800 (a week)".into(),
+            );
+        }
+        if self.warmup_s >= self.duration_s {
+            return at(
+                "warmup_s",
+                format!(
+                    "warmup_s = {} leaves nothing of duration_s = {}",
+                    self.warmup_s, self.duration_s
+                ),
+            );
+        }
+        if !(self.final_fraction > 0.0 && self.final_fraction <= 1.0) {
+            return at(
+                "final_fraction",
+                "final_fraction must be above 0 and at most 1".into(),
+            );
+        }
+        if let Some(r) = self.rate
+            && !(r > 0.0 && r <= 10_000_000.0)
+        {
+            return at(
+                "rate",
+                "rate must be above 0 and at most 10000000 events/s".into(),
+            );
+        }
+        if !(1..=1_000_000).contains(&self.range_size) {
+            return at("range_size", "range_size must be from 1 to 1000000".into());
+        }
+        Ok(())
+    }
+
+    /// Most clients of any level.
+    pub fn max_threads(&self) -> u64 {
+        self.threads.levels().into_iter().max().unwrap_or(1)
+    }
+
+    /// Seconds at the start of a level not counted: the warm-up, and everything before the
+    /// final fraction.
+    pub fn skipped_s(&self) -> u64 {
+        let keep = ((self.duration_s as f64) * self.final_fraction).ceil() as u64;
+        self.warmup_s
+            .max(self.duration_s.saturating_sub(keep.max(1)))
+    }
+}
+
+/// Statement kinds, prepared once per table per client.
+#[derive(Clone, Copy)]
+enum Kind {
+    Point,
+    Simple,
+    Sum,
+    Order,
+    Distinct,
+    IndexUpdate,
+    NonIndexUpdate,
+    Delete,
+    Insert,
+    InsertAuto,
+}
+
+const KINDS: [Kind; 10] = [
+    Kind::Point,
+    Kind::Simple,
+    Kind::Sum,
+    Kind::Order,
+    Kind::Distinct,
+    Kind::IndexUpdate,
+    Kind::NonIndexUpdate,
+    Kind::Delete,
+    Kind::Insert,
+    Kind::InsertAuto,
+];
+
+/// sysbench's statements (oltp_common.lua), for table `t`.
+fn sql(kind: Kind, t: &str) -> String {
+    match kind {
+        Kind::Point => format!("SELECT c FROM {t} WHERE id=?"),
+        Kind::Simple => format!("SELECT c FROM {t} WHERE id BETWEEN ? AND ?"),
+        Kind::Sum => format!("SELECT SUM(k) FROM {t} WHERE id BETWEEN ? AND ?"),
+        Kind::Order => format!("SELECT c FROM {t} WHERE id BETWEEN ? AND ? ORDER BY c"),
+        Kind::Distinct => format!("SELECT DISTINCT c FROM {t} WHERE id BETWEEN ? AND ? ORDER BY c"),
+        Kind::IndexUpdate => format!("UPDATE {t} SET k=k+1 WHERE id=?"),
+        Kind::NonIndexUpdate => format!("UPDATE {t} SET c=? WHERE id=?"),
+        Kind::Delete => format!("DELETE FROM {t} WHERE id=?"),
+        Kind::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
+        // oltp_insert with auto_inc: the engine assigns the id.
+        Kind::InsertAuto => format!("INSERT INTO {t} (k, c, pad) VALUES (?, ?, ?)"),
+    }
+}
+
+/// Placeholders in PostgreSQL are $1, $2, ...
+fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String {
+    if dialect != crate::engine::Dialect::Postgres {
+        return sql.to_string();
+    }
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for ch in sql.chars() {
+        if ch == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+struct OltpWorker<'a> {
+    session: Box<dyn Session>,
+    /// stmts[table][kind]
+    stmts: Vec<[StmtId; KINDS.len()]>,
+    p: &'a OltpParams,
+    rows: u64,
+    rng: SplitMix64,
+    /// Reused parameter buffers: no allocation per statement.
+    one: [Value; 1],
+    two: [Value; 2],
+    three: [Value; 3],
+    four: [Value; 4],
+}
+
+impl OltpWorker<'_> {
+    fn table(&mut self) -> usize {
+        self.rng.below_u64(self.stmts.len() as u64) as usize
+    }
+
+    fn id(&mut self) -> i64 {
+        self.p.distribution.sample(&mut self.rng, self.rows) as i64
+    }
+
+    fn exec1(&mut self, t: usize, k: Kind, a: i64) -> engine::Result<()> {
+        self.one[0] = Value::Int(a);
+        self.session
+            .run(self.stmts[t][k as usize], &self.one)
+            .map(|_| ())
+    }
+
+    fn ranges(&mut self, k: Kind, count: u64, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        for _ in 0..count {
+            let id = self.id();
+            self.two = [
+                Value::Int(id),
+                Value::Int(id + self.p.range_size as i64 - 1),
+            ];
+            self.session.run(self.stmts[t][k as usize], &self.two)?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    fn point_selects(&mut self, count: u64, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        for _ in 0..count {
+            let id = self.id();
+            self.exec1(t, Kind::Point, id)?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    fn index_updates(&mut self, count: u64, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        for _ in 0..count {
+            let id = self.id();
+            self.exec1(t, Kind::IndexUpdate, id)?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    fn non_index_updates(&mut self, count: u64, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        for _ in 0..count {
+            let id = self.id();
+            if let Value::Text(c) = &mut self.two[0] {
+                digit_groups(&mut self.rng, C_GROUPS, c);
+            } else {
+                let mut c = String::with_capacity(120);
+                digit_groups(&mut self.rng, C_GROUPS, &mut c);
+                self.two[0] = Value::Text(c);
+            }
+            self.two[1] = Value::Int(id);
+            self.session
+                .run(self.stmts[t][Kind::NonIndexUpdate as usize], &self.two)?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    fn fill_text(v: &mut Value, rng: &mut SplitMix64, groups: usize) {
+        if let Value::Text(s) = v {
+            digit_groups(rng, groups, s);
+        } else {
+            let mut s = String::with_capacity(groups * 12);
+            digit_groups(rng, groups, &mut s);
+            *v = Value::Text(s);
+        }
+    }
+
+    fn delete_inserts(&mut self, count: u64, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        for _ in 0..count {
+            let id = self.id();
+            let k = self.id();
+            self.exec1(t, Kind::Delete, id)?;
+            self.four[0] = Value::Int(id);
+            self.four[1] = Value::Int(k);
+            Self::fill_text(&mut self.four[2], &mut self.rng, C_GROUPS);
+            Self::fill_text(&mut self.four[3], &mut self.rng, PAD_GROUPS);
+            self.session
+                .run(self.stmts[t][Kind::Insert as usize], &self.four)?;
+            *n += 2;
+        }
+        Ok(())
+    }
+
+    fn insert_auto(&mut self, n: &mut u64) -> engine::Result<()> {
+        let t = self.table();
+        let k = self.id();
+        self.three[0] = Value::Int(k);
+        Self::fill_text(&mut self.three[1], &mut self.rng, C_GROUPS);
+        Self::fill_text(&mut self.three[2], &mut self.rng, PAD_GROUPS);
+        self.session
+            .run(self.stmts[t][Kind::InsertAuto as usize], &self.three)?;
+        *n += 1;
+        Ok(())
+    }
+
+    /// One sysbench event; returns the statements it ran.
+    fn event(&mut self) -> engine::Result<u64> {
+        let p = self.p;
+        let mut n = 0u64;
+        let trx = p.workload.transactional() && !p.skip_trx;
+        if trx {
+            self.session.execute("BEGIN")?;
+        }
+        let body = (|| -> engine::Result<()> {
+            match p.workload {
+                OltpWorkload::PointSelect => self.point_selects(1, &mut n),
+                OltpWorkload::UpdateIndex => self.index_updates(1, &mut n),
+                OltpWorkload::UpdateNonIndex => self.non_index_updates(1, &mut n),
+                OltpWorkload::Insert => self.insert_auto(&mut n),
+                OltpWorkload::Delete => {
+                    let t = self.table();
+                    let id = self.id();
+                    n += 1;
+                    self.exec1(t, Kind::Delete, id)
+                }
+                OltpWorkload::ReadOnly | OltpWorkload::ReadWrite | OltpWorkload::WriteOnly => {
+                    if p.workload != OltpWorkload::WriteOnly {
+                        self.point_selects(p.point_selects, &mut n)?;
+                        self.ranges(Kind::Simple, p.simple_ranges, &mut n)?;
+                        self.ranges(Kind::Sum, p.sum_ranges, &mut n)?;
+                        self.ranges(Kind::Order, p.order_ranges, &mut n)?;
+                        self.ranges(Kind::Distinct, p.distinct_ranges, &mut n)?;
+                    }
+                    if p.workload != OltpWorkload::ReadOnly {
+                        self.index_updates(p.index_updates, &mut n)?;
+                        self.non_index_updates(p.non_index_updates, &mut n)?;
+                        self.delete_inserts(p.delete_inserts, &mut n)?;
+                    }
+                    Ok(())
+                }
+            }
+        })();
+        match body {
+            Ok(()) => {
+                if trx {
+                    self.session.execute("COMMIT")?;
+                    // sysbench counts BEGIN and COMMIT among its queries ("other")
+                    n += 2;
+                }
+                Ok(n)
+            }
+            Err(e) => {
+                if trx {
+                    let _ = self.session.execute("ROLLBACK");
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Worker for OltpWorker<'_> {
+    fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
+        (0, self.event())
+    }
+}
+
+/// A level's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Level {
+    threads: u64,
+    tps: f64,
+    qps: f64,
+    events: u64,
+    latency_us: Option<Latency>,
+    errors: u64,
+    measured_s: f64,
+    target_rate: Option<f64>,
+    late: u64,
+    dropped: u64,
+    dbduel_cpu_us_per_event: f64,
+    first_tick: u64,
+}
+
+pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let engine = ctx.engine;
+    let dialect = engine.dialect();
+    let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
+    let names = vec![p.workload.name().to_string()];
+    let mut levels = Vec::new();
+    let mut intervals: Vec<IntervalRecord> = Vec::new();
+    let mut interrupted = false;
+    let mut tick_base = 0u64;
+    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let spec = RunSpec {
+            clients: threads as usize,
+            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            warmup_s: p.skipped_s(),
+            pacing: match p.rate {
+                Some(r) => Pacing::Open {
+                    rate_per_s: r,
+                    poisson: p.arrival == Arrival::Poisson,
+                },
+                None => Pacing::Closed,
+            },
+            seed: li as u64,
+        };
+        ctx.progress
+            .status(&format!("{} threads connecting", threads));
+        let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
+            let mut session = engine.connect()?;
+            let mut stmts = Vec::with_capacity(tables.len());
+            for t in &tables {
+                let mut ids = [StmtId(0); KINDS.len()];
+                for (i, k) in KINDS.iter().enumerate() {
+                    ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
+                }
+                stmts.push(ids);
+            }
+            Ok(Box::new(OltpWorker {
+                session,
+                stmts,
+                p,
+                rows: ctx.dataset_rows,
+                rng: SplitMix64::stream(0x005b_7e57 ^ li as u64, client as u64),
+                one: [Value::Int(0)],
+                two: [Value::Int(0), Value::Int(0)],
+                three: [
+                    Value::Int(0),
+                    Value::Text(String::new()),
+                    Value::Text(String::new()),
+                ],
+                four: [
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Text(String::new()),
+                    Value::Text(String::new()),
+                ],
+            }))
+        };
+        let progress = ctx.progress;
+        let out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+            progress.status(&format!(
+                "{threads} threads t={:.0}s {:.0} tps",
+                iv.t_s, iv.ops_per_s
+            ));
+        })?;
+        let errors: u64 = out.errors.iter().map(|e| e.count).sum();
+        let tps = if out.measured_s > 0.0 {
+            out.ops as f64 / out.measured_s
+        } else {
+            0.0
+        };
+        let qps = if out.measured_s > 0.0 {
+            out.rows as f64 / out.measured_s
+        } else {
+            0.0
+        };
+        levels.push(Level {
+            threads,
+            tps,
+            qps,
+            events: out.ops,
+            latency_us: Latency::of(&out.all),
+            errors,
+            measured_s: out.measured_s,
+            target_rate: p.rate,
+            late: out.late,
+            dropped: out.dropped,
+            dbduel_cpu_us_per_event: if out.ops > 0 {
+                out.process_cpu_s * 1e6 / out.ops as f64
+            } else {
+                0.0
+            },
+            first_tick: tick_base,
+        });
+        for mut iv in out.intervals {
+            iv.tick += tick_base;
+            iv.t_s += tick_base as f64;
+            iv.level = Some(threads);
+            intervals.push(iv);
+        }
+        tick_base += p.duration_s;
+        if out.interrupted {
+            interrupted = true;
+            break;
+        }
+        if out.ops == 0 && errors > 0 {
+            let first = out
+                .errors
+                .first()
+                .map(|e| e.first_message.clone())
+                .unwrap_or_default();
+            return Err(StepError::Check(format!(
+                "every {} event failed at {threads} threads ({errors} errors); first: {first}",
+                p.workload.name()
+            )));
+        }
+    }
+    let Some(best) = levels
+        .iter()
+        .max_by(|a, b| a.tps.total_cmp(&b.tps))
+        .cloned()
+    else {
+        return Err(StepError::Skipped(
+            "interrupted before the first level".into(),
+        ));
+    };
+    let sweep = levels.len() > 1;
+    let mut s = summary(ctx.title(&format!("oltp {}", p.workload.name())));
+    s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
+    s.ops_per_s = Some(best.tps);
+    s.latency_us = best.latency_us;
+    s.rows = Some(levels.iter().map(|l| l.events).sum());
+    s.errors = Some(levels.iter().map(|l| l.errors).sum());
+    for l in &levels {
+        let sfx = if sweep {
+            format!(" @{}", l.threads)
+        } else {
+            String::new()
+        };
+        s.metrics.push(Metric::new(
+            &format!("tps_t{}", l.threads),
+            &format!("TPS{sfx}"),
+            l.tps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        if let Some(lat) = l.latency_us {
+            s.metrics.push(Metric::new(
+                &format!("p99_us_t{}", l.threads),
+                &format!("p99{sfx}"),
+                lat.p99 as f64,
+                Unit::Micros,
+                Better::Lower,
+            ));
+        }
+    }
+    if sweep {
+        s.metrics.push(Metric::new(
+            "best_tps",
+            "best TPS",
+            best.tps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        s.metrics.push(Metric::new(
+            "best_threads",
+            "at threads",
+            best.threads as f64,
+            Unit::Count,
+            Better::None,
+        ));
+    } else {
+        s.metrics.push(Metric::new(
+            "qps",
+            "QPS",
+            best.qps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        if let Some(lat) = best.latency_us {
+            s.metrics.push(Metric::new(
+                "p95_us",
+                "p95",
+                lat.p95 as f64,
+                Unit::Micros,
+                Better::Lower,
+            ));
+            s.metrics.push(Metric::new(
+                "max_us",
+                "max",
+                lat.max as f64,
+                Unit::Micros,
+                Better::Lower,
+            ));
+        }
+    }
+    s.metrics.push(Metric::new(
+        "cpu_us_per_event",
+        "dbduel CPU µs/event",
+        best.dbduel_cpu_us_per_event,
+        Unit::Count,
+        Better::Lower,
+    ));
+    let mut notes = vec![format!(
+        "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
+        match p.rate {
+            None => "closed loop".to_string(),
+            Some(r) => format!(
+                "open loop at {r} events/s ({:?} arrivals), latency from the schedule",
+                p.arrival
+            )
+            .to_lowercase(),
+        },
+        p.final_fraction * 100.0,
+        p.duration_s - p.skipped_s(),
+        p.duration_s
+    )];
+    if let Some(r) = p.rate {
+        for l in &levels {
+            if l.tps < r * 0.95 || l.dropped > 0 {
+                notes.push(format!(
+                    "at {} threads the engine could not sustain {r} events/s: it did {:.0}/s, {} started late, {} dropped",
+                    l.threads, l.tps, l.late, l.dropped
+                ));
+            }
+        }
+    }
+    if sweep {
+        notes.push(format!(
+            "best: {:.0} TPS at {} threads",
+            best.tps, best.threads
+        ));
+    }
+    s.note = Some(notes.join("; "));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "workload": p.workload.name(),
+            "distribution": p.distribution,
+            "tables": tables,
+            "rows_per_table": ctx.dataset_rows,
+            "duration_s": p.duration_s,
+            "final_fraction": p.final_fraction,
+            "measured_s_per_level": p.duration_s - p.skipped_s(),
+            "loop": if p.rate.is_some() { "open" } else { "closed" },
+            "levels": levels,
+            "best": best,
+        }),
+        intervals,
+        interrupted,
+    })
+}
