@@ -15,6 +15,10 @@ pub struct DryOptions {
     /// Rows each query pretends to return (nothing is read).
     #[serde(default)]
     pub rows_per_query: u64,
+    /// Microseconds each statement takes (a deliberately slow engine, e.g. to show
+    /// open-loop queueing); 0: returns at once.
+    #[serde(default)]
+    pub delay_us: u64,
 }
 
 pub struct DryEngine {
@@ -39,6 +43,7 @@ impl Engine for DryEngine {
     fn connect(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(DrySession {
             rows: self.opts.rows_per_query,
+            delay: std::time::Duration::from_micros(self.opts.delay_us),
             prepared: 0,
         }))
     }
@@ -49,6 +54,7 @@ impl Engine for DryEngine {
             "rows_per_query".into(),
             self.opts.rows_per_query.to_string(),
         );
+        settings.insert("delay_us".into(), self.opts.delay_us.to_string());
         Ok(EngineInfo {
             engine: "dry".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -90,6 +96,7 @@ impl Engine for DryEngine {
 
 struct DrySession {
     rows: u64,
+    delay: std::time::Duration,
     prepared: usize,
 }
 
@@ -108,6 +115,9 @@ impl Session for DrySession {
     }
 
     fn run(&mut self, _stmt: StmtId, _params: &[Value]) -> Result<u64> {
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
         Ok(std::hint::black_box(self.rows))
     }
 }

@@ -733,3 +733,41 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         interrupted,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(duration_s: u64, final_fraction: f64, warmup_s: u64) -> OltpParams {
+        let text = format!(
+            "workload = \"read_write\"\nthreads = [1, 2]\nduration_s = {duration_s}\nfinal_fraction = {final_fraction}\nwarmup_s = {warmup_s}\n"
+        );
+        let p: OltpParams = toml::from_str(&text).expect("params");
+        p.validate().expect("valid");
+        p
+    }
+
+    #[test]
+    fn the_final_fraction_decides_what_counts() {
+        // the original study: the final 15 of 60 minutes
+        assert_eq!(params(3600, 0.25, 0).skipped_s(), 2700);
+        assert_eq!(params(8, 0.25, 0).skipped_s(), 6);
+        // at least one second is measured
+        assert_eq!(params(2, 0.25, 0).skipped_s(), 1);
+        assert_eq!(params(10, 1.0, 0).skipped_s(), 0);
+        // a longer warm-up wins
+        assert_eq!(params(10, 1.0, 4).skipped_s(), 4);
+        assert_eq!(params(10, 0.5, 0).threads.levels(), vec![1, 2]);
+    }
+
+    #[test]
+    fn postgres_gets_numbered_placeholders() {
+        let s = sql(Kind::Insert, "sbtest3");
+        assert_eq!(s, "INSERT INTO sbtest3 (id, k, c, pad) VALUES (?, ?, ?, ?)");
+        assert_eq!(
+            placeholders(&s, crate::engine::Dialect::Postgres),
+            "INSERT INTO sbtest3 (id, k, c, pad) VALUES ($1, $2, $3, $4)"
+        );
+        assert_eq!(placeholders(&s, crate::engine::Dialect::Mysql), s);
+    }
+}

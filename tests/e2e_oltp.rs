@@ -1,0 +1,199 @@
+//! The oltp study end to end: thread sweeps on SQLite, sysbench's statement mix checked
+//! against MariaDB's own counters, and open-loop queueing shown on a deliberately slow engine.
+
+mod common;
+
+use common::{read_json, run, run_dir, step};
+use std::path::Path;
+
+#[test]
+fn a_sweep_on_sqlite_reports_every_level() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "oltp",
+        "-q",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.tables=2",
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "step.point-select.threads=[1,2]",
+        "--set",
+        "step.point-select.duration_s=2",
+        "--set",
+        "step.read-only.threads=1",
+        "--set",
+        "step.read-only.duration_s=2",
+        "--set",
+        "step.read-write.threads=[1,2]",
+        "--set",
+        "step.read-write.duration_s=2",
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in ["sqlite-wal", "sqlite-rollback"] {
+        assert_eq!(
+            step(&summary, c, "load")["rows"],
+            4000,
+            "two tables of 2000 rows"
+        );
+        let d = read_json(&dir.join(c).join("read-write.json"))["details"].clone();
+        let levels = d["levels"].as_array().unwrap();
+        assert_eq!(
+            levels
+                .iter()
+                .map(|l| l["threads"].as_u64().unwrap())
+                .collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        for l in levels {
+            assert!(l["tps"].as_f64().unwrap() > 0.0, "{l:#}");
+            // a read_write event is 14 reads, 4 writes, BEGIN and COMMIT
+            let per_event = l["qps"].as_f64().unwrap() / l["tps"].as_f64().unwrap();
+            assert!((per_event - 20.0).abs() < 0.01, "{per_event}");
+        }
+        // one second of each two-second level is measured (the final quarter, at least 1 s)
+        assert_eq!(d["measured_s_per_level"], 1);
+        let iv = std::fs::read_to_string(dir.join(c).join("read-write.intervals.ndjson")).unwrap();
+        let tagged: Vec<u64> = iv
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["level"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert!(tagged.contains(&1) && tagged.contains(&2), "{tagged:?}");
+        let best = step(&summary, c, "read-write");
+        assert!(
+            best["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["key"] == "best_tps")
+        );
+    }
+    assert!(
+        stdout.contains("TPS @2") && stdout.contains("best TPS"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_statement_mix_matches_sysbench_by_the_servers_count() {
+    if !common::have_server(
+        "mariadbd",
+        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
+    ) {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "oltp",
+        "-q",
+        "--contender",
+        "innodb",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.tables=2",
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "contender.innodb.buffer_pool_mb=64",
+        "--set",
+        "step.point-select.threads=1",
+        "--set",
+        "step.point-select.duration_s=1",
+        "--set",
+        "step.point-select.final_fraction=1.0",
+        "--set",
+        "step.read-only.threads=1",
+        "--set",
+        "step.read-only.duration_s=1",
+        "--set",
+        "step.read-only.final_fraction=1.0",
+        "--set",
+        "step.read-write.threads=1",
+        "--set",
+        "step.read-write.duration_s=2",
+        "--set",
+        "step.read-write.final_fraction=1.0",
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let per_event = [
+        ("point-select", 1.0, 0.0, 0.0, 0.0),
+        ("read-only", 14.0, 0.0, 0.0, 0.0),
+        ("read-write", 14.0, 2.0, 1.0, 1.0),
+    ];
+    for (st, selects, updates, deletes, inserts) in per_event {
+        let j = read_json(&dir.join("innodb").join(format!("{st}.json")));
+        let events = j["details"]["levels"][0]["events"].as_f64().unwrap();
+        assert!(events > 10.0, "{st}: {events} events");
+        let c = &j["server_counters"];
+        for (name, want) in [
+            ("Com_select", selects),
+            ("Com_update", updates),
+            ("Com_delete", deletes),
+            ("Com_insert", inserts),
+        ] {
+            let got = c[name].as_f64().unwrap();
+            let expect = want * events;
+            assert!(
+                (got - expect).abs() <= expect * 0.02 + 2.0,
+                "{st}: {name} = {got}, sysbench's mix says {expect} for {events} events"
+            );
+        }
+    }
+}
+
+#[test]
+fn open_loop_latency_includes_the_queue_behind_a_slow_engine() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let study = dir.path().join("slow.toml");
+    std::fs::write(
+        &study,
+        r#"[study]
+name = "slow"
+description = "a 2 ms engine asked for 1000 events a second"
+[dataset]
+generator = "sbtest"
+rows = 1000
+[[contender]]
+name = "slow"
+engine = "dry"
+options = { delay_us = 2000 }
+[[step]]
+name = "paced"
+kind = "oltp"
+workload = "point_select"
+threads = 1
+duration_s = 3
+final_fraction = 1.0
+rate = 1000
+"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    let s = step(&summary, "slow", "paced");
+    let note = s["note"].as_str().unwrap();
+    assert!(note.contains("could not sustain 1000 events/s"), "{note}");
+    // each event takes 2 ms, but waits behind the ones before it: latency counts the queue
+    let p99 = s["latency_us"]["p99"].as_u64().unwrap();
+    assert!(p99 > 100_000, "p99 {p99} µs hides the queue");
+    assert!(stdout.contains("could not sustain"), "{stdout}");
+}
