@@ -4,7 +4,9 @@
 //! options; their effective values are read back from the server.
 
 use super::sandbox_err;
-use super::server::{MARKER, MARKER_NOTE, Provisioned, Server};
+use super::server::{
+    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
+};
 use super::target::Target;
 use super::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
@@ -151,24 +153,7 @@ impl MariadbOptions {
                 "flush_log_at_trx_commit must be 0, 1 or 2".into(),
             );
         }
-        for (k, v) in &self.server {
-            let ok_key = !k.is_empty()
-                && k.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !ok_key {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("server").key(k),
-                    "server variable names are letters, digits, _ and -",
-                ));
-            }
-            let text = server_value(v);
-            if text.is_none() || text.as_deref().is_some_and(|t| t.contains('\n')) {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("server").key(k),
-                    "server variables take a string, integer, float or boolean on one line",
-                ));
-            }
-        }
+        extra_settings(&self.server, "-", ("ON", "OFF"))?;
         Ok(())
     }
 
@@ -186,15 +171,7 @@ impl MariadbOptions {
             ),
             ("server", !self.server.is_empty()),
         ];
-        match sandbox_only.iter().find(|(_, set)| *set) {
-            Some((k, _)) => Err(DecodeError::at(
-                KeyPath::root().key(k),
-                format!(
-                    "{k} configures a private server; with a target the server's own configuration applies"
-                ),
-            )),
-            None => Ok(()),
-        }
+        refuse_sandbox_options(&sandbox_only)
     }
 
     /// Sandboxes: are the server and the storage engine's plugin installed? Targets: does the
@@ -294,26 +271,14 @@ impl MariadbOptions {
                 );
             }
         }
-        for (k, v) in &self.server {
-            if let Some(t) = server_value(v) {
-                s.insert(k.clone(), t);
-            }
+        // validated when the study was read
+        for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
+            s.insert(k, v);
         }
         MariadbRecipe {
             settings: s,
             rocksdb: self.is_rocksdb(),
         }
-    }
-}
-
-/// A TOML scalar as a my.cnf value.
-fn server_value(v: &toml::Value) -> Option<String> {
-    match v {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(if *b { "ON" } else { "OFF" }.to_string()),
-        _ => None,
     }
 }
 

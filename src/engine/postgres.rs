@@ -4,7 +4,9 @@
 //! policy after a load is an explicit option.
 
 use super::sandbox_err;
-use super::server::{MARKER, MARKER_NOTE, Provisioned, Server};
+use super::server::{
+    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
+};
 use super::target::Target;
 use super::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
@@ -75,17 +77,6 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
     }
 }
 
-/// A TOML scalar as a postgresql.conf value.
-fn setting_value(v: &toml::Value) -> Option<String> {
-    match v {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(if *b { "on" } else { "off" }.to_string()),
-        _ => None,
-    }
-}
-
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
         if let Some(v) = &self.synchronous_commit {
@@ -113,17 +104,7 @@ impl PostgresOptions {
                 "max_wal_size_mb must be from 32 to 16777216",
             ));
         }
-        for (k, v) in &self.server {
-            let ok = !k.is_empty()
-                && k.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-            if !ok || setting_value(v).is_none_or(|t| t.contains('\n')) {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("server").key(k),
-                    "server settings are names (letters, digits, _ and .) with a one-line string, number or boolean",
-                ));
-            }
-        }
+        extra_settings(&self.server, ".", ("on", "off"))?;
         Ok(())
     }
 
@@ -137,15 +118,7 @@ impl PostgresOptions {
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
             ("server", !self.server.is_empty()),
         ];
-        match sandbox_only.iter().find(|(_, set)| *set) {
-            Some((k, _)) => Err(DecodeError::at(
-                KeyPath::root().key(k),
-                format!(
-                    "{k} configures a private server; with a target the server's own configuration applies"
-                ),
-            )),
-            None => Ok(()),
-        }
+        refuse_sandbox_options(&sandbox_only)
     }
 
     /// Sandboxes: are the server binaries installed? Targets: does the server answer?
@@ -183,10 +156,9 @@ impl PostgresOptions {
             );
             s.insert("pg_stat_statements.max".into(), "10000".into());
         }
-        for (k, v) in &self.server {
-            if let Some(t) = setting_value(v) {
-                s.insert(k.clone(), t);
-            }
+        // validated when the study was read
+        for (k, v) in extra_settings(&self.server, ".", ("on", "off")).unwrap_or_default() {
+            s.insert(k, v);
         }
         PostgresRecipe { settings: s }
     }

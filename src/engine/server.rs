@@ -5,6 +5,7 @@
 use super::target::{self, Target};
 use super::{EngineError, RestartOutcome, Result, sandbox_err};
 use crate::sandbox::Sandbox;
+use crate::study::decode::{DecodeError, KeyPath};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -178,5 +179,54 @@ impl Server {
                 t.display()
             ),
         )
+    }
+}
+
+/// A contender's `server = { ... }` table: extra settings for its private server, checked
+/// and written as the server's configuration file expects (`on_off` spells booleans).
+/// Names are letters, digits, `_` and the characters in `punct`.
+pub fn extra_settings(
+    table: &toml::Table,
+    punct: &str,
+    on_off: (&str, &str),
+) -> std::result::Result<Vec<(String, String)>, DecodeError> {
+    let mut out = Vec::with_capacity(table.len());
+    for (k, v) in table {
+        let name_ok = !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || punct.contains(c));
+        let value = match v {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Float(f) => Some(f.to_string()),
+            toml::Value::Boolean(b) => Some(if *b { on_off.0 } else { on_off.1 }.to_string()),
+            _ => None,
+        };
+        match value {
+            Some(v) if name_ok && !v.contains('\n') => out.push((k.clone(), v)),
+            _ => {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("server").key(k),
+                    format!(
+                        "server settings are names (letters, digits, _ and `{punct}`) with a one-line string, number or boolean"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// With a target the server's own configuration applies: refuse the first of `options`
+/// (name, given?) that configures a private server, rather than ignore it silently.
+pub fn refuse_sandbox_options(options: &[(&str, bool)]) -> std::result::Result<(), DecodeError> {
+    match options.iter().find(|(_, set)| *set) {
+        Some((k, _)) => Err(DecodeError::at(
+            KeyPath::root().key(k),
+            format!(
+                "{k} configures a private server; with a target the server's own configuration applies"
+            ),
+        )),
+        None => Ok(()),
     }
 }
