@@ -1,6 +1,6 @@
-//! The command line: `run`, `studies`, `report`, `list`; maps every failure to a message that
-//! says what to do and to an exit code (0 ok, 1 a contender or step failed, 2 bad input or
-//! usage, 3 missing prerequisite, 130 interrupted).
+//! The command line: `run`, `studies`, `report`, `compare`, `list`; maps every failure to a
+//! message that says what to do and to an exit code (0 ok, 1 a contender or step failed, 2 bad
+//! input or usage, 3 missing prerequisite, 130 interrupted).
 
 use crate::execute::{self, RunOptions};
 use crate::progress::Progress;
@@ -88,6 +88,22 @@ pub enum Command {
     Report {
         /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
         run_dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Compare two runs of a study (before/after a change): per contender per step, the
+    /// change from A to B and whether it is beyond the threshold and the run's noise.
+    Compare {
+        /// The run to compare against (before).
+        run_a: PathBuf,
+        /// The run to judge (after).
+        run_b: PathBuf,
+        /// Smallest change that counts, in percent (`5%` or `5`).
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+        /// Exit 1 when a figure regressed significantly (beyond the threshold and the noise).
+        #[arg(long)]
+        fail_on_regression: bool,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -203,7 +219,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
             print!(
                 "{}",
-                report::render(&report.summary, &report.manifest, format)
+                report::render(&report.dir.path, &report.summary, &report.manifest, format)
             );
             eprintln!("results: {}", report.dir.path.display());
             Ok(match report.summary.status {
@@ -242,8 +258,28 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             let manifest = dir
                 .read_manifest()
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
-            print!("{}", report::render(&summary, &manifest, format));
+            print!("{}", report::render(&dir.path, &summary, &manifest, format));
             Ok(exit::OK)
+        }
+        Command::Compare {
+            run_a,
+            run_b,
+            threshold,
+            fail_on_regression,
+            format,
+        } => {
+            let threshold = report::compare::parse_threshold(&threshold)
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e))?;
+            let load = |p: &PathBuf| {
+                report::load(p).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))
+            };
+            let c = report::compare::compare(&load(&run_a)?, &load(&run_b)?, threshold);
+            print!("{}", report::compare::render(&c, format));
+            Ok(if fail_on_regression && c.regressions().next().is_some() {
+                exit::FAILED
+            } else {
+                exit::OK
+            })
         }
         Command::List { out } => {
             list(&out)?;

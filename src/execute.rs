@@ -260,6 +260,10 @@ pub fn run(
     summary.finished_at = Some(rfc3339(SystemTime::now()));
     dir.write_json("summary.json", &summary)?;
     dir.write_json("manifest.json", &manifest)?;
+    // The charts are a view of the files above: failing to write them loses no result.
+    if let Err(e) = crate::report::write_html(&dir, &summary, &manifest) {
+        progress.note(&format!("could not write the HTML report: {e}"));
+    }
     Ok(RunReport {
         dir,
         summary,

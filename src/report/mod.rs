@@ -1,24 +1,63 @@
-//! Rendering results for people and scripts: a side-by-side table (text or Markdown) with
-//! its context, or the summary as JSON. Reads only what is in the run directory.
+//! Rendering results for people and scripts: a side-by-side table (text or Markdown) with its
+//! context, the summary as JSON, or a self-contained HTML page with charts; and the
+//! comparison of two runs. Reads only what is in the run directories, and works from each
+//! step's `Metric`s and generic per-second series, never from step-kind names.
 
+pub mod compare;
 pub mod format;
+pub mod html;
+pub mod series;
+pub mod svg;
 pub mod table;
+pub mod verdict;
 
-use crate::results::{Manifest, Summary};
+use crate::results::{Manifest, ResultsError, RunDir, Summary};
+use std::path::{Path, PathBuf};
 
-/// Output formats of `dbduel report`.
+/// Output formats of `dbduel report`, `run` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
     Markdown,
     Json,
+    /// One self-contained page with SVG charts.
+    Html,
 }
 
-/// Render a run.
-pub fn render(summary: &Summary, manifest: &Manifest, format: Format) -> String {
+/// The name of the HTML report every run writes into its directory.
+pub const HTML_FILE: &str = "report.html";
+
+/// Render the run in directory `dir` (whose summary and manifest are given; HTML also reads
+/// the per-second series there).
+pub fn render(dir: &Path, summary: &Summary, manifest: &Manifest, format: Format) -> String {
     match format {
         Format::Text => table::render(summary, manifest, false),
         Format::Markdown => table::render(summary, manifest, true),
         Format::Json => serde_json::to_string_pretty(summary).unwrap_or_default() + "\n",
+        Format::Html => html::render(&series::RunData::load(
+            dir,
+            summary.clone(),
+            manifest.clone(),
+        )),
     }
+}
+
+/// Write `report.html` into the run directory (atomically); returns its path.
+pub fn write_html(
+    dir: &RunDir,
+    summary: &Summary,
+    manifest: &Manifest,
+) -> Result<PathBuf, ResultsError> {
+    let page = render(&dir.path, summary, manifest, Format::Html);
+    let path = dir.path.join(HTML_FILE);
+    crate::results::write_atomic(&path, page.as_bytes())?;
+    Ok(path)
+}
+
+/// Read a run directory for rendering or comparing.
+pub fn load(path: &Path) -> Result<series::RunData, ResultsError> {
+    let dir = RunDir::open(path)?;
+    let summary = dir.read_summary()?;
+    let manifest = dir.read_manifest()?;
+    Ok(series::RunData::load(&dir.path, summary, manifest))
 }

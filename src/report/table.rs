@@ -1,29 +1,116 @@
 //! The side-by-side table: one row per step figure, one column per contender, and which
 //! contender did best by how much; with the run's context above and the steps' notes below.
+//! Markdown adds each step's verdict in words and marks the best value, ready to paste into a
+//! post or a review comment.
 
+use super::compare::md_cell;
 use super::format;
-use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
+use super::verdict::{self, metric_keys, per_contender, step_names, title_of};
+use crate::results::{Better, Manifest, Status, StepSummary, Summary};
 use comfy_table::{CellAlignment, Table, presets};
 
 /// Render the run as text (`markdown = false`) or Markdown.
 pub fn render(summary: &Summary, manifest: &Manifest, markdown: bool) -> String {
+    if markdown {
+        return render_markdown(summary, manifest);
+    }
     let mut out = String::new();
-    context(&mut out, summary, manifest, markdown);
+    context(&mut out, summary, manifest, false);
     out.push('\n');
-    out.push_str(&comparison(summary, markdown));
+    out.push_str(&comparison(summary));
     out.push('\n');
     let notes = notes(summary);
     if !notes.is_empty() {
-        out.push('\n');
-        if markdown {
-            out.push_str("### Notes\n\n");
-        } else {
-            out.push_str("Notes:\n");
-        }
+        out.push_str("\nNotes:\n");
         for n in notes {
-            out.push_str(if markdown { "- " } else { "  " });
+            out.push_str("  ");
             out.push_str(&n);
             out.push('\n');
+        }
+    }
+    out
+}
+
+/// Markdown: title, verdicts, the table with the best value of each figure in bold, the
+/// context, the notes.
+fn render_markdown(s: &Summary, m: &Manifest) -> String {
+    let mut out = String::new();
+    context(&mut out, s, m, true);
+    out.push_str("\n### Verdict\n\n");
+    for v in verdict::verdicts(s) {
+        out.push_str(&format!(
+            "- **{}**: {}\n",
+            md_cell(&v.title),
+            md_cell(&v.sentence)
+        ));
+    }
+    out.push_str("\n### Figures\n\n");
+    out.push_str(&markdown_table(s));
+    let notes = notes(s);
+    if !notes.is_empty() {
+        out.push_str("\n### Notes\n\n");
+        for n in notes {
+            out.push_str(&format!("- {}\n", md_cell(&n)));
+        }
+    }
+    out
+}
+
+/// The figures as a Markdown table: numbers right-aligned, the best of each figure in bold.
+fn markdown_table(s: &Summary) -> String {
+    let n = s.contenders.len();
+    let mut header = vec!["step".to_string(), "figure".to_string()];
+    header.extend(s.contenders.iter().map(|c| md_cell(&c.name)));
+    let mut align = vec![":--", ":--"];
+    align.extend(std::iter::repeat_n("--:", n));
+    if n >= 2 {
+        header.push("best".into());
+        align.push(":--");
+    }
+    let mut out = format!("| {} |\n|{}|\n", header.join(" | "), align.join("|"));
+    for step in step_names(s) {
+        let per = per_contender(s, &step);
+        let title = md_cell(&title_of(&per, &step));
+        let keys = metric_keys(&per);
+        if keys.is_empty() {
+            let mut row = vec![title, "status".to_string()];
+            row.extend(
+                per.iter()
+                    .map(|p| p.map(|x| x.status.as_str().to_string()).unwrap_or_default()),
+            );
+            if n >= 2 {
+                row.push(String::new());
+            }
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+            continue;
+        }
+        for (i, k) in keys.iter().enumerate() {
+            let values = verdict::values(&per, &k.key);
+            let b = best(s, &values, k.better);
+            let winner = s
+                .contenders
+                .iter()
+                .position(|c| !b.is_empty() && b.starts_with(&format!("{} ", c.name)));
+            let mut row = vec![
+                if i == 0 { title.clone() } else { String::new() },
+                md_cell(&k.label),
+            ];
+            for (j, (p, v)) in per.iter().zip(&values).enumerate() {
+                row.push(match (p, v) {
+                    (_, Some(v)) if winner == Some(j) => {
+                        format!("**{}**", format::value(*v, k.unit))
+                    }
+                    (_, Some(v)) => format::value(*v, k.unit),
+                    (Some(x), None) if x.status != Status::Ok && i == 0 => {
+                        x.status.as_str().to_string()
+                    }
+                    _ => String::new(),
+                });
+            }
+            if n >= 2 {
+                row.push(md_cell(&b));
+            }
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
         }
     }
     out
@@ -97,35 +184,10 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
     }
 }
 
-/// Step names in run order across all contenders.
-fn step_names(s: &Summary) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for c in &s.contenders {
-        for st in &c.steps {
-            if !names.contains(&st.name) {
-                names.push(st.name.clone());
-            }
-        }
-    }
-    names
-}
-
-fn find<'a>(s: &'a Summary, contender: usize, step: &str) -> Option<&'a StepSummary> {
-    s.contenders
-        .get(contender)?
-        .steps
-        .iter()
-        .find(|x| x.name == step)
-}
-
-/// The table of figures.
-pub fn comparison(s: &Summary, md: bool) -> String {
+/// The table of figures, for a terminal.
+pub fn comparison(s: &Summary) -> String {
     let mut t = Table::new();
-    t.load_style(if md {
-        presets::ASCII_MARKDOWN
-    } else {
-        presets::UTF8_FULL_CONDENSED
-    });
+    t.load_style(presets::UTF8_FULL_CONDENSED);
     t.force_no_tty();
     let n = s.contenders.len();
     let mut header = vec!["step".to_string(), "figure".to_string()];
@@ -135,28 +197,9 @@ pub fn comparison(s: &Summary, md: bool) -> String {
     }
     t.set_header(header);
     for step in step_names(s) {
-        let per: Vec<Option<&StepSummary>> = (0..n).map(|i| find(s, i, &step)).collect();
-        let title = per
-            .iter()
-            .flatten()
-            .find(|x| x.status == Status::Ok)
-            .or(per.iter().flatten().next())
-            .map(|x| {
-                if x.title.is_empty() {
-                    x.name.clone()
-                } else {
-                    x.title.clone()
-                }
-            })
-            .unwrap_or_else(|| step.clone());
-        let mut keys: Vec<&Metric> = Vec::new();
-        for st in per.iter().flatten() {
-            for m in &st.metrics {
-                if !keys.iter().any(|k| k.key == m.key) {
-                    keys.push(m);
-                }
-            }
-        }
+        let per: Vec<Option<&StepSummary>> = per_contender(s, &step);
+        let title = title_of(&per, &step);
+        let keys = metric_keys(&per);
         if keys.is_empty() {
             let mut row = vec![title.clone(), "status".to_string()];
             row.extend(
@@ -174,14 +217,7 @@ pub fn comparison(s: &Summary, md: bool) -> String {
                 if i == 0 { title.clone() } else { String::new() },
                 k.label.clone(),
             ];
-            let values: Vec<Option<f64>> = per
-                .iter()
-                .map(|p| {
-                    p.filter(|x| x.status == Status::Ok)
-                        .and_then(|x| x.metrics.iter().find(|m| m.key == k.key))
-                        .map(|m| m.value)
-                })
-                .collect();
+            let values = verdict::values(&per, &k.key);
             for (p, v) in per.iter().zip(&values) {
                 row.push(match (p, v) {
                     (_, Some(v)) => format::value(*v, k.unit),
@@ -206,7 +242,7 @@ pub fn comparison(s: &Summary, md: bool) -> String {
 }
 
 /// `name ×ratio` of the best value against the next best, or empty when there is no winner.
-fn best(s: &Summary, values: &[Option<f64>], better: Better) -> String {
+pub(crate) fn best(s: &Summary, values: &[Option<f64>], better: Better) -> String {
     let mut ranked: Vec<(usize, f64)> = values
         .iter()
         .enumerate()

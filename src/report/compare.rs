@@ -1,0 +1,898 @@
+//! `dbduel compare RUN_A RUN_B`: the same study run twice (before and after a change of
+//! configuration, machine or version), per contender per step per figure, how B differs
+//! from A — and whether that difference is more than noise.
+//!
+//! Noise comes from each step's per-second series: the relative standard error of the
+//! step's mean, corrected for the correlation of neighbouring seconds
+//! ([`series::relative_standard_error`]). A change counts only when it is beyond both the
+//! threshold and two standard errors of the difference (about 95 %); so a 2 % change inside
+//! 10 % noise is "no significant change". Rates and durations use the throughput series,
+//! latency figures the matching per-second quantile. Sizes do not jitter and are judged by the
+//! threshold alone. A figure without a usable series (a single statement, a step shorter than
+//! three seconds) is shown but *not judged*: one measurement cannot tell a change from noise.
+//! A step that ran in A and failed in B is a regression.
+
+use super::Format;
+use super::format;
+use super::html::page;
+use super::series::{self, Interval, RunData};
+use super::svg::{self, Change, esc};
+use super::verdict;
+use crate::results::{Better, Metric, Status, StepSummary, Unit};
+use comfy_table::{CellAlignment, Table, presets};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Standard errors a change must exceed to count (two: about 95 % confidence).
+pub const SIGMAS: f64 = 2.0;
+
+/// Per-second intervals needed before noise is estimated from them.
+pub const MIN_SECONDS: usize = 3;
+
+/// What a row concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Worse beyond the threshold and the noise (or the step stopped working).
+    Regressed,
+    /// Better beyond the threshold and the noise (or the step started working).
+    Improved,
+    /// Under the threshold or within the noise.
+    NoSignificantChange,
+    /// No way to tell change from noise (measured once).
+    NotJudged,
+    /// A figure without a better direction that differs: the runs did different work.
+    Differs,
+    /// The contender or step is in only one of the runs.
+    OnlyInOne,
+}
+
+impl Kind {
+    fn words(self) -> &'static str {
+        match self {
+            Kind::Regressed => "REGRESSED",
+            Kind::Improved => "improved",
+            Kind::NoSignificantChange => "no significant change",
+            Kind::NotJudged => "not judged",
+            Kind::Differs => "differs",
+            Kind::OnlyInOne => "only in one run",
+        }
+    }
+}
+
+/// One figure of one step of one contender, in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub contender: String,
+    pub step: String,
+    pub title: String,
+    /// The figure's label (`seconds`, `queries/s`, `p99`); `status` for a step-level row.
+    pub figure: String,
+    pub key: String,
+    pub unit: Option<Unit>,
+    pub better: Option<Better>,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// (B − A) / A.
+    pub change: Option<f64>,
+    /// Half-width of the noise band of the change, relative (`SIGMAS` standard errors).
+    pub noise: Option<f64>,
+    pub verdict: Kind,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Two runs side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub a_started: String,
+    pub b_started: String,
+    pub study: String,
+    /// Relative, e.g. 0.05.
+    pub threshold: f64,
+    /// What differs between the runs' context (`key: A → B`).
+    pub differences: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Rows that count as regressions (what `--fail-on-regression` fails on).
+    pub fn regressions(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.verdict == Kind::Regressed)
+    }
+
+    fn count(&self, k: Kind) -> usize {
+        self.rows.iter().filter(|r| r.verdict == k).count()
+    }
+
+    /// One line: how many of each verdict.
+    pub fn tally(&self) -> String {
+        let mut parts = vec![
+            plural(
+                self.count(Kind::Regressed),
+                "significant regression",
+                "significant regressions",
+            ),
+            plural(
+                self.count(Kind::Improved),
+                "significant improvement",
+                "significant improvements",
+            ),
+            format!(
+                "{} with no significant change",
+                self.count(Kind::NoSignificantChange)
+            ),
+            format!("{} not judged (measured once)", self.count(Kind::NotJudged)),
+        ];
+        let d = self.count(Kind::Differs);
+        if d > 0 {
+            parts.push(format!("{d} differing amounts of work"));
+        }
+        let o = self.count(Kind::OnlyInOne);
+        if o > 0 {
+            parts.push(format!("{o} in one run only"));
+        }
+        parts.join(", ")
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `5%`, `5` (percent) or `2.5 %` → 0.05, 0.05, 0.025.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "--threshold {s}: expected a percentage of 0 or more, like 5% or 2.5"
+        )),
+    }
+}
+
+/// Compare run B against run A.
+pub fn compare(a: &RunData, b: &RunData, threshold: f64) -> Comparison {
+    let mut rows = Vec::new();
+    let mut names: Vec<&str> = a
+        .summary
+        .contenders
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    for c in &b.summary.contenders {
+        if !names.contains(&c.name.as_str()) {
+            names.push(&c.name);
+        }
+    }
+    for name in names {
+        let ca = a.summary.contenders.iter().find(|c| c.name == name);
+        let cb = b.summary.contenders.iter().find(|c| c.name == name);
+        let mut steps: Vec<&str> = Vec::new();
+        for c in [ca, cb].into_iter().flatten() {
+            for s in &c.steps {
+                if !steps.contains(&s.name.as_str()) {
+                    steps.push(&s.name);
+                }
+            }
+        }
+        for step in steps {
+            let sa = ca.and_then(|c| c.steps.iter().find(|s| s.name == step));
+            let sb = cb.and_then(|c| c.steps.iter().find(|s| s.name == step));
+            rows.extend(step_rows(name, step, (a, sa), (b, sb), threshold));
+        }
+    }
+    Comparison {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        a_started: a.summary.started_at.clone(),
+        b_started: b.summary.started_at.clone(),
+        study: if a.summary.study == b.summary.study {
+            a.summary.study.clone()
+        } else {
+            format!("{} vs {}", a.summary.study, b.summary.study)
+        },
+        threshold,
+        differences: differences(a, b),
+        rows,
+    }
+}
+
+fn status_row(contender: &str, step: &str, title: &str, verdict: Kind, why: String) -> Row {
+    Row {
+        contender: contender.into(),
+        step: step.into(),
+        title: title.into(),
+        figure: "status".into(),
+        key: "status".into(),
+        unit: None,
+        better: None,
+        a: None,
+        b: None,
+        change: None,
+        noise: None,
+        verdict,
+        why,
+    }
+}
+
+fn step_rows(
+    contender: &str,
+    step: &str,
+    (ra, sa): (&RunData, Option<&StepSummary>),
+    (rb, sb): (&RunData, Option<&StepSummary>),
+    threshold: f64,
+) -> Vec<Row> {
+    let title = verdict::title_of(&[sa, sb], step);
+    let (sa, sb) = match (sa, sb) {
+        (Some(x), Some(y)) => (x, y),
+        (Some(_), None) => {
+            return vec![status_row(
+                contender,
+                step,
+                &title,
+                Kind::OnlyInOne,
+                "only in A".into(),
+            )];
+        }
+        (None, Some(_)) => {
+            return vec![status_row(
+                contender,
+                step,
+                &title,
+                Kind::OnlyInOne,
+                "only in B".into(),
+            )];
+        }
+        (None, None) => return Vec::new(),
+    };
+    match (sa.status, sb.status) {
+        (Status::Ok, Status::Ok) => {}
+        (Status::Ok, other) => {
+            let why = format!(
+                "ran in A, {} in B{}",
+                other.as_str(),
+                sb.note
+                    .as_deref()
+                    .map(|n| format!(": {}", verdict::shorten(n, 160)))
+                    .unwrap_or_default()
+            );
+            return vec![status_row(contender, step, &title, Kind::Regressed, why)];
+        }
+        (other, Status::Ok) => {
+            let why = format!("{} in A, ran in B", other.as_str());
+            return vec![status_row(contender, step, &title, Kind::Improved, why)];
+        }
+        (x, y) => {
+            let why = format!("{} in A, {} in B", x.as_str(), y.as_str());
+            return vec![status_row(
+                contender,
+                step,
+                &title,
+                Kind::NoSignificantChange,
+                why,
+            )];
+        }
+    }
+    let ia = ra
+        .step(contender, step)
+        .map(|s| s.intervals.as_slice())
+        .unwrap_or_default();
+    let ib = rb
+        .step(contender, step)
+        .map(|s| s.intervals.as_slice())
+        .unwrap_or_default();
+    let keys = verdict::metric_keys(&[Some(sa), Some(sb)]);
+    let mut rows = Vec::new();
+    for k in keys {
+        let va = sa.metrics.iter().find(|m| m.key == k.key).map(|m| m.value);
+        let vb = sb.metrics.iter().find(|m| m.key == k.key).map(|m| m.value);
+        let mut row = Row {
+            contender: contender.into(),
+            step: step.into(),
+            title: title.clone(),
+            figure: k.label.clone(),
+            key: k.key.clone(),
+            unit: Some(k.unit),
+            better: Some(k.better),
+            a: va,
+            b: vb,
+            change: None,
+            noise: None,
+            verdict: Kind::NoSignificantChange,
+            why: String::new(),
+        };
+        let (Some(x), Some(y)) = (va.filter(|v| v.is_finite()), vb.filter(|v| v.is_finite()))
+        else {
+            row.verdict = Kind::OnlyInOne;
+            row.why = format!("figure only in {}", if va.is_some() { "A" } else { "B" });
+            rows.push(row);
+            continue;
+        };
+        let change = if x != 0.0 {
+            (y - x) / x.abs()
+        } else if y == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY * y.signum()
+        };
+        row.change = Some(change);
+        if k.better == Better::None {
+            if change.abs() > 0.005 {
+                row.verdict = Kind::Differs;
+                row.why = "a different amount of work".into();
+                rows.push(row);
+            }
+            continue;
+        }
+        let mut noise = noise_of(k, ia, ib);
+        if k.unit == Unit::Micros {
+            // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
+            noise.band = noise.band.map(|b| b.max(1.0 / x.abs().max(1.0)));
+        }
+        row.noise = noise.band;
+        let worse = match k.better {
+            Better::Lower => change > 0.0,
+            _ => change < 0.0,
+        };
+        let beyond = if worse {
+            Kind::Regressed
+        } else {
+            Kind::Improved
+        };
+        (row.verdict, row.why) = if !change.is_finite() {
+            (Kind::NotJudged, "from zero".into())
+        } else if k.unit == Unit::Bytes {
+            // Sizes of the same data do not jitter: the threshold alone decides.
+            if change.abs() < threshold {
+                (Kind::NoSignificantChange, "under threshold".into())
+            } else {
+                (beyond, String::new())
+            }
+        } else if let Some(band) = noise.band {
+            if change.abs() < threshold {
+                (Kind::NoSignificantChange, "under threshold".into())
+            } else if change.abs() <= band {
+                (Kind::NoSignificantChange, "within noise".into())
+            } else {
+                (beyond, String::new())
+            }
+        } else {
+            (Kind::NotJudged, noise.why)
+        };
+        rows.push(row);
+    }
+    rows
+}
+
+/// `3.1%`, `12%`.
+fn pct(x: f64) -> String {
+    let p = x * 100.0;
+    if p.abs() < 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+/// `+3.1%`, `-12%`.
+fn signed_pct(x: f64) -> String {
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "+∞".into()
+        } else {
+            "-∞".into()
+        };
+    }
+    if x >= 1.0 {
+        // +850% reads better as 9.5×.
+        return format!("×{}", super::verdict::ratio(1.0 + x).trim_end_matches('×'));
+    }
+    let s = pct(x);
+    if x >= 0.0 { format!("+{s}") } else { s }
+}
+
+struct Noise {
+    band: Option<f64>,
+    why: String,
+}
+
+/// The per-second values behind a figure, grouped by sweep level: throughput for rates and
+/// durations, the matching quantile for latency; nothing for other units.
+fn per_second(m: &Metric, ivs: &[Interval]) -> Vec<Vec<f64>> {
+    let rate = match m.unit {
+        Unit::PerSecond | Unit::Seconds => true,
+        Unit::Micros => false,
+        _ => return Vec::new(),
+    };
+    let mut groups: BTreeMap<Option<u64>, Vec<f64>> = BTreeMap::new();
+    for i in ivs.iter().filter(|i| !i.warmup && i.duration_s() >= 0.5) {
+        let v = if rate {
+            Some(i.ops_per_s)
+        } else {
+            i.latency_us.map(|l| l.by_key(&m.key))
+        };
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            groups.entry(i.level).or_default().push(v);
+        }
+    }
+    groups.into_values().collect()
+}
+
+/// The relative standard error of one run's figure: the worst of its levels.
+fn run_se(m: &Metric, ivs: &[Interval]) -> (Option<f64>, usize) {
+    let groups = per_second(m, ivs);
+    let seconds = groups.iter().map(Vec::len).max().unwrap_or(0);
+    let se = groups
+        .iter()
+        .filter_map(|g| series::relative_standard_error(g))
+        .fold(None, |acc: Option<f64>, x| {
+            Some(acc.map_or(x, |a| a.max(x)))
+        });
+    (se, seconds)
+}
+
+fn noise_of(m: &Metric, a: &[Interval], b: &[Interval]) -> Noise {
+    let (sa, na) = run_se(m, a);
+    let (sb, nb) = run_se(m, b);
+    let band = match (sa, sb) {
+        (Some(x), Some(y)) => Some(SIGMAS * (x * x + y * y).sqrt()),
+        // One run's noise stands for both.
+        (Some(x), None) | (None, Some(x)) => Some(SIGMAS * x * std::f64::consts::SQRT_2),
+        (None, None) => None,
+    };
+    let n = na.max(nb);
+    let why = if matches!(m.unit, Unit::PerSecond | Unit::Seconds | Unit::Micros) && n > 0 {
+        format!("{n} s of data")
+    } else {
+        "measured once".into()
+    };
+    Noise { band, why }
+}
+
+/// `key: A → B` for each context value that differs: dbduel, host, the study as run (after
+/// scale and overrides), and each contender's engine version and effective settings.
+fn differences(a: &RunData, b: &RunData) -> Vec<String> {
+    let mut out = Vec::new();
+    let (ma, mb) = (&a.manifest, &b.manifest);
+    let mut diff = |key: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{key}: {x} → {y}"));
+        }
+    };
+    diff(
+        "dbduel",
+        format!("{} ({})", ma.dbduel.version, ma.dbduel.commit),
+        format!("{} ({})", mb.dbduel.version, mb.dbduel.commit),
+    );
+    diff("host", ma.host.hostname.clone(), mb.host.hostname.clone());
+    diff(
+        "host CPU",
+        ma.host.cpu_model.clone(),
+        mb.host.cpu_model.clone(),
+    );
+    diff(
+        "host cores",
+        ma.host.cores.to_string(),
+        mb.host.cores.to_string(),
+    );
+    diff(
+        "host memory",
+        format::bytes(ma.host.mem_total_bytes),
+        format::bytes(mb.host.mem_total_bytes),
+    );
+    diff("kernel", ma.host.kernel.clone(), mb.host.kernel.clone());
+    diff(
+        "data filesystem",
+        ma.host.data_fs.clone().unwrap_or_default(),
+        mb.host.data_fs.clone().unwrap_or_default(),
+    );
+    let (fa, fb) = (flatten(&ma.study), flatten(&mb.study));
+    let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let none = || "(absent)".to_string();
+        diff(
+            &format!("study {k}"),
+            fa.get(k).cloned().unwrap_or_else(none),
+            fb.get(k).cloned().unwrap_or_else(none),
+        );
+    }
+    for ca in &ma.contenders {
+        let Some(cb) = mb.contenders.iter().find(|c| c.name == ca.name) else {
+            continue;
+        };
+        diff(
+            &format!("{} version", ca.name),
+            format!("{} {}", ca.engine, ca.version),
+            format!("{} {}", cb.engine, cb.version),
+        );
+        let mut keys: Vec<&String> = ca.effective.keys().chain(cb.effective.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let none = || "(absent)".to_string();
+            diff(
+                &format!("{} {k}", ca.name),
+                ca.effective.get(k).cloned().unwrap_or_else(none),
+                cb.effective.get(k).cloned().unwrap_or_else(none),
+            );
+        }
+    }
+    out
+}
+
+/// A JSON value as `path → text` leaves; arrays of named objects are keyed by name.
+fn flatten(v: &serde_json::Value) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+        let join = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    walk(&join(k), x, out);
+                }
+            }
+            serde_json::Value::Array(a)
+                if a.iter()
+                    .all(|x| x.get("name").and_then(|n| n.as_str()).is_some())
+                    && !a.is_empty() =>
+            {
+                for x in a {
+                    let name = x.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                    walk(&join(name), x, out);
+                }
+            }
+            serde_json::Value::Null => {}
+            other => {
+                let text = match other {
+                    serde_json::Value::String(s) => s.clone(),
+                    x => x.to_string(),
+                };
+                out.insert(prefix.to_string(), text);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", v, &mut out);
+    out
+}
+
+fn value_text(v: Option<f64>, unit: Option<Unit>) -> String {
+    match (v, unit) {
+        (Some(x), Some(u)) => format::value(x, u),
+        _ => String::new(),
+    }
+}
+
+fn noise_text(r: &Row) -> String {
+    match (r.noise, r.unit) {
+        (Some(n), _) => format!("±{}", pct(n)),
+        (None, Some(Unit::Bytes)) => "none".into(),
+        _ if r.change.is_some() && r.better != Some(Better::None) => "unknown".into(),
+        _ => String::new(),
+    }
+}
+
+fn verdict_text(r: &Row) -> String {
+    if r.why.is_empty() {
+        r.verdict.words().to_string()
+    } else {
+        format!("{} ({})", r.verdict.words(), r.why)
+    }
+}
+
+/// Render a comparison.
+pub fn render(c: &Comparison, format: Format) -> String {
+    match format {
+        Format::Text => text(c, false),
+        Format::Markdown => text(c, true),
+        Format::Json => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
+        Format::Html => html(c),
+    }
+}
+
+fn header_lines(c: &Comparison) -> Vec<String> {
+    let mut l = vec![
+        format!("A: {} (started {})", c.a, c.a_started),
+        format!("B: {} (started {})", c.b, c.b_started),
+        format!(
+            "a change counts when it is beyond ±{} (allowing for what differs between runs) and beyond the noise: {SIGMAS:.0} standard errors of the step's per-second values, corrected for autocorrelation",
+            pct(c.threshold)
+        ),
+        format!(
+            "not judged: a figure measured once (one statement, or under {MIN_SECONDS} s of per-second data) cannot tell a change from noise; lengthen the step or repeat the runs"
+        ),
+    ];
+    if c.differences.is_empty() {
+        l.push("the runs' context is the same (study, settings, host, dbduel)".into());
+    }
+    l
+}
+
+fn text(c: &Comparison, md: bool) -> String {
+    let mut o = String::new();
+    if md {
+        let _ = writeln!(o, "## dbduel compare · {}\n", c.study);
+        for l in header_lines(c) {
+            let _ = writeln!(o, "- {l}");
+        }
+    } else {
+        let _ = writeln!(o, "dbduel compare · study {}", c.study);
+        for l in header_lines(c) {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+    if !c.differences.is_empty() {
+        if md {
+            o.push_str("\n### What differs\n\n");
+            for d in &c.differences {
+                let _ = writeln!(o, "- {}", md_cell(d));
+            }
+        } else {
+            o.push_str("  what differs:\n");
+            for d in &c.differences {
+                let _ = writeln!(o, "    {d}");
+            }
+        }
+    }
+    o.push('\n');
+    let header = [
+        "contender",
+        "step",
+        "figure",
+        "A",
+        "B",
+        "change",
+        "noise",
+        "verdict",
+    ];
+    let cells: Vec<[String; 8]> = c
+        .rows
+        .iter()
+        .map(|r| {
+            [
+                r.contender.clone(),
+                r.title.clone(),
+                r.figure.clone(),
+                value_text(r.a, r.unit),
+                value_text(r.b, r.unit),
+                r.change.map(signed_pct).unwrap_or_default(),
+                noise_text(r),
+                verdict_text(r),
+            ]
+        })
+        .collect();
+    if md {
+        let _ = writeln!(o, "| {} |", header.join(" | "));
+        o.push_str("|:--|:--|:--|--:|--:|--:|--:|:--|\n");
+        for (r, row) in c.rows.iter().zip(&cells) {
+            let mut row = row.clone();
+            if matches!(r.verdict, Kind::Regressed | Kind::Improved) {
+                row[7] = format!("**{}**", row[7]);
+            }
+            let cols: Vec<String> = row.iter().map(|x| md_cell(x)).collect();
+            let _ = writeln!(o, "| {} |", cols.join(" | "));
+        }
+    } else {
+        let mut t = Table::new();
+        t.load_style(presets::UTF8_FULL_CONDENSED);
+        t.force_no_tty();
+        t.set_header(header.to_vec());
+        for row in cells {
+            t.add_row(row.to_vec());
+        }
+        for i in 3..7 {
+            if let Some(col) = t.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        o.push_str(&t.to_string());
+        o.push('\n');
+    }
+    o.push('\n');
+    let _ = writeln!(
+        o,
+        "{}{}",
+        if md { "**Verdict:** " } else { "verdict: " },
+        c.tally()
+    );
+    for r in c.regressions() {
+        let _ = writeln!(
+            o,
+            "{}regressed: {} · {} · {}{}",
+            if md { "- " } else { "  " },
+            r.contender,
+            r.title,
+            r.figure,
+            r.change
+                .map(|x| format!(" {} ({})", signed_pct(x), r.why))
+                .unwrap_or_else(|| format!(" ({})", r.why))
+        );
+    }
+    o
+}
+
+/// A Markdown table cell: pipes escaped, no line breaks.
+pub fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn verdict_color(k: Kind) -> &'static str {
+    match k {
+        Kind::Regressed => "#b42318",
+        Kind::Improved => "#1a7f37",
+        _ => "#6b7280",
+    }
+}
+
+fn html(c: &Comparison) -> String {
+    let mut b = String::new();
+    let regress = c.regressions().count();
+    let _ = write!(
+        b,
+        "<header>\n<h1>{} <span class=\"muted\">· compare</span></h1>\n<p class=\"meta\"><span class=\"badge{}\">{}</span></p>\n</header>\n<section>\n<ul class=\"glance\">",
+        esc(&c.study),
+        if regress > 0 { " bad" } else { "" },
+        esc(&c.tally())
+    );
+    for l in header_lines(c) {
+        let _ = write!(b, "<li>{}</li>", esc(&l));
+    }
+    b.push_str("</ul>\n");
+    if !c.differences.is_empty() {
+        b.push_str("<h3>What differs</h3>\n<ul class=\"notes\">");
+        for d in &c.differences {
+            let _ = write!(b, "<li>{}</li>", esc(d));
+        }
+        b.push_str("</ul>\n");
+    }
+    b.push_str("</section>\n");
+    let mut contenders: Vec<&str> = Vec::new();
+    for r in &c.rows {
+        if !contenders.contains(&r.contender.as_str()) {
+            contenders.push(&r.contender);
+        }
+    }
+    for name in contenders {
+        let rows: Vec<&Row> = c.rows.iter().filter(|r| r.contender == name).collect();
+        let _ = write!(b, "<section>\n<h2>{}</h2>\n", esc(name));
+        let changes: Vec<Change> = rows
+            .iter()
+            .filter(|r| r.change.is_some() && r.better != Some(Better::None))
+            .map(|r| Change {
+                label: format!("{} · {}", r.title, r.figure),
+                change: r.change.unwrap_or(f64::NAN),
+                noise: r.noise,
+                color: verdict_color(r.verdict),
+                tip: format!(
+                    "{} · {}: {} → {} ({}), {}",
+                    r.title,
+                    r.figure,
+                    value_text(r.a, r.unit),
+                    value_text(r.b, r.unit),
+                    r.change.map(signed_pct).unwrap_or_default(),
+                    verdict_text(r)
+                ),
+            })
+            .collect();
+        if !changes.is_empty() {
+            let _ = writeln!(
+                b,
+                "<figure><figcaption>change from A to B <span>dots: the change; bars: the noise band; shaded: the threshold; hollow: not judged</span></figcaption>{}</figure>",
+                svg::change_chart(
+                    &format!("{name}: change from A to B"),
+                    &changes,
+                    c.threshold
+                )
+            );
+        }
+        b.push_str("<div class=\"tablewrap\"><table><thead><tr><th>step</th><th class=\"left\">figure</th><th>A</th><th>B</th><th>change</th><th>noise</th><th class=\"left\">verdict</th></tr></thead><tbody>");
+        for r in rows {
+            let class = match r.verdict {
+                Kind::Regressed => "v-worse",
+                Kind::Improved => "v-better",
+                _ => "v-same",
+            };
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td class=\"left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"left wrap {class}\">{}</td></tr>",
+                esc(&r.title),
+                esc(&r.figure),
+                esc(&value_text(r.a, r.unit)),
+                esc(&value_text(r.b, r.unit)),
+                esc(&r.change.map(signed_pct).unwrap_or_default()),
+                esc(&noise_text(r)),
+                esc(&verdict_text(r))
+            );
+        }
+        b.push_str("</tbody></table></div>\n</section>\n");
+    }
+    page(
+        &format!("dbduel compare · {} · {} → {}", c.study, c.a, c.b),
+        &b,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds() {
+        assert_eq!(parse_threshold("5%"), Ok(0.05));
+        assert_eq!(parse_threshold(" 2.5 % "), Ok(0.025));
+        assert_eq!(parse_threshold("10"), Ok(0.1));
+        assert!(parse_threshold("-1").is_err());
+        assert!(parse_threshold("five").is_err());
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(signed_pct(0.0312), "+3.1%");
+        assert_eq!(signed_pct(-0.123), "-12%");
+        assert_eq!(signed_pct(f64::INFINITY), "+∞");
+        assert_eq!(signed_pct(8.5), "×9.50");
+        assert_eq!(signed_pct(99.0), "×100");
+    }
+
+    #[test]
+    fn flattening_keys_named_arrays_by_name() {
+        let v = serde_json::json!({
+            "dataset": {"rows": 10},
+            "step": [{"name": "load", "batch_rows": 5}, {"name": "q", "queries": ["a", "b"]}],
+            "x": null
+        });
+        let f = flatten(&v);
+        assert_eq!(f.get("dataset.rows").map(String::as_str), Some("10"));
+        assert_eq!(f.get("step.load.batch_rows").map(String::as_str), Some("5"));
+        assert_eq!(f.get("step.q.queries.0").map(String::as_str), None);
+        assert!(f.contains_key("step.q.queries"));
+        assert!(!f.contains_key("x"));
+    }
+
+    fn iv(t: u64, ops: f64) -> Interval {
+        serde_json::from_value(serde_json::json!({
+            "tick": t, "t_s": (t + 1) as f64, "ops_per_s": ops,
+            "latency_us": {"p99": ops / 100.0}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn noise_covers_a_small_change_but_not_a_large_one() {
+        let m = Metric::new(
+            "ops_per_s",
+            "queries/s",
+            0.0,
+            Unit::PerSecond,
+            Better::Higher,
+        );
+        // ±10 % jitter around 1000/s over 10 seconds.
+        let a: Vec<Interval> = (0..10)
+            .map(|t| iv(t, if t % 2 == 0 { 1100.0 } else { 900.0 }))
+            .collect();
+        let b: Vec<Interval> = (0..10)
+            .map(|t| iv(t, if t % 2 == 0 { 1120.0 } else { 920.0 }))
+            .collect();
+        let n = noise_of(&m, &a, &b);
+        let band = n.band.unwrap_or_default();
+        assert!(band > 0.05 && band < 0.15, "band {band}");
+        // Too few seconds: not judged.
+        let short = noise_of(&m, &a[..2], &b[..2]);
+        assert!(short.band.is_none());
+        assert_eq!(short.why, "2 s of data");
+        // Sizes have no series.
+        let bytes = Metric::new("bytes", "files", 0.0, Unit::Bytes, Better::Lower);
+        assert!(noise_of(&bytes, &a, &b).band.is_none());
+    }
+}

@@ -1,0 +1,1004 @@
+//! The self-contained HTML report (`RUN_DIR/report.html`): each step's verdict in words, bar
+//! charts of its figures, latency percentiles, per-second timelines of client and system
+//! series with contenders overlaid, sweep curves, and the run's full context. One file: the
+//! styles are inline, the charts are inline SVG, there is no script, and a Content Security
+//! Policy forbids loading anything, so it opens offline, prints, and can be mailed.
+//!
+//! The page is built by *panels*: functions from a step's data (its `Metric`s and its
+//! generic series files) to figures. A new step kind gets charts by producing metrics and
+//! series; a new kind of chart is one more function in [`PANELS`]. Nothing here names a step
+//! kind.
+
+use super::format;
+use super::series::{Combine, Interval, MAX_POINTS, RunData, StepSeries, downsample};
+use super::svg::{self, Bar, Line, LineChart, esc};
+use super::verdict;
+use crate::results::{Better, Metric, Status, StepSummary, Unit};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Styles of every dbduel page (report and comparison).
+const CSS: &str = r#":root{--fg:#1b2130;--muted:#5a6374;--line:#dde1e8;--soft:#f4f6f9}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}
+main{max-width:1180px;margin:0 auto;padding:24px 24px 48px}
+h1{font-size:1.7rem;line-height:1.2;margin:0 0 6px}
+h2{font-size:1.3rem;line-height:1.25;margin:0 0 4px}
+h3{font-size:1rem;margin:18px 0 6px}
+.muted,.kind{color:var(--muted);font-weight:400}
+.kind{font-size:.85rem;margin-left:6px}
+.meta{margin:0;color:var(--muted)}
+.badge{display:inline-block;padding:0 8px;border-radius:9px;background:#e4f4ea;color:#14532d;font-weight:600}
+.badge.bad{background:#fde8e4;color:#7f1d1d}
+.legend{list-style:none;padding:0;margin:10px 0 0;display:flex;flex-wrap:wrap;gap:2px 18px}
+.legend li{display:flex;align-items:center;gap:6px}
+.sw{display:inline-block;width:12px;height:12px;border-radius:3px;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.glance{margin:8px 0 0;padding-left:20px}
+.glance li{margin:4px 0}
+section{border-top:1px solid var(--line);padding:22px 0 10px}
+.verdict{font-size:1.08rem;margin:6px 0 14px;max-width:62rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:18px 28px;margin-bottom:14px}
+figure{margin:0;break-inside:avoid}
+figcaption{font-size:.88rem;font-weight:600;margin-bottom:4px}
+figcaption span{font-weight:400;color:var(--muted)}
+svg.chart{display:block;width:100%;height:auto;overflow:visible}
+svg.bars{max-width:480px}
+svg text{font-size:11px;fill:#2c3342}
+svg .tick{fill:var(--muted)}
+svg .val.none{fill:var(--muted);font-style:italic}
+svg .gl{stroke:#e6e9ee}
+svg .axis{stroke:#9aa2b1}
+svg .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
+svg .shade{fill:#eef1f5}
+svg .whisker{stroke-width:2.5;stroke-linecap:round;opacity:.55}
+svg .hollow{fill:#fff;stroke-width:2}
+.tablewrap{overflow-x:auto;margin:6px 0 10px}
+table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
+th,td{padding:4px 12px 4px 0;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}
+th{font-weight:600;border-bottom-color:#b9c0cc;white-space:nowrap}
+td{white-space:nowrap}
+td.wrap{white-space:normal;min-width:16rem}
+th:first-child,td:first-child,.left{text-align:left}
+td.best{font-weight:600}
+.notes{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.88rem}
+.warn{color:#7f1d1d}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
+dt{color:var(--muted)}
+dd{margin:0}
+code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
+pre{background:var(--soft);padding:10px;overflow-x:auto;font-size:.8rem}
+.v-worse{color:#9f1c1c;font-weight:600}.v-better{color:#166534;font-weight:600}.v-same{color:var(--muted)}
+footer{margin-top:28px;color:var(--muted);font-size:.85rem}
+@media (max-width:640px){svg text{font-size:12.5px}body{font-size:14px}main{padding:16px 12px 32px}h1{font-size:1.4rem}dl{grid-template-columns:1fr}dt{margin-top:6px}}
+@media print{body{font-size:10pt}main{max-width:none;padding:0}section{break-inside:auto}.grid{grid-template-columns:repeat(2,1fr)}a{color:inherit;text-decoration:none}pre{white-space:pre-wrap}}
+"#;
+
+/// A whole page around `body`. The policy allows inline styles and nothing else: no script,
+/// no fonts, no images, no requests.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta name=\"generator\" content=\"dbduel\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n\
+         <body>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        esc(title)
+    )
+}
+
+/// A chart with its caption.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Bold part of the caption.
+    pub caption: String,
+    /// Plain part after it (what is better, what was sampled).
+    pub detail: String,
+    pub svg: String,
+}
+
+/// What a panel sees of one step: every contender's summary and series of it.
+pub struct StepView<'a> {
+    pub run: &'a RunData,
+    pub step: &'a str,
+    /// Per contender (in the run's order): its summary of the step, if it has one.
+    pub per: Vec<Option<&'a StepSummary>>,
+    /// Per contender: the step's series (empty when it has none).
+    pub series: Vec<Option<&'a StepSeries>>,
+    /// Every metric of the step, first-seen order.
+    pub keys: Vec<&'a Metric>,
+}
+
+impl StepView<'_> {
+    fn name(&self, i: usize) -> &str {
+        self.run
+            .summary
+            .contenders
+            .get(i)
+            .map(|c| c.name.as_str())
+            .unwrap_or("?")
+    }
+
+    fn has_latency(&self) -> bool {
+        self.per
+            .iter()
+            .flatten()
+            .any(|p| p.status == Status::Ok && p.latency_us.is_some())
+    }
+}
+
+/// A panel: a step's data to figures (none when it has nothing to draw).
+pub type Panel = fn(&StepView<'_>) -> Vec<Figure>;
+
+/// The panels of every step, in page order. To add a chart, add a function.
+pub const PANELS: &[Panel] = &[
+    bars,
+    percentiles,
+    client_timelines,
+    sweep_curves,
+    system_timelines,
+];
+
+/// The report of one run.
+pub fn render(run: &RunData) -> String {
+    let s = &run.summary;
+    let m = &run.manifest;
+    let mut b = String::new();
+    let scale = s.scale.as_deref().unwrap_or("as written");
+    let _ = write!(
+        b,
+        "<header>\n<h1>{} <span class=\"muted\">· {} scale</span></h1>\n<p class=\"meta\"><span class=\"badge{}\">{}</span> · {} · started {}{} · dbduel {} ({})</p>\n{}</header>\n",
+        esc(&s.study),
+        esc(scale),
+        if s.status == Status::Ok { "" } else { " bad" },
+        s.status.as_str(),
+        esc(&host_line(run)),
+        esc(&s.started_at),
+        s.finished_at
+            .as_deref()
+            .map(|f| format!(", finished {}", esc(f)))
+            .unwrap_or_default(),
+        esc(&m.dbduel.version),
+        esc(&m.dbduel.commit),
+        legend(run, None)
+    );
+    let names = verdict::step_names(s);
+    b.push_str("<section id=\"glance\">\n<h2>At a glance</h2>\n<ol class=\"glance\">\n");
+    for st in &names {
+        let v = verdict::step_verdict(s, st);
+        let _ = writeln!(
+            b,
+            "<li><a href=\"#step-{}\">{}</a>: {}</li>",
+            esc(&slug(st)),
+            esc(&v.title),
+            esc(&v.sentence)
+        );
+    }
+    b.push_str("</ol>\n</section>\n");
+    for st in &names {
+        b.push_str(&step_section(run, st));
+    }
+    b.push_str(&context(run));
+    let _ = writeln!(
+        b,
+        "<footer>Made by dbduel from the run directory <code>{}</code>; every figure here is in its <code>summary.json</code> and per-step files.</footer>",
+        esc(&run.name)
+    );
+    page(&format!("dbduel · {} · {}", s.study, s.started_at), &b)
+}
+
+/// `load`, `range-queries` → safe for an id.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+fn host_line(run: &RunData) -> String {
+    let h = &run.manifest.host;
+    format!(
+        "{} · {} cores · {} RAM",
+        h.cpu_model,
+        h.cores,
+        format::bytes(h.mem_total_bytes)
+    )
+}
+
+/// Colour keys of the contenders (`only`: those with a summary of one step).
+fn legend(run: &RunData, only: Option<&[Option<&StepSummary>]>) -> String {
+    let mut o = String::from("<ul class=\"legend\">");
+    for (i, c) in run.summary.contenders.iter().enumerate() {
+        if only.is_some_and(|p| p.get(i).is_none_or(|x| x.is_none())) {
+            continue;
+        }
+        let _ = write!(
+            o,
+            "<li><span class=\"sw\" style=\"background:{}\"></span>{}</li>",
+            svg::color(i),
+            esc(&c.name)
+        );
+    }
+    o.push_str("</ul>\n");
+    o
+}
+
+fn step_section(run: &RunData, step: &str) -> String {
+    let s = &run.summary;
+    let per = verdict::per_contender(s, step);
+    let series = s
+        .contenders
+        .iter()
+        .map(|c| run.step(&c.name, step))
+        .collect();
+    let view = StepView {
+        run,
+        step,
+        keys: verdict::metric_keys(&per),
+        per,
+        series,
+    };
+    let v = verdict::step_verdict(s, step);
+    let kind = view
+        .per
+        .iter()
+        .flatten()
+        .next()
+        .map(|p| p.kind.clone())
+        .unwrap_or_default();
+    let mut o = String::new();
+    let figures: Vec<Figure> = PANELS.iter().flat_map(|p| p(&view)).collect();
+    // Bars name their contenders; lines need the colour key.
+    let needs_legend = figures.iter().any(|f| f.svg.contains("<polyline"));
+    let _ = write!(
+        o,
+        "<section class=\"step\" id=\"step-{}\">\n<h2>{}<span class=\"kind\">{} · {}</span></h2>\n<p class=\"verdict\">{}</p>\n{}<div class=\"grid\">\n",
+        esc(&slug(step)),
+        esc(&v.title),
+        esc(step),
+        esc(&kind),
+        esc(&v.sentence),
+        if needs_legend {
+            legend(run, Some(&view.per))
+        } else {
+            String::new()
+        }
+    );
+    for f in figures {
+        let _ = writeln!(
+            o,
+            "<figure><figcaption>{} <span>{}</span></figcaption>{}</figure>",
+            esc(&f.caption),
+            esc(&f.detail),
+            f.svg
+        );
+    }
+    o.push_str(&figures_table(&view));
+    o.push_str("</div>\n");
+    // A note every contender shares is said once, without names.
+    let ran: Vec<(usize, &StepSummary)> = view
+        .per
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.map(|x| (i, x)))
+        .collect();
+    let shared = ran.first().and_then(|(_, x)| x.note.clone()).filter(|n| {
+        ran.len() > 1
+            && ran
+                .iter()
+                .all(|(_, x)| x.note.as_deref() == Some(n.as_str()))
+    });
+    let mut notes: Vec<String> = match shared {
+        Some(n) => vec![n],
+        None => ran
+            .iter()
+            .filter_map(|(i, x)| x.note.as_ref().map(|n| format!("{}: {n}", view.name(*i))))
+            .collect(),
+    };
+    for (i, sr) in view.series.iter().enumerate() {
+        for (file, bad) in sr.map(|x| x.unreadable.as_slice()).unwrap_or_default() {
+            notes.push(format!(
+                "{}: {bad} unreadable line(s) in {file} were left out",
+                view.name(i)
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        o.push_str("<ul class=\"notes\">");
+        for n in notes {
+            let _ = write!(o, "<li>{}</li>", esc(&n));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("</section>\n");
+    o
+}
+
+/// The step's figures as a table, the best of each marked.
+fn figures_table(v: &StepView<'_>) -> String {
+    if v.keys.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from("<div class=\"tablewrap\"><table><thead><tr><th>figure</th>");
+    for (i, _) in v.per.iter().enumerate() {
+        let _ = write!(o, "<th>{}</th>", esc(v.name(i)));
+    }
+    let n = v.per.len();
+    if n >= 2 {
+        o.push_str("<th class=\"left\">best</th>");
+    }
+    o.push_str("</tr></thead><tbody>");
+    for k in &v.keys {
+        let vals = verdict::values(&v.per, &k.key);
+        let best = best_index(&vals, k.better);
+        let _ = write!(o, "<tr><td>{}</td>", esc(&k.label));
+        for (i, val) in vals.iter().enumerate() {
+            let text = match (val, v.per.get(i).copied().flatten()) {
+                (Some(x), _) => format::value(*x, k.unit),
+                (None, Some(p)) if p.status != Status::Ok => p.status.as_str().to_string(),
+                _ => String::new(),
+            };
+            let _ = write!(
+                o,
+                "<td{}>{}</td>",
+                if best == Some(i) {
+                    " class=\"best\""
+                } else {
+                    ""
+                },
+                esc(&text)
+            );
+        }
+        if n >= 2 {
+            let _ = write!(
+                o,
+                "<td class=\"left\">{}</td>",
+                esc(&super::table::best(&v.run.summary, &vals, k.better))
+            );
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</tbody></table></div>\n");
+    o
+}
+
+/// The contender with the best value, when there is a clear one.
+fn best_index(vals: &[Option<f64>], better: Better) -> Option<usize> {
+    let present: Vec<(usize, f64)> = vals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i, v)))
+        .collect();
+    if present.len() < 2 {
+        return None;
+    }
+    let pick = match better {
+        Better::Lower => present.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+        Better::Higher => present.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+        Better::None => None,
+    }?;
+    let ties = present
+        .iter()
+        .filter(|(_, x)| (x - pick.1).abs() <= pick.1.abs() * 0.005)
+        .count();
+    (ties == 1).then_some(pick.0)
+}
+
+fn better_words(b: Better) -> &'static str {
+    match b {
+        Better::Lower => "lower is better",
+        Better::Higher => "higher is better",
+        Better::None => "",
+    }
+}
+
+/// One bar chart per figure that has a better direction. Latency figures go to the
+/// percentile chart instead when the step has one.
+fn bars(v: &StepView<'_>) -> Vec<Figure> {
+    let latency_chart = v.has_latency();
+    v.keys
+        .iter()
+        .filter(|k| k.better != Better::None && !(latency_chart && k.unit == Unit::Micros))
+        .map(|k| {
+            let vals = verdict::values(&v.per, &k.key);
+            let best = best_index(&vals, k.better);
+            let bars: Vec<Bar> = vals
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| v.per.get(*i).is_some_and(Option::is_some))
+                .map(|(i, val)| {
+                    let status = v.per[i].map(|p| p.status).unwrap_or(Status::Skipped);
+                    let text = match val {
+                        Some(x) => format::value(*x, k.unit),
+                        None if status != Status::Ok => status.as_str().to_string(),
+                        None => "no figure".to_string(),
+                    };
+                    Bar {
+                        label: v.name(i).to_string(),
+                        color: svg::color(i),
+                        value: *val,
+                        tip: format!("{}: {} {text}", v.name(i), k.label),
+                        text,
+                        best: best == Some(i),
+                    }
+                })
+                .collect();
+            Figure {
+                caption: k.label.clone(),
+                detail: better_words(k.better).into(),
+                svg: svg::bar_chart(&format!("{}: {}", v.step, k.label), &bars),
+            }
+        })
+        .collect()
+}
+
+/// The latency distribution over the whole step: p50 … max, one line per contender.
+fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
+    if !v.has_latency() {
+        return Vec::new();
+    }
+    let cats = ["p50", "p95", "p99", "p99.9", "max"];
+    let lines: Vec<Line> = v
+        .per
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let l = p.filter(|x| x.status == Status::Ok)?.latency_us?;
+            let ys = [l.p50, l.p95, l.p99, l.p999, l.max].map(|x| x as f64);
+            Some(Line {
+                name: v.name(i).to_string(),
+                color: svg::color(i),
+                points: ys.iter().enumerate().map(|(j, y)| (j as f64, *y)).collect(),
+                tips: ys
+                    .iter()
+                    .zip(cats)
+                    .map(|(y, c)| format!("{c} {}", format::micros(*y)))
+                    .collect(),
+            })
+        })
+        .collect();
+    let fmt = |x: f64| format::micros(x);
+    let none = |_: f64| String::new();
+    vec![Figure {
+        caption: "latency percentiles".into(),
+        detail: "whole step, log scale; lower is better".into(),
+        svg: svg::line_chart(&LineChart {
+            title: format!("{}: latency percentiles", v.step),
+            x_label: "percentile".into(),
+            lines,
+            y_fmt: &fmt,
+            x_fmt: &none,
+            log_y: true,
+            categories: Some(cats.iter().map(|c| c.to_string()).collect()),
+            shade: None,
+        }),
+    }]
+}
+
+/// `12 s`, `0.5 s`.
+fn secs_label(t: f64) -> String {
+    if t == t.trunc() {
+        format!("{t:.0} s")
+    } else {
+        format!("{t:.1} s")
+    }
+}
+
+/// One timeline: a value per point of each contender's series, downsampled.
+struct Timeline<'a> {
+    caption: String,
+    detail: String,
+    unit_fmt: &'a dyn Fn(f64) -> String,
+    combine: Combine,
+    /// Log scale when the values span more than this ratio (`None`: linear).
+    log_over: Option<f64>,
+    shade: Option<(f64, f64, String)>,
+}
+
+/// A series' points as (x, y, what the hover text adds).
+type PointsOf<'a> = &'a dyn Fn(&StepSeries) -> Vec<(f64, f64, String)>;
+
+fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
+    let mut lines = Vec::new();
+    for (i, sr) in v.series.iter().enumerate() {
+        let Some(sr) = sr else { continue };
+        let pts = points_of(sr);
+        if pts.is_empty() {
+            continue;
+        }
+        let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+        let (down, per) = downsample(&xy, MAX_POINTS, t.combine);
+        let tips: Vec<String> = if per == 1 {
+            pts.iter()
+                .map(|p| {
+                    let mut s = format!("{}: {}", secs_label(round1(p.0)), (t.unit_fmt)(p.1));
+                    if !p.2.is_empty() {
+                        s.push_str(&format!(" ({})", p.2));
+                    }
+                    s
+                })
+                .collect()
+        } else {
+            let how = match t.combine {
+                Combine::Mean => "mean",
+                Combine::Max => "worst",
+            };
+            down.iter()
+                .map(|p| {
+                    format!(
+                        "{}: {} ({how} of {per} s)",
+                        secs_label(round1(p.0)),
+                        (t.unit_fmt)(p.1)
+                    )
+                })
+                .collect()
+        };
+        lines.push(Line {
+            name: v.name(i).to_string(),
+            color: svg::color(i),
+            points: down,
+            tips,
+        });
+    }
+    if lines.iter().all(|l| l.points.len() < 2) {
+        return None;
+    }
+    let ys: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .filter(|y| *y > 0.0)
+        .collect();
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ys.iter().copied().fold(0.0, f64::max);
+    let log_y = t.log_over.is_some_and(|r| lo > 0.0 && hi / lo > r);
+    let detail = if log_y {
+        format!("{}; log scale", t.detail)
+    } else {
+        t.detail
+    };
+    Some(Figure {
+        svg: svg::line_chart(&LineChart {
+            title: format!("{}: {}", v.step, t.caption),
+            x_label: "seconds into the step".into(),
+            lines,
+            y_fmt: t.unit_fmt,
+            x_fmt: &|x| format!("{x}"),
+            log_y,
+            categories: None,
+            shade: t.shade,
+        }),
+        caption: t.caption,
+        detail,
+    })
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Intervals long enough to stand for a rate (the last one of a run may be a sliver).
+fn usable(iv: &Interval) -> bool {
+    iv.duration_s() >= 0.25
+}
+
+fn partial(iv: &Interval) -> String {
+    if iv.duration_s() < 0.999 {
+        format!("last {:.2} s", iv.duration_s())
+    } else if iv.warmup {
+        "warm-up".into()
+    } else {
+        String::new()
+    }
+}
+
+/// Throughput, tail latency and errors per second of a client step.
+fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
+    let mut warm_end: f64 = 0.0;
+    for sr in v.series.iter().flatten() {
+        for iv in sr.intervals.iter().filter(|i| i.warmup) {
+            warm_end = warm_end.max(iv.t_s);
+        }
+    }
+    let shade = (warm_end > 0.0).then(|| {
+        (
+            0.0,
+            warm_end,
+            "warm-up: left out of the step's figures".to_string(),
+        )
+    });
+    let rate_label = v
+        .keys
+        .iter()
+        .find(|k| k.unit == Unit::PerSecond)
+        .map(|k| k.label.clone())
+        .unwrap_or_else(|| "operations/s".into());
+    let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
+    let lat_fmt = |x: f64| format::micros(x);
+    let count_fmt = |x: f64| format::count(x);
+    let mut out = Vec::new();
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "throughput".into(),
+            detail: format!("{rate_label} each second"),
+            unit_fmt: &rate_fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: shade.clone(),
+        },
+        &|sr| {
+            sr.intervals
+                .iter()
+                .filter(|i| usable(i))
+                .map(|i| (i.t_s, i.ops_per_s, partial(i)))
+                .collect()
+        },
+    ));
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "p99 latency".into(),
+            detail: "each second".into(),
+            unit_fmt: &lat_fmt,
+            combine: Combine::Max,
+            log_over: Some(30.0),
+            shade: shade.clone(),
+        },
+        &|sr| {
+            sr.intervals
+                .iter()
+                .filter_map(|i| i.latency_us.map(|l| (i.t_s, l.p99, partial(i))))
+                .collect()
+        },
+    ));
+    let any_errors = v
+        .series
+        .iter()
+        .flatten()
+        .any(|sr| sr.intervals.iter().any(|i| i.errors > 0));
+    if any_errors {
+        out.extend(timeline(
+            v,
+            Timeline {
+                caption: "errors".into(),
+                detail: "each second".into(),
+                unit_fmt: &count_fmt,
+                combine: Combine::Mean,
+                log_over: None,
+                shade,
+            },
+            &|sr| {
+                sr.intervals
+                    .iter()
+                    .map(|i| (i.t_s, i.errors as f64, partial(i)))
+                    .collect()
+            },
+        ));
+    }
+    out
+}
+
+/// Throughput and p99 against the sweep level (client count), for steps whose intervals
+/// carry one: each level's figure is the mean over its measured (non-warm-up) seconds.
+fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
+    let levels: BTreeSet<u64> = v
+        .series
+        .iter()
+        .flatten()
+        .flat_map(|sr| sr.intervals.iter().filter_map(|i| i.level))
+        .collect();
+    if levels.len() < 2 {
+        return Vec::new();
+    }
+    let cats: Vec<u64> = levels.into_iter().collect();
+    let per_level = |sr: &StepSeries, f: &dyn Fn(&Interval) -> Option<f64>| -> Vec<(f64, f64)> {
+        cats.iter()
+            .enumerate()
+            .filter_map(|(x, lv)| {
+                let ys: Vec<f64> = sr
+                    .intervals
+                    .iter()
+                    .filter(|i| i.level == Some(*lv) && !i.warmup && usable(i))
+                    .filter_map(f)
+                    .collect();
+                (!ys.is_empty()).then(|| (x as f64, ys.iter().sum::<f64>() / ys.len() as f64))
+            })
+            .collect()
+    };
+    let mk = |caption: &str,
+              detail: &str,
+              fmt: &dyn Fn(f64) -> String,
+              log_y: bool,
+              f: &dyn Fn(&Interval) -> Option<f64>| {
+        let lines: Vec<Line> = v
+            .series
+            .iter()
+            .enumerate()
+            .filter_map(|(i, sr)| {
+                let pts = per_level((*sr)?, f);
+                (!pts.is_empty()).then(|| Line {
+                    name: v.name(i).to_string(),
+                    color: svg::color(i),
+                    tips: pts
+                        .iter()
+                        .map(|p| {
+                            format!(
+                                "{} clients: {}",
+                                cats.get(p.0 as usize).copied().unwrap_or(0),
+                                fmt(p.1)
+                            )
+                        })
+                        .collect(),
+                    points: pts,
+                })
+            })
+            .collect();
+        Figure {
+            caption: caption.into(),
+            detail: detail.into(),
+            svg: svg::line_chart(&LineChart {
+                title: format!("{}: {caption}", v.step),
+                x_label: "clients".into(),
+                lines,
+                y_fmt: fmt,
+                x_fmt: &|x| format!("{x}"),
+                log_y,
+                categories: Some(cats.iter().map(|c| c.to_string()).collect()),
+                shade: None,
+            }),
+        }
+    };
+    let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
+    let lat_fmt = |x: f64| format::micros(x);
+    vec![
+        mk(
+            "throughput by clients",
+            "mean of each level's measured seconds",
+            &rate_fmt,
+            false,
+            &|i| Some(i.ops_per_s),
+        ),
+        mk(
+            "p99 latency by clients",
+            "mean of each level's per-second p99; log scale",
+            &lat_fmt,
+            true,
+            &|i| i.latency_us.map(|l| l.p99),
+        ),
+    ]
+}
+
+/// Host CPU, disk throughput and IOPS each second, sampled beside every step.
+fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
+    let disk = v
+        .series
+        .iter()
+        .flatten()
+        .find(|s| !s.system.is_empty())
+        .map(|s| s.disk.clone())
+        .unwrap_or_default();
+    let pct = |x: f64| format!("{x:.0}%");
+    // Disk rates in decimal MB/s, as iostat and vendors' data sheets give them.
+    let mbps = |x: f64| format!("{} MB/s", svg::trim_zeros(&format!("{:.2}", x / 1e6)));
+    let iops = |x: f64| format::count(x);
+    let mut out = Vec::new();
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "host CPU".into(),
+            detail: "busy % of all cores, each second".into(),
+            unit_fmt: &pct,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: None,
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| {
+                    let eng = p
+                        .engine_cpu_pct
+                        .map(|e| format!("engine {e:.0}% of a core"))
+                        .unwrap_or_default();
+                    (p.t_s, p.cpu_busy_pct, eng)
+                })
+                .collect()
+        },
+    ));
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "disk throughput".into(),
+            detail: format!("{disk}, read + write, each second"),
+            unit_fmt: &mbps,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: None,
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| {
+                    (
+                        p.t_s,
+                        p.read_bytes_per_s + p.write_bytes_per_s,
+                        format!(
+                            "read {}, write {}",
+                            mbps(p.read_bytes_per_s),
+                            mbps(p.write_bytes_per_s)
+                        ),
+                    )
+                })
+                .collect()
+        },
+    ));
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "disk IOPS".into(),
+            detail: format!("{disk}, read + write, each second"),
+            unit_fmt: &iops,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: None,
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| {
+                    (
+                        p.t_s,
+                        p.read_iops + p.write_iops,
+                        format!(
+                            "read {}, write {}",
+                            format::count(p.read_iops),
+                            format::count(p.write_iops)
+                        ),
+                    )
+                })
+                .collect()
+        },
+    ));
+    out
+}
+
+/// Versions, effective settings, dataset, host, and the study as run.
+fn context(run: &RunData) -> String {
+    let m = &run.manifest;
+    let s = &run.summary;
+    let mut o = String::from("<section id=\"context\">\n<h2>Context</h2>\n");
+    let h = &m.host;
+    let mut run_items: Vec<(String, String)> = vec![
+        ("study".into(), format!("{} (from {})", s.study, m.source)),
+        (
+            "scale".into(),
+            s.scale.clone().unwrap_or_else(|| "as written".into()),
+        ),
+        ("status".into(), s.status.as_str().into()),
+        ("started".into(), s.started_at.clone()),
+    ];
+    if let Some(f) = &s.finished_at {
+        run_items.push(("finished".into(), f.clone()));
+    }
+    run_items.push((
+        "overrides".into(),
+        if m.overrides.is_empty() {
+            "none".into()
+        } else {
+            m.overrides.join(" ")
+        },
+    ));
+    run_items.push((
+        "dbduel".into(),
+        format!("{} ({})", m.dbduel.version, m.dbduel.commit),
+    ));
+    o.push_str("<div class=\"grid\">\n");
+    o.push_str(&dl("Run", &run_items));
+    let mut host = vec![
+        ("host".into(), h.hostname.clone()),
+        ("CPU".into(), format!("{} · {} cores", h.cpu_model, h.cores)),
+        ("memory".into(), format::bytes(h.mem_total_bytes)),
+        ("kernel".into(), format!("Linux {}", h.kernel)),
+    ];
+    if let Some(fs) = &h.data_fs {
+        host.push(("data on".into(), fs.clone()));
+    }
+    if let Some(d) = &h.data_device {
+        host.push(("device".into(), d.clone()));
+    }
+    o.push_str(&dl("Host", &host));
+    if let Some(d) = &m.dataset {
+        o.push_str(&dl(
+            "Dataset",
+            &[
+                ("generator".into(), d.generator.clone()),
+                ("rows".into(), format::count(d.rows as f64)),
+                ("seed".into(), d.seed.to_string()),
+                ("table".into(), d.table.clone()),
+                ("file".into(), format::bytes(d.file_bytes)),
+                ("generated in".into(), format::seconds(d.generate_s)),
+            ],
+        ));
+    }
+    o.push_str("</div>\n<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
+    for (i, c) in m.contenders.iter().enumerate() {
+        let idx = s
+            .contenders
+            .iter()
+            .position(|x| x.name == c.name)
+            .unwrap_or(i);
+        let eff: Vec<String> = c
+            .effective
+            .iter()
+            .map(|(k, v)| format!("<code>{}={}</code>", esc(k), esc(v)))
+            .collect();
+        let _ = write!(
+            o,
+            "<tr><td><span class=\"sw\" style=\"background:{}\"></span> {}</td><td class=\"left\">{} {}</td><td class=\"left wrap\">{}</td><td class=\"left wrap\">{}</td></tr>",
+            svg::color(idx),
+            esc(&c.name),
+            esc(&c.engine),
+            esc(&c.version),
+            esc(&flat_json(&c.options)),
+            eff.join(" ")
+        );
+    }
+    o.push_str("</tbody></table></div>\n");
+    if let Some(steps) = m.study.get("step").and_then(|x| x.as_array()) {
+        o.push_str("<h3>Steps as run</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>step</th><th class=\"left\">kind</th><th class=\"left\">parameters</th></tr></thead><tbody>");
+        for st in steps {
+            let name = st.get("name").and_then(|x| x.as_str()).unwrap_or("");
+            let kind = st.get("kind").and_then(|x| x.as_str()).unwrap_or("");
+            let params: serde_json::Map<String, serde_json::Value> = st
+                .as_object()
+                .map(|o| {
+                    o.iter()
+                        .filter(|(k, v)| {
+                            k.as_str() != "name" && k.as_str() != "kind" && !v.is_null()
+                        })
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td class=\"left\">{}</td><td class=\"left wrap\">{}</td></tr>",
+                esc(name),
+                esc(kind),
+                esc(&flat_json(&serde_json::Value::Object(params)))
+            );
+        }
+        o.push_str("</tbody></table></div>\n");
+    }
+    let study = serde_json::to_string_pretty(&m.study).unwrap_or_default();
+    let _ = write!(
+        o,
+        "<details><summary>The study exactly as run (after scale and overrides)</summary><pre>{}</pre></details>\n</section>\n",
+        esc(&study)
+    );
+    o
+}
+
+fn dl(title: &str, items: &[(String, String)]) -> String {
+    let mut o = format!("<div><h3>{}</h3><dl>", esc(title));
+    for (k, v) in items {
+        let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+    }
+    o.push_str("</dl></div>\n");
+    o
+}
+
+/// `a=1 b=wal c=[x, y]` from a JSON object; other values as JSON.
+fn flat_json(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}={}", flat_json(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(flat_json).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}

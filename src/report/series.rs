@@ -1,0 +1,383 @@
+//! The per-second series of a run as reports read them: `<contender>/<step>.intervals.ndjson`
+//! (client steps) and `<contender>/<step>.system.ndjson` (every step). Only the fields the
+//! reports draw are read, each with a default, so run directories written by older or newer
+//! builds still render; unreadable lines are skipped and counted, never fatal.
+//!
+//! Also the statistics reports need from a series: downsampling for charts and the noise of
+//! a mean (for `dbduel compare`).
+
+use crate::results::{Manifest, Summary};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Most points a chart line gets; longer series are averaged (or, for latency, maxed) into
+/// this many buckets so a report stays small whatever the step's length.
+pub const MAX_POINTS: usize = 120;
+
+/// Latency quantiles of one interval, µs.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct Lat {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl Lat {
+    /// The quantile a metric key names (`p50_us`, `p999_us`, `max_us`, `mean_us`, ...);
+    /// p99 when the key names none.
+    pub fn by_key(&self, key: &str) -> f64 {
+        let k = key.to_ascii_lowercase();
+        if k.starts_with("p999") {
+            self.p999
+        } else if k.starts_with("p99") {
+            self.p99
+        } else if k.starts_with("p95") {
+            self.p95
+        } else if k.starts_with("p50") {
+            self.p50
+        } else if k.starts_with("max") {
+            self.max
+        } else if k.starts_with("mean") {
+            self.mean
+        } else {
+            self.p99
+        }
+    }
+}
+
+/// One second of a client step (`runner::IntervalRecord`, the fields reports use).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Interval {
+    #[serde(default)]
+    pub tick: u64,
+    /// End of the interval, seconds after the step's start.
+    #[serde(default)]
+    pub t_s: f64,
+    #[serde(default)]
+    pub warmup: bool,
+    #[serde(default)]
+    pub ops_per_s: f64,
+    #[serde(default)]
+    pub errors: u64,
+    #[serde(default)]
+    pub latency_us: Option<Lat>,
+    /// The sweep level (client count) this interval belongs to, when the step sweeps.
+    #[serde(default)]
+    pub level: Option<u64>,
+}
+
+impl Interval {
+    /// Seconds this interval covers: 1 except for the last, partial one of a run.
+    pub fn duration_s(&self) -> f64 {
+        (self.t_s - self.tick as f64).clamp(0.0, 1.0)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct RawCpu {
+    idle_pct: f64,
+    steal_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct RawDevice {
+    name: String,
+    read_bytes_per_s: f64,
+    write_bytes_per_s: f64,
+    read_iops: f64,
+    write_iops: f64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct RawProc {
+    cpu_pct: f64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct RawSystem {
+    t_s: f64,
+    cpu: RawCpu,
+    devices: Vec<RawDevice>,
+    engine: Option<RawProc>,
+}
+
+/// One system sample (`sysmon::SystemSample`, reduced to what reports draw).
+#[derive(Debug, Clone, Default)]
+pub struct SystemPoint {
+    pub t_s: f64,
+    /// Host CPU in use, % of the whole machine (100 − idle − steal).
+    pub cpu_busy_pct: f64,
+    /// The engine's process tree, % of one core.
+    pub engine_cpu_pct: Option<f64>,
+    pub read_bytes_per_s: f64,
+    pub write_bytes_per_s: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+}
+
+/// Both series of one step of one contender.
+#[derive(Debug, Clone, Default)]
+pub struct StepSeries {
+    pub intervals: Vec<Interval>,
+    pub system: Vec<SystemPoint>,
+    /// Which disk the I/O figures are for (`vda`, or `all disks`).
+    pub disk: String,
+    /// Lines that could not be read, per file name.
+    pub unreadable: Vec<(String, usize)>,
+}
+
+/// A run directory as renderers see it: summary, manifest and every step's series.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// The run directory's own name (not its path), for headings.
+    pub name: String,
+    pub summary: Summary,
+    pub manifest: Manifest,
+    /// Keyed by (contender, step).
+    pub series: BTreeMap<(String, String), StepSeries>,
+}
+
+impl RunData {
+    /// Read every step's series from `dir`. Missing files are simply absent series.
+    pub fn load(dir: &Path, summary: Summary, manifest: Manifest) -> RunData {
+        let mut series = BTreeMap::new();
+        let device = manifest.host.data_device.clone();
+        for c in &summary.contenders {
+            for st in &c.steps {
+                let s = load_step(&dir.join(&c.name), &st.name, device.as_deref());
+                series.insert((c.name.clone(), st.name.clone()), s);
+            }
+        }
+        let name = dir
+            .canonicalize()
+            .ok()
+            .as_deref()
+            .unwrap_or(dir)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        RunData {
+            name,
+            summary,
+            manifest,
+            series,
+        }
+    }
+
+    /// A contender's series of a step (empty when it has none).
+    pub fn step(&self, contender: &str, step: &str) -> Option<&StepSeries> {
+        self.series.get(&(contender.to_string(), step.to_string()))
+    }
+}
+
+/// Read the two series files of one step; `data_device` (e.g. `/dev/vda1`) picks the disk.
+pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) -> StepSeries {
+    let mut out = StepSeries::default();
+    let iv_name = format!("{step}.intervals.ndjson");
+    let (intervals, bad) = read_ndjson::<Interval>(&contender_dir.join(&iv_name));
+    out.intervals = intervals;
+    if bad > 0 {
+        out.unreadable.push((iv_name, bad));
+    }
+    let sys_name = format!("{step}.system.ndjson");
+    let (raw, bad) = read_ndjson::<RawSystem>(&contender_dir.join(&sys_name));
+    if bad > 0 {
+        out.unreadable.push((sys_name, bad));
+    }
+    let names: Vec<&str> = raw
+        .iter()
+        .flat_map(|r| r.devices.iter().map(|d| d.name.as_str()))
+        .collect();
+    let disk = pick_device(&names, data_device);
+    out.disk = disk.clone().unwrap_or_else(|| "all disks".into());
+    out.system = raw
+        .iter()
+        .map(|r| {
+            let devs = r
+                .devices
+                .iter()
+                .filter(|d| disk.as_ref().is_none_or(|n| &d.name == n));
+            let mut p = SystemPoint {
+                t_s: r.t_s,
+                cpu_busy_pct: (100.0 - r.cpu.idle_pct - r.cpu.steal_pct).clamp(0.0, 100.0),
+                engine_cpu_pct: r.engine.as_ref().map(|e| e.cpu_pct),
+                ..SystemPoint::default()
+            };
+            for d in devs {
+                p.read_bytes_per_s += d.read_bytes_per_s;
+                p.write_bytes_per_s += d.write_bytes_per_s;
+                p.read_iops += d.read_iops;
+                p.write_iops += d.write_iops;
+            }
+            p
+        })
+        .collect();
+    out
+}
+
+/// The sampled whole device holding the data directory: the longest device name that the
+/// data device's name starts with (`vda1` → `vda`, `nvme0n1p2` → `nvme0n1`).
+fn pick_device(names: &[&str], data_device: Option<&str>) -> Option<String> {
+    let dev = data_device?.rsplit('/').next()?;
+    names
+        .iter()
+        .filter(|n| !n.is_empty() && dev.starts_with(**n))
+        .max_by_key(|n| n.len())
+        .map(|n| n.to_string())
+}
+
+/// Every parseable line of an NDJSON file, and how many lines were not. A missing file is
+/// an empty series.
+fn read_ndjson<T: serde::de::DeserializeOwned>(path: &Path) -> (Vec<T>, usize) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return (Vec::new(), 0);
+    };
+    let mut rows = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str(line) {
+            Ok(r) => rows.push(r),
+            Err(_) => bad += 1,
+        }
+    }
+    (rows, bad)
+}
+
+/// How points of a bucket combine when a series is downsampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Rates and percentages: the mean keeps the area.
+    Mean,
+    /// Latency: the worst second of the bucket, so spikes stay visible.
+    Max,
+}
+
+/// At most `max` points of `pts` (x ascending): consecutive points are bucketed, x is the
+/// bucket's last x. Returns the points and how many source points each stands for.
+pub fn downsample(pts: &[(f64, f64)], max: usize, how: Combine) -> (Vec<(f64, f64)>, usize) {
+    if pts.len() <= max || max == 0 {
+        return (pts.to_vec(), 1);
+    }
+    let per = pts.len().div_ceil(max);
+    let out = pts
+        .chunks(per)
+        .filter_map(|c| {
+            let x = c.last()?.0;
+            let y = match how {
+                Combine::Mean => c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64,
+                Combine::Max => c.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max),
+            };
+            Some((x, y))
+        })
+        .collect();
+    (out, per)
+}
+
+/// The relative standard error of the mean of a per-second series, corrected for the
+/// correlation of neighbouring seconds (a slow second tends to follow a slow second, so n
+/// correlated seconds carry the information of fewer independent ones:
+/// n_eff = n (1 − r₁) / (1 + r₁), r₁ the lag-1 autocorrelation, clamped to [0, 0.9]).
+/// `None` with fewer than 3 values or a zero mean: too little to estimate noise from.
+pub fn relative_standard_error(xs: &[f64]) -> Option<f64> {
+    let n = xs.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if !(mean.is_finite() && mean.abs() > 0.0) {
+        return None;
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let sd = var.sqrt();
+    let r1 = if var > 0.0 {
+        let cov = xs
+            .windows(2)
+            .map(|w| (w[0] - mean) * (w[1] - mean))
+            .sum::<f64>()
+            / (n - 1) as f64;
+        (cov / var).clamp(0.0, 0.9)
+    } else {
+        0.0
+    };
+    let n_eff = (n as f64 * (1.0 - r1) / (1.0 + r1)).max(1.0);
+    Some(sd / mean.abs() / n_eff.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_is_the_whole_disk_of_the_data_directory() {
+        let names = ["nvme0n1", "sda", "vda"];
+        assert_eq!(
+            pick_device(&names, Some("/dev/vda1")).as_deref(),
+            Some("vda")
+        );
+        assert_eq!(
+            pick_device(&names, Some("/dev/nvme0n1p2")).as_deref(),
+            Some("nvme0n1")
+        );
+        assert_eq!(pick_device(&names, Some("overlay")), None);
+        assert_eq!(pick_device(&names, None), None);
+    }
+
+    #[test]
+    fn downsampling_keeps_spikes_for_latency_and_area_for_rates() {
+        let pts: Vec<(f64, f64)> = (0..10)
+            .map(|i| (i as f64, if i == 3 { 100.0 } else { 1.0 }))
+            .collect();
+        let (mean, per) = downsample(&pts, 5, Combine::Mean);
+        assert_eq!(per, 2);
+        assert_eq!(mean.len(), 5);
+        assert_eq!(mean[1], (3.0, 50.5));
+        let (max, _) = downsample(&pts, 5, Combine::Max);
+        assert_eq!(max[1], (3.0, 100.0));
+        let (same, per) = downsample(&pts, 20, Combine::Mean);
+        assert_eq!((same.len(), per), (10, 1));
+    }
+
+    #[test]
+    fn noise_of_a_mean() {
+        assert_eq!(relative_standard_error(&[1.0, 2.0]), None);
+        assert_eq!(relative_standard_error(&[0.0, 0.0, 0.0]), None);
+        assert_eq!(relative_standard_error(&[5.0, 5.0, 5.0]), Some(0.0));
+        // Alternating values are negatively correlated: r₁ clamps to 0, plain SE.
+        let alt = [90.0, 110.0, 90.0, 110.0];
+        let se = relative_standard_error(&alt).unwrap_or_default();
+        let plain = (400.0f64 / 3.0).sqrt() / 100.0 / 2.0;
+        assert!((se - plain).abs() < 1e-9, "{se} vs {plain}");
+        // A trend is positively correlated: fewer effective samples, more noise.
+        let trend: Vec<f64> = (0..20).map(|i| 100.0 + i as f64).collect();
+        let wobble: Vec<f64> = (0..20)
+            .map(|i| 100.0 + if i % 2 == 0 { 6.0 } else { -6.0 })
+            .collect();
+        let t = relative_standard_error(&trend).unwrap_or_default();
+        let w = relative_standard_error(&wobble).unwrap_or_default();
+        assert!(t > w, "trend {t} should be noisier than wobble {w}");
+    }
+
+    #[test]
+    fn unreadable_lines_are_counted_not_fatal() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(
+            dir.path().join("s.intervals.ndjson"),
+            "{\"tick\":0,\"t_s\":1.0,\"ops_per_s\":5.0}\nnot json\n{\"tick\":1,\"t_s\":1.5}\n",
+        )
+        .expect("write");
+        let s = load_step(dir.path(), "s", None);
+        assert_eq!(s.intervals.len(), 2);
+        assert_eq!(s.intervals[1].duration_s(), 0.5);
+        assert_eq!(s.unreadable, vec![("s.intervals.ndjson".to_string(), 1)]);
+        assert!(s.system.is_empty());
+    }
+}

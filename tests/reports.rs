@@ -1,0 +1,309 @@
+//! The reports of a fixed run: text, Markdown and HTML against golden files; `dbduel compare`
+//! of real runs (the same settings twice, and a heavier query) with its exit codes; and a
+//! fresh run writing a self-contained `report.html` with a chart for every step.
+//!
+//! The fixtures under `tests/fixtures/runs/` are real runs of the shootout on SQLite (20,000
+//! rows), copied without their `work/` directory. To regenerate the golden files after a
+//! deliberate change of the renderers, run `DBDUEL_UPDATE_GOLDEN=1 cargo test --test reports`
+//! and review the diff.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+/// The fixed run the goldens render.
+const RUN_A: &str = "tests/fixtures/runs/shootout-20261122-034526";
+/// The same study and settings, run again later.
+const RUN_B: &str = "tests/fixtures/runs/shootout-20261122-035729";
+/// The same study with a heavier first range query (and fewer queries per client).
+const RUN_HEAVY: &str = "tests/fixtures/runs/shootout-20261122-035745";
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Compare `actual` with the golden file, or rewrite it when DBDUEL_UPDATE_GOLDEN=1.
+fn golden(name: &str, actual: &str) {
+    let path = fixture("tests/fixtures/golden").join(name);
+    if std::env::var("DBDUEL_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("golden dir")).expect("mkdir golden");
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; create it with DBDUEL_UPDATE_GOLDEN=1 cargo test --test reports",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{} differs from the output at line {}:\n  golden: {:?}\n  actual: {:?}\n\
+             If the change is intended, regenerate with DBDUEL_UPDATE_GOLDEN=1 cargo test --test reports",
+            path.display(),
+            line + 1,
+            expected.lines().nth(line).unwrap_or("(end)"),
+            actual.lines().nth(line).unwrap_or("(end)")
+        );
+    }
+}
+
+fn report(dir: &str, format: &str) -> String {
+    let (code, out, err) = common::run(&["report", dir, "--format", format]);
+    assert_eq!(code, 0, "report {format} failed: {err}");
+    out
+}
+
+/// Every `<svg class="chart …">` with its declared and marked points.
+fn charts(html: &str) -> Vec<(usize, usize)> {
+    html.split("<svg class=\"chart")
+        .skip(1)
+        .map(|rest| {
+            let body = &rest[..rest.find("</svg>").expect("closed svg")];
+            let declared = body
+                .split("data-points=\"")
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+                .and_then(|s| s.parse().ok())
+                .expect("data-points");
+            (declared, body.matches("class=\"pt").count())
+        })
+        .collect()
+}
+
+/// Self-contained: nothing loaded from anywhere, no script, and a policy that forbids both.
+fn assert_self_contained(html: &str) {
+    for banned in [
+        "<script", "<link", "<img", "<iframe", "src=", "url(", "@import",
+    ] {
+        assert!(!html.contains(banned), "the page contains {banned}");
+    }
+    for scheme in ["http://", "https://", "//fonts", "file:"] {
+        assert!(!html.contains(scheme), "the page refers to {scheme}");
+    }
+    assert!(
+        html.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""),
+        "the page has its content security policy"
+    );
+}
+
+/// The step sections of a report, each with its charts.
+fn sections(html: &str) -> Vec<(String, Vec<(usize, usize)>)> {
+    html.split("<section class=\"step\" id=\"step-")
+        .skip(1)
+        .map(|s| {
+            let id = s.split('"').next().unwrap_or_default().to_string();
+            let body = &s[..s.find("</section>").expect("closed section")];
+            (id, charts(body))
+        })
+        .collect()
+}
+
+#[test]
+fn text_report_matches_golden() {
+    golden("report.txt", &report(RUN_A, "text"));
+}
+
+#[test]
+fn markdown_report_matches_golden() {
+    let md = report(RUN_A, "markdown");
+    assert!(md.contains("### Verdict"), "{md}");
+    assert!(
+        md.contains("|:--|:--|--:|--:|:--|"),
+        "numbers right-aligned: {md}"
+    );
+    golden("report.md", &md);
+}
+
+#[test]
+fn html_report_matches_golden_and_is_self_contained() {
+    let html = report(RUN_A, "html");
+    assert_self_contained(&html);
+    let steps = sections(&html);
+    assert_eq!(steps.len(), 10, "one section per step of the shootout");
+    for (id, charts) in &steps {
+        assert!(!charts.is_empty(), "step {id} has no chart");
+        for (declared, marked) in charts {
+            assert!(*declared > 0, "step {id}: a chart without points");
+            assert_eq!(declared, marked, "step {id}: declared vs drawn points");
+        }
+    }
+    // The client step has its timelines (throughput, p99, CPU, disk MB/s, IOPS) and its
+    // percentile plot beside its bars.
+    let (_, q) = steps
+        .iter()
+        .find(|(id, _)| id == "range-queries")
+        .expect("range-queries section");
+    assert!(q.len() >= 7, "range queries: {} charts", q.len());
+    for caption in [
+        "throughput",
+        "p99 latency",
+        "host CPU",
+        "disk throughput",
+        "disk IOPS",
+        "latency percentiles",
+    ] {
+        assert!(
+            html.contains(&format!("<figcaption>{caption} ")),
+            "no {caption} chart"
+        );
+    }
+    // Context: versions, effective settings, dataset, seed, host.
+    for needle in [
+        "sqlite 3.54.1",
+        "journal_mode=wal",
+        "<dt>seed</dt><dd>42</dd>",
+        "AMD EPYC",
+    ] {
+        assert!(html.contains(needle), "context lacks {needle}");
+    }
+    assert!(
+        html.len() < 120_000,
+        "the page stays small: {} bytes",
+        html.len()
+    );
+    golden("report.html", &html);
+}
+
+#[test]
+fn json_report_is_the_summary() {
+    let out = report(RUN_A, "json");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["study"], "shootout");
+}
+
+#[test]
+fn compare_runs_with_the_same_settings() {
+    let (code, out, err) = common::run(&["compare", RUN_A, RUN_B]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("not judged (measured once)"), "{out}");
+    golden("compare.txt", &out);
+}
+
+#[test]
+fn a_run_against_itself_has_no_change_and_passes() {
+    let (code, out, err) = common::run(&["compare", RUN_A, RUN_A, "--fail-on-regression"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verdict: 0 significant regressions, 0 significant improvements"));
+    assert!(out.contains("the runs' context is the same"), "{out}");
+}
+
+#[test]
+fn a_heavier_query_is_a_significant_regression() {
+    let (code, out, _) = common::run(&["compare", RUN_A, RUN_HEAVY]);
+    assert_eq!(code, 0, "without --fail-on-regression the exit code is 0");
+    assert!(
+        out.contains("regressed: sqlite-wal · range queries, 1000 clients · queries/s"),
+        "{out}"
+    );
+    assert!(
+        out.contains("study step.range-queries.per_client: 800 → 300"),
+        "{out}"
+    );
+    let (code, _, _) = common::run(&["compare", RUN_A, RUN_HEAVY, "--fail-on-regression"]);
+    assert_eq!(code, 1, "--fail-on-regression exits 1 on a regression");
+    // With a threshold beyond every change, nothing counts.
+    let (code, out, _) = common::run(&[
+        "compare",
+        RUN_A,
+        RUN_HEAVY,
+        "--fail-on-regression",
+        "--threshold",
+        "1000000%",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    golden(
+        "compare-heavier.md",
+        &common::run(&["compare", RUN_A, RUN_HEAVY, "--format", "markdown"]).1,
+    );
+    let html = common::run(&["compare", RUN_A, RUN_HEAVY, "--format", "html"]).1;
+    assert_self_contained(&html);
+    for (declared, marked) in charts(&html) {
+        assert_eq!(declared, marked);
+    }
+    golden("compare-heavier.html", &html);
+}
+
+#[test]
+fn compare_rejects_bad_input() {
+    let (code, _, err) = common::run(&["compare", RUN_A, RUN_B, "--threshold", "lots"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("expected a percentage"), "{err}");
+    let (code, _, err) = common::run(&["compare", RUN_A, "tests/fixtures"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is this a dbduel run directory?"), "{err}");
+}
+
+#[test]
+fn a_corrupt_series_line_is_left_out_not_fatal() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("run");
+    copy_dir(&fixture(RUN_A), &dir);
+    let f = dir.join("sqlite-wal/range-queries.intervals.ndjson");
+    let mut text = std::fs::read_to_string(&f).expect("read");
+    text.push_str("{\"tick\": 9, this is not json\n");
+    std::fs::write(&f, text).expect("write");
+    let dir_s = dir.to_string_lossy().to_string();
+    let html = report(&dir_s, "html");
+    assert!(
+        html.contains("1 unreadable line(s) in range-queries.intervals.ndjson were left out"),
+        "the page says what it left out"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("ls").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+        }
+    }
+}
+
+/// Two fresh runs of the shootout each write a self-contained report.html with a chart for
+/// every step, and comparing them works.
+#[test]
+fn every_run_writes_its_html_report() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().to_string_lossy().to_string();
+    let mut dirs = Vec::new();
+    for _ in 0..2 {
+        let (code, _, err) = common::run(&[
+            "-q",
+            "run",
+            "shootout",
+            "--set",
+            "dataset.rows=2000",
+            "--set",
+            "step.range-queries.clients=20",
+            "--set",
+            "step.range-queries.per_client=50",
+            "--out",
+            &out,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let dir = common::run_dir(&err);
+        let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+        assert_self_contained(&html);
+        let steps = sections(&html);
+        assert_eq!(steps.len(), 10);
+        for (id, charts) in steps {
+            assert!(!charts.is_empty(), "step {id} has no chart");
+        }
+        // `dbduel report --format html` renders the same page.
+        assert_eq!(report(&dir.to_string_lossy(), "html"), html);
+        dirs.push(dir.to_string_lossy().to_string());
+    }
+    let (code, out, err) = common::run(&["compare", &dirs[0], &dirs[1]]);
+    assert_eq!(code, 0, "{err}");
+    // Any figure whose change lies within its noise band is reported as no change.
+    assert!(out.contains("verdict: "), "{out}");
+}
