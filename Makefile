@@ -4,7 +4,7 @@
 CARGO ?= cargo
 DBDUEL := target/release/dbduel
 
-.PHONY: demo build test lint fmt install-servers clean
+.PHONY: demo build test lint fmt install-servers install-browser clean
 
 demo: build
 	$(DBDUEL) run shootout
@@ -16,12 +16,16 @@ build:
 install-servers:
 	bash scripts/install-servers
 
+# The browser the HTML report's test renders pages in (idempotent, like install-servers).
+install-browser:
+	bash scripts/install-browser
+
 lint:
 	scripts/ensure-rust-components
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 
-test: install-servers lint
+test: install-servers install-browser lint
 	$(CARGO) test --locked
 
 fmt:
