@@ -345,17 +345,14 @@ fn step_rows(
         };
         (row.verdict, row.why) = if !change.is_finite() {
             (Kind::NotJudged, "from zero".into())
+        } else if change.abs() < threshold {
+            // Under the threshold nothing counts, noisy or not.
+            (Kind::NoSignificantChange, "under threshold".into())
         } else if k.unit == Unit::Bytes {
             // Sizes of the same data do not jitter: the threshold alone decides.
-            if change.abs() < threshold {
-                (Kind::NoSignificantChange, "under threshold".into())
-            } else {
-                (beyond, String::new())
-            }
+            (beyond, String::new())
         } else if let Some(band) = noise.band {
-            if change.abs() < threshold {
-                (Kind::NoSignificantChange, "under threshold".into())
-            } else if change.abs() <= band {
+            if change.abs() <= band {
                 (Kind::NoSignificantChange, "within noise".into())
             } else {
                 (beyond, String::new())
@@ -606,11 +603,11 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         format!("A: {} (started {})", c.a, c.a_started),
         format!("B: {} (started {})", c.b, c.b_started),
         format!(
-            "a change counts when it is beyond ±{} (allowing for what differs between runs) and beyond the noise: {SIGMAS:.0} standard errors of the step's per-second values, corrected for autocorrelation",
+            "a change counts beyond ±{} and beyond its noise ({SIGMAS:.0} standard errors of the per-second values)",
             pct(c.threshold)
         ),
         format!(
-            "not judged: a figure measured once (one statement, or under {MIN_SECONDS} s of per-second data) cannot tell a change from noise; lengthen the step or repeat the runs"
+            "not judged: measured once (one statement, or under {MIN_SECONDS} s of per-second data); lengthen the step or repeat the runs"
         ),
     ];
     if c.differences.is_empty() {
@@ -714,9 +711,11 @@ fn text(c: &Comparison, md: bool) -> String {
             r.contender,
             r.title,
             r.figure,
-            r.change
-                .map(|x| format!(" {} ({})", signed_pct(x), r.why))
-                .unwrap_or_else(|| format!(" ({})", r.why))
+            match (r.change, r.noise) {
+                (Some(x), Some(n)) => format!(" {} (noise ±{})", signed_pct(x), pct(n)),
+                (Some(x), None) => format!(" {}", signed_pct(x)),
+                _ => format!(" ({})", r.why),
+            }
         );
     }
     o

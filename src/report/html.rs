@@ -468,7 +468,7 @@ fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
             x_fmt: &none,
             log_y: true,
             categories: Some(cats.iter().map(|c| c.to_string()).collect()),
-            shade: None,
+            shade: Vec::new(),
         }),
     }]
 }
@@ -490,7 +490,7 @@ struct Timeline<'a> {
     combine: Combine,
     /// Log scale when the values span more than this ratio (`None`: linear).
     log_over: Option<f64>,
-    shade: Option<(f64, f64, String)>,
+    shade: Vec<(f64, f64, String)>,
 }
 
 /// A series' points as (x, y, what the hover text adds).
@@ -589,27 +589,43 @@ fn partial(iv: &Interval) -> String {
     }
 }
 
-/// Throughput, tail latency and errors per second of a client step.
-fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
-    let mut warm_end: f64 = 0.0;
-    for sr in v.series.iter().flatten() {
-        for iv in sr.intervals.iter().filter(|i| i.warmup) {
-            warm_end = warm_end.max(iv.t_s);
+/// The seconds flagged as warm-up in any contender's intervals, merged into ranges (a sweep
+/// warms up at the start of each level).
+fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
+    let mut spans: Vec<(f64, f64)> = series
+        .iter()
+        .flatten()
+        .flat_map(|sr| sr.intervals.iter().filter(|i| i.warmup))
+        .map(|i| (i.t_s - i.duration_s(), i.t_s))
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (a, b) in spans {
+        match out.last_mut() {
+            Some(last) if a <= last.1 + 1e-6 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
         }
     }
-    let shade = (warm_end > 0.0).then(|| {
-        (
-            0.0,
-            warm_end,
-            "warm-up: left out of the step's figures".to_string(),
-        )
-    });
-    let rate_label = v
+    out
+}
+
+/// Throughput, tail latency and errors per second of a client step.
+fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
+    let shade: Vec<(f64, f64, String)> = warmup_ranges(&v.series)
+        .into_iter()
+        .map(|(a, b)| (a, b, "warm-up: left out of the step's figures".to_string()))
+        .collect();
+    // The step's own name for its rate when it has one (`queries/s`); a step with several
+    // rates (one per sweep level) gets the generic name.
+    let rates: Vec<&&Metric> = v
         .keys
         .iter()
-        .find(|k| k.unit == Unit::PerSecond)
-        .map(|k| k.label.clone())
-        .unwrap_or_else(|| "operations/s".into());
+        .filter(|k| k.unit == Unit::PerSecond)
+        .collect();
+    let rate_label = match rates.as_slice() {
+        [one] => one.label.clone(),
+        _ => "operations/s".into(),
+    };
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
     let lat_fmt = |x: f64| format::micros(x);
     let count_fmt = |x: f64| format::count(x);
@@ -742,7 +758,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
                 x_fmt: &|x| format!("{x}"),
                 log_y,
                 categories: Some(cats.iter().map(|c| c.to_string()).collect()),
-                shade: None,
+                shade: Vec::new(),
             }),
         }
     };
@@ -788,7 +804,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             unit_fmt: &pct,
             combine: Combine::Mean,
             log_over: None,
-            shade: None,
+            shade: Vec::new(),
         },
         &|sr| {
             sr.system
@@ -811,7 +827,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             unit_fmt: &mbps,
             combine: Combine::Mean,
             log_over: None,
-            shade: None,
+            shade: Vec::new(),
         },
         &|sr| {
             sr.system
@@ -838,7 +854,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             unit_fmt: &iops,
             combine: Combine::Mean,
             log_over: None,
-            shade: None,
+            shade: Vec::new(),
         },
         &|sr| {
             sr.system

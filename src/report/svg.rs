@@ -87,8 +87,8 @@ pub struct LineChart<'a> {
     pub log_y: bool,
     /// Category names: point x values are indices into this list.
     pub categories: Option<Vec<String>>,
-    /// A shaded x range with a label (warm-up).
-    pub shade: Option<(f64, f64, String)>,
+    /// Shaded x ranges with a label each (warm-up).
+    pub shade: Vec<(f64, f64, String)>,
 }
 
 const W: f64 = 440.0;
@@ -269,7 +269,7 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
 
     let mut o = String::new();
     open_svg(&mut o, "lines", W, LINE_H, points, &c.title);
-    if let Some((a, b, label)) = &c.shade {
+    for (a, b, label) in &c.shade {
         let (x0, x1) = (px(*a), px(*b));
         let _ = write!(
             o,
@@ -355,17 +355,18 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             );
         }
         let r = if pts.len() > 40 { 1.8 } else { 3.0 };
+        let _ = write!(o, "<g fill=\"{}\">", l.color);
         for (x, y, tip) in pts {
             let _ = write!(
                 o,
-                "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"><title>{}</title></circle>",
+                "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\"><title>{}</title></circle>",
                 n(px(x)),
                 n(py(y)),
                 n(r),
-                l.color,
                 esc(&format!("{}: {tip}", l.name))
             );
         }
+        o.push_str("</g>");
     }
     o.push_str("</svg>");
     o
@@ -628,7 +629,7 @@ mod tests {
             x_fmt: &fmt,
             log_y: false,
             categories: None,
-            shade: Some((0.0, 1.0, "warm-up".into())),
+            shade: vec![(0.0, 1.0, "warm-up".into())],
         };
         let svg = line_chart(&c);
         assert!(svg.contains("data-points=\"3\""), "{svg}");
