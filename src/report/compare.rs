@@ -773,6 +773,7 @@ fn html(c: &Comparison) -> String {
                 change: r.change.unwrap_or(f64::NAN),
                 noise: r.noise,
                 color: verdict_color(r.verdict),
+                text: r.change.map(signed_pct).unwrap_or_default(),
                 tip: format!(
                     "{} · {}: {} → {} ({}), {}",
                     r.title,

@@ -43,6 +43,7 @@ figcaption{font-size:.88rem;font-weight:600;margin-bottom:4px}
 figcaption span{font-weight:400;color:var(--muted)}
 svg.chart{display:block;width:100%;height:auto;overflow:visible}
 svg.bars{max-width:480px}
+svg.changes{max-width:760px}
 svg text{font-size:11px;fill:#2c3342}
 svg .tick{fill:var(--muted)}
 svg .val.none{fill:var(--muted);font-style:italic}

@@ -476,7 +476,12 @@ pub struct Change {
     pub noise: Option<f64>,
     pub color: &'static str,
     pub tip: String,
+    /// The change as written (`-61%`, `×6.50`), shown beside a dot pinned to the axis's end.
+    pub text: String,
 }
+
+/// Width of a change chart's view box: its labels are long (`step · figure`).
+const CW: f64 = 640.0;
 
 /// Changes as dots with noise whiskers around zero, the threshold shaded.
 pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
@@ -487,7 +492,7 @@ pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
         .unwrap_or(4) as f64
         * 6.4
         + 12.0;
-    let label_w = label_w.clamp(80.0, 200.0);
+    let label_w = label_w.clamp(80.0, 280.0);
     let reach = rows
         .iter()
         .filter(|r| r.change.is_finite())
@@ -496,11 +501,11 @@ pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
         .min(1.0);
     let reach = nice_step(reach * 100.0 / 2.0) * 2.0 / 100.0;
     let h = 8.0 + rows.len() as f64 * 20.0 + 26.0;
-    let (x0, x1) = (label_w, W - MR);
+    let (x0, x1) = (label_w, CW - MR);
     let px = |v: f64| x0 + ((v.clamp(-reach, reach) + reach) / (2.0 * reach)) * (x1 - x0);
     let points = rows.iter().filter(|r| r.change.is_finite()).count();
     let mut o = String::new();
-    open_svg(&mut o, "changes", W, h, points, title);
+    open_svg(&mut o, "changes", CW, h, points, title);
     let bottom = h - 26.0;
     let _ = write!(
         o,
@@ -517,14 +522,18 @@ pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
         let x = px(t);
         let _ = write!(
             o,
-            "<line class=\"{}\" x1=\"{}\" y1=\"4\" x2=\"{}\" y2=\"{}\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:+.0}%</text>",
+            "<line class=\"{}\" x1=\"{}\" y1=\"4\" x2=\"{}\" y2=\"{}\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             if t == 0.0 { "axis" } else { "gl" },
             n(x),
             n(x),
             n(bottom),
             n(x),
             n(bottom + 14.0),
-            t * 100.0
+            if t == 0.0 {
+                "0%".to_string()
+            } else {
+                format!("{:+.0}%", t * 100.0)
+            }
         );
     }
     for (i, r) in rows.iter().enumerate() {
@@ -565,6 +574,18 @@ pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
                 r.tip.clone()
             })
         );
+        if off {
+            // Pinned to the axis's end: say how far it really went.
+            let right = r.change > 0.0;
+            let _ = write!(
+                o,
+                "<text class=\"val\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+                n(px(r.change) + if right { -9.0 } else { 9.0 }),
+                n(y + 4.0),
+                if right { "end" } else { "start" },
+                esc(&r.text)
+            );
+        }
     }
     o.push_str("</svg>");
     o
@@ -668,6 +689,7 @@ mod tests {
                 noise: None,
                 color: color(2),
                 tip: "x".into(),
+                text: "×4.00".into(),
             }],
             0.05,
         );
