@@ -71,7 +71,7 @@ pre{background:var(--soft);padding:10px;overflow-x:auto;font-size:.8rem}
 .v-worse{color:#9f1c1c;font-weight:600}.v-better{color:#166534;font-weight:600}.v-same{color:var(--muted)}
 footer{margin-top:28px;color:var(--muted);font-size:.85rem}
 @media (max-width:640px){svg text{font-size:12.5px}body{font-size:14px}main{padding:16px 12px 32px}h1{font-size:1.4rem}dl{grid-template-columns:1fr}dt{margin-top:6px}}
-@media print{body{font-size:10pt}main{max-width:none;padding:0}section{break-inside:auto}.grid{grid-template-columns:repeat(2,1fr)}a{color:inherit;text-decoration:none}pre{white-space:pre-wrap}}
+@media print{body{font-size:10pt}main{max-width:none;padding:0}section.step{break-inside:avoid-page}h2,h3,.verdict,figcaption,.legend{break-after:avoid}.grid{grid-template-columns:repeat(2,1fr)}.tablewrap{overflow:visible}.grid .tablewrap{grid-column:1/-1}th,td{white-space:normal}a{color:inherit;text-decoration:none}pre{white-space:pre-wrap}}
 "#;
 
 /// A whole page around `body`. The policy allows inline styles and nothing else: no script,
