@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 const RUN_A: &str = "tests/fixtures/runs/shootout-20261122-034526";
 const RUN_HEAVY: &str = "tests/fixtures/runs/shootout-20261122-035745";
+const RUN_SWEEP: &str = "tests/fixtures/runs/oltp-20261122-041115";
 
 /// The policy every page carries, and the one the instrumented copy gets instead.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
@@ -79,7 +80,7 @@ struct Shown {
 }
 
 /// Run headless Chromium on `page` with `extra` arguments, in a fresh profile, with no
-/// network use of its own; kill it after two minutes.
+/// network use of its own; kill it after five minutes.
 fn chromium_run(browser: &Path, work: &Path, page: &Path, width: u32, extra: &[String]) -> Shown {
     let profile = tempfile::tempdir_in(work).expect("profile dir");
     let mut child = Command::new(browser)
@@ -115,14 +116,14 @@ fn chromium_run(browser: &Path, work: &Path, page: &Path, width: u32, extra: &[S
         let _ = err.read_to_string(&mut s);
         s
     });
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         match child.try_wait().expect("wait for chromium") {
             Some(_) => break,
             None if Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("chromium did not finish within two minutes");
+                panic!("chromium did not finish within five minutes");
             }
             None => std::thread::sleep(Duration::from_millis(100)),
         }
@@ -195,6 +196,9 @@ fn report_and_comparison_render_in_a_real_browser() {
         check_in_browser(&browser, work, "report", &report, width);
         check_in_browser(&browser, work, "compare", &compare, width);
     }
+    let (code, sweep, err) = common::run(&["report", RUN_SWEEP, "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    check_in_browser(&browser, work, "sweep", &sweep, 1280);
     // The checks can fail: a chart missing a point, and a page that asks for a resource.
     let broken = report.replacen("class=\"pt\"", "class=\"gone\"", 1);
     let (found, _) = probe(&browser, work, "broken", &broken, 1280);

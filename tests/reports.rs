@@ -17,6 +17,8 @@ const RUN_A: &str = "tests/fixtures/runs/shootout-20261122-034526";
 const RUN_B: &str = "tests/fixtures/runs/shootout-20261122-035729";
 /// The same study with a heavier first range query (and fewer queries per client).
 const RUN_HEAVY: &str = "tests/fixtures/runs/shootout-20261122-035745";
+/// The oltp study on SQLite, each step sweeping 1 and 4 clients (1 table of 2,000 rows).
+const RUN_SWEEP: &str = "tests/fixtures/runs/oltp-20261122-041115";
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -170,6 +172,37 @@ fn html_report_matches_golden_and_is_self_contained() {
     golden("report.html", &html);
 }
 
+/// A step whose intervals carry a client level gets curves against the level, with no
+/// renderer change for its step kind.
+#[test]
+fn sweeps_get_curves_against_the_client_count() {
+    let html = report(RUN_SWEEP, "html");
+    assert_self_contained(&html);
+    let steps = sections(&html);
+    assert_eq!(steps.len(), 4, "load and three oltp steps");
+    for part in html.split("<section class=\"step\" id=\"step-").skip(1) {
+        let id = part.split('"').next().unwrap_or_default();
+        let body = &part[..part.find("</section>").expect("closed section")];
+        let curves: Vec<(usize, usize)> = body
+            .split("<figcaption>")
+            .skip(1)
+            .filter(|f| {
+                f.starts_with("throughput by clients") || f.starts_with("p99 latency by clients")
+            })
+            .flat_map(charts)
+            .collect();
+        if id == "load" {
+            assert!(curves.is_empty(), "the load does not sweep");
+        } else {
+            // Two contenders × two levels, on both curves.
+            assert_eq!(curves, vec![(4, 4), (4, 4)], "step {id}");
+        }
+    }
+    for (id, charts) in steps {
+        assert!(!charts.is_empty(), "step {id} has no chart");
+    }
+}
+
 #[test]
 fn json_report_is_the_summary() {
     let out = report(RUN_A, "json");
@@ -207,6 +240,16 @@ fn a_heavier_query_is_a_significant_regression() {
     );
     let (code, _, _) = common::run(&["compare", RUN_A, RUN_HEAVY, "--fail-on-regression"]);
     assert_eq!(code, 1, "--fail-on-regression exits 1 on a regression");
+    let (code, json, _) = common::run(&["compare", RUN_A, RUN_HEAVY, "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("compare json");
+    let regressed = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["verdict"] == "regressed")
+        .count();
+    assert!(regressed > 0, "{json}");
     // With a threshold beyond every change, nothing counts.
     let (code, out, _) = common::run(&[
         "compare",

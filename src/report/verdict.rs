@@ -445,6 +445,20 @@ mod tests {
     }
 
     #[test]
+    fn one_winner_of_two_figures_is_said_once() {
+        let rate = |v| Metric::new("ops_per_s", "queries/s", v, Unit::PerSecond, Better::Higher);
+        let p99 = |v| Metric::new("p99_us", "p99", v, Unit::Micros, Better::Lower);
+        let s = run(vec![
+            vec![step("q", vec![rate(200.0), p99(5.0)])],
+            vec![step("q", vec![rate(100.0), p99(10.0)])],
+        ]);
+        assert_eq!(
+            step_verdict(&s, "q").sentence,
+            "wal was 2.00× faster than rollback (200 vs 100 queries/s) and had 2.00× lower p99 (5.00 µs vs 10.0 µs)."
+        );
+    }
+
+    #[test]
     fn three_contenders_and_short_timings() {
         let s = run(vec![
             vec![step("d", vec![secs(0.002)])],
