@@ -1,8 +1,11 @@
 //! `queries`: N concurrent clients each running a list of read queries in turn, closed loop —
 //! the original study's `mysqlslap --concurrency=N` run, with latency percentiles per query.
+//! Placeholders (`?`, or `$1`, `$2`, … on PostgreSQL) take a fresh uniform random integer from
+//! their range in `params` at every execution, as `pgbench`'s `\set aid random(1, N)` does.
 
 use super::{StepCtx, StepError, StepOutput, summary};
-use crate::engine::{self, Session, StmtId};
+use crate::dataset::rng::SplitMix64;
+use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
 use crate::runner::{self, Bound, RunSpec, Worker};
@@ -29,6 +32,73 @@ pub struct QueriesParams {
     /// Seconds at the start not counted in the results.
     #[serde(default)]
     pub warmup_s: u64,
+    /// Random integer parameters: entry i is the inclusive range of every query's (i+1)-th
+    /// placeholder (its (i+1)-th `?`, or `$i+1`); each execution draws new values, uniformly.
+    #[serde(default)]
+    pub params: Vec<IntRange>,
+}
+
+/// An inclusive range of integers a placeholder is drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntRange {
+    pub min: i64,
+    pub max: i64,
+}
+
+impl IntRange {
+    /// A uniform draw from the range.
+    fn sample(self, rng: &mut SplitMix64) -> i64 {
+        let span = self.max.wrapping_sub(self.min) as u64;
+        let off = match span.checked_add(1) {
+            Some(n) => rng.below_u64(n),
+            None => rng.next_u64(), // the whole i64 range
+        };
+        self.min.wrapping_add(off as i64)
+    }
+}
+
+/// Placeholders in `sql` outside quotes and comments: the count of `?`, or the highest `$n`.
+pub fn placeholder_count(sql: &str) -> usize {
+    let b = sql.as_bytes();
+    let (mut i, mut qmarks, mut dollar) = (0, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'?' => qmarks += 1,
+            b'$' => {
+                let digits: String = b[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .map(|c| *c as char)
+                    .collect();
+                if let Ok(n) = digits.parse::<usize>() {
+                    dollar = dollar.max(n);
+                    i += digits.len();
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    qmarks.max(dollar)
 }
 
 impl QueriesParams {
@@ -55,6 +125,24 @@ impl QueriesParams {
                 return Err(DecodeError::at(
                     KeyPath::root().key("queries").index(i),
                     "each query must be a SELECT (this step only reads)",
+                ));
+            }
+            let n = placeholder_count(q);
+            if n > self.params.len() {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("queries").index(i),
+                    format!(
+                        "this query has {n} placeholder(s) but params gives {} range(s); add one {{ min = …, max = … }} per placeholder",
+                        self.params.len()
+                    ),
+                ));
+            }
+        }
+        for (i, r) in self.params.iter().enumerate() {
+            if r.min > r.max {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("params").index(i),
+                    format!("min = {} is above max = {}", r.min, r.max),
                 ));
             }
         }
@@ -84,16 +172,25 @@ impl QueriesParams {
     }
 }
 
-struct QueryWorker {
+struct QueryWorker<'a> {
     session: Box<dyn Session>,
-    stmts: Vec<StmtId>,
+    /// Each query's statement and its placeholder count.
+    stmts: Vec<(StmtId, usize)>,
     offset: usize,
+    ranges: &'a [IntRange],
+    rng: SplitMix64,
+    /// Reused parameter buffer: no allocation per query.
+    values: Vec<Value>,
 }
 
-impl Worker for QueryWorker {
+impl Worker for QueryWorker<'_> {
     fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
         let i = (self.offset + seq as usize) % self.stmts.len();
-        (i, self.session.run(self.stmts[i], &[]))
+        let (stmt, n) = self.stmts[i];
+        for (v, r) in self.values[..n].iter_mut().zip(self.ranges) {
+            *v = Value::Int(r.sample(&mut self.rng));
+        }
+        (i, self.session.run(stmt, &self.values[..n]))
     }
 }
 
@@ -114,16 +211,20 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         .status(&format!("{} clients connecting", p.clients));
     let engine = ctx.engine;
     let queries = &p.queries;
-    let make = |client: usize| -> engine::Result<Box<dyn Worker>> {
+    let ranges = &p.params[..];
+    let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
         let mut session = engine.connect()?;
         let stmts = queries
             .iter()
-            .map(|q| session.prepare(q))
+            .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
             .collect::<engine::Result<Vec<_>>>()?;
         Ok(Box::new(QueryWorker {
             session,
             stmts,
             offset: client,
+            ranges,
+            rng: SplitMix64::stream(0x7175_6572_7931, client as u64),
+            values: vec![Value::Int(0); ranges.len()],
         }))
     };
     let progress = ctx.progress;
@@ -190,6 +291,17 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     } else {
         s.note = Some("closed loop: latency from each query's actual start".into());
     }
+    if !p.params.is_empty() {
+        let ranges: Vec<String> = p
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("#{} uniform in [{}, {}]", i + 1, r.min, r.max))
+            .collect();
+        if let Some(n) = s.note.as_mut() {
+            n.push_str(&format!("; random parameters: {}", ranges.join(", ")));
+        }
+    }
     let cpu_us_per_op = if out.ops > 0 {
         out.process_cpu_s * 1e6 / out.ops as f64
     } else {
@@ -212,6 +324,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
+            "params": p.params,
             "measured_s": out.measured_s,
             "ops": out.ops,
             "rows": out.rows,
@@ -225,4 +338,82 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: out.intervals,
         interrupted: out.interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(queries: &[&str], params: Vec<IntRange>) -> QueriesParams {
+        QueriesParams {
+            clients: 1,
+            queries: queries.iter().map(|q| q.to_string()).collect(),
+            per_client: Some(1),
+            duration_s: None,
+            warmup_s: 0,
+            params,
+        }
+    }
+
+    #[test]
+    fn placeholders_are_counted_outside_quotes_and_comments() {
+        assert_eq!(placeholder_count("SELECT 1"), 0);
+        assert_eq!(placeholder_count("SELECT c FROM t WHERE id = ?"), 1);
+        assert_eq!(
+            placeholder_count("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
+            2
+        );
+        assert_eq!(
+            placeholder_count("SELECT abalance FROM pgbench_accounts WHERE aid = $1"),
+            1
+        );
+        assert_eq!(placeholder_count("SELECT $2, $1, $2"), 2);
+        assert_eq!(placeholder_count("SELECT '?', \"a?\", `b?` FROM t"), 0);
+        assert_eq!(placeholder_count("SELECT 'it''s ?' -- why?\nFROM t"), 0);
+        assert_eq!(placeholder_count("SELECT /* ? $9 */ ? FROM t"), 1);
+    }
+
+    #[test]
+    fn every_placeholder_needs_a_range() {
+        let r = IntRange { min: 1, max: 10 };
+        assert!(params(&["SELECT 1"], vec![]).validate().is_ok());
+        assert!(params(&["SELECT ?"], vec![r]).validate().is_ok());
+        assert!(
+            params(&["SELECT 1", "SELECT ?"], vec![r])
+                .validate()
+                .is_ok()
+        );
+        let e = params(&["SELECT 1", "SELECT ?, ?"], vec![r])
+            .validate()
+            .map_err(|e| format!("{}: {}", e.path, e.message))
+            .unwrap_err();
+        assert!(
+            e.contains("queries[1]") && e.contains("2 placeholder(s)"),
+            "{e}"
+        );
+        let e = params(&["SELECT $1"], vec![IntRange { min: 5, max: 4 }])
+            .validate()
+            .map_err(|e| format!("{}: {}", e.path, e.message))
+            .unwrap_err();
+        assert!(e.contains("params[0]") && e.contains("above max"), "{e}");
+    }
+
+    #[test]
+    fn draws_cover_the_range_and_stay_inside_it() {
+        let mut rng = SplitMix64::stream(1, 2);
+        let r = IntRange { min: -3, max: 3 };
+        let mut seen = [0u32; 7];
+        for _ in 0..7000 {
+            let v = r.sample(&mut rng);
+            assert!((-3..=3).contains(&v), "{v}");
+            seen[(v + 3) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| (800..1200).contains(&n)), "{seen:?}");
+        assert_eq!(IntRange { min: 7, max: 7 }.sample(&mut rng), 7);
+        let whole = IntRange {
+            min: i64::MIN,
+            max: i64::MAX,
+        };
+        let _ = whole.sample(&mut rng); // no overflow
+    }
 }
