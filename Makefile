@@ -4,7 +4,7 @@
 CARGO ?= cargo
 DBDUEL := target/release/dbduel
 
-.PHONY: demo build test lint fmt install-servers install-browser clean
+.PHONY: demo build test lint fmt install-servers install-browser bench clean
 
 demo: build
 	$(DBDUEL) run shootout
@@ -27,6 +27,11 @@ lint:
 
 test: install-servers install-browser lint
 	$(CARGO) test --locked
+
+# dbduel's client against sysbench and pgbench on the same servers, as ratios from one run
+# (bench/README.md). Minutes; BENCH_DURATION_S=3 BENCH_ROUNDS=1 for a smoke run.
+bench:
+	bash bench/vs-peers
 
 fmt:
 	$(CARGO) fmt --all

@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""The runs of bench/vs-peers (start it through that script, which builds dbduel, installs
+the peers and removes every sandbox afterwards).
+
+MariaDB: one sandbox, one sbtest dataset loaded by dbduel; on it sysbench 1.0's
+oltp_point_select and oltp_read_only (A) and dbduel's `oltp` step with the same workload (B),
+alternating A B A B at each thread count, same duration. PostgreSQL: one sandbox, `pgbench -i`,
+then `pgbench -S -M prepared` (A) and dbduel's `queries` step running pgbench's SELECT with a
+random aid (B), the same way.
+
+Each client's CPU is what the kernel accounted to that process and its threads (wait4's
+rusage: user + system, start to exit, connecting and preparing included); its queries and QPS
+are what the client itself reports, checked against the server's own counters. The server's
+CPU over each run is read from /proc too, and so is the rest of the machine's, so a run
+disturbed by something else shows it.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+CLK = os.sysconf("SC_CLK_TCK")
+# The sbtest dataset: sysbench's defaults for a quick run, as the oltp study's quick scale.
+TABLES = 4
+ROWS = 100_000
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    return int(v) if v.strip() else default
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- /proc accounting
+
+
+def _stat_fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    return text[text.rindex(")") + 2 :].split()
+
+
+def tree_cpu_s(root):
+    """CPU seconds of process `root` and its descendants, plus the children it has already
+    reaped (PostgreSQL's backends end with their connections)."""
+    parent, own = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            f = _stat_fields(int(d))
+        except (OSError, ValueError):
+            continue
+        parent[int(d)] = int(f[1])
+        own[int(d)] = int(f[11]) + int(f[12])
+    if root not in own:
+        return None
+    kids = {}
+    for p, pp in parent.items():
+        kids.setdefault(pp, []).append(p)
+    total, stack = 0, [root]
+    while stack:
+        p = stack.pop()
+        total += own.get(p, 0)
+        stack.extend(kids.get(p, []))
+    f = _stat_fields(root)
+    total += int(f[13]) + int(f[14])
+    return total / CLK
+
+
+def host_cpu_s():
+    """(busy, all) CPU seconds of the whole machine so far."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]  # idle + iowait
+    total = sum(v[:8])  # guest time is already inside user
+    return (total - idle) / CLK, total / CLK
+
+
+def run_client(argv, log_path):
+    """Run one client to completion; its exit code, wall time, CPU (user, system) and output."""
+    h0 = host_cpu_s()
+    t0 = time.monotonic()
+    with open(log_path, "w") as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - t0
+    h1 = host_cpu_s()
+    with open(log_path) as f:
+        text = f.read()
+    return {
+        "argv": argv,
+        "rc": p.returncode,
+        "wall_s": wall,
+        "cpu_user_s": ru.ru_utime,
+        "cpu_sys_s": ru.ru_stime,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "host_busy_s": h1[0] - h0[0],
+        "host_cpu_s": h1[1] - h0[1],
+        "output": text,
+    }
+
+
+def must(res, what):
+    if res["rc"] != 0:
+        tail = "\n".join(res["output"].splitlines()[-25:])
+        raise SystemExit(f"error: {what} failed (exit {res['rc']}):\n{tail}")
+
+
+# ---------------------------------------------------------------- sandboxes
+
+
+def provision(dbduel, work, name, study_text):
+    """Run a load-only study with --keep; return the kept sandbox's manifest. Kept sandboxes
+    all live under WORK/sandboxes, where bench/vs-peers removes them on exit."""
+    root = os.path.join(work, "sandboxes")
+    before = set(glob.glob(os.path.join(root, "*")))
+    path = os.path.join(work, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(study_text)
+    res = run_client([dbduel, "run", path, "-q", "--keep", "--out", root],
+                     os.path.join(work, f"{name}-provision.log"))
+    found = [p for d in set(glob.glob(os.path.join(root, "*"))) - before
+             for p in glob.glob(os.path.join(d, "work", "*", "sandbox", "sandbox.json"))]
+    manifests = []
+    for p in found:
+        with open(p) as f:
+            m = json.load(f)
+        manifests.append(m)
+        if m.get("pid"):
+            try:
+                start = _stat_fields(m["pid"])[19]
+            except OSError:
+                start = "gone"
+            with open(os.path.join(work, "servers"), "a") as f:
+                f.write(f"{m['pid']} {start} {m.get('private_dir') or '-'}\n")
+    must(res, f"provisioning the {name} sandbox")
+    if len(manifests) != 1 or not manifests[0].get("pid"):
+        raise SystemExit(f"error: expected one running kept sandbox for {name}, found {found}")
+    return manifests[0]
+
+
+# ---------------------------------------------------------------- dbduel runs
+
+
+def dbduel_run(dbduel, work, label, study_text):
+    d = os.path.join(work, "runs", label)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "study.toml")
+    with open(path, "w") as f:
+        f.write(study_text)
+    res = run_client([dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"))
+    must(res, f"dbduel ({label})")
+    found = glob.glob(os.path.join(d, "*", "dbduel", "run.json"))
+    if len(found) != 1:
+        raise SystemExit(f"error: no step result for {label} under {d}")
+    with open(found[0]) as f:
+        res["step"] = json.load(f)
+    return res
+
+
+def dbduel_study(target, engine, step, options=""):
+    return f"""[study]
+name = "vs-peers"
+description = "bench/vs-peers: dbduel's client against a peer on the same server"
+[dataset]
+generator = "sbtest"
+tables = {TABLES}
+rows = {ROWS}
+[[contender]]
+name = "dbduel"
+engine = "{engine}"
+target = "{target}"
+{options}
+[[step]]
+name = "run"
+{step}
+"""
+
+
+# ---------------------------------------------------------------- MariaDB: sysbench
+
+
+def mysql_counters(port):
+    out = subprocess.run(
+        ["mariadb", "-h127.0.0.1", f"-P{port}", "-uroot", "-N", "-B", "-e",
+         "SHOW GLOBAL STATUS WHERE Variable_name IN "
+         "('Com_stmt_execute','Com_begin','Com_commit','Com_select','Questions')"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    return {k: int(v) for k, v in (l.split("\t") for l in out.splitlines() if l.strip())}
+
+
+def parse_sysbench(text):
+    def grab(pat):
+        m = re.search(pat, text)
+        if not m:
+            raise SystemExit(f"error: sysbench output lacks {pat!r}:\n{text[-2000:]}")
+        return m
+    q = grab(r"queries:\s+(\d+)\s+\(([\d.]+) per sec")
+    t = grab(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec")
+    return {
+        "queries": int(q.group(1)),
+        "qps": float(q.group(2)),
+        "events": int(t.group(1)),
+        "tps": float(t.group(2)),
+        "errors": int(grab(r"ignored errors:\s+(\d+)").group(1)),
+        "seconds": float(grab(r"total time:\s+([\d.]+)s").group(1)),
+        "p95_ms": float(grab(r"95th percentile:\s+([\d.]+)").group(1)),
+    }
+
+
+def sysbench_argv(workload, port, db, threads, seconds):
+    return [
+        "sysbench", f"oltp_{workload}", "--db-driver=mysql",
+        "--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-user=root",
+        f"--mysql-db={db}", f"--tables={TABLES}", f"--table-size={ROWS}",
+        "--rand-type=special", f"--threads={threads}", f"--time={seconds}",
+        "--events=0", "--percentile=95", "run",
+    ]
+
+
+def mariadb_part(a, out):
+    sb = provision(a.dbduel, a.work, "mariadb", f"""[study]
+name = "oltp"
+description = "bench/vs-peers: one sbtest dataset in one MariaDB sandbox"
+[dataset]
+generator = "sbtest"
+tables = {TABLES}
+rows = {ROWS}
+seed = 42
+[[contender]]
+name = "innodb"
+engine = "mariadb"
+options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_connections = 1000 }} }}
+[[step]]
+name = "load"
+kind = "load"
+""")
+    port, pid, db = sb["port"], sb["pid"], "dbduel_oltp"
+    out["mariadb"] = {"server_version": sb.get("server_version"), "port": port,
+                      "tables": TABLES, "rows_per_table": ROWS, "pairs": []}
+    log(f"mariadb {sb.get('server_version')} on port {port}: {TABLES} sbtest tables × {ROWS} rows")
+    target = f"mysql://root@127.0.0.1:{port}/{db}"
+    if a.warmup > 0:
+        log(f"warm-up: sysbench oltp_read_only, {a.warmup} s (not measured)")
+        must(run_client(sysbench_argv("read_only", port, db, 8, a.warmup),
+                        os.path.join(a.work, "warmup-mariadb.log")), "warm-up")
+
+    def peer(workload, threads, label):
+        c0, s0 = mysql_counters(port), tree_cpu_s(pid)
+        r = run_client(sysbench_argv(workload, port, db, threads, a.duration),
+                       os.path.join(a.work, f"{label}.log"))
+        must(r, f"sysbench ({label})")
+        time.sleep(0.3)
+        s1, c1 = tree_cpu_s(pid), mysql_counters(port)
+        f = parse_sysbench(r["output"])
+        return measured(r, f["qps"], f["queries"], f["errors"], f["p95_ms"] * 1000,
+                        s1 - s0, server_queries(c0, c1), f)
+
+    def ours(workload, threads, label):
+        step = f"""kind = "oltp"
+workload = "{workload}"
+threads = {threads}
+duration_s = {a.duration}
+final_fraction = 1.0
+distribution = "special\""""
+        c0, s0 = mysql_counters(port), tree_cpu_s(pid)
+        r = dbduel_run(a.dbduel, a.work, label, dbduel_study(target, "mariadb", step))
+        time.sleep(0.3)
+        s1, c1 = tree_cpu_s(pid), mysql_counters(port)
+        lv = r["step"]["details"]["levels"][0]
+        queries = round(lv["qps"] * lv["measured_s"])
+        return measured(r, lv["qps"], queries, lv["errors"], (lv["latency_us"] or {}).get("p95"),
+                        s1 - s0, server_queries(c0, c1),
+                        {k: lv[k] for k in ("tps", "events", "measured_s", "dbduel_cpu_us_per_event")})
+
+    for workload in ("point_select", "read_only"):
+        for threads in a.threads:
+            out["mariadb"]["pairs"].append(
+                pair("mariadb", workload, "sysbench", threads, a.rounds, peer, ours))
+
+
+def server_queries(c0, c1):
+    """Statements the server executed: SELECTs, BEGINs and COMMITs, prepared or not (each
+    counts once whichever way it was sent; Com_stmt_execute would count sysbench's prepared
+    BEGIN twice)."""
+    return sum(c1[k] - c0[k] for k in ("Com_select", "Com_begin", "Com_commit"))
+
+
+# ---------------------------------------------------------------- PostgreSQL: pgbench
+
+
+def pg_bin(name):
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+                   key=lambda p: int(p.split("/")[4]))
+    return found[-1] if found else name
+
+
+def pg_commits(port, db):
+    out = subprocess.run(
+        [pg_bin("psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "dbduel", "-d", db, "-At",
+         "-c", "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    return int(out.strip())
+
+
+def parse_pgbench(text):
+    n = re.search(r"number of transactions actually processed:\s+(\d+)", text)
+    t = re.search(r"tps = ([\d.]+) \(without initial connection time\)", text)
+    lat = re.search(r"latency average = ([\d.]+) ms", text)
+    fail = re.search(r"number of failed transactions:\s+(\d+)", text)
+    if not (n and t):
+        raise SystemExit(f"error: unexpected pgbench output:\n{text[-2000:]}")
+    return {"queries": int(n.group(1)), "qps": float(t.group(1)),
+            "errors": int(fail.group(1)) if fail else 0,
+            "latency_avg_ms": float(lat.group(1)) if lat else None}
+
+
+def postgres_part(a, out):
+    sb = provision(a.dbduel, a.work, "postgres", f"""[study]
+name = "pgbench"
+description = "bench/vs-peers: one PostgreSQL sandbox for pgbench's tables"
+[dataset]
+generator = "sbtest"
+tables = 1
+rows = 1000
+[[contender]]
+name = "postgres"
+engine = "postgres"
+options = {{ shared_buffers_mb = 1024, stat_statements = false, server = {{ max_connections = 1000 }} }}
+[[step]]
+name = "load"
+kind = "load"
+""")
+    port, pid, db = sb["port"], sb["pid"], "dbduel_pgbench"
+    conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "dbduel"]
+    log(f"postgres {sb.get('server_version')} on port {port}: pgbench -i -s {a.pg_scale}")
+    must(run_client([pg_bin("pgbench"), "-i", "-q", "-s", str(a.pg_scale), *conn, db],
+                    os.path.join(a.work, "pgbench-init.log")), "pgbench -i")
+    accounts = 100_000 * a.pg_scale
+    out["postgres"] = {"server_version": sb.get("server_version"), "port": port,
+                       "scale": a.pg_scale, "accounts": accounts, "pairs": []}
+    target = f"postgres://dbduel@127.0.0.1:{port}/{db}"
+
+    def pgbench_argv(threads, seconds):
+        return [pg_bin("pgbench"), "-S", "-M", "prepared", "-n", "-c", str(threads),
+                "-j", str(threads), "-T", str(seconds), *conn, db]
+
+    if a.warmup > 0:
+        log(f"warm-up: pgbench -S, {a.warmup} s (not measured)")
+        must(run_client(pgbench_argv(8, a.warmup), os.path.join(a.work, "warmup-postgres.log")),
+             "warm-up")
+
+    def peer(_workload, threads, label):
+        c0, s0 = pg_commits(port, db), tree_cpu_s(pid)
+        r = run_client(pgbench_argv(threads, a.duration), os.path.join(a.work, f"{label}.log"))
+        must(r, f"pgbench ({label})")
+        time.sleep(0.5)
+        s1, c1 = tree_cpu_s(pid), pg_commits(port, db)
+        f = parse_pgbench(r["output"])
+        return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0, c1 - c0 - 1, f)
+
+    def ours(_workload, threads, label):
+        step = f"""kind = "queries"
+clients = {threads}
+duration_s = {a.duration}
+queries = ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"]
+params = [{{ min = 1, max = {accounts} }}]"""
+        c0, s0 = pg_commits(port, db), tree_cpu_s(pid)
+        r = dbduel_run(a.dbduel, a.work, label,
+                       dbduel_study(target, "postgres", step, "options = { stat_statements = false }"))
+        time.sleep(0.5)
+        s1, c1 = tree_cpu_s(pid), pg_commits(port, db)
+        d = r["step"]["details"]
+        errors = sum(e["count"] for e in d["errors"])
+        return measured(r, d["ops_per_s"], d["ops"], errors, (d["latency_us"] or {}).get("p95"),
+                        s1 - s0, c1 - c0 - 1,
+                        {k: d[k] for k in ("measured_s", "dbduel_cpu_us_per_op")})
+
+    for threads in a.threads:
+        out["postgres"]["pairs"].append(
+            pair("postgres", "select_only", "pgbench", threads, a.rounds, peer, ours))
+
+
+# ---------------------------------------------------------------- pairs
+
+
+def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extra):
+    other = r["host_busy_s"] - r["cpu_s"] - server_cpu_s
+    return {
+        "qps": qps,
+        "queries": queries,
+        "errors": errors,
+        "p95_us": p95_us,
+        "client_cpu_s": r["cpu_s"],
+        "client_cpu_user_s": r["cpu_user_s"],
+        "client_cpu_sys_s": r["cpu_sys_s"],
+        "client_cpu_us_per_query": r["cpu_s"] * 1e6 / max(queries, 1),
+        "wall_s": r["wall_s"],
+        "server_cpu_s": server_cpu_s,
+        "server_cpu_us_per_query": server_cpu_s * 1e6 / max(queries, 1),
+        "server_counted_queries": server_queries,
+        "machine_cpu_s": r["host_cpu_s"],
+        "machine_busy_s": r["host_busy_s"],
+        # what neither the client nor the server used: other processes, the kernel's own work
+        "others_cpu_share": max(other, 0.0) / max(r["host_cpu_s"], 1e-9),
+        "client": extra,
+    }
+
+
+def pair(part, workload, peer_name, threads, rounds, peer, ours):
+    runs = {"peer": [], "dbduel": []}
+    for i in range(rounds):
+        for who, fn in (("peer", peer), ("dbduel", ours)):
+            label = f"{part}-{workload}-t{threads}-r{i + 1}-{who}"
+            log(f"  {label} ...")
+            m = fn(workload, threads, label)
+            runs[who].append(m)
+            log(f"  {label}: {m['qps']:,.0f} qps, client {m['client_cpu_us_per_query']:.2f} µs/query, "
+                f"server {m['server_cpu_us_per_query']:.2f} µs/query")
+            counted = m["server_counted_queries"]
+            if counted and abs(counted - m["queries"]) > 0.02 * m["queries"] + 50:
+                log(f"  warning: {label}: the client reports {m['queries']} queries, "
+                    f"the server counted {counted}")
+            if m["others_cpu_share"] > 0.10:
+                log(f"  warning: {label}: other processes used "
+                    f"{m['others_cpu_share']:.0%} of the machine during this run")
+
+    def agg(ms):
+        q = sum(m["queries"] for m in ms)
+        return {
+            "qps": sum(m["qps"] for m in ms) / len(ms),
+            "client_cpu_us_per_query": sum(m["client_cpu_s"] for m in ms) * 1e6 / max(q, 1),
+            "server_cpu_us_per_query": sum(m["server_cpu_s"] for m in ms) * 1e6 / max(q, 1),
+            "errors": sum(m["errors"] for m in ms),
+            "others_cpu_share_max": max(m["others_cpu_share"] for m in ms),
+        }
+
+    p, d = agg(runs["peer"]), agg(runs["dbduel"])
+    return {
+        "part": part,
+        "workload": workload,
+        "peer": peer_name,
+        "threads": threads,
+        "rounds": rounds,
+        "peer_summary": p,
+        "dbduel_summary": d,
+        "ratio": d["qps"] / p["qps"] if p["qps"] else None,
+        "round_ratios": [b["qps"] / a["qps"] for a, b in zip(runs["peer"], runs["dbduel"])],
+        "runs": runs,
+    }
+
+
+def print_table(pairs):
+    head = (f"{'workload':<26} {'threads':>7} {'peer QPS':>10} {'dbduel QPS':>11} {'ratio':>6}"
+            f" {'rounds':>12} {'peer CPU µs/q':>14} {'dbduel CPU µs/q':>16}"
+            f" {'server µs/q peer/dbduel':>24}")
+    print(head)
+    print("-" * len(head))
+    for p in pairs:
+        a, b = p["peer_summary"], p["dbduel_summary"]
+        name = f"{p['workload']} vs {p['peer']}"
+        srv = f"{a['server_cpu_us_per_query']:.2f} / {b['server_cpu_us_per_query']:.2f}"
+        spread = f"{min(p['round_ratios']):.2f}–{max(p['round_ratios']):.2f}"
+        print(f"{name:<26} {p['threads']:>7} {a['qps']:>10,.0f} {b['qps']:>11,.0f} {p['ratio']:>6.3f}"
+              f" {spread:>12} {a['client_cpu_us_per_query']:>14.2f}"
+              f" {b['client_cpu_us_per_query']:>16.2f} {srv:>24}")
+    print()
+    met = [p for p in pairs
+           if p["ratio"] >= 1.0
+           and p["dbduel_summary"]["client_cpu_us_per_query"]
+           <= p["peer_summary"]["client_cpu_us_per_query"]]
+    goal = [p for p in pairs if p["ratio"] >= 1.10]
+    print(f"target (ratio >= 1.0 and dbduel's CPU per query <= the peer's) met in {len(met)} of "
+          f"{len(pairs)} pairs; goal (ratio >= 1.10) in {len(goal)} of {len(pairs)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dbduel", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--results", default="bench/results")
+    a = ap.parse_args()
+    a.duration = env_int("BENCH_DURATION_S", 20)
+    a.rounds = env_int("BENCH_ROUNDS", 2)
+    a.warmup = env_int("BENCH_WARMUP_S", min(10, a.duration))
+    a.pg_scale = env_int("BENCH_PG_SCALE", 10)
+    a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
+    parts = os.environ.get("BENCH_PARTS", "mariadb postgres").split()
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    with open("/proc/cpuinfo") as f:
+        model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    out = {
+        "schema_version": 1,
+        "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "dbduel_commit": commit + ("-dirty" if dirty else ""),
+        "host": {"cpu": model, "cores": os.cpu_count(), "kernel": os.uname().release},
+        "settings": {"duration_s": a.duration, "rounds": a.rounds, "warmup_s": a.warmup,
+                     "threads": a.threads, "order": "peer then dbduel, each round"},
+        "peers": {
+            "sysbench": subprocess.run(["sysbench", "--version"], capture_output=True,
+                                       text=True).stdout.strip(),
+            "pgbench": subprocess.run([pg_bin("pgbench"), "--version"], capture_output=True,
+                                      text=True).stdout.strip(),
+        },
+    }
+    log(f"vs-peers: {a.duration} s a run, threads {a.threads}, {a.rounds} round(s) of A B; "
+        f"{os.cpu_count()} cores, {model}")
+    b0 = host_cpu_s()
+    time.sleep(2)
+    b1 = host_cpu_s()
+    out["machine_busy_before"] = (b1[0] - b0[0]) / max(b1[1] - b0[1], 1e-9)
+    if out["machine_busy_before"] > 0.15:
+        log(f"warning: the machine was {out['machine_busy_before']:.0%} busy before the bench "
+            "started; other work disturbs these figures")
+    if "mariadb" in parts:
+        mariadb_part(a, out)
+    if "postgres" in parts:
+        postgres_part(a, out)
+    pairs = out.get("mariadb", {}).get("pairs", []) + out.get("postgres", {}).get("pairs", [])
+    out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    os.makedirs(a.results, exist_ok=True)
+    path = os.path.join(a.results, f"vs-peers-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(path + ".tmp", path)
+    print()
+    print_table(pairs)
+    print(f"raw results: {path}")
+
+
+if __name__ == "__main__":
+    main()
