@@ -417,6 +417,32 @@ fn external_targets_are_used_but_never_harmed() {
         String::from_utf8_lossy(&o.stdout)
     );
 
+    // A user whose authentication method the lean wire client does not speak (ed25519):
+    // benchmark sessions fall back to the `mysql` crate and the run still succeeds.
+    admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
+    admin
+        .query_drop("CREATE USER ed@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw')")
+        .unwrap();
+    admin
+        .query_drop("GRANT ALL ON *.* TO ed@'127.0.0.1'")
+        .unwrap();
+    let study = target_study(
+        root.path(),
+        &format!(
+            "target = \"mysql://ed@127.0.0.1:{port}/dbduel_ext\"\npassword_env = \"DBDUEL_TEST_PW\""
+        ),
+        "storage_engine = \"innodb\"",
+    );
+    let o = common::bin()
+        .args(["run", study.to_str().unwrap(), "-q", "--out", out_s])
+        .env("DBDUEL_TEST_PW", "ed-pw")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+
     // A database dbduel did not create is refused and left exactly as it was.
     let study = target_study(
         root.path(),
@@ -465,4 +491,123 @@ fn external_targets_are_used_but_never_harmed() {
         "{stderr}"
     );
     theirs.destroy().expect("destroy");
+}
+
+/// A target for the lean wire client on a sandbox.
+fn wire_target(port: u16, user: &str, password: Option<&str>) -> dbduel::engine::target::Target {
+    dbduel::engine::target::Target {
+        scheme: "mysql".into(),
+        user: user.into(),
+        host: "127.0.0.1".into(),
+        port,
+        database: None,
+        password: password.map(dbduel::engine::target::Secret::new),
+        restart_command: None,
+    }
+}
+
+#[test]
+fn the_wire_client_speaks_every_result_shape() {
+    use dbduel::engine::mysql_wire::{ConnectError, WireSession};
+    use dbduel::engine::{Session, Value};
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut sb = Sandbox::create(recipe(), "wire", &root.path().join("wire")).expect("create");
+    sb.start().expect("start");
+    let port = sb.layout.port;
+    let mut admin = conn(port, None);
+    admin.query_drop("CREATE DATABASE w").unwrap();
+    let connect =
+        |user: &str, pw: Option<&str>| WireSession::connect(&wire_target(port, user, pw), "w", 30);
+    let Ok(mut s) = connect("root", None) else {
+        panic!("root connects")
+    };
+    assert!(
+        s.caches_metadata(),
+        "MariaDB 10.6+ skips unchanged metadata"
+    );
+
+    // Text protocol: DDL, several statements in one (affected rows add up), one integer.
+    s.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), big BIGINT)")
+        .unwrap();
+    assert_eq!(
+        s.execute("INSERT INTO t VALUES (1,'a',1); INSERT INTO t VALUES (2,'b',2),(5,'e',5)")
+            .unwrap(),
+        3
+    );
+    assert_eq!(s.query_i64("SELECT COUNT(*) FROM t").unwrap(), 3);
+    assert_eq!(s.query_i64("SELECT SUM(big) FROM t").unwrap(), 8);
+    assert_eq!(s.query_i64("SELECT NULL").unwrap(), 0);
+
+    // Prepared: parameter types change from a 64-bit to a 32-bit integer between executions.
+    let ins = s
+        .prepare("INSERT INTO t (id, v, big) VALUES (?, ?, ?)")
+        .unwrap();
+    let row = |id, v: &str, big| [Value::Int(id), Value::Text(v.into()), Value::Int(big)];
+    assert_eq!(s.run(ins, &row(3, "c", 1 << 40)).unwrap(), 1);
+    assert_eq!(s.run(ins, &row(4, "dé", 7)).unwrap(), 1);
+    let got: Vec<(i64, String, i64)> = admin
+        .query("SELECT id, v, big FROM w.t WHERE id IN (3, 4) ORDER BY id")
+        .unwrap();
+    assert_eq!(got, vec![(3, "c".into(), 1 << 40), (4, "dé".into(), 7)]);
+
+    // Rows counted, the same again with the metadata cached, and after the table changed
+    // shape (the server sends the new column definitions).
+    let sel = s
+        .prepare("SELECT * FROM t WHERE id BETWEEN ? AND ?")
+        .unwrap();
+    for _ in 0..3 {
+        assert_eq!(s.run(sel, &[Value::Int(2), Value::Int(4)]).unwrap(), 3);
+    }
+    s.execute("ALTER TABLE t ADD COLUMN z INT").unwrap();
+    assert_eq!(s.run(sel, &[Value::Int(1), Value::Int(5)]).unwrap(), 5);
+    assert_eq!(s.run(sel, &[Value::Int(6), Value::Int(9)]).unwrap(), 0);
+
+    // Errors keep their kind, and the session goes on working after them.
+    let dup = s.run(ins, &row(1, "x", 0)).unwrap_err();
+    assert_eq!(dup.kind, "constraint", "{}", dup.message);
+    assert!(dup.message.contains("1062"), "{}", dup.message);
+    assert_eq!(s.execute("SELEC 1").unwrap_err().kind, "sql");
+    assert_eq!(s.run(ins, &[Value::Int(1)]).unwrap_err().kind, "usage");
+    assert_eq!(s.query_i64("SELECT COUNT(*) FROM t").unwrap(), 5);
+
+    // Results over the receive buffer, and a row and a statement over one 16 MiB packet.
+    assert_eq!(s.execute("SELECT REPEAT('x', 100000)").unwrap(), 1);
+    let big = 17 << 20;
+    assert_eq!(
+        s.query_i64(&format!("SELECT LENGTH(REPEAT('y', {big}))"))
+            .unwrap(),
+        big
+    );
+    assert_eq!(s.execute(&format!("SELECT REPEAT('y', {big})")).unwrap(), 1);
+    let long_sql = format!("SELECT LENGTH('{}')", "z".repeat(big as usize));
+    assert_eq!(s.query_i64(&long_sql).unwrap(), big);
+    drop(s);
+
+    // Passwords: right, wrong; a method the wire client does not speak says so.
+    admin
+        .query_drop("CREATE USER pw@'127.0.0.1' IDENTIFIED BY 'pw1'")
+        .unwrap();
+    admin
+        .query_drop("GRANT ALL ON w.* TO pw@'127.0.0.1'")
+        .unwrap();
+    let Ok(mut s) = connect("pw", Some("pw1")) else {
+        panic!("password user connects")
+    };
+    assert_eq!(s.query_i64("SELECT COUNT(*) FROM t").unwrap(), 5);
+    match connect("pw", Some("wrong")) {
+        Err(ConnectError::Failed(e)) => assert!(e.message.contains("1045"), "{}", e.message),
+        _ => panic!("a wrong password must fail"),
+    }
+    admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
+    admin
+        .query_drop("CREATE USER ed@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('edpw')")
+        .unwrap();
+    assert!(matches!(
+        connect("ed", Some("edpw")),
+        Err(ConnectError::Unsupported(_))
+    ));
+    sb.stop().expect("stop");
 }

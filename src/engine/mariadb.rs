@@ -3,6 +3,7 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+use super::mysql_wire::{ConnectError, WireSession};
 use super::sandbox_err;
 use super::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
@@ -18,6 +19,7 @@ use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Storage engines a MariaDB contender may use.
 const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
@@ -284,16 +286,7 @@ impl MariadbOptions {
 
 fn my_err(e: mysql::Error) -> EngineError {
     let kind = match &e {
-        mysql::Error::MySqlError(me) => match me.code {
-            1040 => "too_many_connections",
-            1205 | 1213 => "lock",
-            1062 => "constraint",
-            1021 | 1114 => "disk_full",
-            1091 | 1146 | 1054 | 1064 => "sql",
-            // ALGORITHM=... not supported for this change
-            1845 | 1846 | 4092 => "unsupported_algorithm",
-            _ => "server",
-        },
+        mysql::Error::MySqlError(me) => super::mysql_wire::kind_for_code(me.code),
         mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
         _ => "client",
     };
@@ -309,6 +302,9 @@ pub struct MariadbEngine {
     database: String,
     /// The server's data directory when it is readable here.
     datadir: Option<PathBuf>,
+    /// Whether the lean wire client can authenticate here (false once the server asked for
+    /// a method it does not speak).
+    wire_auth: AtomicBool,
 }
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
@@ -379,6 +375,7 @@ impl MariadbEngine {
             reach,
             database,
             datadir,
+            wire_auth: AtomicBool::new(true),
         };
         let mut admin = engine.admin()?;
         if engine.server.is_external() {
@@ -443,14 +440,18 @@ impl MariadbEngine {
     fn conn(&self) -> Result<mysql::Conn> {
         let mut c = mysql::Conn::new(self.opts(Some(&self.database))).map_err(my_err)?;
         if self.server.is_external() {
-            // A sandbox's default engine is set in its config; a target's is the owner's.
-            c.query_drop(format!(
-                "SET SESSION default_storage_engine = {}",
-                self.opts.storage_engine
-            ))
-            .map_err(my_err)?;
+            c.query_drop(self.session_engine_sql()).map_err(my_err)?;
         }
         Ok(c)
+    }
+
+    /// A sandbox's default storage engine is set in its config; a target's is the owner's,
+    /// so sessions on a target set it.
+    fn session_engine_sql(&self) -> String {
+        format!(
+            "SET SESSION default_storage_engine = {}",
+            self.opts.storage_engine
+        )
     }
 
     /// The files that hold `table` for this storage engine, and the rule used.
@@ -498,7 +499,21 @@ impl Engine for MariadbEngine {
         Dialect::Mysql
     }
 
+    /// Benchmark sessions speak the lean wire client; a server that wants an authentication
+    /// method it does not speak gets the `mysql` crate's.
     fn connect(&self) -> Result<Box<dyn Session>> {
+        if self.wire_auth.load(Ordering::Relaxed) {
+            match WireSession::connect(&self.reach, &self.database, self.opts.query_timeout_s) {
+                Ok(mut s) => {
+                    if self.server.is_external() {
+                        s.execute(&self.session_engine_sql())?;
+                    }
+                    return Ok(Box::new(s));
+                }
+                Err(ConnectError::Failed(e)) => return Err(e),
+                Err(ConnectError::Unsupported(_)) => self.wire_auth.store(false, Ordering::Relaxed),
+            }
+        }
         Ok(Box::new(MysqlSession {
             conn: self.conn()?,
             stmts: Vec::new(),

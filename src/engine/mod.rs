@@ -5,6 +5,7 @@
 pub mod dialect;
 pub mod dry;
 pub mod mariadb;
+pub mod mysql_wire;
 pub mod pg_blocking;
 pub mod postgres;
 pub mod server;

@@ -11,6 +11,10 @@ use std::path::PathBuf;
 pub struct Secret(String);
 
 impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+
     pub fn expose(&self) -> &str {
         &self.0
     }

@@ -1,0 +1,779 @@
+//! A lean MySQL-protocol session for the connections benchmark clients drive: blocking socket,
+//! one reusable buffer each way, prepared statements whose parameter types are sent once and
+//! whose rows are counted, never decoded.
+//!
+//! Why not the `mysql` crate here (it still does every other MariaDB job: admin, loads,
+//! footprints)? On two cores client and server share the CPU, so a client's cost per
+//! statement is taken from the server. The crate sends every parameter's type with every
+//! execution, binds every integer as a 64-bit one, turns every row of a result into owned
+//! values, and cannot ask MariaDB (10.6+) to skip resending a statement's column definitions
+//! on each execution (`MARIADB_CLIENT_CACHE_METADATA`) — which libmariadb, and so sysbench,
+//! does. The wire format is the one the MariaDB and MySQL protocol documentation describe;
+//! `mysql_common` (the `mysql` crate's own protocol crate) supplies the password scramble.
+//!
+//! Only `mysql_native_password` (or no password) is spoken; any other authentication
+//! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
+
+use super::target::Target;
+use super::{EngineError, Result, Session, StmtId, Value};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+// Capability flags (protocol documentation names).
+const CLIENT_LONG_PASSWORD: u32 = 1; // CLIENT_MYSQL: a MariaDB server leaves it unset
+const CLIENT_LONG_FLAG: u32 = 1 << 2;
+const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
+const CLIENT_PROTOCOL_41: u32 = 1 << 9;
+const CLIENT_TRANSACTIONS: u32 = 1 << 13;
+const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
+const CLIENT_MULTI_STATEMENTS: u32 = 1 << 16;
+const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
+const CLIENT_PS_MULTI_RESULTS: u32 = 1 << 18;
+const CLIENT_PLUGIN_AUTH: u32 = 1 << 19;
+const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 1 << 21;
+const CLIENT_DEPRECATE_EOF: u32 = 1 << 24;
+/// MariaDB's extended capability `MARIADB_CLIENT_CACHE_METADATA` (bit 36 overall, bit 4 of
+/// the extended word).
+const MARIADB_CACHE_METADATA: u32 = 1 << 4;
+
+const SERVER_MORE_RESULTS_EXISTS: u16 = 0x0008;
+
+const COM_QUIT: u8 = 0x01;
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+
+const MYSQL_TYPE_LONG: u8 = 3;
+const MYSQL_TYPE_LONGLONG: u8 = 8;
+const MYSQL_TYPE_VAR_STRING: u8 = 253;
+
+/// utf8mb4_general_ci, the collation the `mysql` crate and MariaDB's clients default to.
+const COLLATION_UTF8MB4: u8 = 45;
+/// A payload of this length continues in the next packet.
+const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// The server asked for an authentication exchange this client does not speak.
+#[derive(Debug)]
+pub struct Unsupported(pub String);
+
+/// Why connecting failed.
+pub enum ConnectError {
+    Unsupported(Unsupported),
+    Failed(EngineError),
+}
+
+impl From<EngineError> for ConnectError {
+    fn from(e: EngineError) -> Self {
+        ConnectError::Failed(e)
+    }
+}
+
+struct Prepared {
+    id: u32,
+    params: usize,
+    /// Parameter types last sent for this statement (two bytes each); re-sent only when
+    /// they change.
+    sent_types: Option<Vec<u8>>,
+}
+
+/// One connection and its prepared statements.
+pub struct WireSession {
+    sock: TcpStream,
+    /// Received bytes; `rbuf[rpos..rend]` not yet parsed.
+    rbuf: Vec<u8>,
+    rpos: usize,
+    rend: usize,
+    /// The payload of a packet split over several (over 16 MiB), joined.
+    joined: Vec<u8>,
+    wbuf: Vec<u8>,
+    seq: u8,
+    caps: u32,
+    cache_metadata: bool,
+    stmts: Vec<Prepared>,
+}
+
+/// Where a packet's payload is: in the receive buffer or joined from several packets.
+#[derive(Clone, Copy)]
+enum At {
+    Buf(usize, usize),
+    Joined,
+}
+
+/// Kind of failure for a server error code, shared with the `mysql` crate path.
+pub fn kind_for_code(code: u16) -> &'static str {
+    match code {
+        1040 => "too_many_connections",
+        1205 | 1213 => "lock",
+        1062 => "constraint",
+        1021 | 1114 => "disk_full",
+        1091 | 1146 | 1054 | 1064 => "sql",
+        // ALGORITHM=... not supported for this change
+        1845 | 1846 | 4092 => "unsupported_algorithm",
+        _ => "server",
+    }
+}
+
+fn io_err(e: std::io::Error) -> EngineError {
+    EngineError::new("connection", format!("mariadb: {e}"))
+}
+
+fn proto_err(what: &str) -> EngineError {
+    EngineError::new(
+        "client",
+        format!("mariadb: malformed server packet: {what}"),
+    )
+}
+
+/// A server ERR packet (`0xFF`, code, optional `#` + SQL state, message) as an engine error,
+/// worded like the `mysql` crate's.
+fn server_err(p: &[u8]) -> EngineError {
+    let code = p.get(1..3).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let (state, msg) = match p.get(3) {
+        Some(b'#') if p.len() >= 9 => (String::from_utf8_lossy(&p[4..9]).into_owned(), &p[9..]),
+        _ => (String::from("HY000"), p.get(3..).unwrap_or(&[])),
+    };
+    EngineError::new(
+        kind_for_code(code),
+        format!(
+            "mariadb: ERROR {code} ({state}): {}",
+            String::from_utf8_lossy(msg)
+        ),
+    )
+}
+
+/// Reads protocol fields from a payload.
+struct Cursor<'a> {
+    p: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(p: &'a [u8]) -> Self {
+        Cursor { p, at: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let s = self
+            .p
+            .get(self.at..self.at + n)
+            .ok_or_else(|| proto_err("too short"))?;
+        self.at += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    /// A length-encoded integer; `None` for the NULL marker `0xFB`.
+    fn lenenc(&mut self) -> Result<Option<u64>> {
+        let v = match self.u8()? {
+            0xFB => return Ok(None),
+            0xFC => u64::from(self.u16()?),
+            0xFD => {
+                let b = self.take(3)?;
+                u64::from(b[0]) | u64::from(b[1]) << 8 | u64::from(b[2]) << 16
+            }
+            0xFE => {
+                let b = self.take(8)?;
+                u64::from_le_bytes(b.try_into().expect("8 bytes"))
+            }
+            b => u64::from(b),
+        };
+        Ok(Some(v))
+    }
+    fn nul_str(&mut self) -> Result<&'a [u8]> {
+        let rest = &self.p[self.at.min(self.p.len())..];
+        let n = rest
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| proto_err("unterminated string"))?;
+        self.at += n + 1;
+        Ok(&rest[..n])
+    }
+    fn rest(&self) -> &'a [u8] {
+        &self.p[self.at.min(self.p.len())..]
+    }
+}
+
+fn put_lenenc(out: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=250 => out.push(v as u8),
+        251..=0xFFFF => {
+            out.push(0xFC);
+            out.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+        0x1_0000..=0xFF_FFFF => {
+            out.push(0xFD);
+            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xFE);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// The status word of an OK packet (`0x00` or, ending rows, `0xFE`): header, affected rows,
+/// last insert id, status.
+fn ok_status(p: &[u8]) -> Result<(u64, u16)> {
+    let mut c = Cursor::new(p);
+    c.u8()?;
+    let affected = c.lenenc()?.unwrap_or(0);
+    c.lenenc()?;
+    Ok((affected, c.u16()?))
+}
+
+impl WireSession {
+    /// Connect and authenticate; `Unsupported` when the server wants an authentication
+    /// method other than `mysql_native_password`.
+    pub fn connect(
+        t: &Target,
+        db: &str,
+        timeout_s: u64,
+    ) -> std::result::Result<Self, ConnectError> {
+        let addrs: Vec<_> = (t.host.as_str(), t.port)
+            .to_socket_addrs()
+            .map_err(io_err)?
+            .collect();
+        let mut last = None;
+        let mut sock = None;
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
+                Ok(s) => {
+                    sock = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let sock = sock
+            .ok_or_else(|| io_err(last.unwrap_or_else(|| std::io::Error::other("no address"))))?;
+        sock.set_nodelay(true).map_err(io_err)?;
+        let limit = Some(Duration::from_secs(timeout_s.max(1)));
+        sock.set_read_timeout(limit).map_err(io_err)?;
+        sock.set_write_timeout(limit).map_err(io_err)?;
+        let mut s = WireSession {
+            sock,
+            rbuf: vec![0; 32 * 1024],
+            rpos: 0,
+            rend: 0,
+            joined: Vec::new(),
+            wbuf: Vec::with_capacity(4096),
+            seq: 0,
+            caps: 0,
+            cache_metadata: false,
+            stmts: Vec::new(),
+        };
+        s.handshake(t, db)?;
+        Ok(s)
+    }
+
+    /// Whether the server agreed to skip unchanged column definitions (MariaDB 10.6+).
+    pub fn caches_metadata(&self) -> bool {
+        self.cache_metadata
+    }
+
+    fn handshake(&mut self, t: &Target, db: &str) -> std::result::Result<(), ConnectError> {
+        let at = self.read_packet()?;
+        let p = self.payload(at).to_vec();
+        if p.first() == Some(&0xFF) {
+            return Err(server_err(&p).into());
+        }
+        let mut c = Cursor::new(&p);
+        if c.u8()? != 10 {
+            return Err(ConnectError::Unsupported(Unsupported(
+                "handshake protocol other than 10".into(),
+            )));
+        }
+        c.nul_str()?; // server version
+        c.u32()?; // connection id
+        let mut nonce = c.take(8)?.to_vec();
+        c.u8()?;
+        let mut server_caps = u32::from(c.u16()?);
+        c.u8()?; // collation
+        c.u16()?; // status
+        server_caps |= u32::from(c.u16()?) << 16;
+        let auth_len = c.u8()? as usize;
+        c.take(6)?;
+        let ext = c.u32()?;
+        let mariadb = server_caps & CLIENT_LONG_PASSWORD == 0;
+        let server_ext = if mariadb { ext } else { 0 };
+        let needed = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH;
+        if server_caps & needed != needed {
+            return Err(ConnectError::Unsupported(Unsupported(
+                "server without protocol 4.1 plugin authentication".into(),
+            )));
+        }
+        let part2 = auth_len.saturating_sub(9).max(12);
+        nonce.extend_from_slice(c.take(part2)?);
+
+        let wanted = CLIENT_LONG_PASSWORD
+            | CLIENT_LONG_FLAG
+            | CLIENT_CONNECT_WITH_DB
+            | CLIENT_PROTOCOL_41
+            | CLIENT_TRANSACTIONS
+            | CLIENT_SECURE_CONNECTION
+            | CLIENT_MULTI_STATEMENTS
+            | CLIENT_MULTI_RESULTS
+            | CLIENT_PS_MULTI_RESULTS
+            | CLIENT_PLUGIN_AUTH
+            | CLIENT_PLUGIN_AUTH_LENENC_DATA
+            | CLIENT_DEPRECATE_EOF;
+        self.caps = wanted & server_caps;
+        // Skipped metadata is only unambiguous without EOF packets after column definitions.
+        let ext_caps = if self.caps & CLIENT_DEPRECATE_EOF != 0 {
+            server_ext & MARIADB_CACHE_METADATA
+        } else {
+            0
+        };
+        self.cache_metadata = ext_caps & MARIADB_CACHE_METADATA != 0;
+
+        let password = t.password.as_ref().map(|p| p.expose()).unwrap_or("");
+        let scramble = native_scramble(&nonce, password);
+        let mut out = Vec::with_capacity(128);
+        out.extend_from_slice(&self.caps.to_le_bytes());
+        out.extend_from_slice(&(crate::sandbox::mariadb::MAX_ALLOWED_PACKET as u32).to_le_bytes());
+        out.push(COLLATION_UTF8MB4);
+        out.extend_from_slice(&[0; 19]);
+        out.extend_from_slice(&ext_caps.to_le_bytes());
+        out.extend_from_slice(t.user.as_bytes());
+        out.push(0);
+        if self.caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
+            put_lenenc(&mut out, scramble.len() as u64);
+        } else {
+            out.push(scramble.len() as u8);
+        }
+        out.extend_from_slice(&scramble);
+        out.extend_from_slice(db.as_bytes());
+        out.push(0);
+        // The answer names its method; a server that wants another for this user switches.
+        out.extend_from_slice(b"mysql_native_password\0");
+        self.send(&out, self.seq.wrapping_add(1))?;
+
+        loop {
+            let at = self.read_packet()?;
+            let p = self.payload(at);
+            match p.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xFF) => return Err(server_err(p).into()),
+                Some(0xFE) => {
+                    // Authentication switch: method name, then its nonce.
+                    let mut c = Cursor::new(p);
+                    c.u8()?;
+                    let method = c.nul_str()?.to_vec();
+                    let data = c.rest();
+                    let nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
+                    if method != b"mysql_native_password" {
+                        return Err(ConnectError::Unsupported(Unsupported(format!(
+                            "authentication method {}",
+                            String::from_utf8_lossy(&method)
+                        ))));
+                    }
+                    let answer = native_scramble(&nonce, password);
+                    self.send(&answer, self.seq.wrapping_add(1))?;
+                }
+                _ => {
+                    return Err(ConnectError::Unsupported(Unsupported(
+                        "a multi-step authentication exchange".into(),
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Send one command: its payload split into packets of at most 16 MiB, sequence from
+    /// `seq`, in one write when it fits.
+    fn send(&mut self, payload: &[u8], seq: u8) -> Result<()> {
+        self.wbuf.clear();
+        let mut seq = seq;
+        let mut chunks = payload.chunks(MAX_PAYLOAD).peekable();
+        if payload.is_empty() {
+            self.wbuf.extend_from_slice(&[0, 0, 0, seq]);
+        }
+        while let Some(chunk) = chunks.next() {
+            let n = chunk.len() as u32;
+            self.wbuf.extend_from_slice(&n.to_le_bytes()[..3]);
+            self.wbuf.push(seq);
+            self.wbuf.extend_from_slice(chunk);
+            seq = seq.wrapping_add(1);
+            if chunks.peek().is_none() && chunk.len() == MAX_PAYLOAD {
+                self.wbuf.extend_from_slice(&[0, 0, 0, seq]);
+                seq = seq.wrapping_add(1);
+            }
+        }
+        self.seq = seq.wrapping_sub(1);
+        self.sock.write_all(&self.wbuf).map_err(io_err)
+    }
+
+    /// Send a command built in `wbuf` after its 4 header bytes (one packet, sequence 0).
+    fn send_built(&mut self) -> Result<()> {
+        let n = self.wbuf.len() - 4;
+        if n >= MAX_PAYLOAD {
+            let payload = self.wbuf[4..].to_vec();
+            return self.send(&payload, 0);
+        }
+        self.wbuf[..3].copy_from_slice(&(n as u32).to_le_bytes()[..3]);
+        self.wbuf[3] = 0;
+        self.seq = 0;
+        self.sock.write_all(&self.wbuf).map_err(io_err)
+    }
+
+    /// Start building a command in `wbuf`.
+    fn begin(&mut self, command: u8) {
+        self.wbuf.clear();
+        self.wbuf.extend_from_slice(&[0, 0, 0, 0, command]);
+    }
+
+    /// Make at least `n` unread bytes available in `rbuf`.
+    fn fill(&mut self, n: usize) -> Result<()> {
+        if self.rend - self.rpos >= n {
+            return Ok(());
+        }
+        if self.rpos + n > self.rbuf.len() {
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+            if n > self.rbuf.len() {
+                self.rbuf.resize(n.next_power_of_two(), 0);
+            }
+        }
+        while self.rend - self.rpos < n {
+            let got = self
+                .sock
+                .read(&mut self.rbuf[self.rend..])
+                .map_err(io_err)?;
+            if got == 0 {
+                return Err(EngineError::new(
+                    "connection",
+                    "mariadb: the server closed the connection",
+                ));
+            }
+            self.rend += got;
+        }
+        Ok(())
+    }
+
+    /// Read the next packet (joining a payload split over several).
+    fn read_packet(&mut self) -> Result<At> {
+        let mut joined = false;
+        loop {
+            self.fill(4)?;
+            let h = &self.rbuf[self.rpos..self.rpos + 4];
+            let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
+            self.seq = h[3];
+            self.fill(4 + len)?;
+            let start = self.rpos + 4;
+            self.rpos = start + len;
+            if len < MAX_PAYLOAD && !joined {
+                return Ok(At::Buf(start, start + len));
+            }
+            if !joined {
+                self.joined.clear();
+                joined = true;
+            }
+            let (rbuf, out) = (&self.rbuf, &mut self.joined);
+            out.extend_from_slice(&rbuf[start..start + len]);
+            if len < MAX_PAYLOAD {
+                return Ok(At::Joined);
+            }
+        }
+    }
+
+    fn payload(&self, at: At) -> &[u8] {
+        match at {
+            At::Buf(a, b) => &self.rbuf[a..b],
+            At::Joined => &self.joined,
+        }
+    }
+
+    /// Skip `n` packets (column or parameter definitions).
+    fn skip_packets(&mut self, n: u64) -> Result<()> {
+        for _ in 0..n {
+            self.read_packet()?;
+        }
+        Ok(())
+    }
+
+    /// Skip the EOF packet that follows definitions when the server still sends them.
+    fn skip_eof(&mut self) -> Result<()> {
+        if self.caps & CLIENT_DEPRECATE_EOF == 0 {
+            self.read_packet()?;
+        }
+        Ok(())
+    }
+
+    /// Read a command's results: every result set's rows counted (`first` set, the first
+    /// column of the first row, as text) or, for statements without rows, rows affected.
+    fn read_results(
+        &mut self,
+        binary: bool,
+        mut first: Option<&mut Option<String>>,
+    ) -> Result<u64> {
+        let mut rows = 0u64;
+        let mut affected = 0u64;
+        let mut has_set = false;
+        loop {
+            let at = self.read_packet()?;
+            let p = self.payload(at);
+            let more = match p.first() {
+                None => return Err(proto_err("empty packet")),
+                Some(0xFF) => return Err(server_err(p)),
+                Some(0x00) => {
+                    let (n, status) = ok_status(p)?;
+                    affected += n;
+                    status & SERVER_MORE_RESULTS_EXISTS != 0
+                }
+                Some(0xFB) => {
+                    return Err(EngineError::new(
+                        "client",
+                        "mariadb: LOAD DATA LOCAL is not supported on benchmark sessions",
+                    ));
+                }
+                Some(_) => {
+                    has_set = true;
+                    let mut c = Cursor::new(p);
+                    let columns = c.lenenc()?.ok_or_else(|| proto_err("column count"))?;
+                    // With cached metadata one byte says whether definitions follow.
+                    let follows = if self.cache_metadata && !c.rest().is_empty() {
+                        c.u8()? != 0
+                    } else {
+                        true
+                    };
+                    if follows {
+                        self.skip_packets(columns)?;
+                        self.skip_eof()?;
+                    }
+                    self.read_rows(binary, &mut rows, first.take())?
+                }
+            };
+            if !more {
+                return Ok(if has_set { rows } else { affected });
+            }
+        }
+    }
+
+    /// Count rows up to the packet that ends them; true when more results follow.
+    fn read_rows(
+        &mut self,
+        binary: bool,
+        rows: &mut u64,
+        mut first: Option<&mut Option<String>>,
+    ) -> Result<bool> {
+        loop {
+            let at = self.read_packet()?;
+            let p = self.payload(at);
+            match p.first() {
+                Some(0xFE) if p.len() < MAX_PAYLOAD => {
+                    let status = if self.caps & CLIENT_DEPRECATE_EOF != 0 {
+                        ok_status(p)?.1
+                    } else {
+                        let mut c = Cursor::new(p);
+                        c.u8()?;
+                        c.u16()?; // warnings
+                        c.u16()?
+                    };
+                    return Ok(status & SERVER_MORE_RESULTS_EXISTS != 0);
+                }
+                Some(0xFF) => return Err(server_err(p)),
+                _ => {
+                    if let Some(slot) = first.take() {
+                        *slot = first_text_column(p, binary)?;
+                    }
+                    *rows += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The first column of a text-protocol row (a length-encoded string, or NULL).
+fn first_text_column(p: &[u8], binary: bool) -> Result<Option<String>> {
+    if binary {
+        return Err(proto_err("first column of a binary row"));
+    }
+    let mut c = Cursor::new(p);
+    Ok(match c.lenenc()? {
+        None => None,
+        Some(n) => Some(String::from_utf8_lossy(c.take(n as usize)?).into_owned()),
+    })
+}
+
+/// The `mysql_native_password` answer to `nonce` (empty for no password).
+fn native_scramble(nonce: &[u8], password: &str) -> Vec<u8> {
+    let nonce = &nonce[..nonce.len().min(20)];
+    mysql_common::scramble::scramble_native(nonce, password.as_bytes())
+        .map(|s| s.to_vec())
+        .unwrap_or_default()
+}
+
+impl Session for WireSession {
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.begin(COM_QUERY);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send_built()?;
+        self.read_results(false, None)
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<i64> {
+        self.begin(COM_QUERY);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send_built()?;
+        let mut first = None;
+        self.read_results(false, Some(&mut first))?;
+        let Some(text) = first else { return Ok(0) };
+        text.parse::<i64>()
+            .or_else(|_| text.parse::<f64>().map(|f| f as i64))
+            .map_err(|_| EngineError::new("client", format!("mariadb: not a number: {text:?}")))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
+        self.begin(COM_STMT_PREPARE);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send_built()?;
+        let at = self.read_packet()?;
+        let p = self.payload(at);
+        if p.first() == Some(&0xFF) {
+            return Err(server_err(p));
+        }
+        let mut c = Cursor::new(p);
+        c.u8()?;
+        let id = c.u32()?;
+        let columns = c.u16()?;
+        let params = c.u16()?;
+        if params > 0 {
+            self.skip_packets(u64::from(params))?;
+            self.skip_eof()?;
+        }
+        if columns > 0 {
+            self.skip_packets(u64::from(columns))?;
+            self.skip_eof()?;
+        }
+        self.stmts.push(Prepared {
+            id,
+            params: usize::from(params),
+            sent_types: None,
+        });
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        let st = self
+            .stmts
+            .get_mut(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        if params.len() != st.params {
+            return Err(EngineError::new(
+                "usage",
+                format!(
+                    "the statement takes {} parameter(s), {} given",
+                    st.params,
+                    params.len()
+                ),
+            ));
+        }
+        let mut types = [0u8; 64];
+        let types = if params.len() * 2 <= types.len() {
+            &mut types[..params.len() * 2]
+        } else {
+            return Err(EngineError::new("usage", "more than 32 parameters"));
+        };
+        for (i, v) in params.iter().enumerate() {
+            types[2 * i] = match v {
+                Value::Int(n) if i32::try_from(*n).is_ok() => MYSQL_TYPE_LONG,
+                Value::Int(_) => MYSQL_TYPE_LONGLONG,
+                Value::Text(_) => MYSQL_TYPE_VAR_STRING,
+            };
+        }
+        let send_types = st.sent_types.as_deref() != Some(&*types);
+        if send_types {
+            st.sent_types = Some(types.to_vec());
+        }
+        let id = st.id;
+        self.begin(COM_STMT_EXECUTE);
+        self.wbuf.extend_from_slice(&id.to_le_bytes());
+        self.wbuf.push(0); // no cursor
+        self.wbuf.extend_from_slice(&1u32.to_le_bytes()); // iteration count
+        if !params.is_empty() {
+            self.wbuf
+                .extend(std::iter::repeat_n(0u8, params.len().div_ceil(8))); // no NULLs
+            self.wbuf.push(u8::from(send_types));
+            if send_types {
+                self.wbuf.extend_from_slice(types);
+            }
+            for (i, v) in params.iter().enumerate() {
+                match v {
+                    Value::Int(n) if types[2 * i] == MYSQL_TYPE_LONG => {
+                        self.wbuf.extend_from_slice(&(*n as i32).to_le_bytes())
+                    }
+                    Value::Int(n) => self.wbuf.extend_from_slice(&n.to_le_bytes()),
+                    Value::Text(s) => {
+                        put_lenenc(&mut self.wbuf, s.len() as u64);
+                        self.wbuf.extend_from_slice(s.as_bytes());
+                    }
+                }
+            }
+        }
+        self.send_built()?;
+        self.read_results(true, None)
+    }
+}
+
+impl Drop for WireSession {
+    /// Say goodbye, so the server counts a clean disconnect rather than an aborted client.
+    fn drop(&mut self) {
+        self.begin(COM_QUIT);
+        let _ = self.send_built();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenenc_round_trips_at_every_width() {
+        for v in [
+            0u64,
+            250,
+            251,
+            0xFFFF,
+            0x1_0000,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_lenenc(&mut out, v);
+            assert_eq!(Cursor::new(&out).lenenc().unwrap(), Some(v), "{v}");
+        }
+        assert_eq!(Cursor::new(&[0xFB]).lenenc().unwrap(), None);
+    }
+
+    #[test]
+    fn server_errors_keep_code_state_and_kind() {
+        let mut p = vec![0xFF];
+        p.extend_from_slice(&1040u16.to_le_bytes());
+        p.extend_from_slice(b"#08004Too many connections");
+        let e = server_err(&p);
+        assert_eq!(e.kind, "too_many_connections");
+        assert!(
+            e.message
+                .contains("ERROR 1040 (08004): Too many connections"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn no_password_answers_empty() {
+        assert!(native_scramble(&[7; 20], "").is_empty());
+        assert_eq!(native_scramble(&[7; 20], "pw").len(), 20);
+    }
+}
