@@ -116,6 +116,8 @@ pub struct RunOutcome {
     pub op_names: Vec<String>,
     /// Operations that succeeded after warm-up.
     pub ops: u64,
+    /// Operations that succeeded, warm-up included: the denominator of `process_cpu_s`.
+    pub ops_all: u64,
     pub rows: u64,
     pub errors: Vec<ErrorCount>,
     /// Per op kind, after warm-up.
@@ -127,7 +129,8 @@ pub struct RunOutcome {
     pub intervals: Vec<IntervalRecord>,
     /// Stopped early by the stop flag.
     pub interrupted: bool,
-    /// CPU seconds dbduel's process used during the run (user + system).
+    /// CPU seconds dbduel's process used from the clock's start to the run's end, warm-up
+    /// included, connecting excluded (user + system).
     pub process_cpu_s: f64,
     /// Open loop, after warm-up: operations started late, and dropped.
     pub late: u64,
@@ -220,7 +223,6 @@ where
     let clients = spec.clients.max(1);
     let gate = Gate::default();
     let (tx, rx) = mpsc::channel::<Msg>();
-    let cpu_before = process_cpu_s();
 
     std::thread::scope(|scope| -> Result<RunOutcome, RunError> {
         for client in 0..clients {
@@ -292,6 +294,7 @@ where
                 }
             }
         }
+        let cpu_before = process_cpu_s();
         let start = Instant::now();
         gate.open(Some(start));
         let mut outcome = collect(spec, op_names, clients, start, &rx, stop, &mut on_interval);
@@ -485,6 +488,7 @@ fn collect(
     let mut next_emit = 0u64;
     let mut errors: BTreeMap<(usize, &'static str), (u64, String)> = BTreeMap::new();
     let mut last_end = start;
+    let mut ops_all = 0u64;
 
     while done.iter().any(|d| !d) {
         let (worker, tick, next_tick, stats, is_done) = match rx.recv() {
@@ -502,6 +506,7 @@ fn collect(
         for i in 0..n_ops {
             metrics::merge(&mut agg.hists[i], &stats.hists[i]);
             agg.ops[i] += stats.ops[i];
+            ops_all += stats.ops[i];
         }
         agg.rows += stats.rows;
         agg.late += stats.late;
@@ -567,6 +572,7 @@ fn collect(
     RunOutcome {
         op_names: op_names.to_vec(),
         ops: t.ops,
+        ops_all,
         rows: t.rows,
         errors,
         per_op: t.per_op,
@@ -756,6 +762,10 @@ mod tests {
             .sum();
         assert_eq!(out.ops, counted);
         assert!((1.3..2.0).contains(&out.measured_s), "{}", out.measured_s);
+        // The CPU is read over the whole run, so its denominator counts warm-up too.
+        let all: u64 = out.intervals.iter().map(|i| i.ops).sum();
+        assert_eq!(out.ops_all, all);
+        assert!(out.ops_all > out.ops);
     }
 
     #[test]

@@ -568,8 +568,8 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             target_rate: p.rate,
             late: out.late,
             dropped: out.dropped,
-            dbduel_cpu_us_per_event: if out.ops > 0 {
-                out.process_cpu_s * 1e6 / out.ops as f64
+            dbduel_cpu_us_per_event: if out.ops_all > 0 {
+                out.process_cpu_s * 1e6 / out.ops_all as f64
             } else {
                 0.0
             },
@@ -638,20 +638,27 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         }
     }
     if sweep {
-        s.metrics.push(Metric::new(
-            "best_tps",
-            "best TPS",
-            best.tps,
-            Unit::PerSecond,
-            Better::Higher,
-        ));
-        s.metrics.push(Metric::new(
-            "best_threads",
-            "at threads",
-            best.threads as f64,
-            Unit::Count,
-            Better::None,
-        ));
+        // The headline first: reports and verdicts lead with a step's first figure.
+        s.metrics.insert(
+            0,
+            Metric::new(
+                "best_tps",
+                "best TPS",
+                best.tps,
+                Unit::PerSecond,
+                Better::Higher,
+            ),
+        );
+        s.metrics.insert(
+            1,
+            Metric::new(
+                "best_threads",
+                "at threads",
+                best.threads as f64,
+                Unit::Count,
+                Better::None,
+            ),
+        );
     } else {
         s.metrics.push(Metric::new(
             "qps",
@@ -679,9 +686,9 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     }
     s.metrics.push(Metric::new(
         "cpu_us_per_event",
-        "dbduel CPU µs/event",
+        "dbduel CPU/event",
         best.dbduel_cpu_us_per_event,
-        Unit::Count,
+        Unit::Micros,
         Better::Lower,
     ));
     let mut notes = vec![format!(
@@ -707,6 +714,9 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 ));
             }
         }
+    }
+    if engine.embedded() {
+        notes.push("dbduel's CPU per event includes the embedded engine's own work".into());
     }
     if sweep {
         notes.push(format!(

@@ -302,8 +302,8 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             n.push_str(&format!("; random parameters: {}", ranges.join(", ")));
         }
     }
-    let cpu_us_per_op = if out.ops > 0 {
-        out.process_cpu_s * 1e6 / out.ops as f64
+    let cpu_us_per_op = if out.ops_all > 0 {
+        out.process_cpu_s * 1e6 / out.ops_all as f64
     } else {
         0.0
     };
