@@ -386,10 +386,17 @@ fn print_plan(s: &study::Study) {
         s.scale.as_deref().unwrap_or("no scale"),
         s.source
     );
-    println!(
-        "dataset: {} rows of {} (seed {}) into table {}",
-        f.dataset.rows, f.dataset.generator, f.dataset.seed, f.dataset.table
-    );
+    let d = &f.dataset;
+    match d.tables {
+        1 => println!(
+            "dataset: {} rows of {} (seed {}) into table {}",
+            d.rows, d.generator, d.seed, d.table
+        ),
+        n => println!(
+            "dataset: {n} tables × {} rows of {} (seed {})",
+            d.rows, d.generator, d.seed
+        ),
+    }
     for c in &s.contenders {
         println!(
             "contender {}: engine {} {:?}",

@@ -124,14 +124,19 @@ pub fn run(
         let generate_s = t.elapsed().as_secs_f64();
         progress.end(&format!(
             "dataset: {} rows, {} in {generate_s:.1} s",
-            ds.rows,
+            ds.rows * tables.len() as u64,
             crate::report::format::bytes(bytes)
         ));
         manifest.dataset = Some(DatasetFacts {
             generator: ds.generator.clone(),
             rows: ds.rows,
+            tables: tables.len() as u64,
             seed: ds.seed,
-            table: ds.table.clone(),
+            table: match tables.as_slice() {
+                [one] => one.name.clone(),
+                [first, .., last] => format!("{}…{}", first.name, last.name),
+                [] => ds.table.clone(),
+            },
             file_bytes: bytes,
             generate_s,
         });

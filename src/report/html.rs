@@ -10,7 +10,7 @@
 //! kind.
 
 use super::format;
-use super::series::{Combine, Interval, MAX_POINTS, RunData, StepSeries, downsample};
+use super::series::{Combine, Interval, MAX_POINTS, RunData, StepSeries, SystemPoint, downsample};
 use super::svg::{self, Bar, Line, LineChart, esc};
 use super::verdict;
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
@@ -820,60 +820,36 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
                 .collect()
         },
     ));
-    out.extend(timeline(
-        v,
-        Timeline {
-            caption: "disk throughput".into(),
-            detail: format!("{disk}, read + write, each second"),
-            unit_fmt: &mbps,
-            combine: Combine::Mean,
-            log_over: None,
-            shade: Vec::new(),
-        },
-        &|sr| {
-            sr.system
-                .iter()
-                .map(|p| {
-                    (
-                        p.t_s,
-                        p.read_bytes_per_s + p.write_bytes_per_s,
-                        format!(
-                            "read {}, write {}",
-                            mbps(p.read_bytes_per_s),
-                            mbps(p.write_bytes_per_s)
-                        ),
-                    )
-                })
-                .collect()
-        },
-    ));
-    out.extend(timeline(
-        v,
-        Timeline {
-            caption: "disk IOPS".into(),
-            detail: format!("{disk}, read + write, each second"),
-            unit_fmt: &iops,
-            combine: Combine::Mean,
-            log_over: None,
-            shade: Vec::new(),
-        },
-        &|sr| {
-            sr.system
-                .iter()
-                .map(|p| {
-                    (
-                        p.t_s,
-                        p.read_iops + p.write_iops,
-                        format!(
-                            "read {}, write {}",
-                            format::count(p.read_iops),
-                            format::count(p.write_iops)
-                        ),
-                    )
-                })
-                .collect()
-        },
-    ));
+    // Disk figures: read + write each second, each named in the hover text.
+    let disk_timeline =
+        |caption: &str, fmt: &dyn Fn(f64) -> String, rw: fn(&SystemPoint) -> (f64, f64)| {
+            timeline(
+                v,
+                Timeline {
+                    caption: caption.into(),
+                    detail: format!("{disk}, read + write, each second"),
+                    unit_fmt: fmt,
+                    combine: Combine::Mean,
+                    log_over: None,
+                    shade: Vec::new(),
+                },
+                &|sr| {
+                    sr.system
+                        .iter()
+                        .map(|p| {
+                            let (r, w) = rw(p);
+                            (p.t_s, r + w, format!("read {}, write {}", fmt(r), fmt(w)))
+                        })
+                        .collect()
+                },
+            )
+        };
+    out.extend(disk_timeline("disk throughput", &mbps, |p| {
+        (p.read_bytes_per_s, p.write_bytes_per_s)
+    }));
+    out.extend(disk_timeline("disk IOPS", &iops, |p| {
+        (p.read_iops, p.write_iops)
+    }));
     out
 }
 
@@ -928,6 +904,7 @@ fn context(run: &RunData) -> String {
             &[
                 ("generator".into(), d.generator.clone()),
                 ("rows".into(), format::count(d.rows as f64)),
+                ("tables".into(), d.tables.to_string()),
                 ("seed".into(), d.seed.to_string()),
                 ("table".into(), d.table.clone()),
                 ("file".into(), format::bytes(d.file_bytes)),

@@ -137,10 +137,13 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
         ),
     ];
     if let Some(d) = &m.dataset {
+        let rows = match d.tables {
+            1 => format!("{} rows", format::count(d.rows as f64)),
+            n => format!("{n} tables × {} rows", format::count(d.rows as f64)),
+        };
         lines.push(format!(
-            "dataset: {} · {} rows · seed {} · table {} · file {}",
+            "dataset: {} · {rows} · seed {} · table {} · file {}",
             d.generator,
-            format::count(d.rows as f64),
             d.seed,
             d.table,
             format::bytes(d.file_bytes)

@@ -181,13 +181,21 @@ pub struct Host {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatasetFacts {
     pub generator: String,
+    /// Rows per table.
     pub rows: u64,
+    /// How many tables of `rows` each (the sbtest generator makes several).
+    #[serde(default = "one_table")]
+    pub tables: u64,
     pub seed: u64,
     pub table: String,
     /// Size of the generated tab-separated file.
     pub file_bytes: u64,
     /// Seconds spent generating it (not part of any step).
     pub generate_s: f64,
+}
+
+fn one_table() -> u64 {
+    1
 }
 
 /// A contender as it ran: engine version and effective settings.
