@@ -296,3 +296,135 @@ fn external_postgres_target_is_used_but_never_harmed() {
     assert_eq!(n, 2);
     theirs.destroy().expect("destroy");
 }
+
+#[test]
+fn the_wire_client_speaks_every_result_shape_and_password_method() {
+    use dbduel::engine::pg_wire::PgWire;
+    use dbduel::engine::target::{Secret, Target};
+    use dbduel::engine::{Session, Value};
+    if !have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut sb = Sandbox::create(
+        Box::new(PostgresRecipe {
+            settings: BTreeMap::new(),
+        }),
+        "wire",
+        &root.path().join("wire"),
+    )
+    .expect("create");
+    sb.start().expect("start");
+    let port = sb.layout.port;
+    let mut admin = client(port, "postgres");
+    admin.batch_execute("CREATE DATABASE w").unwrap();
+    let target = |user: &str, pw: Option<&str>| Target {
+        scheme: "postgres".into(),
+        user: user.into(),
+        host: "127.0.0.1".into(),
+        port,
+        database: None,
+        password: pw.map(Secret::new),
+        restart_command: None,
+    };
+    let mut s = PgWire::connect(&target("dbduel", None), "w").expect("connects");
+
+    // Simple protocol: several statements (changes add up), rows, one integer, NULL.
+    s.execute("CREATE TABLE t (id int PRIMARY KEY, v text, c char(10), big bigint)")
+        .unwrap();
+    assert_eq!(
+        s.execute(
+            "INSERT INTO t VALUES (1,'a','x',1); INSERT INTO t VALUES (2,'b','y',2),(5,'e','z',5)"
+        )
+        .unwrap(),
+        3
+    );
+    assert_eq!(s.execute("SELECT * FROM t").unwrap(), 3);
+    assert_eq!(s.query_i64("SELECT count(*) FROM t").unwrap(), 3);
+    assert_eq!(s.query_i64("SELECT sum(big) FROM t").unwrap(), 8);
+    assert_eq!(s.query_i64("SELECT NULL::int").unwrap(), 0);
+
+    // Extended protocol: parameters as text into int, text, char and bigint columns.
+    let ins = s.prepare("INSERT INTO t VALUES ($1, $2, $3, $4)").unwrap();
+    let row = |id, v: &str, big| {
+        [
+            Value::Int(id),
+            Value::Text(v.into()),
+            Value::Text(v.into()),
+            Value::Int(big),
+        ]
+    };
+    assert_eq!(s.run(ins, &row(3, "c", 1 << 40)).unwrap(), 1);
+    assert_eq!(s.run(ins, &row(4, "dé", -7)).unwrap(), 1);
+    let got: Vec<(i32, String, i64)> = client(port, "w")
+        .query(
+            "SELECT id, v, big FROM t WHERE id IN (3, 4) ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(got, vec![(3, "c".into(), 1 << 40), (4, "dé".into(), -7)]);
+    let sel = s
+        .prepare("SELECT * FROM t WHERE id BETWEEN $1 AND $2")
+        .unwrap();
+    assert_eq!(s.run(sel, &[Value::Int(2), Value::Int(4)]).unwrap(), 3);
+    assert_eq!(s.run(sel, &[Value::Int(6), Value::Int(9)]).unwrap(), 0);
+    let upd = s
+        .prepare("UPDATE t SET big = big + 1 WHERE id <= $1")
+        .unwrap();
+    assert_eq!(s.run(upd, &[Value::Int(4)]).unwrap(), 4);
+
+    // Errors keep their kind; the session goes on after them, on both protocols.
+    let dup = s.run(ins, &row(1, "x", 0)).unwrap_err();
+    assert_eq!(dup.kind, "constraint", "{}", dup.message);
+    assert!(dup.message.contains("duplicate key"), "{}", dup.message);
+    assert_eq!(s.execute("SELEC 1").unwrap_err().kind, "sql");
+    assert_eq!(s.prepare("SELECT nope FROM t").unwrap_err().kind, "sql");
+    assert_eq!(s.query_i64("SELECT count(*) FROM t").unwrap(), 5);
+    assert!(s.execute("COPY t FROM STDIN").is_err(), "refused, not hung");
+    // A result larger than the receive buffer.
+    assert_eq!(
+        s.execute("SELECT repeat('x', 100000) FROM generate_series(1, 3)")
+            .unwrap(),
+        3
+    );
+    drop(s);
+
+    // Passwords by SCRAM-SHA-256 and by MD5, once the server asks for them.
+    admin
+        .batch_execute(
+            "CREATE ROLE scram LOGIN PASSWORD 'scram-pw'; GRANT ALL ON DATABASE w TO scram; \
+             SET password_encryption = 'md5'; CREATE ROLE md LOGIN PASSWORD 'md-pw'; \
+             GRANT ALL ON DATABASE w TO md",
+        )
+        .unwrap();
+    let hba = sb.layout.datadir.join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("host all scram 127.0.0.1/32 scram-sha-256\nhost all md 127.0.0.1/32 md5\n{old}"),
+    )
+    .unwrap();
+    admin.batch_execute("SELECT pg_reload_conf()").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for (user, pw) in [("scram", "scram-pw"), ("md", "md-pw")] {
+        let mut s = PgWire::connect(&target(user, Some(pw)), "w")
+            .unwrap_or_else(|e| panic!("{user}: {}", e.message));
+        assert_eq!(s.query_i64("SELECT 41 + 1").unwrap(), 42);
+        let wrong = PgWire::connect(&target(user, Some("nope")), "w")
+            .err()
+            .expect("a wrong password fails");
+        assert!(
+            wrong.message.contains("password authentication failed"),
+            "{}",
+            wrong.message
+        );
+        let none = PgWire::connect(&target(user, None), "w")
+            .err()
+            .expect("no password fails");
+        assert!(none.message.contains("password_env"), "{}", none.message);
+    }
+    sb.stop().expect("stop");
+}

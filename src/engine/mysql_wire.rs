@@ -14,9 +14,10 @@
 //! Only `mysql_native_password` (or no password) is spoken; any other authentication
 //! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
 
+use super::recv_buf::RecvBuf;
 use super::target::Target;
 use super::{EngineError, Result, Session, StmtId, Value};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
@@ -80,10 +81,7 @@ struct Prepared {
 /// One connection and its prepared statements.
 pub struct WireSession {
     sock: TcpStream,
-    /// Received bytes; `rbuf[rpos..rend]` not yet parsed.
-    rbuf: Vec<u8>,
-    rpos: usize,
-    rend: usize,
+    rb: RecvBuf,
     /// The payload of a packet split over several (over 16 MiB), joined.
     joined: Vec<u8>,
     wbuf: Vec<u8>,
@@ -96,7 +94,7 @@ pub struct WireSession {
 /// Where a packet's payload is: in the receive buffer or joined from several packets.
 #[derive(Clone, Copy)]
 enum At {
-    Buf(usize, usize),
+    Buf((usize, usize)),
     Joined,
 }
 
@@ -261,9 +259,7 @@ impl WireSession {
         sock.set_write_timeout(limit).map_err(io_err)?;
         let mut s = WireSession {
             sock,
-            rbuf: vec![0; 32 * 1024],
-            rpos: 0,
-            rend: 0,
+            rb: RecvBuf::with_capacity(32 * 1024),
             joined: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
@@ -431,55 +427,25 @@ impl WireSession {
         self.wbuf.extend_from_slice(&[0, 0, 0, 0, command]);
     }
 
-    /// Make at least `n` unread bytes available in `rbuf`.
-    fn fill(&mut self, n: usize) -> Result<()> {
-        if self.rend - self.rpos >= n {
-            return Ok(());
-        }
-        if self.rpos + n > self.rbuf.len() {
-            self.rbuf.copy_within(self.rpos..self.rend, 0);
-            self.rend -= self.rpos;
-            self.rpos = 0;
-            if n > self.rbuf.len() {
-                self.rbuf.resize(n.next_power_of_two(), 0);
-            }
-        }
-        while self.rend - self.rpos < n {
-            let got = self
-                .sock
-                .read(&mut self.rbuf[self.rend..])
-                .map_err(io_err)?;
-            if got == 0 {
-                return Err(EngineError::new(
-                    "connection",
-                    "mariadb: the server closed the connection",
-                ));
-            }
-            self.rend += got;
-        }
-        Ok(())
-    }
-
     /// Read the next packet (joining a payload split over several).
     fn read_packet(&mut self) -> Result<At> {
         let mut joined = false;
         loop {
-            self.fill(4)?;
-            let h = &self.rbuf[self.rpos..self.rpos + 4];
+            self.rb.fill(&mut self.sock, 4).map_err(io_err)?;
+            let h = self.rb.unread();
             let len = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
             self.seq = h[3];
-            self.fill(4 + len)?;
-            let start = self.rpos + 4;
-            self.rpos = start + len;
+            self.rb.fill(&mut self.sock, 4 + len).map_err(io_err)?;
+            self.rb.consume(4);
+            let at = self.rb.consume(len);
             if len < MAX_PAYLOAD && !joined {
-                return Ok(At::Buf(start, start + len));
+                return Ok(At::Buf(at));
             }
             if !joined {
                 self.joined.clear();
                 joined = true;
             }
-            let (rbuf, out) = (&self.rbuf, &mut self.joined);
-            out.extend_from_slice(&rbuf[start..start + len]);
+            self.joined.extend_from_slice(self.rb.at(at));
             if len < MAX_PAYLOAD {
                 return Ok(At::Joined);
             }
@@ -488,7 +454,7 @@ impl WireSession {
 
     fn payload(&self, at: At) -> &[u8] {
         match at {
-            At::Buf(a, b) => &self.rbuf[a..b],
+            At::Buf(at) => self.rb.at(at),
             At::Joined => &self.joined,
         }
     }

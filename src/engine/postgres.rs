@@ -1,11 +1,10 @@
 //! The PostgreSQL engine: a private sandboxed server per contender, driven with the `postgres`
 //! crate for administration and loads (synchronous; each connection owns the crate's small
 //! runtime, never called from inside an async runtime) and, for the sessions clients run,
-//! with the same protocol over a blocking socket (`pg_blocking`), which costs the client far
-//! less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
+//! with the lean wire client of `pg_wire`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
 //! load is an explicit option.
 
-use super::pg_blocking::PgConn;
+use super::pg_wire::{PgWire, kind_for_sqlstate};
 use super::sandbox_err;
 use super::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
@@ -13,7 +12,7 @@ use super::server::{
 use super::target::Target;
 use super::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
-    RestartOutcome, Result, Session, StmtId, Value,
+    RestartOutcome, Result, Session,
 };
 use crate::sandbox::Recipe;
 use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
@@ -168,15 +167,8 @@ impl PostgresOptions {
 }
 
 pub(super) fn pg_err(e: postgres::Error) -> EngineError {
-    let kind = match e.code().map(|c| c.code()) {
-        Some("53300") => "too_many_connections",
-        Some("40001") | Some("40P01") | Some("55P03") => "lock",
-        Some(c) if c.starts_with("23") => "constraint",
-        Some("53100") => "disk_full",
-        Some("57014") => "timeout",
-        Some(c) if c.starts_with("42") => "sql",
-        Some(_) => "server",
-        None if e.is_closed() => "connection",
+    let kind = match e.code() {
+        Some(c) => kind_for_sqlstate(c.code()),
         None => "connection",
     };
     // The crate's Display says only "db error"; the server's own message is in the source.
@@ -360,10 +352,7 @@ impl Engine for PostgresEngine {
     }
 
     fn connect(&self) -> Result<Box<dyn Session>> {
-        Ok(Box::new(PgSession {
-            conn: PgConn::connect(&self.reach, &self.database)?,
-            stmts: Vec::new(),
-        }))
+        Ok(Box::new(PgWire::connect(&self.reach, &self.database)?))
     }
 
     fn info(&self) -> Result<EngineInfo> {
@@ -559,55 +548,5 @@ impl Engine for PostgresEngine {
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
         self.server.finish(keep)
-    }
-}
-
-/// One PostgreSQL connection with its prepared statements, on the blocking connection of
-/// `pg_blocking` (no async runtime: one `send` and usually one `recv` a statement).
-pub struct PgSession {
-    conn: PgConn,
-    stmts: Vec<postgres::Statement>,
-}
-
-impl Session for PgSession {
-    fn execute(&mut self, sql: &str) -> Result<u64> {
-        self.conn.simple_query(sql)
-    }
-
-    fn query_i64(&mut self, sql: &str) -> Result<i64> {
-        self.conn.query_i64(sql)
-    }
-
-    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
-        let st = self.conn.prepare(sql)?;
-        self.stmts.push(st);
-        Ok(StmtId(self.stmts.len() - 1))
-    }
-
-    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
-        let PgSession { conn, stmts } = self;
-        let st = stmts
-            .get(stmt.0)
-            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
-        // The server typed each parameter when the statement was prepared; integers go as
-        // the width it asked for (the crate refuses an i64 for an INTEGER column).
-        let narrow: Vec<Option<i32>> = params
-            .iter()
-            .zip(st.params())
-            .map(|(p, ty)| match p {
-                Value::Int(i) if *ty == postgres::types::Type::INT4 => i32::try_from(*i).ok(),
-                _ => None,
-            })
-            .collect();
-        let args: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-            .iter()
-            .zip(&narrow)
-            .map(|(p, n)| match (p, n) {
-                (_, Some(i)) => i as &(dyn postgres::types::ToSql + Sync),
-                (Value::Int(i), None) => i as &(dyn postgres::types::ToSql + Sync),
-                (Value::Text(s), None) => s as &(dyn postgres::types::ToSql + Sync),
-            })
-            .collect();
-        conn.run(st, &args)
     }
 }

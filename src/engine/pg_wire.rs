@@ -1,0 +1,473 @@
+//! A lean PostgreSQL session for the connections benchmark clients drive: a blocking socket,
+//! one reusable buffer each way, parameters sent as text (as pgbench sends them), rows
+//! counted, never decoded.
+//!
+//! Why not `tokio-postgres` here (the `postgres` crate still does administration and loads)?
+//! On two cores client and server share the CPU, so a client's cost per statement is taken
+//! from the server. Driven on a blocking socket, tokio-postgres still passes each request
+//! and each response through channels and allocates a buffer per message: about a microsecond
+//! a statement more than pgbench at 32 clients. Messages are built and authentication
+//! (cleartext, MD5, SCRAM-SHA-256) computed by `postgres-protocol`, the protocol crate
+//! tokio-postgres itself is built on; this module only frames, sends and counts.
+
+use super::recv_buf::RecvBuf;
+use super::target::Target;
+use super::{EngineError, Result, Session, StmtId, Value};
+use bytes::BytesMut;
+use postgres_protocol::IsNull;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::frontend;
+use std::io::Write;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// How long connecting and authenticating may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Kind of failure for a SQLSTATE, shared with the `postgres` crate path.
+pub fn kind_for_sqlstate(code: &str) -> &'static str {
+    match code {
+        "53300" => "too_many_connections",
+        "40001" | "40P01" | "55P03" => "lock",
+        c if c.starts_with("23") => "constraint",
+        "53100" => "disk_full",
+        "57014" => "timeout",
+        c if c.starts_with("42") => "sql",
+        _ => "server",
+    }
+}
+
+fn io_err(e: std::io::Error) -> EngineError {
+    EngineError::new("connection", format!("postgres: {e}"))
+}
+
+fn proto_err(what: &str) -> EngineError {
+    EngineError::new(
+        "client",
+        format!("postgres: malformed server message: {what}"),
+    )
+}
+
+/// An ErrorResponse's fields (type byte, NUL-terminated text; a zero byte ends them) as an
+/// engine error worded like the `postgres` path's: `SEVERITY: message`.
+fn server_err(body: &[u8]) -> EngineError {
+    let (mut severity, mut code, mut message) = ("ERROR", "", "");
+    let mut rest = body;
+    while let Some((&kind, tail)) = rest.split_first() {
+        if kind == 0 {
+            break;
+        }
+        let n = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        let value = std::str::from_utf8(&tail[..n]).unwrap_or("");
+        match kind {
+            b'V' => severity = value,
+            b'S' if severity == "ERROR" => severity = value,
+            b'C' => code = value,
+            b'M' => message = value,
+            _ => {}
+        }
+        rest = tail.get(n + 1..).unwrap_or(&[]);
+    }
+    EngineError::new(
+        kind_for_sqlstate(code),
+        format!("postgres: {severity}: {message}"),
+    )
+}
+
+/// The count at the end of a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`), 0 for none.
+fn tag_count(body: &[u8]) -> u64 {
+    let tag = body.strip_suffix(&[0]).unwrap_or(body);
+    tag.rsplit(|&b| b == b' ')
+        .next()
+        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Does this CommandComplete tag report rows returned rather than rows changed?
+fn tag_returns_rows(body: &[u8]) -> bool {
+    body.starts_with(b"SELECT") || body.starts_with(b"FETCH") || body.starts_with(b"SHOW")
+}
+
+/// The first column of a DataRow, as text (the simple query protocol sends text).
+fn first_column(body: &[u8]) -> Result<Option<String>> {
+    let n = body.get(2..6).ok_or_else(|| proto_err("data row"))?;
+    let len = i32::from_be_bytes([n[0], n[1], n[2], n[3]]);
+    if len < 0 {
+        return Ok(None);
+    }
+    let v = body
+        .get(6..6 + len as usize)
+        .ok_or_else(|| proto_err("data row"))?;
+    Ok(Some(String::from_utf8_lossy(v).into_owned()))
+}
+
+/// One connection and the names of its prepared statements.
+pub struct PgWire {
+    sock: TcpStream,
+    rb: RecvBuf,
+    wbuf: BytesMut,
+    stmts: Vec<String>,
+    /// Why the connection can no longer be used.
+    broken: Option<String>,
+}
+
+/// What a command's responses came to.
+#[derive(Default)]
+struct Outcome {
+    rows: u64,
+    affected: u64,
+    returns_rows: bool,
+    first: Option<Option<String>>,
+    error: Option<EngineError>,
+}
+
+impl PgWire {
+    /// Connect to `db` on the target's server (TCP, no TLS), with `TCP_NODELAY` and
+    /// keepalives, and authenticate.
+    pub fn connect(t: &Target, db: &str) -> Result<PgWire> {
+        let io = |e: std::io::Error| {
+            EngineError::new(
+                "connection",
+                format!("postgres: cannot connect to {}:{}: {e}", t.host, t.port),
+            )
+        };
+        let mut last = None;
+        let mut sock = None;
+        for addr in (t.host.as_str(), t.port).to_socket_addrs().map_err(io)? {
+            match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+                Ok(s) => {
+                    sock = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let sock = sock.ok_or_else(|| {
+            io(last.unwrap_or_else(|| std::io::Error::other("the host name has no address")))
+        })?;
+        sock.set_nodelay(true).map_err(io)?;
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt reads an int of the size given from a live local.
+        unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_KEEPALIVE,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+        // The handshake must not wait forever on a server that accepted but never answers.
+        sock.set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
+        let mut c = PgWire {
+            sock,
+            rb: RecvBuf::with_capacity(32 * 1024),
+            wbuf: BytesMut::with_capacity(4096),
+            stmts: Vec::new(),
+            broken: None,
+        };
+        c.startup(t, db)?;
+        c.sock.set_read_timeout(None).map_err(io)?;
+        Ok(c)
+    }
+
+    fn startup(&mut self, t: &Target, db: &str) -> Result<()> {
+        let params = [
+            ("user", t.user.as_str()),
+            ("database", db),
+            ("application_name", "dbduel"),
+            ("client_encoding", "UTF8"),
+        ];
+        frontend::startup_message(params.iter().copied(), &mut self.wbuf).map_err(io_err)?;
+        self.flush()?;
+        let password = t.password.as_ref().map(|p| p.expose().as_bytes());
+        let need_password = || {
+            password.ok_or_else(|| {
+                EngineError::new(
+                    "server",
+                    "postgres: the server asks for a password; give the contender password_env or password_file",
+                )
+            })
+        };
+        let mut scram: Option<ScramSha256> = None;
+        let mut error = None;
+        loop {
+            let (tag, at) = self.next()?;
+            let body = self.rb.at(at);
+            match tag {
+                b'R' => {
+                    let code = body.get(..4).ok_or_else(|| proto_err("authentication"))?;
+                    let data = &body[4..];
+                    match i32::from_be_bytes([code[0], code[1], code[2], code[3]]) {
+                        0 => {}
+                        3 => frontend::password_message(need_password()?, &mut self.wbuf)
+                            .map_err(io_err)?,
+                        5 => {
+                            let salt: [u8; 4] =
+                                data.try_into().map_err(|_| proto_err("MD5 salt"))?;
+                            let hash = md5_hash(t.user.as_bytes(), need_password()?, salt);
+                            frontend::password_message(hash.as_bytes(), &mut self.wbuf)
+                                .map_err(io_err)?;
+                        }
+                        10 => {
+                            let offers_scram = data
+                                .split(|&b| b == 0)
+                                .any(|m| m == SCRAM_SHA_256.as_bytes());
+                            if !offers_scram {
+                                return Err(EngineError::new(
+                                    "server",
+                                    "postgres: the server offers no SASL mechanism dbduel speaks (SCRAM-SHA-256 without channel binding)",
+                                ));
+                            }
+                            let s =
+                                ScramSha256::new(need_password()?, ChannelBinding::unsupported());
+                            frontend::sasl_initial_response(
+                                SCRAM_SHA_256,
+                                s.message(),
+                                &mut self.wbuf,
+                            )
+                            .map_err(io_err)?;
+                            scram = Some(s);
+                        }
+                        11 | 12 => {
+                            let s = scram.as_mut().ok_or_else(|| proto_err("SASL order"))?;
+                            let step = if body[3] == 11 {
+                                s.update(data)
+                            } else {
+                                s.finish(data)
+                            };
+                            step.map_err(|e| {
+                                EngineError::new("server", format!("postgres: SCRAM: {e}"))
+                            })?;
+                            if body[3] == 11 {
+                                frontend::sasl_response(s.message(), &mut self.wbuf)
+                                    .map_err(io_err)?;
+                            }
+                        }
+                        n => {
+                            return Err(EngineError::new(
+                                "server",
+                                format!("postgres: unsupported authentication request {n}"),
+                            ));
+                        }
+                    }
+                    if !self.wbuf.is_empty() {
+                        self.flush()?;
+                    }
+                }
+                b'E' => error = Some(server_err(body)),
+                b'Z' => break,
+                _ => {} // ParameterStatus, BackendKeyData, notices
+            }
+            if let Some(e) = error {
+                return Err(e); // the server closes the connection after an error here
+            }
+        }
+        Ok(())
+    }
+
+    /// Send what `wbuf` holds.
+    fn flush(&mut self) -> Result<()> {
+        let r = self.sock.write_all(&self.wbuf);
+        self.wbuf.clear();
+        r.map_err(|e| self.broke(io_err(e)))
+    }
+
+    fn broke(&mut self, e: EngineError) -> EngineError {
+        self.broken = Some(e.message.clone());
+        e
+    }
+
+    /// The next backend message: its type byte and where its body is.
+    fn next(&mut self) -> Result<(u8, (usize, usize))> {
+        let r = (|| -> std::io::Result<_> {
+            self.rb.fill(&mut self.sock, 5)?;
+            let h = self.rb.unread();
+            let tag = h[0];
+            let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+            self.rb.fill(&mut self.sock, 1 + len.max(4))?;
+            self.rb.consume(5);
+            Ok((tag, self.rb.consume(len.saturating_sub(4))))
+        })();
+        r.map_err(|e| self.broke(io_err(e)))
+    }
+
+    /// Read responses up to ReadyForQuery.
+    fn read_until_ready(&mut self, want_first: bool) -> Result<Outcome> {
+        let mut o = Outcome::default();
+        loop {
+            let (tag, at) = self.next()?;
+            let body = self.rb.at(at);
+            match tag {
+                b'D' => {
+                    if want_first && o.first.is_none() {
+                        o.first = Some(first_column(body)?);
+                    }
+                    o.rows += 1;
+                }
+                b'T' => o.returns_rows = true,
+                b'C' => {
+                    if tag_returns_rows(body) {
+                        o.returns_rows = true;
+                    } else {
+                        o.affected += tag_count(body);
+                    }
+                }
+                b'E' if o.error.is_none() => o.error = Some(server_err(body)),
+                b'Z' => return Ok(o),
+                b'G' => {
+                    // COPY FROM STDIN: the server waits for data these sessions never send.
+                    frontend::copy_fail("dbduel sessions do not copy", &mut self.wbuf)
+                        .map_err(io_err)?;
+                    self.flush()?;
+                }
+                _ => {} // ParseComplete, BindComplete, NoData, EmptyQuery, notices
+            }
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.broken {
+            Some(why) => Err(EngineError::new(
+                "connection",
+                format!("postgres: connection closed: {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn simple(&mut self, sql: &str, want_first: bool) -> Result<Outcome> {
+        self.check()?;
+        frontend::query(sql, &mut self.wbuf).map_err(io_err)?;
+        self.flush()?;
+        let o = self.read_until_ready(want_first)?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(o),
+        }
+    }
+}
+
+impl Session for PgWire {
+    /// SQL text on the simple query protocol: rows returned, or rows affected.
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        let o = self.simple(sql, false)?;
+        Ok(if o.returns_rows { o.rows } else { o.affected })
+    }
+
+    fn query_i64(&mut self, sql: &str) -> Result<i64> {
+        let o = self.simple(sql, true)?;
+        let Some(Some(text)) = o.first else {
+            return Ok(0);
+        };
+        text.parse::<i64>()
+            .or_else(|_| text.parse::<f64>().map(|f| f as i64))
+            .map_err(|_| EngineError::new("client", format!("postgres: not a number: {text:?}")))
+    }
+
+    /// A named statement, its parameter types left to the server.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
+        self.check()?;
+        let name = format!("dbduel_{}", self.stmts.len());
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.wbuf).map_err(io_err)?;
+        frontend::sync(&mut self.wbuf);
+        self.flush()?;
+        if let Some(e) = self.read_until_ready(false)?.error {
+            return Err(e);
+        }
+        self.stmts.push(name);
+        Ok(StmtId(self.stmts.len() - 1))
+    }
+
+    /// Bind (parameters as text, results binary), execute, sync: one write, and the rows
+    /// returned for a query or the rows changed for a change.
+    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        self.check()?;
+        let name = self
+            .stmts
+            .get(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        let mut ints = itoa::Buffer::new();
+        frontend::bind(
+            "",
+            name,
+            std::iter::empty::<i16>(), // all parameters as text
+            params,
+            |v, buf| {
+                match v {
+                    Value::Int(n) => buf.extend_from_slice(ints.format(*n).as_bytes()),
+                    Value::Text(s) => buf.extend_from_slice(s.as_bytes()),
+                }
+                Ok(IsNull::No)
+            },
+            [1i16],
+            &mut self.wbuf,
+        )
+        .map_err(|e| {
+            EngineError::new(
+                "client",
+                format!(
+                    "postgres: cannot bind parameters: {}",
+                    match e {
+                        frontend::BindError::Conversion(e) => e.to_string(),
+                        frontend::BindError::Serialization(e) => e.to_string(),
+                    }
+                ),
+            )
+        })?;
+        frontend::execute("", 0, &mut self.wbuf).map_err(io_err)?;
+        frontend::sync(&mut self.wbuf);
+        self.flush()?;
+        let o = self.read_until_ready(false)?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
+        }
+    }
+}
+
+impl Drop for PgWire {
+    /// Say goodbye (Terminate), so the server sees an orderly disconnect.
+    fn drop(&mut self) {
+        if self.broken.is_none() {
+            self.wbuf.clear();
+            frontend::terminate(&mut self.wbuf);
+            let _ = self.sock.write_all(&self.wbuf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_tags_count_what_they_say() {
+        assert_eq!(tag_count(b"UPDATE 3\0"), 3);
+        assert_eq!(tag_count(b"INSERT 0 1\0"), 1);
+        assert_eq!(tag_count(b"BEGIN\0"), 0);
+        assert!(tag_returns_rows(b"SELECT 5\0"));
+        assert!(!tag_returns_rows(b"DELETE 5\0"));
+    }
+
+    #[test]
+    fn error_responses_keep_severity_message_and_kind() {
+        let body = b"SERROR\0VERROR\0C23505\0Mduplicate key value\0\0";
+        let e = server_err(body);
+        assert_eq!(e.kind, "constraint");
+        assert_eq!(e.message, "postgres: ERROR: duplicate key value");
+    }
+
+    #[test]
+    fn data_rows_give_their_first_column() {
+        let mut row = vec![0, 2];
+        row.extend_from_slice(&3i32.to_be_bytes());
+        row.extend_from_slice(b"123");
+        row.extend_from_slice(&(-1i32).to_be_bytes());
+        assert_eq!(first_column(&row).unwrap().as_deref(), Some("123"));
+        let null = [0, 1, 0xFF, 0xFF, 0xFF, 0xFF];
+        assert_eq!(first_column(&null).unwrap(), None);
+    }
+}
