@@ -165,25 +165,7 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
     for c in contenders {
-        for st in [
-            "load",
-            "footprint",
-            "count-cold",
-            "count-warm",
-            "range-queries",
-            "update",
-            "create-index",
-            "drop-index",
-            "add-column",
-            "drop-column",
-        ] {
-            assert_eq!(
-                step(&summary, c, st)["status"],
-                "ok",
-                "{c}/{st}: {:#}",
-                step(&summary, c, st)
-            );
-        }
+        common::assert_shootout_ok(&summary, c);
         assert_eq!(step(&summary, c, "load")["rows"], 20000);
         assert_eq!(step(&summary, c, "update")["rows"], 11100);
         assert_eq!(step(&summary, c, "count-cold")["rows"], 20000);

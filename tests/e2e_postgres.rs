@@ -106,25 +106,7 @@ fn shootout_on_postgres_agrees_with_the_server() {
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
-    for st in [
-        "load",
-        "footprint",
-        "count-cold",
-        "count-warm",
-        "range-queries",
-        "update",
-        "create-index",
-        "drop-index",
-        "add-column",
-        "drop-column",
-    ] {
-        assert_eq!(
-            step(&summary, "postgres", st)["status"],
-            "ok",
-            "{st}: {:#}",
-            step(&summary, "postgres", st)
-        );
-    }
+    common::assert_shootout_ok(&summary, "postgres");
     assert_eq!(step(&summary, "postgres", "load")["rows"], 20000);
     assert_eq!(step(&summary, "postgres", "update")["rows"], 11100);
 

@@ -51,6 +51,25 @@ pub fn step<'a>(
         .unwrap_or_else(|| panic!("no step {contender}/{step} in {summary:#}"))
 }
 
+/// Every step of the built-in shoot-out finished `ok` for `contender`.
+pub fn assert_shootout_ok(summary: &serde_json::Value, contender: &str) {
+    for st in [
+        "load",
+        "footprint",
+        "count-cold",
+        "count-warm",
+        "range-queries",
+        "update",
+        "create-index",
+        "drop-index",
+        "add-column",
+        "drop-column",
+    ] {
+        let s = step(summary, contender, st);
+        assert_eq!(s["status"], "ok", "{contender}/{st}: {s:#}");
+    }
+}
+
 /// Run dbduel with `args`; returns (pid, exit code, stdout, stderr).
 pub fn run_with_pid(args: &[&str]) -> (u32, i32, String, String) {
     let child = bin()
