@@ -12,6 +12,7 @@ pub mod recv_buf;
 pub mod server;
 pub mod sqlite;
 pub mod target;
+pub mod tcp;
 
 pub use dialect::Dialect;
 

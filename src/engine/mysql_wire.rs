@@ -18,7 +18,7 @@ use super::recv_buf::RecvBuf;
 use super::target::Target;
 use super::{EngineError, Result, Session, StmtId, Value};
 use std::io::Write;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 // Capability flags (protocol documentation names).
@@ -236,24 +236,7 @@ impl WireSession {
         db: &str,
         timeout_s: u64,
     ) -> std::result::Result<Self, ConnectError> {
-        let addrs: Vec<_> = (t.host.as_str(), t.port)
-            .to_socket_addrs()
-            .map_err(io_err)?
-            .collect();
-        let mut last = None;
-        let mut sock = None;
-        for a in addrs {
-            match TcpStream::connect_timeout(&a, Duration::from_secs(10)) {
-                Ok(s) => {
-                    sock = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let sock = sock
-            .ok_or_else(|| io_err(last.unwrap_or_else(|| std::io::Error::other("no address"))))?;
-        sock.set_nodelay(true).map_err(io_err)?;
+        let sock = super::tcp::connect(&t.host, t.port, Duration::from_secs(10)).map_err(io_err)?;
         let limit = Some(Duration::from_secs(timeout_s.max(1)));
         sock.set_read_timeout(limit).map_err(io_err)?;
         sock.set_write_timeout(limit).map_err(io_err)?;

@@ -19,7 +19,7 @@ use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::frontend;
 use std::io::Write;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -133,21 +133,7 @@ impl PgWire {
                 format!("postgres: cannot connect to {}:{}: {e}", t.host, t.port),
             )
         };
-        let mut last = None;
-        let mut sock = None;
-        for addr in (t.host.as_str(), t.port).to_socket_addrs().map_err(io)? {
-            match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
-                Ok(s) => {
-                    sock = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let sock = sock.ok_or_else(|| {
-            io(last.unwrap_or_else(|| std::io::Error::other("the host name has no address")))
-        })?;
-        sock.set_nodelay(true).map_err(io)?;
+        let sock = super::tcp::connect(&t.host, t.port, CONNECT_TIMEOUT).map_err(io)?;
         let on: libc::c_int = 1;
         // SAFETY: setsockopt reads an int of the size given from a live local.
         unsafe {
