@@ -132,3 +132,85 @@ fn builtin_studies_are_valid_and_printable() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("dataset: 20000 rows"), "{stdout}");
 }
+
+#[test]
+fn a_bad_scale_is_refused_whichever_scale_is_chosen() {
+    let study = "tests/bad_studies/unselected_scale_unknown_step.toml";
+    for args in [&["--scale", "quick"][..], &[][..]] {
+        let mut all = vec!["run", study, "--check"];
+        all.extend_from_slice(args);
+        let (code, stdout, stderr) = common::run(&all);
+        assert_eq!(code, 2, "{stdout}");
+        assert!(
+            stderr.contains(":23:11: in [scale.full] `step.nope.clients`: "),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn overrides_get_the_same_messages() {
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "oltp",
+        "--check",
+        "--set",
+        "step.point-select.threads=[4,-1]",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim(),
+        "error: --set step.point-select.threads=[4,-1]: step[1].threads: threads must be a positive client count or a list of them"
+    );
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "shootout",
+        "--check",
+        "--set",
+        "step.range-queries.queries=[\"SELECT 1\", 2]",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("step[4].queries[1]: invalid type: integer `2`, expected a string"),
+        "{stderr}"
+    );
+    // An override can take away the load a later step needs.
+    let (code, _, stderr) =
+        common::run(&["run", "oltp", "--check", "--set", "step.load.kind=count"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim(),
+        "error: --set step.load.kind=count: step[0].kind: step \"load\" counts the rows of tables sbtest1 to sbtest4, but no step before it creates them: contender `sqlite-wal` starts empty (it has no target); add a step with kind = \"load\" before it"
+    );
+}
+
+#[test]
+fn steps_without_a_load_pass_where_the_tables_may_already_be() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let head = "[study]\nname = \"t\"\ndescription = \"t\"\n[dataset]\ngenerator = \"sbtest\"\nrows = 1000\n";
+    let oltp = "[[step]]\nname = \"ps\"\nkind = \"oltp\"\nworkload = \"point_select\"\nthreads = [1, 2]\nduration_s = 3\n";
+    let cases = [
+        // an external server may hold the sbtest tables already
+        "[[contender]]\nname = \"theirs\"\nengine = \"mariadb\"\ntarget = \"mysql://bench@db7:3306\"\n",
+        // the dry engine holds nothing and needs nothing
+        "[[contender]]\nname = \"dry\"\nengine = \"dry\"\n",
+    ];
+    for (i, contender) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("s{i}.toml"));
+        std::fs::write(&path, format!("{head}{contender}{oltp}")).expect("write");
+        let (code, _, stderr) = common::run(&["run", path.to_str().unwrap(), "--check"]);
+        assert_eq!(code, 0, "{contender}: {stderr}");
+    }
+    // A query that names no table of the dataset needs no load.
+    let path = dir.path().join("select1.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "{head}[[contender]]\nname = \"a\"\nengine = \"sqlite\"\n[[step]]\nname = \"q\"\n\
+             kind = \"queries\"\nclients = 1\nper_client = 1\nqueries = [\"SELECT 1\"]\n"
+        ),
+    )
+    .expect("write");
+    let (code, _, stderr) = common::run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -8,6 +8,7 @@ pub mod model;
 pub mod overrides;
 pub mod resources;
 pub mod source;
+pub mod tables;
 
 pub use model::StudyFile;
 pub use source::{Source, StudyError};
@@ -105,6 +106,16 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         decode(toml::Value::Table(doc.clone())).map_err(|e| file_error(src, &e))?;
     check(&file).map_err(|e| file_error(src, &e))?;
 
+    // Every scale is checked, not only the one chosen: a mistake in `[scale.full]` must not
+    // wait for the first run at that scale.
+    for (name, table) in &file.scale {
+        apply_all(
+            src,
+            &mut doc.clone(),
+            &overrides::scale_overrides(name, table),
+        )?;
+    }
+
     let scale = req
         .scale
         .clone()
@@ -141,19 +152,7 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         })?);
     }
 
-    // Apply one override at a time and re-check, so any new error belongs to that override.
-    let mut checked = None;
-    for ov in &all {
-        let fail = |m: String| override_error(src, ov, m);
-        let path = overrides::resolve(&doc, &ov.key).map_err(fail)?;
-        overrides::apply(&mut doc, &path, ov.value.clone()).map_err(fail)?;
-        let f: StudyFile = decode(toml::Value::Table(doc.clone()))
-            .map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
-        let c =
-            check(&f).map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
-        checked = Some((f, c));
-    }
-    let (file, (contenders, steps)) = match checked {
+    let (file, (contenders, steps)) = match apply_all(src, &mut doc, &all)? {
         Some(x) => x,
         None => {
             let c = check(&file).map_err(|e| file_error(src, &e))?;
@@ -193,15 +192,59 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
     Ok(study)
 }
 
+/// A study after its overrides: the file as it will run, its contenders and its steps.
+type Checked = (StudyFile, (Vec<Contender>, Vec<Step>));
+
+/// Apply `overrides` to `doc` one at a time and re-check after each, so any new error belongs
+/// to that override. `None` when there are no overrides.
+fn apply_all(
+    src: &Source,
+    doc: &mut toml::Table,
+    overrides: &[Override],
+) -> Result<Option<Checked>, StudyError> {
+    let mut checked = None;
+    for ov in overrides {
+        let fail = |m: String| override_error(src, ov, m);
+        let path = overrides::resolve(doc, &ov.key).map_err(fail)?;
+        overrides::apply(doc, &path, ov.value.clone()).map_err(fail)?;
+        let f: StudyFile = decode(toml::Value::Table(doc.clone()))
+            .map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
+        let c =
+            check(&f).map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
+        checked = Some((f, c));
+    }
+    Ok(checked)
+}
+
 fn file_error(src: &Source, e: &DecodeError) -> StudyError {
     let mut err = src.error_at_path(&e.path, format!("{}: {}", e.path, e.message));
     if e.path.0.is_empty() {
         err.message = missing_section_hint(&e.message).unwrap_or_else(|| e.message.clone());
     }
+    if let Some(hint) = array_of_tables_hint(e) {
+        err.message = format!("{}: {hint}", e.path);
+    }
     if err.line_col.is_none() {
         err.line_col = Some((1, 1));
     }
     err
+}
+
+/// Say how to write `[[step]]` or `[[contender]]` when one was written as a single table.
+fn array_of_tables_hint(e: &DecodeError) -> Option<String> {
+    let [decode::Seg::Key(section)] = e.path.0.as_slice() else {
+        return None;
+    };
+    if section != "step" && section != "contender" {
+        return None;
+    }
+    e.message
+        .starts_with("invalid type: table, expected an array")
+        .then(|| {
+            format!(
+                "[{section}] must be an array of tables: write [[{section}]] above each {section}"
+            )
+        })
 }
 
 /// Say what to add when a whole section of the study is missing.
@@ -425,5 +468,195 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             params,
         });
     }
+    tables::check(f, &steps)?;
     Ok((contenders, steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-contender study with these steps (and any extra contender lines).
+    fn study(contender: &str, dataset: &str, steps: &str) -> Source {
+        Source::new(
+            "t.toml",
+            format!(
+                "[study]\nname = \"t\"\ndescription = \"t\"\n[dataset]\n{dataset}\nrows = 100\n\
+                 [[contender]]\nname = \"c\"\n{contender}\n{steps}"
+            ),
+        )
+    }
+
+    const LOAD: &str = "[[step]]\nname = \"load\"\nkind = \"load\"\n";
+    const OLTP: &str = "[[step]]\nname = \"o\"\nkind = \"oltp\"\nworkload = \"point_select\"\nthreads = 2\nduration_s = 3\n";
+
+    fn check_text(src: &Source) -> Result<Study, StudyError> {
+        parse(src, &Request::default())
+    }
+
+    #[test]
+    fn no_message_shows_parser_internals() {
+        // Every value decoded through a type of our own (untagged, enums, structs), given
+        // something of the wrong kind.
+        let oltp = "workload = \"point_select\"\nthreads = 2\nduration_s = 3";
+        let cases = [
+            (
+                "oltp",
+                "workload = \"point_select\"\nthreads = [4, -1]\nduration_s = 3",
+            ),
+            (
+                "oltp",
+                "workload = \"point_select\"\nthreads = 1.5\nduration_s = 3",
+            ),
+            (
+                "oltp",
+                "workload = \"point_select\"\nthreads = { n = 1 }\nduration_s = 3",
+            ),
+            ("oltp", "workload = 3\nthreads = 2\nduration_s = 3"),
+            ("oltp", "workload = {}\nthreads = 2\nduration_s = 3"),
+            ("oltp", "workload = \"x\"\nthreads = 2\nduration_s = 3"),
+            ("oltp", &format!("{oltp}\ndistribution = 2")),
+            ("oltp", &format!("{oltp}\ndistribution = \"zipf\"")),
+            ("oltp", &format!("{oltp}\narrival = [1]")),
+            ("oltp", &format!("{oltp}\narrival = \"burst\"")),
+            ("oltp", &format!("{oltp}\nrate = \"fast\"")),
+            ("oltp", &format!("{oltp}\nskip_trx = 1")),
+            ("ddl", "action = 1"),
+            ("ddl", "action = { create_index = 1 }"),
+            ("ddl", "action = \"truncate\""),
+            (
+                "queries",
+                "clients = 1\nper_client = 1\nqueries = [\"SELECT ?\"]\nparams = [5]",
+            ),
+            (
+                "queries",
+                "clients = 1\nper_client = 1\nqueries = [\"SELECT ?\"]\nparams = [\"a\"]",
+            ),
+            (
+                "queries",
+                "clients = 1\nper_client = 1\nqueries = \"SELECT 1\"",
+            ),
+            (
+                "queries",
+                "clients = -1\nper_client = 1\nqueries = [\"SELECT 1\"]",
+            ),
+            ("count", "cold = \"yes\""),
+            ("load", "batch_rows = 1.5"),
+        ];
+        for (kind, text) in cases {
+            let table: toml::Table = toml::from_str(text).expect("case is TOML");
+            let e = StepParams::decode(kind, &table).expect_err(text);
+            for internal in [
+                "enum ",
+                "struct ",
+                "variant",
+                "u64",
+                "u8",
+                "f64",
+                "map",
+                "sequence",
+                "floating point",
+                "string only",
+                "element",
+            ] {
+                assert!(
+                    !e.message.contains(internal),
+                    "{kind} `{text}`: {}: {}",
+                    e.path,
+                    e.message
+                );
+            }
+        }
+        let e = StepParams::decode(
+            "oltp",
+            &toml::from_str("workload = \"point_select\"\nthreads = [4, -1]\nduration_s = 3")
+                .expect("toml"),
+        )
+        .expect_err("negative threads");
+        assert_eq!(e.path.to_string(), "threads");
+        assert_eq!(
+            e.message,
+            "threads must be a positive client count or a list of them"
+        );
+    }
+
+    #[test]
+    fn every_scale_is_checked_whichever_is_chosen() {
+        let src = Source::new(
+            "t.toml",
+            format!(
+                "[study]\nname = \"t\"\ndescription = \"t\"\n[dataset]\ngenerator = \"user_logs\"\n\
+                 rows = 100\n[[contender]]\nname = \"c\"\nengine = \"sqlite\"\n{LOAD}\
+                 [scale.quick]\ndataset.rows = 10\n[scale.full]\nstep.nope.x = 1\n"
+            ),
+        );
+        for scale in [None, Some("quick")] {
+            let req = Request {
+                scale: scale.map(str::to_string),
+                ..Request::default()
+            };
+            let e = parse(&src, &req).expect_err("a bad [scale.full]");
+            assert!(
+                e.message.starts_with("in [scale.full] `step.nope.x`"),
+                "{e}"
+            );
+            assert_eq!(e.line_col, Some((16, 11)), "{e}");
+        }
+    }
+
+    #[test]
+    fn steps_need_a_load_unless_the_contender_may_hold_the_tables() {
+        let sb = "generator = \"sbtest\"";
+        let ul = "generator = \"user_logs\"";
+        let sqlite = "engine = \"sqlite\"";
+        let target = "engine = \"postgres\"\ntarget = \"postgres://me@db:5432\"";
+        let dry = "engine = \"dry\"";
+        // refused on an embedded engine, before or without a load
+        let e = check_text(&study(sqlite, sb, OLTP)).expect_err("oltp without load");
+        assert_eq!(e.line_col, Some((12, 1)));
+        assert!(e.message.contains("add a step with kind = \"load\""), "{e}");
+        let e = check_text(&study(sqlite, sb, &format!("{OLTP}{LOAD}"))).expect_err("late");
+        assert!(e.message.ends_with("move step \"load\" before it"), "{e}");
+        // fine after a load, on an external target, and on the dry engine
+        assert!(check_text(&study(sqlite, sb, &format!("{LOAD}{OLTP}"))).is_ok());
+        assert!(check_text(&study(target, sb, OLTP)).is_ok());
+        assert!(check_text(&study(dry, sb, OLTP)).is_ok());
+        // a query that names no table needs none
+        let q = |sql: &str| {
+            format!(
+                "[[step]]\nname = \"q\"\nkind = \"queries\"\nclients = 1\nper_client = 1\nqueries = [\"{sql}\"]\n"
+            )
+        };
+        assert!(check_text(&study(sqlite, ul, &q("SELECT 1"))).is_ok());
+        let e = check_text(&study(sqlite, ul, &q("SELECT uid FROM USER_LOGS")))
+            .expect_err("a query of the table");
+        assert!(e.message.contains("reads table user_logs"), "{e}");
+        // a renamed table is the one looked for
+        let renamed = "generator = \"user_logs\"\ntable = \"logs\"";
+        assert!(check_text(&study(sqlite, renamed, &q("SELECT uid FROM user_logs"))).is_ok());
+        // oltp needs the sbtest tables, whatever the contender, unless it is dry
+        for c in [sqlite, target] {
+            let e = check_text(&study(c, ul, &format!("{LOAD}{OLTP}"))).expect_err("user_logs");
+            assert!(e.message.contains("use generator = \"sbtest\""), "{e}");
+        }
+        assert!(check_text(&study(dry, ul, OLTP)).is_ok());
+    }
+
+    #[test]
+    fn a_second_contender_without_target_still_needs_the_load() {
+        let src = study(
+            "engine = \"postgres\"\ntarget = \"postgres://me@db:5432\"\n\
+             [[contender]]\nname = \"mine\"\nengine = \"sqlite\"",
+            "generator = \"sbtest\"",
+            OLTP,
+        );
+        let e = check_text(&src).expect_err("mine starts empty");
+        assert!(e.message.contains("contender `mine` starts empty"), "{e}");
+        // even when only the target is chosen: the study itself is wrong
+        let req = Request {
+            contenders: vec!["c".into()],
+            ..Request::default()
+        };
+        assert!(parse(&src, &req).is_err());
+    }
 }

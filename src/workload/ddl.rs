@@ -3,7 +3,7 @@
 
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::results::{Better, Metric, Unit};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 use std::time::Instant;
 
@@ -19,6 +19,7 @@ pub enum DdlAction {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DdlParams {
+    #[serde(deserialize_with = "by_name")]
     pub action: DdlAction,
     /// Index name, for `create_index` and `drop_index`.
     #[serde(default)]

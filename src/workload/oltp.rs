@@ -12,7 +12,7 @@ use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
 use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -55,7 +55,10 @@ impl OltpWorkload {
 
 /// One client count, or a sweep of them.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "threads must be a positive client count or a list of them"
+)]
 pub enum Threads {
     One(u64),
     Sweep(Vec<u64>),
@@ -100,6 +103,7 @@ fn d_one() -> u64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OltpParams {
+    #[serde(deserialize_with = "by_name")]
     pub workload: OltpWorkload,
     /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
     pub threads: Threads,
@@ -113,12 +117,12 @@ pub struct OltpParams {
     #[serde(default = "d_final")]
     pub final_fraction: f64,
     /// Key distribution (sysbench --rand-type; default special).
-    #[serde(default = "d_special")]
+    #[serde(default = "d_special", deserialize_with = "by_name")]
     pub distribution: Distribution,
     /// Target events per second in all (open loop); absent: closed loop.
     #[serde(default)]
     pub rate: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "by_name")]
     pub arrival: Arrival,
     #[serde(default = "d_range")]
     pub range_size: u64,

@@ -40,7 +40,7 @@ pub struct QueriesParams {
 
 /// An inclusive range of integers a placeholder is drawn from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table { min = …, max = … }")]
 pub struct IntRange {
     pub min: i64,
     pub max: i64,
