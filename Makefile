@@ -28,10 +28,14 @@ lint:
 test: install-servers install-browser lint
 	$(CARGO) test --locked
 
-# dbduel's client against sysbench and pgbench on the same servers, as ratios from one run
-# (bench/README.md). Minutes; BENCH_DURATION_S=3 BENCH_ROUNDS=1 for a smoke run.
+# dbduel's client against sysbench and pgbench on the same servers, as ratios from one run;
+# its memory and CPU against mysqlslap and pgbench at 100 and 1,000 clients; the dataset
+# generators' rows/s (bench/README.md). Minutes; BENCH_DURATION_S=3 BENCH_ROUNDS=1 for a
+# smoke run.
 bench:
 	bash bench/vs-peers
+	bash bench/footprint
+	$(CARGO) bench --locked --bench generators
 
 fmt:
 	$(CARGO) fmt --all

@@ -105,6 +105,8 @@ def run_client(argv, log_path):
         "cpu_user_s": ru.ru_utime,
         "cpu_sys_s": ru.ru_stime,
         "cpu_s": ru.ru_utime + ru.ru_stime,
+        # the client's peak resident memory (wait4's ru_maxrss is in KiB)
+        "peak_rss_bytes": ru.ru_maxrss * 1024,
         "host_busy_s": h1[0] - h0[0],
         "host_cpu_s": h1[1] - h0[1],
         "output": text,

@@ -6,8 +6,8 @@ use crate::dataset::Generator;
 use crate::engine::{Engine, OpenCtx};
 use crate::progress::Progress;
 use crate::results::{
-    Build, ContenderFacts, ContenderSummary, DatasetFacts, Host, Manifest, RunDir, SCHEMA_VERSION,
-    Status, StepSummary, Summary, rfc3339,
+    Better, Build, ContenderFacts, ContenderSummary, DatasetFacts, Host, Manifest, Metric, RunDir,
+    SCHEMA_VERSION, Status, StepSummary, Summary, Unit, rfc3339,
 };
 use crate::study::Study;
 use crate::sysmon;
@@ -110,6 +110,16 @@ pub fn run(
         .map(|s| s.params.clients())
         .max()
         .unwrap_or(1);
+    // The resource check made sure the limit can be raised this far.
+    let files_per_client = study
+        .contenders
+        .iter()
+        .map(|c| c.engine.files_per_client())
+        .max()
+        .unwrap_or(1);
+    crate::fdlimit::raise_to(crate::fdlimit::needed(
+        max_clients.saturating_mul(files_per_client),
+    ));
     let needs_data = study
         .steps
         .iter()
@@ -228,7 +238,7 @@ pub fn run(
                     &contender.name,
                     &tables,
                     &dataset_files,
-                    manifest.host.cores,
+                    &manifest.host,
                     progress,
                     stop,
                 )?;
@@ -287,7 +297,7 @@ fn run_step(
     contender: &str,
     tables: &[crate::dataset::TableDef],
     dataset_files: &[PathBuf],
-    cores: usize,
+    host: &Host,
     progress: &mut Progress,
     stop: &AtomicBool,
 ) -> Result<StepSummary, ExecError> {
@@ -321,10 +331,18 @@ fn run_step(
         stop: &step_stop,
     };
     let counters_before = engine.counters().ok().flatten();
+    let own = sysmon::own::OwnMeter::begin();
     let (result, server_died) = watched(engine, stop, &step_stop, start, || {
         workload::run(&step.params, &ctx)
     });
     let samples = sampler.stop();
+    let own = own.end(
+        samples
+            .iter()
+            .map(|s| s.dbduel.rss_bytes)
+            .max()
+            .unwrap_or(0),
+    );
     let server_counters = match (counters_before, engine.counters().ok().flatten()) {
         (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
         _ => None,
@@ -356,12 +374,26 @@ fn run_step(
             if !out.intervals.is_empty() {
                 dir.write_ndjson(&rel(".intervals.ndjson"), &out.intervals)?;
             }
-            if let Some(w) = client_cpu_warning(engine, &samples, cores) {
+            if !out.intervals.is_empty() {
+                s.metrics.push(Metric::new(
+                    "dbduel_peak_rss_bytes",
+                    "dbduel peak RSS",
+                    own.peak_rss_bytes as f64,
+                    Unit::Bytes,
+                    Better::None,
+                ));
+            }
+            let warnings = [
+                client_cpu_warning(engine, &samples, host.cores),
+                client_memory_warning(engine, own.peak_rss_bytes, host.mem_total_bytes),
+            ];
+            for w in warnings.into_iter().flatten() {
                 s.note = Some(match s.note.take() {
                     Some(n) => format!("{n}; {w}"),
                     None => w,
                 });
             }
+            s.dbduel = Some(own);
             (s, out.details, None)
         }
         Err(workload::StepError::Skipped(reason)) => {
@@ -440,6 +472,24 @@ fn client_cpu_warning(
     (share > 0.5).then(|| {
         format!(
             "warning: dbduel itself used {:.0}% of the machine's CPU during this step; the client may have limited these figures",
+            share * 100.0
+        )
+    })
+}
+
+/// Share of the machine's memory above which dbduel's own peak RSS is called out.
+const CLIENT_MEMORY_WARN_SHARE: f64 = 0.05;
+
+/// A warning when dbduel itself held a significant share of the machine's memory during a
+/// step against a server: on a shared host that is page cache the server did not have.
+/// (An embedded engine's caches live inside dbduel, so there it is expected.)
+fn client_memory_warning(engine: &dyn Engine, peak_rss: u64, mem_total: u64) -> Option<String> {
+    engine.server_pid()?;
+    let share = peak_rss as f64 / mem_total.max(1) as f64;
+    (mem_total > 0 && share > CLIENT_MEMORY_WARN_SHARE).then(|| {
+        format!(
+            "warning: dbduel itself held {} ({:.0}% of the machine's memory) during this step; on a shared host that memory was not the server's",
+            crate::report::format::bytes(peak_rss),
             share * 100.0
         )
     })

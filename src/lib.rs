@@ -5,6 +5,7 @@ pub mod cli;
 pub mod dataset;
 pub mod engine;
 pub mod execute;
+pub mod fdlimit;
 pub mod metrics;
 pub mod oscache;
 pub mod progress;

@@ -76,9 +76,8 @@ impl Sbtest {
         (i + 1, k)
     }
 
-    /// Write table `table` as `id\tk\tc\tpad` lines; returns bytes written.
-    pub fn write_tsv_file(&self, table: u64, path: &Path) -> io::Result<u64> {
-        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    /// Write table `table` as `id\tk\tc\tpad` lines to `out`; returns bytes written.
+    pub fn write_tsv<W: Write>(&self, table: u64, mut out: W) -> io::Result<u64> {
         let (mut c, mut pad) = (String::with_capacity(120), String::with_capacity(60));
         let mut bytes = 0u64;
         let mut line = String::with_capacity(256);
@@ -91,6 +90,14 @@ impl Sbtest {
             bytes += line.len() as u64;
         }
         out.flush()?;
+        Ok(bytes)
+    }
+
+    /// Write table `table` to a file at `path` (created or truncated), synced; returns
+    /// bytes written.
+    pub fn write_tsv_file(&self, table: u64, path: &Path) -> io::Result<u64> {
+        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        let bytes = self.write_tsv(table, &mut out)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(bytes)
     }

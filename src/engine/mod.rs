@@ -307,6 +307,16 @@ impl EngineConfig {
         }
     }
 
+    /// Files one client of this contender keeps open in dbduel's process: a socket, or an
+    /// embedded database's file (and its write-ahead log in WAL mode).
+    pub fn files_per_client(&self) -> u64 {
+        match self {
+            EngineConfig::Sqlite(o) if o.journal_mode.eq_ignore_ascii_case("wal") => 2,
+            EngineConfig::Dry(_) => 0,
+            _ => 1,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             EngineConfig::Sqlite(_) => "sqlite",

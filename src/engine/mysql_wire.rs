@@ -14,7 +14,7 @@
 //! Only `mysql_native_password` (or no password) is spoken; any other authentication
 //! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
 
-use super::recv_buf::RecvBuf;
+use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use super::target::Target;
 use super::{EngineError, Result, Session, StmtId, Value};
 use std::io::Write;
@@ -242,7 +242,7 @@ impl WireSession {
         sock.set_write_timeout(limit).map_err(io_err)?;
         let mut s = WireSession {
             sock,
-            rb: RecvBuf::with_capacity(32 * 1024),
+            rb: RecvBuf::with_capacity(RECV_BUF_BYTES),
             joined: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,

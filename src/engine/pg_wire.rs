@@ -10,7 +10,7 @@
 //! (cleartext, MD5, SCRAM-SHA-256) computed by `postgres-protocol`, the protocol crate
 //! tokio-postgres itself is built on; this module only frames, sends and counts.
 
-use super::recv_buf::RecvBuf;
+use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use super::target::Target;
 use super::{EngineError, Result, Session, StmtId, Value};
 use bytes::BytesMut;
@@ -149,7 +149,7 @@ impl PgWire {
         sock.set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
         let mut c = PgWire {
             sock,
-            rb: RecvBuf::with_capacity(32 * 1024),
+            rb: RecvBuf::with_capacity(RECV_BUF_BYTES),
             wbuf: BytesMut::with_capacity(4096),
             stmts: Vec::new(),
             broken: None,

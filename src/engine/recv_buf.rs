@@ -3,6 +3,11 @@
 
 use std::io::{ErrorKind, Read};
 
+/// The receive buffer a session starts with: 16 KiB, as libpq and libmariadb start theirs
+/// (`net_buffer_length`). It grows only to the largest single message, never to a whole
+/// result, so a thousand sessions hold about 16 MiB of them.
+pub const RECV_BUF_BYTES: usize = 16 * 1024;
+
 /// A growable buffer; `buf[pos..end]` is received and not yet consumed.
 pub struct RecvBuf {
     buf: Vec<u8>,

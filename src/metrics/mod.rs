@@ -1,7 +1,11 @@
-//! Latency histograms and their summaries: one HDR histogram per op kind per worker, merged
-//! per tick; quantiles only through `quantile`.
+//! Latency histograms and their summaries: each client records into its own sparse
+//! [`Recorder`], whose counts are merged once per tick into HDR histograms; quantiles only
+//! through `quantile`.
 
 use serde::{Deserialize, Serialize};
+
+mod recorder;
+pub use recorder::{Recorder, TickCounts};
 
 /// Latency histogram in microseconds, 1 µs to 1 hour, 3 significant digits.
 pub type Hist = hdrhistogram::Histogram<u64>;

@@ -96,6 +96,9 @@ pub struct StepSummary {
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<Metric>,
+    /// What dbduel itself used during the step (peak RSS, CPU seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbduel: Option<crate::sysmon::own::OwnUse>,
 }
 
 impl StepSummary {
@@ -119,6 +122,7 @@ impl StepSummary {
             errors: None,
             note: Some(note.into()),
             metrics: Vec::new(),
+            dbduel: None,
         }
     }
 }

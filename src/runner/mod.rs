@@ -8,7 +8,8 @@
 
 use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, EngineError};
-use crate::metrics::{self, Hist, Latency};
+use crate::metrics::{self, Hist, Latency, Recorder, TickCounts};
+use crate::sysmon::own::process_cpu_s;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -156,9 +157,9 @@ pub enum RunError {
     Interrupted,
 }
 
-/// Per-worker counters for the current tick; sent whole to the collector when the tick changes.
+/// Per-worker counters for the current tick. Latencies go into the worker's recorders, which
+/// it keeps for the whole run; at each tick it sends their sparse counts with these.
 struct Local {
-    hists: Vec<Hist>,
     ops: Vec<u64>,
     rows: u64,
     late: u64,
@@ -169,7 +170,6 @@ struct Local {
 impl Local {
     fn new(n: usize) -> Self {
         Local {
-            hists: (0..n).map(|_| metrics::new_hist()).collect(),
             ops: vec![0; n],
             rows: 0,
             late: 0,
@@ -179,13 +179,20 @@ impl Local {
     }
 }
 
+/// What a worker hands the collector for one tick: its counters and, per op kind, the
+/// latencies it recorded (a few hundred bytes, not a histogram).
+struct Flushed {
+    local: Local,
+    latencies: Vec<TickCounts>,
+}
+
 enum Msg {
     /// Stats of `tick`; the worker has moved on to `next_tick` (or finished when `done`).
     Flush {
         worker: usize,
         tick: u64,
         next_tick: u64,
-        stats: Box<Local>,
+        stats: Flushed,
         done: bool,
     },
     Ready,
@@ -380,7 +387,12 @@ fn drive(
     stop: &AtomicBool,
     tx: &mpsc::Sender<Msg>,
 ) {
-    let mut local = Box::new(Local::new(n_ops));
+    let mut local = Local::new(n_ops);
+    let mut recorders: Vec<Recorder> = (0..n_ops).map(|_| Recorder::new()).collect();
+    let take = |local: Local, recorders: &mut [Recorder]| Flushed {
+        local,
+        latencies: recorders.iter_mut().map(Recorder::take).collect(),
+    };
     let mut tick = 0u64;
     let deadline = match bound {
         Bound::Duration(d) => Some(start + d),
@@ -424,12 +436,12 @@ fn drive(
         now = Instant::now();
         let cur = now.duration_since(start).as_secs();
         if cur != tick {
-            let full = std::mem::replace(&mut local, Box::new(Local::new(n_ops)));
+            let full = std::mem::replace(&mut local, Local::new(n_ops));
             let _ = tx.send(Msg::Flush {
                 worker: client,
                 tick,
                 next_tick: cur,
-                stats: full,
+                stats: take(full, &mut recorders),
                 done: false,
             });
             tick = cur;
@@ -437,8 +449,7 @@ fn drive(
         let op = op.min(n_ops.saturating_sub(1));
         match res {
             Ok(rows) => {
-                local.hists[op]
-                    .saturating_record(metrics::micros(now.saturating_duration_since(t0)));
+                recorders[op].record(metrics::micros(now.saturating_duration_since(t0)));
                 local.ops[op] += 1;
                 local.rows += rows;
             }
@@ -456,7 +467,7 @@ fn drive(
         worker: client,
         tick,
         next_tick: tick,
-        stats: local,
+        stats: take(local, &mut recorders),
         done: true,
     });
 }
@@ -503,8 +514,12 @@ fn collect(
             Err(_) => break, // every client thread is gone
         };
         let agg = pending.entry(tick).or_insert_with(|| TickAgg::new(n_ops));
-        for i in 0..n_ops {
-            metrics::merge(&mut agg.hists[i], &stats.hists[i]);
+        let Flushed {
+            local: stats,
+            latencies,
+        } = stats;
+        for (i, lat) in latencies.iter().enumerate().take(n_ops) {
+            lat.add_to(&mut agg.hists[i]);
             agg.ops[i] += stats.ops[i];
             ops_all += stats.ops[i];
         }
@@ -664,18 +679,6 @@ fn emit(
     };
     on_interval(&rec);
     t.intervals.push(rec);
-}
-
-/// CPU seconds (user + system) used so far by this process, all threads.
-pub fn process_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the struct we pass; RUSAGE_SELF is always valid.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    if rc != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub struct Machine {
     pub mem_bytes: u64,
     /// Free space on the filesystem that will hold the results, when known.
     pub disk_free_bytes: Option<u64>,
+    /// Files dbduel's process may keep open (its limit, raised as far as allowed).
+    pub open_files: u64,
 }
 
 impl Machine {
@@ -19,6 +21,9 @@ impl Machine {
         Machine {
             mem_bytes: crate::sysmon::host_facts().mem_total_bytes,
             disk_free_bytes: free_bytes(out),
+            open_files: crate::fdlimit::raise_to(crate::fdlimit::needed(
+                crate::workload::queries::MAX_CLIENTS * 2,
+            )),
         }
     }
 }
@@ -56,6 +61,21 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
         .max()
         .unwrap_or(1);
     for (i, c) in study.contenders.iter().enumerate() {
+        let files = crate::fdlimit::needed(clients.saturating_mul(c.engine.files_per_client()));
+        let widest = study
+            .steps
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, s)| s.params.clients());
+        if let (true, Some((s, step))) = (files > m.open_files, widest) {
+            return Err(DecodeError::at(
+                KeyPath::root().key("step").index(s),
+                format!(
+                    "step `{}` opens {clients} clients on contender `{}`, which need about {files} open files; this process may open {} (`ulimit -n`): raise the limit or use fewer clients",
+                    step.name, c.name, m.open_files
+                ),
+            ));
+        }
         let (need, key) = c.engine.memory_estimate(clients);
         if need > m.mem_bytes {
             let path = KeyPath::root().key("contender").index(i).join(&key);

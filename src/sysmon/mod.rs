@@ -35,6 +35,7 @@
 
 mod facts;
 mod host;
+pub mod own;
 mod procs;
 #[cfg(test)]
 mod tests;

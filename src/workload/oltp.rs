@@ -693,7 +693,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         "dbduel CPU/event",
         best.dbduel_cpu_us_per_event,
         Unit::Micros,
-        Better::Lower,
+        Better::None,
     ));
     let mut notes = vec![format!(
         "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",

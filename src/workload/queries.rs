@@ -307,6 +307,15 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     } else {
         0.0
     };
+    // dbduel's cost, not the engine's (except an embedded engine's, which runs inside it):
+    // shown beside the figures, never judged.
+    s.metrics.push(Metric::new(
+        "cpu_us_per_query",
+        "dbduel CPU/query",
+        cpu_us_per_op,
+        Unit::Micros,
+        Better::None,
+    ));
     let per_query: Vec<_> = out
         .op_names
         .iter()

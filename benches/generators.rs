@@ -1,0 +1,73 @@
+//! `cargo bench --bench generators` (part of `make bench`): rows a second each dataset
+//! generator makes on one core, written to a sink — the time a user waits before every load.
+//! Target: at least 2 M rows/s for every generator.
+
+use dbduel::dataset::UserLogs;
+use dbduel::dataset::sbtest::Sbtest;
+use std::time::Instant;
+
+/// Rows per timed run, and runs per generator (the best is reported, as the least
+/// disturbed by anything else on the machine); `GEN_ROWS` and `GEN_RUNS` change them.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn best_rate(
+    runs: u64,
+    rows: u64,
+    mut one_run: impl FnMut() -> std::io::Result<u64>,
+) -> (f64, u64) {
+    let mut best = 0.0f64;
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let t = Instant::now();
+        bytes = one_run().expect("generate");
+        best = best.max(rows as f64 / t.elapsed().as_secs_f64());
+    }
+    (best, bytes)
+}
+
+fn main() {
+    const TARGET: f64 = 2_000_000.0;
+    let (rows, runs) = (setting("GEN_ROWS", 2_000_000), setting("GEN_RUNS", 3));
+    let results = [
+        (
+            "user_logs",
+            best_rate(runs, rows, || {
+                UserLogs::new(42, rows).write_tsv(0, rows, std::io::sink())
+            }),
+        ),
+        (
+            "sbtest",
+            best_rate(runs, rows, || {
+                Sbtest {
+                    seed: 42,
+                    rows,
+                    tables: 1,
+                }
+                .write_tsv(1, std::io::sink())
+            }),
+        ),
+    ];
+    println!(
+        "{:<12} {:>14} {:>12} {:>10}",
+        "generator", "rows/s", "bytes/row", "target"
+    );
+    let mut met = 0;
+    for (name, (rate, bytes)) in &results {
+        let ok = *rate >= TARGET;
+        met += usize::from(ok);
+        println!(
+            "{name:<12} {rate:>14.0} {:>12.0} {:>10}",
+            *bytes as f64 / rows as f64,
+            if ok { "met" } else { "missed" }
+        );
+    }
+    println!(
+        "one core, {rows} rows a run, best of {runs}; target (>= 2,000,000 rows/s) met by {met} of {} generators",
+        results.len()
+    );
+}
