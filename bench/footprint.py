@@ -59,7 +59,8 @@ per_client = {per_client}
 queries = [{qs}]
 {params}
 """)
-    res = run_client([a.dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"))
+    res = run_client([a.dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"),
+                     peak_rss=True)
     must(res, f"dbduel ({label})")
     found = [os.path.join(r, "dbduel", "run.json") for r in
              (os.path.join(d, x) for x in os.listdir(d)) if os.path.isdir(r)]
@@ -113,10 +114,13 @@ kind = "load"
         return r, c1 - c0, s1 - s0
 
     def peer(clients, label):
+        # --number-of-queries is the total over all clients, whatever its --help says
         argv = ["mysqlslap", "-h127.0.0.1", f"-P{port}", "-uroot", f"--create-schema={db}",
-                "--no-drop", f"--concurrency={clients}", f"--number-of-queries={a.per_client}",
+                "--no-drop", f"--concurrency={clients}",
+                f"--number-of-queries={clients * a.per_client}",
                 "--delimiter=;", f"--query={';'.join(RANGE_QUERIES)}"]
-        r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log")))
+        r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log"),
+                                            peak_rss=True))
         must(r, f"mysqlslap ({label})")
         return figures(r, q, s, None)
 
@@ -163,7 +167,8 @@ kind = "load"
         argv = [pg_bin("pgbench"), "-S", "-M", "prepared", "-n", "-c", str(clients),
                 "-j", str(min(clients, os.cpu_count() or 1)), "-t", str(a.per_client),
                 *conn, db]
-        r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log")))
+        r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log"),
+                                            peak_rss=True))
         must(r, f"pgbench ({label})")
         return figures(r, q, s, None)
 

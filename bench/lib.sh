@@ -16,6 +16,11 @@ if ! command -v sysbench >/dev/null 2>&1; then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sysbench >/dev/null
 fi
+# GNU time measures each client's peak RSS (bench/footprint).
+if [ ! -x /usr/bin/time ]; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+fi
 # MariaDB and PostgreSQL (pgbench ships with the server): installed only when missing.
 bash scripts/install-servers >&2
 sysbench --version | grep -q '^sysbench 1\.0' || {

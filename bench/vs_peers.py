@@ -86,10 +86,16 @@ def host_cpu_s():
     return (total - idle) / CLK, total / CLK
 
 
-def run_client(argv, log_path):
-    """Run one client to completion; its exit code, wall time, CPU (user, system) and output."""
+def run_client(argv, log_path, peak_rss=False):
+    """Run one client to completion; its exit code, wall time, CPU (user, system) and output,
+    and with `peak_rss` its peak resident memory. That is taken by GNU time (`%M`), not from
+    our own wait4: a forked child keeps the forking process's peak RSS across exec, so wait4
+    would report at least this Python process's size for any client; time's own is ~2 MB."""
     h0 = host_cpu_s()
     t0 = time.monotonic()
+    rss_path = log_path + ".maxrss"
+    if peak_rss:
+        argv = ["/usr/bin/time", "-f", "%M", "-o", rss_path, *argv]
     with open(log_path, "w") as out:
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
         _, status, ru = os.wait4(p.pid, 0)
@@ -98,6 +104,10 @@ def run_client(argv, log_path):
     h1 = host_cpu_s()
     with open(log_path) as f:
         text = f.read()
+    rss = None
+    if peak_rss:
+        with open(rss_path) as f:
+            rss = int(f.read().split()[-1]) * 1024  # KiB
     return {
         "argv": argv,
         "rc": p.returncode,
@@ -105,8 +115,7 @@ def run_client(argv, log_path):
         "cpu_user_s": ru.ru_utime,
         "cpu_sys_s": ru.ru_stime,
         "cpu_s": ru.ru_utime + ru.ru_stime,
-        # the client's peak resident memory (wait4's ru_maxrss is in KiB)
-        "peak_rss_bytes": ru.ru_maxrss * 1024,
+        "peak_rss_bytes": rss,
         "host_busy_s": h1[0] - h0[0],
         "host_cpu_s": h1[1] - h0[1],
         "output": text,

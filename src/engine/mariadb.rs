@@ -246,8 +246,15 @@ impl MariadbOptions {
             "aria_pagecache_buffer_size".into(),
             format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
         );
-        // Room for every client of the study plus admin connections.
-        let conns = max_clients + 50;
+        // Room for every client of the study plus admin connections, unless the study's
+        // `server` settings say otherwise (a kept sandbox may serve other clients); what
+        // follows from the connection count is sized from the one that applies.
+        let conns = self
+            .server
+            .get("max_connections")
+            .and_then(toml::Value::as_integer)
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(max_clients + 50);
         s.insert("max_connections".into(), conns.to_string());
         // The listen queue must hold every client connecting at once: with the default
         // (80 + max_connections/5) a burst of a thousand connects overflows it and some
@@ -804,5 +811,31 @@ impl Session for MysqlSession {
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
         let r = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
         drain(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(text: &str) -> MariadbOptions {
+        toml::from_str(text).expect("options")
+    }
+
+    #[test]
+    fn connection_limits_follow_the_clients_or_the_studys_own_max_connections() {
+        let r = options("storage_engine = \"innodb\"").recipe(1000);
+        assert_eq!(r.settings["max_connections"], "1050");
+        assert_eq!(r.settings["back_log"], "1050");
+        assert_eq!(r.settings["max_prepared_stmt_count"], "67200");
+        // A sandbox kept for other clients: the listen queue and prepared statements follow
+        // the connections it was given, not the one client of its own study.
+        let r = options("server = { max_connections = 1200 }").recipe(1);
+        assert_eq!(r.settings["max_connections"], "1200");
+        assert_eq!(r.settings["back_log"], "1200");
+        assert_eq!(r.settings["max_prepared_stmt_count"], "76800");
+        let r = options("").recipe(10_000);
+        assert_eq!(r.settings["back_log"], "4096");
+        assert_eq!(r.settings["max_prepared_stmt_count"], "643200");
     }
 }
