@@ -331,6 +331,7 @@ fn run_step(
         stop: &step_stop,
     };
     let counters_before = engine.counters().ok().flatten();
+    let pid_before = engine.server_pid();
     let own = sysmon::own::OwnMeter::begin();
     let (result, server_died) = watched(engine, stop, &step_stop, start, || {
         workload::run(&step.params, &ctx)
@@ -343,7 +344,11 @@ fn run_step(
             .max()
             .unwrap_or(0),
     );
+    // A server restarted inside the step (a cold count, a sweep's cold start) counts from
+    // zero again: its counters afterwards are what the step did since.
+    let restarted = pid_before.is_some() && engine.server_pid() != pid_before;
     let server_counters = match (counters_before, engine.counters().ok().flatten()) {
+        (Some(_), Some(after)) if restarted => Some(after),
         (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
         _ => None,
     };
@@ -440,8 +445,9 @@ fn run_step(
     Ok(summary)
 }
 
-/// Per-counter change over a step. A counter that went down was reset by a server restart
-/// inside the step; its value after the restart is what the step did since.
+/// Per-counter change over a step. A counter that went down was reset by a restart inside
+/// the step that the server's pid did not show (an external server's restart command); its
+/// value after the restart is what the step did since.
 fn counter_delta(
     before: &std::collections::BTreeMap<String, u64>,
     after: &std::collections::BTreeMap<String, u64>,

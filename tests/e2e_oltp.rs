@@ -197,3 +197,98 @@ rate = 1000
     assert!(p99 > 100_000, "p99 {p99} µs hides the queue");
     assert!(stdout.contains("could not sustain"), "{stdout}");
 }
+
+/// The built-in study at `--scale full` carries seed 002's run (uniform keys, a cold start,
+/// its InnoDB settings, its 10-second report interval) to the server, as the manifest reads
+/// them back — sizes shrunk, settings untouched.
+#[test]
+fn the_full_scale_is_the_seeds_run_with_todays_engines() {
+    if !common::have_server(
+        "mariadbd",
+        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
+    ) {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "oltp",
+        "--scale",
+        "full",
+        "-q",
+        "--contender",
+        "innodb",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.tables=2",
+        "--set",
+        "dataset.rows=1000",
+        "--set",
+        "step.point-select.threads=[1,2]",
+        "--set",
+        "step.point-select.duration_s=2",
+        "--set",
+        "step.read-only.threads=1",
+        "--set",
+        "step.read-only.duration_s=1",
+        "--set",
+        "step.read-write.threads=1",
+        "--set",
+        "step.read-write.duration_s=1",
+        // Four seconds hold no two 10-second points: this step shows its timeline in 2 s.
+        "--set",
+        "step.point-select.report_interval_s=2",
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let manifest = read_json(&dir.join("manifest.json"));
+    let eff = &manifest["contenders"][0]["effective"];
+    let get = |k: &str| {
+        eff[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {k} in {eff:#}"))
+    };
+    assert_eq!(get("innodb_flush_method"), "O_DIRECT");
+    assert_eq!(get("innodb_file_per_table"), "ON");
+    assert_eq!(get("innodb_flush_log_at_trx_commit"), "1");
+    assert_eq!(get("innodb_log_buffer_size"), (16u64 << 20).to_string());
+    assert_eq!(get("innodb_log_file_size"), (3800u64 << 20).to_string());
+    assert_eq!(get("table_open_cache"), "2048");
+    // 52 GB of 72: the same share of this machine, as the server sized it.
+    let mem_total: f64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .expect("MemTotal")
+        * 1024.0;
+    let pool: f64 = get("innodb_buffer_pool_size").parse().unwrap();
+    assert!(
+        (pool / mem_total - 0.72).abs() < 0.01,
+        "{pool} of {mem_total}"
+    );
+    for s in manifest["study"]["step"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(s["distribution"], "uniform", "{s:#}");
+        assert_eq!(s["cold_start"], true, "{s:#}");
+        let every = if s["name"] == "point-select" { 2 } else { 10 };
+        assert_eq!(s["report_interval_s"], every, "{s:#}");
+    }
+    // The sweep started cold, and says so.
+    let d = read_json(&dir.join("innodb").join("point-select.json"));
+    assert_eq!(d["details"]["cold_start"]["restart"]["cold"], true, "{d:#}");
+    assert_eq!(d["details"]["distribution"], "uniform");
+    let summary = read_json(&dir.join("summary.json"));
+    let note = step(&summary, "innodb", "point-select")["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.contains("before the first level: cold: restarted"),
+        "{note}"
+    );
+    // Timelines at the report interval asked for.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("the mean of each 2 s"), "no 2 s timeline");
+    assert!(html.contains("p99 of the worst second in each 2 s"));
+}

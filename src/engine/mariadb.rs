@@ -36,6 +36,12 @@ pub struct MariadbOptions {
     /// innodb_buffer_pool_size, MiB (default 256).
     #[serde(default)]
     pub buffer_pool_mb: Option<u64>,
+    /// innodb_buffer_pool_size as a share of this machine's memory (0.05 to 0.9), for
+    /// studies that state it the way their authors did ("52 GB of 72 GB"). When given it
+    /// decides the size, over `buffer_pool_mb` (so a scale can restate a study's pool as a
+    /// share); the size it gives here is read back into the manifest.
+    #[serde(default)]
+    pub buffer_pool_share: Option<f64>,
     /// rocksdb_block_cache_size, MiB (MyRocks only; default 256).
     #[serde(default)]
     pub block_cache_mb: Option<u64>,
@@ -107,6 +113,16 @@ impl MariadbOptions {
                 );
             }
         }
+        if let Some(share) = self.buffer_pool_share
+            && !(0.05..=0.9).contains(&share)
+        {
+            return at(
+                "buffer_pool_share",
+                format!(
+                    "buffer_pool_share = {share} is out of range; use 0.05 to 0.9 of the machine's memory"
+                ),
+            );
+        }
         if let Some(c) = &self.compression {
             if !COMPRESSIONS.contains(&c.as_str()) {
                 return at(
@@ -164,6 +180,7 @@ impl MariadbOptions {
     pub fn check_external(&self) -> std::result::Result<(), DecodeError> {
         let sandbox_only = [
             ("buffer_pool_mb", self.buffer_pool_mb.is_some()),
+            ("buffer_pool_share", self.buffer_pool_share.is_some()),
             ("block_cache_mb", self.block_cache_mb.is_some()),
             ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
             ("compression", self.compression.is_some()),
@@ -203,10 +220,23 @@ impl MariadbOptions {
             0
         };
         (
-            self.buffer_pool_mb.unwrap_or(DEFAULT_CACHE_MB),
+            self.buffer_pool_mb_here(),
             bc,
             self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB),
         )
+    }
+
+    /// The buffer pool this machine's sandbox gets, MiB: `buffer_pool_mb`, or
+    /// `buffer_pool_share` of the machine's memory.
+    fn buffer_pool_mb_here(&self) -> u64 {
+        match (self.buffer_pool_share, self.buffer_pool_mb) {
+            (Some(share), _) => {
+                let mem = crate::sysmon::host_facts().mem_total_bytes as f64;
+                ((mem * share) as u64 >> 20).max(8)
+            }
+            (None, Some(mb)) => mb,
+            (None, None) => DEFAULT_CACHE_MB,
+        }
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -236,7 +266,7 @@ impl MariadbOptions {
         );
         s.insert(
             "innodb_buffer_pool_size".into(),
-            format!("{}M", self.buffer_pool_mb.unwrap_or(DEFAULT_CACHE_MB)),
+            format!("{}M", self.buffer_pool_mb_here()),
         );
         s.insert(
             "innodb_flush_log_at_trx_commit".into(),
@@ -834,6 +864,13 @@ mod tests {
         assert_eq!(r.settings["max_connections"], "1200");
         assert_eq!(r.settings["back_log"], "1200");
         assert_eq!(r.settings["max_prepared_stmt_count"], "76800");
+        let r = options("buffer_pool_mb = 1024\nbuffer_pool_share = 0.5").recipe(1);
+        let mem_mib = crate::sysmon::host_facts().mem_total_bytes >> 20;
+        let bp: u64 = r.settings["innodb_buffer_pool_size"]
+            .trim_end_matches('M')
+            .parse()
+            .expect("MiB");
+        assert!(bp.abs_diff(mem_mib / 2) <= 1, "{bp} MiB of {mem_mib}");
         let r = options("").recipe(10_000);
         assert_eq!(r.settings["back_log"], "4096");
         assert_eq!(r.settings["max_prepared_stmt_count"], "643200");

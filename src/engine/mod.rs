@@ -293,6 +293,8 @@ impl EngineConfig {
                 let total = (bp + bc + aria + 85 + clients) * MIB;
                 let key = if bc > bp {
                     "block_cache_mb"
+                } else if o.buffer_pool_share.is_some() {
+                    "buffer_pool_share"
                 } else {
                     "buffer_pool_mb"
                 };

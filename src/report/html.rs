@@ -10,7 +10,9 @@
 //! kind.
 
 use super::format;
-use super::series::{Combine, Interval, MAX_POINTS, RunData, StepSeries, SystemPoint, downsample};
+use super::series::{
+    Combine, Interval, MAX_POINTS, RunData, Second, StepSeries, SystemPoint, downsample, windows,
+};
 use super::svg::{self, Bar, Line, LineChart, esc};
 use super::verdict;
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
@@ -630,40 +632,82 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
     let lat_fmt = |x: f64| format::micros(x);
     let count_fmt = |x: f64| format::count(x);
+    // The study may ask for coarser points (sysbench's --report-interval); the per-second
+    // series stays in the run directory.
+    let every = v.run.report_interval_s(v.step);
+    let windowed = |secs: Vec<Second>, how: Combine, what: &str| -> Vec<(f64, f64, String)> {
+        windows(&secs, every, how)
+            .into_iter()
+            .map(|(x, y, k)| (x, y, format!("{what} of {k} s")))
+            .collect()
+    };
+    let (rate_detail, p99_detail) = if every > 1 {
+        (
+            format!("{rate_label}, the mean of each {every} s"),
+            format!("p99 of the worst second in each {every} s"),
+        )
+    } else {
+        (
+            format!("{rate_label} each second"),
+            "each second".to_string(),
+        )
+    };
     let mut out = Vec::new();
     out.extend(timeline(
         v,
         Timeline {
             caption: "throughput".into(),
-            detail: format!("{rate_label} each second"),
+            detail: rate_detail,
             unit_fmt: &rate_fmt,
             combine: Combine::Mean,
             log_over: None,
             shade: shade.clone(),
         },
         &|sr| {
-            sr.intervals
-                .iter()
-                .filter(|i| usable(i))
-                .map(|i| (i.t_s, i.ops_per_s, partial(i)))
-                .collect()
+            let usable = sr.intervals.iter().filter(|i| usable(i));
+            if every == 1 {
+                return usable.map(|i| (i.t_s, i.ops_per_s, partial(i))).collect();
+            }
+            let secs = usable
+                .map(|i| Second {
+                    tick: i.tick,
+                    t_s: i.t_s,
+                    duration_s: i.duration_s(),
+                    y: i.ops_per_s,
+                })
+                .collect();
+            windowed(secs, Combine::Mean, "mean")
         },
     ));
     out.extend(timeline(
         v,
         Timeline {
             caption: "p99 latency".into(),
-            detail: "each second".into(),
+            detail: p99_detail,
             unit_fmt: &lat_fmt,
             combine: Combine::Max,
             log_over: Some(30.0),
             shade: shade.clone(),
         },
         &|sr| {
-            sr.intervals
+            let with_latency = sr
+                .intervals
                 .iter()
-                .filter_map(|i| i.latency_us.map(|l| (i.t_s, l.p99, partial(i))))
-                .collect()
+                .filter_map(|i| i.latency_us.map(|l| (i, l.p99)));
+            if every == 1 {
+                return with_latency
+                    .map(|(i, p99)| (i.t_s, p99, partial(i)))
+                    .collect();
+            }
+            let secs = with_latency
+                .map(|(i, p99)| Second {
+                    tick: i.tick,
+                    t_s: i.t_s,
+                    duration_s: i.duration_s(),
+                    y: p99,
+                })
+                .collect();
+            windowed(secs, Combine::Max, "worst second")
         },
     ));
     let any_errors = v

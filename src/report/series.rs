@@ -177,6 +177,64 @@ impl RunData {
     pub fn step(&self, contender: &str, step: &str) -> Option<&StepSeries> {
         self.series.get(&(contender.to_string(), step.to_string()))
     }
+
+    /// Seconds per point the study asked of this step's timelines (`report_interval_s`,
+    /// read from the study as run); 1 when it gave none.
+    pub fn report_interval_s(&self, step: &str) -> u64 {
+        self.manifest.study["step"]
+            .as_array()
+            .and_then(|ss| ss.iter().find(|s| s["name"] == step))
+            .and_then(|s| s["report_interval_s"].as_u64())
+            .unwrap_or(1)
+            .max(1)
+    }
+}
+
+/// One second of a series, for [`windows`]: its tick, end (s), length (s) and value.
+#[derive(Debug, Clone, Copy)]
+pub struct Second {
+    pub tick: u64,
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub y: f64,
+}
+
+/// Seconds gathered into windows of `n` (ticks 0..n, n..2n, … — sysbench's
+/// `--report-interval n`): each window's end, its value (rates: the mean over the seconds it
+/// holds, weighted by their length; latency: the worst second) and how many seconds it holds.
+pub fn windows(secs: &[Second], n: u64, how: Combine) -> Vec<(f64, f64, usize)> {
+    let mut out: Vec<(u64, f64, f64, f64, usize)> = Vec::new(); // (window, end, Σy·d, Σd or max, n)
+    for s in secs {
+        let w = s.tick / n.max(1);
+        let fresh = out.last().is_none_or(|l| l.0 != w);
+        if fresh {
+            out.push((w, s.t_s, 0.0, f64::NEG_INFINITY, 0));
+        }
+        let Some(l) = out.last_mut() else { continue };
+        l.1 = l.1.max(s.t_s);
+        l.4 += 1;
+        match how {
+            Combine::Mean => {
+                l.2 += s.y * s.duration_s;
+                l.3 = if l.3.is_finite() {
+                    l.3 + s.duration_s
+                } else {
+                    s.duration_s
+                };
+            }
+            Combine::Max => l.3 = l.3.max(s.y),
+        }
+    }
+    out.into_iter()
+        .map(|(_, end, sum, acc, k)| {
+            let y = match how {
+                Combine::Mean if acc > 0.0 => sum / acc,
+                Combine::Mean => 0.0,
+                Combine::Max => acc,
+            };
+            (end, y, k)
+        })
+        .collect()
 }
 
 /// Read the two series files of one step; `data_device` (e.g. `/dev/vda1`) picks the disk.
@@ -315,6 +373,35 @@ pub fn relative_standard_error(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_gather_into_report_intervals() {
+        // 25 seconds at 100/s with a spike second, then a 0.5 s tail at 50/s.
+        let mut secs: Vec<Second> = (0..25)
+            .map(|t| Second {
+                tick: t,
+                t_s: t as f64 + 1.0,
+                duration_s: 1.0,
+                y: if t == 13 { 1000.0 } else { 100.0 },
+            })
+            .collect();
+        secs.push(Second {
+            tick: 25,
+            t_s: 25.5,
+            duration_s: 0.5,
+            y: 50.0,
+        });
+        let mean = windows(&secs, 10, Combine::Mean);
+        assert_eq!(mean.len(), 3);
+        assert_eq!((mean[0].0, mean[0].1, mean[0].2), (10.0, 100.0, 10));
+        assert_eq!((mean[1].0, mean[1].1), (20.0, 190.0));
+        // The last window: five full seconds at 100 and half a second at 50.
+        assert_eq!((mean[2].0, mean[2].2), (25.5, 6));
+        assert!((mean[2].1 - 525.0 / 5.5).abs() < 1e-9, "{}", mean[2].1);
+        let worst = windows(&secs, 10, Combine::Max);
+        assert_eq!(worst[1].1, 1000.0);
+        assert_eq!(windows(&secs, 1, Combine::Mean).len(), 26);
+    }
 
     #[test]
     fn device_is_the_whole_disk_of_the_data_directory() {

@@ -461,6 +461,14 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             ));
         }
         let params = StepParams::decode(&s.kind, &s.params).map_err(|e| e.under(&at))?;
+        if let Some(r) = s.report_interval_s
+            && !(1..=3600).contains(&r)
+        {
+            return Err(DecodeError::at(
+                at.key("report_interval_s"),
+                format!("report_interval_s = {r} is out of range; use 1 to 3600 seconds"),
+            ));
+        }
         steps.push(Step {
             name: s.name.clone(),
             kind: s.kind.clone(),

@@ -98,6 +98,10 @@ pub struct StepSpec {
     /// How reports name the step (default: chosen by the step kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Seconds per point of the step's timelines in reports (default 1: every second); the
+    /// per-second series is kept whatever this says (sysbench's `--report-interval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_interval_s: Option<u64>,
     /// Every other key of the step table, decoded by the step kind.
     #[serde(flatten)]
     pub params: toml::Table,

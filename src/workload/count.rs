@@ -1,7 +1,7 @@
 //! `count`: `SELECT COUNT(*)` on the table, timed — after a restart that drops the OS page
 //! cache (`cold = true`, the original study's first query after a restart) or as it is.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::{ColdRestart, StepCtx, StepError, StepOutput, cold_restart, restart_note, summary};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
 use std::time::Instant;
@@ -17,15 +17,14 @@ pub struct CountParams {
 pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let restart = match p.cold {
         false => None,
-        true => match ctx.engine.restart(true) {
+        true => match cold_restart(ctx) {
             Ok(r) => Some(r),
-            Err(e) if e.kind == "unsupported" => {
+            Err(ColdRestart::Unsupported(why)) => {
                 return Err(StepError::Skipped(format!(
-                    "a cold count needs a restart: {}",
-                    e.message
+                    "a cold count needs a restart: {why}"
                 )));
             }
-            Err(e) => return Err(e.into()),
+            Err(ColdRestart::Failed(e)) => return Err(e.into()),
         },
     };
     let sqls: Vec<String> = ctx
@@ -57,8 +56,7 @@ pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         Better::Lower,
     )];
     s.note = Some(match &restart {
-        Some(r) if r.cold => format!("cold: restarted; {}", r.cache),
-        Some(r) => format!("warm-restart: {}", r.cache),
+        Some(r) => restart_note(r),
         None => "warm: no restart".to_string(),
     });
     Ok(StepOutput {

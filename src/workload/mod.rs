@@ -10,7 +10,7 @@ pub mod queries;
 pub mod update;
 
 use crate::dataset::TableDef;
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, RestartOutcome};
 use crate::progress::Progress;
 use crate::results::StepSummary;
 use crate::runner::IntervalRecord;
@@ -163,6 +163,34 @@ pub fn summary(title: impl Into<String>) -> StepSummary {
     s.title = title.into();
     s.note = None;
     s
+}
+
+/// Restart the engine and drop its files from the OS page cache (the `count` step's cold
+/// start, and a sweep's `cold_start`). An engine that cannot restart (an external server
+/// without a restart command) answers `Unsupported`, with the reason, for the caller to
+/// skip or to note.
+pub fn cold_restart(ctx: &StepCtx<'_>) -> Result<RestartOutcome, ColdRestart> {
+    match ctx.engine.restart(true) {
+        Ok(r) => Ok(r),
+        Err(e) if e.kind == "unsupported" => Err(ColdRestart::Unsupported(e.message)),
+        Err(e) => Err(ColdRestart::Failed(e)),
+    }
+}
+
+/// Why a cold restart did not happen.
+pub enum ColdRestart {
+    /// The engine cannot restart here; the reason.
+    Unsupported(String),
+    Failed(EngineError),
+}
+
+/// How a restart left the cache, in a note's words.
+pub fn restart_note(r: &RestartOutcome) -> String {
+    if r.cold {
+        format!("cold: restarted; {}", r.cache)
+    } else {
+        format!("warm-restart: {}", r.cache)
+    }
 }
 
 /// Time one statement on a fresh session: (seconds, rows affected).

@@ -145,6 +145,11 @@ pub struct OltpParams {
     /// Run statements in autocommit mode, no BEGIN/COMMIT.
     #[serde(default)]
     pub skip_trx: bool,
+    /// Restart the engine cold (its files evicted from the OS page cache, as the `count`
+    /// step's cold restart) before the first level, so the sweep starts with nothing cached
+    /// — the seed's "cold back-up". An engine that cannot restart runs warm, and says so.
+    #[serde(default)]
+    pub cold_start: bool,
 }
 
 impl OltpParams {
@@ -483,6 +488,13 @@ struct Level {
     first_tick: u64,
 }
 
+/// How a sweep with `cold_start` began.
+enum Start {
+    Restarted(crate::engine::RestartOutcome),
+    /// The engine could not restart; why.
+    Warm(String),
+}
+
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let dialect = engine.dialect();
@@ -492,6 +504,17 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut intervals: Vec<IntervalRecord> = Vec::new();
     let mut interrupted = false;
     let mut tick_base = 0u64;
+    let start = match p.cold_start {
+        false => None,
+        true => {
+            ctx.progress.status("restarting the engine cold");
+            Some(match super::cold_restart(ctx) {
+                Ok(r) => Start::Restarted(r),
+                Err(super::ColdRestart::Unsupported(why)) => Start::Warm(why),
+                Err(super::ColdRestart::Failed(e)) => return Err(e.into()),
+            })
+        }
+    };
     for (li, threads) in p.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted = true;
@@ -719,6 +742,16 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             }
         }
     }
+    match &start {
+        Some(Start::Restarted(r)) => notes.push(format!(
+            "before the first level: {}",
+            super::restart_note(r)
+        )),
+        Some(Start::Warm(why)) => notes.push(format!(
+            "cold_start asked for, but the engine could not restart, so the sweep started warm: {why}"
+        )),
+        None => {}
+    }
     if engine.embedded() {
         notes.push("dbduel's CPU per event includes the embedded engine's own work".into());
     }
@@ -742,6 +775,11 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "loop": if p.rate.is_some() { "open" } else { "closed" },
             "levels": levels,
             "best": best,
+            "cold_start": match &start {
+                Some(Start::Restarted(r)) => serde_json::json!({ "restart": r }),
+                Some(Start::Warm(why)) => serde_json::json!({ "not_restarted": why }),
+                None => serde_json::Value::Null,
+            },
         }),
         intervals,
         interrupted,
