@@ -397,17 +397,34 @@ fn print_plan(s: &study::Study) {
             d.rows, d.generator, d.seed
         ),
     }
+    // Options and parameters as the study gives them, in its own TOML; what it leaves out
+    // takes the defaults the README lists.
     for c in &s.contenders {
         println!(
-            "contender {}: engine {} {:?}",
+            "contender {}: engine {}, options {}",
             c.name,
             c.engine.kind(),
-            c.options
+            toml::Value::Table(c.options.clone())
         );
     }
     for st in &s.steps {
-        println!("step {}: {} {:?}", st.name, st.kind, st.params);
+        let spec = f.steps.iter().find(|x| x.name == st.name);
+        let mut given = spec.map(|x| x.params.clone()).unwrap_or_default();
+        if let Some(r) = spec.and_then(|x| x.report_interval_s) {
+            given.insert("report_interval_s".into(), toml::Value::Integer(r as i64));
+        }
+        if given.is_empty() {
+            println!("step {}: {}", st.name, st.kind);
+        } else {
+            println!(
+                "step {}: {} {}",
+                st.name,
+                st.kind,
+                toml::Value::Table(given)
+            );
+        }
     }
+    println!("(anything not given takes its default)");
 }
 
 fn list(out: &std::path::Path) -> Result<(), Failure> {

@@ -114,8 +114,12 @@ fn builtin_studies_are_valid_and_printable() {
             ]);
             assert_eq!(code, 0, "{name} {scale}: {stderr}");
         }
-        let (code, _, stderr) = common::run(&["run", name, "--check", "--all-contenders"]);
+        let (code, plan, stderr) = common::run(&["run", name, "--check", "--all-contenders"]);
         assert_eq!(code, 0, "{name} quick must fit this machine: {stderr}");
+        // The plan is in the study's own terms, not Rust's.
+        for internal in ["Integer(", "String(", "Params {", "Some("] {
+            assert!(!plan.contains(internal), "{name}: {internal} in\n{plan}");
+        }
     }
     // A copy of a built-in is an ordinary study file.
     let dir = tempfile::tempdir().expect("tmp");
