@@ -114,7 +114,8 @@ kind = "load"
         return r, c1 - c0, s1 - s0
 
     def peer(clients, label):
-        # --number-of-queries is the total over all clients, whatever its --help says
+        # mysqlslap gives each client --number-of-queries / --concurrency queries (and runs
+        # the list once when that is 0): N×100 makes 100 a client
         argv = ["mysqlslap", "-h127.0.0.1", f"-P{port}", "-uroot", f"--create-schema={db}",
                 "--no-drop", f"--concurrency={clients}",
                 f"--number-of-queries={clients * a.per_client}",

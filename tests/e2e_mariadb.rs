@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{read_json, run, run_dir, step};
+use common::{figure, read_json, run, run_dir, step};
 use dbduel::sandbox::{self, Sandbox, mariadb::MariadbRecipe};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
@@ -159,6 +159,10 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
         "step.range-queries.clients=20",
         "--set",
         "step.range-queries.per_client=10",
+        "--set",
+        "step.slap-count.clients=50",
+        "--set",
+        "step.slap-content.clients=50",
     ]);
     let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
@@ -168,6 +172,15 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
         common::assert_shootout_ok(&summary, c);
         assert_eq!(step(&summary, c, "load")["rows"], 20000);
         assert_eq!(step(&summary, c, "update")["rows"], 11100);
+        // fresh rows: every matched row changed, as the server's info string says
+        assert_eq!(
+            figure(step(&summary, c, "update"), "rows_changed"),
+            Some(11100.0)
+        );
+        assert_eq!(
+            read_json(&dir.join(c).join("load.json"))["details"]["warnings"]["count"],
+            0
+        );
         assert_eq!(step(&summary, c, "count-cold")["rows"], 20000);
 
         // The kept sandbox still runs; ask the server itself.
@@ -222,6 +235,14 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
             (server as f64 - ours as f64).abs() <= ours as f64 * 0.02,
             "{c}: dbduel {ours}, Com_select {server}"
         );
+        // mysqlslap's shape: a connection and one query per client, both as the server
+        // counted them (plus the connection reading its counters after the step)
+        for s in ["slap-count", "slap-content"] {
+            let j = read_json(&dir.join(c).join(format!("{s}.json")));
+            assert_eq!(j["details"]["connect"]["connected"], 50, "{c}/{s}");
+            assert_eq!(j["server_counters"]["Connections"], 51, "{c}/{s}");
+            assert_eq!(j["server_counters"]["Com_select"], 50, "{c}/{s}");
+        }
     }
     // compression shows: MyRocks is smaller than InnoDB, ZSTD smaller than Snappy
     let bytes = |c: &str| step(&summary, c, "footprint")["bytes"].as_u64().unwrap();
@@ -269,6 +290,10 @@ fn no_server_is_left_after_a_run() {
         "dataset.rows=3000",
         "--set",
         "step.range-queries.clients=5",
+        "--set",
+        "step.slap-count.clients=5",
+        "--set",
+        "step.slap-content.clients=5",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let dir = run_dir(&stderr);
@@ -592,4 +617,346 @@ fn the_wire_client_speaks_every_result_shape() {
         Err(ConnectError::Unsupported(_))
     ));
     sb.stop().expect("stop");
+}
+
+/// A table whose `v` column holds 3 characters: longer values are truncated.
+static NARROW: [dbduel::dataset::Column; 2] = [
+    dbduel::dataset::Column {
+        name: "id",
+        ty: dbduel::dataset::ColumnType::Integer,
+        primary_key: true,
+        nullable: false,
+        auto_increment: false,
+    },
+    dbduel::dataset::Column {
+        name: "v",
+        ty: dbduel::dataset::ColumnType::Char(3),
+        primary_key: false,
+        nullable: false,
+        auto_increment: false,
+    },
+];
+
+/// `rows` lines of `id\tvalue`, with ids from `ids`.
+fn tsv(path: &Path, ids: impl Iterator<Item = u64>, value: &str) {
+    use std::fmt::Write;
+    let mut text = String::new();
+    for id in ids {
+        writeln!(text, "{id}\t{value}").unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The same LOAD DATA LOCAL as dbduel's, on the test's own connection: what the server says.
+fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Conn {
+    let allowed = file.to_path_buf();
+    let handler = mysql::LocalInfileHandler::new(move |_, out: &mut mysql::LocalInfile<'_>| {
+        std::io::copy(&mut std::fs::File::open(&allowed)?, out)?;
+        Ok(())
+    });
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .db_name(Some(db))
+        .local_infile_handler(Some(handler));
+    let mut c = mysql::Conn::new(opts).expect("connect");
+    c.query_drop(format!(
+        "LOAD DATA LOCAL INFILE '{}' INTO TABLE {table} FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'",
+        file.display()
+    ))
+    .expect("load");
+    c
+}
+
+#[test]
+fn load_warnings_are_the_servers_own() {
+    use dbduel::dataset::TableDef;
+    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
+    let engine = config
+        .open(&OpenCtx {
+            contender: "warn",
+            dir: &root.path().join("warn"),
+            database: "dbduel_warn",
+            max_clients: 4,
+        })
+        .expect("sandbox");
+    let dialect = engine.dialect();
+    let table = |name: &str| TableDef {
+        name: name.into(),
+        columns: &NARROW,
+        indexes: Vec::new(),
+    };
+    let load = |t: &TableDef, file: &Path| {
+        let mut s = engine.connect().expect("connect");
+        s.execute(&dialect.drop_table_if_exists(&t.name)).unwrap();
+        s.execute(&dialect.create_table(t)).unwrap();
+        engine
+            .bulk_load(&LoadRequest {
+                table: t,
+                file,
+                batch_rows: 1000,
+            })
+            .expect("load")
+    };
+
+    // Every value truncated, more warnings than the OK packet's 16 bits can say — as in the
+    // 2015 study ("65535 warnings", then "Warnings: 641098").
+    let file = root.path().join("long.tsv");
+    tsv(&file, 1..=70_000, "abcdef");
+    let out = load(&table("narrow"), &file);
+    let w = out.warnings.expect("MariaDB reports warnings");
+    assert_eq!(out.rows, 70_000);
+    assert_eq!(w.count, 70_000);
+    assert_eq!(w.skipped, Some(0));
+    assert!(w.serious);
+    assert_eq!(
+        w.info.as_deref(),
+        Some("Records: 70000  Deleted: 0  Skipped: 0  Warnings: 70000")
+    );
+    // The server's own figures for the same load on its own connection.
+    let port = {
+        let mut s = engine.connect().unwrap();
+        s.query_i64("SELECT @@port").unwrap() as u16
+    };
+    let mut admin = conn(port, Some("dbduel_warn"));
+    admin
+        .query_drop("CREATE TABLE narrow2 LIKE narrow")
+        .unwrap();
+    let mut c = servers_own_load(port, "dbduel_warn", "narrow2", &file);
+    assert_eq!(
+        c.warnings(),
+        65_535,
+        "the OK packet's count stops at 65,535"
+    );
+    assert_eq!(c.info_str(), w.info.as_deref().unwrap());
+    let shown: Vec<(String, String, String)> = c.query("SHOW WARNINGS LIMIT 5").unwrap();
+    let count: Option<u64> = c.query_first("SELECT @@warning_count").unwrap();
+    assert_eq!(count, Some(70_000));
+    let ours: Vec<(String, String, String)> = w
+        .first
+        .iter()
+        .map(|x| (x.level.clone(), x.code.clone(), x.message.clone()))
+        .collect();
+    assert_eq!(ours, shown);
+    assert_eq!(shown[0].1, "1265", "{shown:?}"); // Data truncated for column 'v' at row 1
+
+    // Duplicate keys: LOAD DATA LOCAL skips the rows, each with a warning.
+    let file = root.path().join("dups.tsv");
+    tsv(&file, (1..=100).chain(1..=7), "abc");
+    let out = load(&table("dups"), &file);
+    let w = out.warnings.expect("warnings");
+    assert_eq!((out.rows, w.count, w.skipped), (100, 7, Some(7)));
+    assert!(w.serious);
+    assert_eq!(w.first[0].code, "1062", "{:?}", w.first);
+    let n: Option<i64> = admin.query_first("SELECT COUNT(*) FROM dups").unwrap();
+    assert_eq!(n, Some(100));
+
+    // A clean load: no warnings, and the server's summary says so.
+    let file = root.path().join("clean.tsv");
+    tsv(&file, 1..=100, "abc");
+    let w = load(&table("clean"), &file).warnings.expect("warnings");
+    assert_eq!((w.count, w.serious), (0, false));
+    assert_eq!(
+        w.info.as_deref(),
+        Some("Records: 100  Deleted: 0  Skipped: 0  Warnings: 0")
+    );
+    engine.finish(false).expect("finish");
+}
+
+/// Load, clients that connect before the clock, the 2015 study's mysqlslap shape (1,000 new
+/// connections, one query each, timed from the first connect), and the same UPDATE twice;
+/// `capped` allows 10 connections (with room for all 40 in its listen queue, so each is
+/// refused rather than left waiting), so its 40 clients cannot all connect.
+const CONNECT_STUDY: &str = r#"
+[study]
+name = "connects"
+description = "connects, load warnings and matched rows"
+[dataset]
+generator = "user_logs"
+rows = 3000
+[[contender]]
+name = "innodb"
+engine = "mariadb"
+[[contender]]
+name = "capped"
+engine = "mariadb"
+options = { server = { max_connections = 10, back_log = 64 } }
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "q"
+kind = "queries"
+clients = 40
+per_client = 3
+queries = [
+  "SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999",
+  "SELECT content FROM user_logs WHERE id > 950 AND id < 999",
+]
+[[step]]
+name = "slap"
+kind = "queries"
+clients = 1000
+per_client = 1
+timed_from = "connect"
+queries = ["SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999"]
+[[step]]
+name = "update"
+kind = "update"
+sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
+[[step]]
+name = "update-again"
+kind = "update"
+sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
+"#;
+
+#[test]
+fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = root.path().join("connects.toml");
+    std::fs::write(&study, CONNECT_STUDY).unwrap();
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--keep",
+        "-q",
+    ]);
+    // `capped` fails its client step: the run says so.
+    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let json = |c: &str, s: &str| read_json(&dir.join(c).join(format!("{s}.json")));
+
+    // Clients connected before the clock: every connect counted by the server too (plus the
+    // connection that reads its counters after the step).
+    let q = step(&summary, "innodb", "q");
+    assert_eq!(q["status"], "ok", "{q:#}");
+    let qd = json("innodb", "q");
+    assert_eq!(qd["details"]["connect"]["connected"], 40);
+    assert_eq!(qd["server_counters"]["Connections"], 41);
+    assert_eq!(qd["server_counters"]["Com_stmt_prepare"], 80);
+    let all_s = figure(q, "connect_s").expect("connect all");
+    let per_s = figure(q, "connects_per_s").expect("connects/s");
+    assert!(all_s > 0.0 && (per_s * all_s - 40.0).abs() < 1e-6, "{q:#}");
+    let slowest = figure(q, "connect_max_us").expect("slowest connect");
+    assert!(slowest > 0.0 && slowest <= all_s * 1e6 + 1.0, "{q:#}");
+
+    // The seed's shape: 1,000 connections and 1,000 queries sent as text (mysqlslap gives a
+    // client number-of-queries / concurrency queries, and one when that is 0), timed from
+    // the first connect.
+    let slap = step(&summary, "innodb", "slap");
+    assert_eq!(slap["status"], "ok", "{slap:#}");
+    let sd = json("innodb", "slap");
+    assert_eq!(sd["details"]["connect"]["connected"], 1000);
+    assert_eq!(sd["details"]["ops"], 1000);
+    assert_eq!(sd["details"]["sent_as"], "text");
+    assert_eq!(sd["server_counters"]["Connections"], 1001);
+    assert_eq!(sd["server_counters"]["Com_select"], 1000);
+    assert_eq!(sd["server_counters"]["Com_stmt_prepare"], 0);
+    assert_eq!(slap["metrics"][0]["key"], "elapsed_s");
+    let elapsed = figure(slap, "elapsed_s").unwrap();
+    assert!(elapsed >= figure(slap, "connect_s").unwrap(), "{slap:#}");
+    assert_eq!(slap["rows"], 1000); // one COUNT row a query
+
+    // Rows matched vs changed, as the server's info string says them.
+    let up = step(&summary, "innodb", "update");
+    assert_eq!(
+        (figure(up, "rows"), figure(up, "rows_changed")),
+        (Some(899.0), Some(899.0))
+    );
+    assert_eq!(
+        json("innodb", "update")["details"]["info"],
+        "Rows matched: 899  Changed: 899  Warnings: 0"
+    );
+    let again = step(&summary, "innodb", "update-again");
+    assert_eq!(
+        (figure(again, "rows"), figure(again, "rows_changed")),
+        (Some(899.0), Some(0.0))
+    );
+    assert!(stdout.contains("rows changed"), "{stdout}");
+    // The server's own account of the same statement once more: matched, none changed. Its
+    // affected-rows count is the changed rows unless the client asks for CLIENT_FOUND_ROWS,
+    // which dbduel's connections do not.
+    let sb = read_json(
+        &dir.join("work")
+            .join("innodb")
+            .join("sandbox")
+            .join("sandbox.json"),
+    );
+    let port = sb["port"].as_u64().unwrap() as u16;
+    let sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000";
+    let mut db = conn(port, Some("dbduel_connects"));
+    db.query_drop(sql).unwrap();
+    assert_eq!(db.info_str(), "Rows matched: 899  Changed: 0  Warnings: 0");
+    assert_eq!(db.affected_rows(), 0);
+    let found_rows = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .db_name(Some("dbduel_connects"))
+        .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS);
+    let mut fr = mysql::Conn::new(found_rows).unwrap();
+    fr.query_drop(sql).unwrap();
+    assert_eq!(fr.affected_rows(), 899);
+    let n: Option<i64> = db
+        .query_first("SELECT COUNT(*) FROM user_logs WHERE content = 'x'")
+        .unwrap();
+    assert_eq!(n, Some(899));
+
+    // A clean load records the server's summary and no warnings figure.
+    let ld = json("innodb", "load");
+    assert_eq!(ld["details"]["warnings"]["count"], 0);
+    assert_eq!(
+        ld["details"]["warnings"]["info"][0],
+        "Records: 3000  Deleted: 0  Skipped: 0  Warnings: 0"
+    );
+    assert_eq!(figure(step(&summary, "innodb", "load"), "warnings"), None);
+
+    // 40 clients against max_connections = 10: every client is waited for, the refusals are
+    // counted by kind, and the server counted the same refusals.
+    let capped = step(&summary, "capped", "q");
+    assert_eq!(capped["status"], "failed", "{capped:#}");
+    let note = capped["note"].as_str().unwrap();
+    let failed: u64 = note
+        .split(" of 40 clients could not connect")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        note.contains(&format!(": too_many_connections {failed} (first: client ")),
+        "{note}"
+    );
+    assert!(note.contains("ERROR 1040"), "{note}");
+    let connected: u64 = note
+        .split("; ")
+        .last()
+        .and_then(|s| s.split(" connected in").next())
+        .and_then(|n| n.parse().ok())
+        .expect(note);
+    assert_eq!(failed + connected, 40, "{note}");
+    let cd = json("capped", "q");
+    assert_eq!(
+        cd["server_counters"]["Connection_errors_max_connections"],
+        failed
+    );
+    assert_eq!(cd["server_counters"]["Connections"], connected + 1);
+    assert_eq!(step(&summary, "capped", "slap")["status"], "skipped");
+
+    let (code, _, _) = run(&["sandbox", "down", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{read_json, run_dir, run_with_pid, step};
+use common::{figure, read_json, run, run_dir, run_with_pid, step};
 use dbduel::sandbox::{self, Sandbox, postgres::PostgresRecipe};
 use std::collections::BTreeMap;
 
@@ -102,6 +102,10 @@ fn shootout_on_postgres_agrees_with_the_server() {
         "step.range-queries.clients=20",
         "--set",
         "step.range-queries.per_client=10",
+        "--set",
+        "step.slap-count.clients=50",
+        "--set",
+        "step.slap-content.clients=50",
     ]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let dir = run_dir(&stderr);
@@ -145,6 +149,21 @@ fn shootout_on_postgres_agrees_with_the_server() {
         (server as f64 - ours as f64).abs() <= ours as f64 * 0.02,
         "dbduel {ours}, pg_stat_statements {server}"
     );
+    // mysqlslap's shape: one session and one query (sent as text) per client, as the server
+    // counted them
+    for s in ["slap-count", "slap-content"] {
+        let j = read_json(&dir.join("postgres").join(format!("{s}.json")));
+        assert_eq!(j["details"]["connect"]["connected"], 50, "{s}");
+        let calls = j["server_counters"]["select_calls"].as_u64().unwrap();
+        assert!((50..=51).contains(&calls), "{s}: select_calls {calls}");
+    }
+    // PostgreSQL counts matched rows only; the load's COPY raised no warnings
+    let up = step(&summary, "postgres", "update");
+    assert_eq!(figure(up, "rows_changed"), None);
+    assert_eq!(up["metrics"][0]["label"], "rows matched");
+    let ld = read_json(&dir.join("postgres").join("load.json"));
+    assert_eq!(ld["details"]["warnings"]["count"], 0);
+    assert_eq!(ld["details"]["warnings"]["info"][0], "COPY 20000");
     // the load step says what ran after COPY
     assert!(
         step(&summary, "postgres", "load")["note"]
@@ -187,6 +206,10 @@ fn postgres_runs_the_same_for_an_ordinary_user() {
             "step.range-queries.clients=3",
             "--set",
             "step.range-queries.per_client=5",
+            "--set",
+            "step.slap-count.clients=3",
+            "--set",
+            "step.slap-content.clients=3",
         ])
         .current_dir(&dir)
         .env("TMPDIR", &dir)
@@ -409,4 +432,291 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
         assert!(none.message.contains("password_env"), "{}", none.message);
     }
     sb.stop().expect("stop");
+}
+
+/// Load, clients that connect before the clock, mysqlslap's shape, the same UPDATE twice;
+/// `capped` allows 10 connections, so its 40 clients cannot all connect.
+const CONNECT_STUDY: &str = r#"
+[study]
+name = "connects"
+description = "connects, load warnings and matched rows"
+[dataset]
+generator = "user_logs"
+rows = 3000
+[[contender]]
+name = "pg"
+engine = "postgres"
+[[contender]]
+name = "capped"
+engine = "postgres"
+options = { server = { max_connections = 10 } }
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "q"
+kind = "queries"
+clients = 40
+per_client = 3
+queries = ["SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999"]
+[[step]]
+name = "slap"
+kind = "queries"
+clients = 300
+per_client = 1
+timed_from = "connect"
+queries = ["SELECT content FROM user_logs WHERE id > 950 AND id < 999"]
+[[step]]
+name = "update"
+kind = "update"
+sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
+[[step]]
+name = "update-again"
+kind = "update"
+sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
+"#;
+
+#[test]
+fn connects_and_matched_rows_agree_with_the_server() {
+    if !have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = root.path().join("connects.toml");
+    std::fs::write(&study, CONNECT_STUDY).unwrap();
+    let out = root.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out_s,
+        "--keep",
+        "-q",
+    ]);
+    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let json = |c: &str, s: &str| read_json(&dir.join(c).join(format!("{s}.json")));
+    // Sessions the server counted over the step: the clients, give or take the connection
+    // reading the counters.
+    let sessions = |j: &serde_json::Value| j["server_counters"]["sessions"].as_u64().unwrap();
+
+    let q = step(&summary, "pg", "q");
+    assert_eq!(q["status"], "ok", "{q:#}");
+    let qd = json("pg", "q");
+    assert_eq!(qd["details"]["connect"]["connected"], 40);
+    assert!((40..=42).contains(&sessions(&qd)), "{qd:#}");
+    let (all_s, per_s) = (
+        figure(q, "connect_s").unwrap(),
+        figure(q, "connects_per_s").unwrap(),
+    );
+    assert!(all_s > 0.0 && (per_s * all_s - 40.0).abs() < 1e-6, "{q:#}");
+    assert!(figure(q, "connect_max_us").unwrap() <= all_s * 1e6 + 1.0);
+
+    let slap = step(&summary, "pg", "slap");
+    assert_eq!(slap["status"], "ok", "{slap:#}");
+    let sd = json("pg", "slap");
+    assert_eq!(sd["details"]["connect"]["connected"], 300);
+    assert_eq!(sd["details"]["ops"], 300);
+    assert!((300..=302).contains(&sessions(&sd)), "{sd:#}");
+    let calls = sd["server_counters"]["select_calls"].as_u64().unwrap();
+    assert!((300..=301).contains(&calls), "select_calls {calls}");
+    assert!(figure(slap, "elapsed_s").unwrap() >= figure(slap, "connect_s").unwrap());
+    assert_eq!(slap["rows"], 300 * 48);
+
+    // UPDATE's command tag counts every matched row, changed or not: both runs say 899.
+    for s in ["update", "update-again"] {
+        let u = step(&summary, "pg", s);
+        assert_eq!(figure(u, "rows"), Some(899.0), "{u:#}");
+        assert_eq!(figure(u, "rows_changed"), None, "{u:#}");
+    }
+    let sb = read_json(
+        &dir.join("work")
+            .join("pg")
+            .join("sandbox")
+            .join("sandbox.json"),
+    );
+    let port = sb["port"].as_u64().unwrap() as u16;
+    let mut c = client(port, "dbduel_connects");
+    // the server wrote a new version of each matched row both times
+    let upd: i64 = c
+        .query_one(
+            "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'user_logs'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(upd, 2 * 899);
+    assert_eq!(
+        c.execute(
+            "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000",
+            &[]
+        )
+        .unwrap(),
+        899
+    );
+
+    // 40 clients against max_connections = 10: every refusal counted, as the server logged it.
+    let capped = step(&summary, "capped", "q");
+    assert_eq!(capped["status"], "failed", "{capped:#}");
+    let note = capped["note"].as_str().unwrap();
+    let failed: usize = note
+        .split(" of 40 clients could not connect")
+        .next()
+        .unwrap()
+        .parse()
+        .expect(note);
+    assert!(
+        note.contains(&format!(": too_many_connections {failed} (first: client "))
+            && note.contains("too many clients already"),
+        "{note}"
+    );
+    let sb = read_json(
+        &dir.join("work")
+            .join("capped")
+            .join("sandbox")
+            .join("sandbox.json"),
+    );
+    let log = std::fs::read_to_string(sb["log_file"].as_str().unwrap()).unwrap();
+    let refused = log
+        .lines()
+        .filter(|l| {
+            l.contains("FATAL:")
+                && (l.contains("too many clients already")
+                    || l.contains("remaining connection slots are reserved"))
+        })
+        .count();
+    assert_eq!(refused, failed, "{log}");
+
+    let (code, _, _) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn load_warnings_and_rejected_rows_are_the_servers_own() {
+    use dbduel::dataset::{Column, ColumnType, TableDef};
+    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    use std::sync::{Arc, Mutex};
+    if !have_postgres() {
+        return;
+    }
+    static COLUMNS: [Column; 2] = [
+        Column {
+            name: "id",
+            ty: ColumnType::Integer,
+            primary_key: true,
+            nullable: false,
+            auto_increment: false,
+        },
+        Column {
+            name: "v",
+            ty: ColumnType::Text,
+            primary_key: false,
+            nullable: false,
+            auto_increment: false,
+        },
+    ];
+    let root = tempfile::tempdir().expect("tmp");
+    let config = EngineConfig::decode("postgres", &toml::Table::new(), None).expect("options");
+    let engine = config
+        .open(&OpenCtx {
+            contender: "warn",
+            dir: &root.path().join("warn"),
+            database: "dbduel_warn",
+            max_clients: 4,
+        })
+        .expect("sandbox");
+    let def = |name: &str| TableDef {
+        name: name.into(),
+        columns: &COLUMNS,
+        indexes: Vec::new(),
+    };
+    // A table whose rows each raise a WARNING as they go in (a trigger's RAISE WARNING).
+    let warned = |name: &str| {
+        let mut s = engine.connect().unwrap();
+        s.execute(&engine.dialect().create_table(&def(name)))
+            .unwrap();
+        s.execute(&format!(
+            "CREATE FUNCTION warn_{name}() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE WARNING 'row %', NEW.id; RETURN NEW; END $$"
+        ))
+        .unwrap();
+        s.execute(&format!(
+            "CREATE TRIGGER w BEFORE INSERT ON {name} FOR EACH ROW EXECUTE FUNCTION warn_{name}()"
+        ))
+        .unwrap();
+    };
+    let file = root.path().join("rows.tsv");
+    let text: String = (1..=50).map(|i| format!("{i}\tv{i}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    warned("warned");
+    let out = engine
+        .bulk_load(&LoadRequest {
+            table: &def("warned"),
+            file: &file,
+            batch_rows: 10,
+        })
+        .expect("load");
+    let w = out.warnings.expect("PostgreSQL reports warnings");
+    assert_eq!((out.rows, w.count, w.serious), (50, 50, true));
+    assert_eq!(w.info.as_deref(), Some("COPY 50"));
+
+    // The same COPY on the test's own connection: the notices the server sends.
+    let port = engine
+        .connect()
+        .unwrap()
+        .query_i64("SELECT current_setting('port')::int")
+        .unwrap() as u16;
+    warned("warned2");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let mut own = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("dbduel")
+        .dbname("dbduel_warn")
+        .notice_callback(move |n| {
+            sink.lock().unwrap().push((
+                n.severity().to_string(),
+                n.code().code().to_string(),
+                n.message().to_string(),
+            ))
+        })
+        .connect(postgres::NoTls)
+        .expect("connect");
+    let mut writer = own.copy_in("COPY warned2 FROM STDIN").unwrap();
+    std::io::Write::write_all(&mut writer, text.as_bytes()).unwrap();
+    assert_eq!(writer.finish().unwrap(), 50);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len() as u64, w.count);
+    let ours: Vec<(String, String, String)> = w
+        .first
+        .iter()
+        .map(|x| (x.level.clone(), x.code.clone(), x.message.clone()))
+        .collect();
+    assert_eq!(ours, seen[..ours.len()].to_vec());
+    assert_eq!(ours[0].2, "row 1");
+
+    // COPY rejects a row that does not fit by failing whole, with the server's words.
+    let mut s = engine.connect().unwrap();
+    s.execute(&engine.dialect().create_table(&def("strict")))
+        .unwrap();
+    std::fs::write(&file, "1\ta\nx\tb\n").unwrap();
+    let err = engine
+        .bulk_load(&LoadRequest {
+            table: &def("strict"),
+            file: &file,
+            batch_rows: 10,
+        })
+        .expect_err("a bad row fails COPY");
+    assert!(
+        err.message
+            .contains("invalid input syntax for type integer"),
+        "{}",
+        err.message
+    );
+    assert_eq!(s.query_i64("SELECT COUNT(*) FROM strict").unwrap(), 0);
+    drop(s);
+    engine.finish(false).expect("finish");
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{read_json, run, run_dir, step};
+use common::{figure, read_json, run, run_dir, step};
 use rusqlite::Connection;
 
 const NEW_CONTENT: &str = "ddddddddddddddddddddsssssss";
@@ -54,8 +54,22 @@ fn shootout_results_agree_with_the_database() {
         let detail = read_json(&dir.join(contender).join("range-queries.json"));
         assert_eq!(detail["details"]["ops"], 200);
         assert_eq!(detail["schema_version"], 1);
-        // update: ids 8901..=10000
-        assert_eq!(step(&summary, contender, "update")["rows"], 1100);
+        // update: ids 8901..=10000, rows matched (SQLite does not count unchanged rows apart)
+        let up = step(&summary, contender, "update");
+        assert_eq!(up["rows"], 1100);
+        assert_eq!(up["metrics"][0]["label"], "rows matched");
+        assert_eq!(figure(up, "rows_changed"), None);
+        // SQLite reports no load warnings: none recorded, none shown
+        let ld = read_json(&dir.join(contender).join("load.json"));
+        assert!(ld["details"]["warnings"].is_null(), "{ld:#}");
+        assert_eq!(figure(step(&summary, contender, "load"), "warnings"), None);
+        // connecting is timed apart: every client, and the figures made of them
+        let rq = step(&summary, contender, "range-queries");
+        assert_eq!(detail["details"]["connect"]["connected"], 20);
+        let all_s = figure(rq, "connect_s").expect("connect all");
+        assert!(all_s > 0.0, "{rq:#}");
+        assert!((figure(rq, "connects_per_s").unwrap() * all_s - 20.0).abs() < 1e-6);
+        assert!(figure(rq, "connect_max_us").unwrap() <= all_s * 1e6 + 1.0);
         // cold count says what it did to the cache
         let note = step(&summary, contender, "count-cold")["note"]
             .as_str()
@@ -88,6 +102,35 @@ fn shootout_results_agree_with_the_database() {
             )
             .unwrap();
         assert_eq!((changed, in_range), (1100, 1100));
+        // SQLite's own count for the same UPDATE again: every matched row, none left out for
+        // already holding the value
+        db.execute(
+            "UPDATE user_logs SET content = ?1 WHERE id > 8900 AND id < 90000",
+            [NEW_CONTENT],
+        )
+        .unwrap();
+        assert_eq!(db.changes(), 1100);
+        // mysqlslap's shape at its own size: 1,000 connections, one query each, timed from
+        // the first connect; rows as SQLite answers the queries
+        let in_window: i64 = db
+            .query_row(
+                "SELECT COUNT(*) FROM user_logs WHERE id > 9950 AND id < 9999",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        for (s, rows) in [
+            ("slap-count", 1000),
+            ("slap-content", 1000 * in_window as u64),
+        ] {
+            let st = step(&summary, contender, s);
+            let j = read_json(&dir.join(contender).join(format!("{s}.json")));
+            assert_eq!(j["details"]["connect"]["connected"], 1000, "{s}");
+            assert_eq!(j["details"]["ops"], 1000, "{s}");
+            assert_eq!(st["rows"], rows, "{s}");
+            assert_eq!(st["metrics"][0]["key"], "elapsed_s", "{s}");
+            assert!(figure(st, "elapsed_s").unwrap() >= figure(st, "connect_s").unwrap());
+        }
         // rows outside the range still hold the generated content
         let mut expected = String::new();
         dbduel::dataset::UserLogs::new(42, 10000).row(0, &mut expected);
@@ -174,6 +217,10 @@ fn shootout_results_agree_with_the_database() {
         "COUNT(*) cold",
         "COUNT(*) warm",
         "range queries, 20 clients",
+        "connect + COUNT(content), 1000 clients",
+        "connect + SELECT content, 1000 clients",
+        "connect all",
+        "rows matched",
         "bulk update",
         "create index",
         "drop index",
@@ -317,5 +364,45 @@ fn one_contender_can_be_chosen() {
     assert!(
         stdout.contains("sqlite-wal") && !stdout.contains("sqlite-rollback"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn sqlite_loads_report_no_warnings_and_fail_on_a_row_that_does_not_fit() {
+    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    let root = tempfile::tempdir().expect("tmp");
+    let engine = EngineConfig::decode("sqlite", &toml::Table::new(), None)
+        .expect("options")
+        .open(&OpenCtx {
+            contender: "lite",
+            dir: root.path(),
+            database: "unused",
+            max_clients: 1,
+        })
+        .expect("open");
+    let table = &dbduel::dataset::Generator::UserLogs.tables("user_logs", 1)[0];
+    let mut s = engine.connect().unwrap();
+    s.execute(&engine.dialect().create_table(table)).unwrap();
+    let file = root.path().join("rows.tsv");
+    std::fs::write(&file, "1\t7\tfirst\n2\t7\tsecond\n").unwrap();
+    let load = || {
+        engine.bulk_load(&LoadRequest {
+            table,
+            file: &file,
+            batch_rows: 10,
+        })
+    };
+    let out = load().expect("load");
+    assert_eq!(out.rows, 2);
+    assert!(out.warnings.is_none(), "SQLite has no warnings to report");
+    assert_eq!(s.query_i64("SELECT COUNT(*) FROM user_logs").unwrap(), 2);
+    // A row SQLite would silently store (text in an integer column) fails the load instead.
+    std::fs::write(&file, "3\t7\tthird\nfour\t7\tfourth\n").unwrap();
+    let err = load().expect_err("a bad id fails the load");
+    assert_eq!(err.kind, "data");
+    assert!(
+        err.message.contains("dataset line 2: bad or missing `id`"),
+        "{}",
+        err.message
     );
 }

@@ -329,6 +329,10 @@ fn every_run_writes_its_html_report() {
             "step.range-queries.clients=20",
             "--set",
             "step.range-queries.per_client=50",
+            "--set",
+            "step.slap-count.clients=20",
+            "--set",
+            "step.slap-content.clients=20",
             "--out",
             &out,
         ]);
@@ -337,7 +341,7 @@ fn every_run_writes_its_html_report() {
         let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
         assert_self_contained(&html);
         let steps = sections(&html);
-        assert_eq!(steps.len(), 10);
+        assert_eq!(steps.len(), 12);
         for (id, charts) in steps {
             assert!(!charts.is_empty(), "step {id} has no chart");
         }

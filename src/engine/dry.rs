@@ -66,6 +66,7 @@ impl Engine for DryEngine {
         Ok(LoadOutcome {
             rows: 0,
             method: "none (dry engine stores nothing)".into(),
+            warnings: None,
         })
     }
 

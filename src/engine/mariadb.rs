@@ -10,8 +10,8 @@ use super::server::{
 };
 use super::target::Target;
 use super::{
-    Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
-    RestartOutcome, Result, Session, StmtId, Value,
+    Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome,
+    LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId, Value,
 };
 use crate::sandbox::mariadb::MariadbRecipe;
 use crate::study::decode::{DecodeError, KeyPath};
@@ -658,7 +658,8 @@ impl Engine for MariadbEngine {
         );
         c.query_drop(&sql).map_err(my_err)?;
         let rows = c.affected_rows();
-        let warnings = c.warnings();
+        // Read before any other statement clears them.
+        let warnings = load_warnings(&mut c)?;
         if mode == "bulk" {
             // Ending bulk-load mode writes the remaining sorted data into the table.
             c.query_drop("SET SESSION rocksdb_bulk_load = 0")
@@ -671,11 +672,8 @@ impl Engine for MariadbEngine {
         };
         Ok(LoadOutcome {
             rows,
-            method: if warnings > 0 {
-                format!("{method}; {warnings} warnings")
-            } else {
-                method.to_string()
-            },
+            method: method.to_string(),
+            warnings: Some(warnings),
         })
     }
 
@@ -756,7 +754,8 @@ impl Engine for MariadbEngine {
             .query(
                 "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_insert', \
                  'Com_update', 'Com_delete', 'Com_stmt_execute', 'Com_stmt_prepare', 'Bytes_sent', \
-                 'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections')",
+                 'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections', \
+                 'Connection_errors_max_connections', 'Aborted_connects')",
             )
             .map_err(my_err)?;
         Ok(Some(
@@ -773,6 +772,46 @@ impl Engine for MariadbEngine {
     fn server_log(&self) -> Option<PathBuf> {
         self.server.log()
     }
+}
+
+/// Warnings shown by `SHOW WARNINGS` for a load: the server keeps up to `max_error_count`
+/// (64 by default) of them; the count is the whole.
+const LISTED_WARNINGS: usize = 64;
+/// Warnings kept in the results.
+const KEPT_WARNINGS: usize = 5;
+
+/// What the server said about the LOAD DATA just run on `c`: its info string (`Records: N
+/// Deleted: D  Skipped: S  Warnings: W`, whose count is the server's whole one where the OK
+/// packet's stops at 65,535) and the first warnings from `SHOW WARNINGS`.
+fn load_warnings(c: &mut mysql::Conn) -> Result<LoadWarnings> {
+    let info = c.info_str().trim().to_string();
+    let ok = super::mysql_wire::changes_from_ok(c.affected_rows(), c.warnings(), &info);
+    let count = ok.warnings.unwrap_or(0);
+    let skipped = super::mysql_wire::info_number(&info, "Skipped");
+    let listed: Vec<(String, String, String)> = if count > 0 {
+        c.query(format!("SHOW WARNINGS LIMIT {LISTED_WARNINGS}"))
+            .map_err(my_err)?
+    } else {
+        Vec::new()
+    };
+    let serious = skipped.is_some_and(|n| n > 0)
+        || listed.iter().any(|(level, _, _)| level != "Note")
+        || (count > 0 && listed.is_empty());
+    Ok(LoadWarnings {
+        count,
+        skipped,
+        first: listed
+            .into_iter()
+            .take(KEPT_WARNINGS)
+            .map(|(level, code, message)| EngineWarning {
+                level,
+                code,
+                message,
+            })
+            .collect(),
+        info: (!info.is_empty()).then_some(info),
+        serious,
+    })
 }
 
 /// One MySQL-protocol connection with its prepared statements.
@@ -821,6 +860,18 @@ impl Session for MysqlSession {
     fn execute(&mut self, sql: &str) -> Result<u64> {
         let r = self.conn.query_iter(sql).map_err(my_err)?;
         drain(r)
+    }
+
+    /// Affected rows as the server counts them (changed rows: no CLIENT_FOUND_ROWS) and the
+    /// info string's matched and changed rows.
+    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
+        self.conn.query_drop(sql).map_err(my_err)?;
+        let info = self.conn.info_str().into_owned();
+        Ok(super::mysql_wire::changes_from_ok(
+            self.conn.affected_rows(),
+            self.conn.warnings(),
+            &info,
+        ))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {

@@ -72,6 +72,39 @@ pub trait Session: Send {
     /// Run a prepared statement, reading every row it returns; returns rows returned (for a
     /// query) or rows affected (for a change).
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64>;
+    /// Run a statement that changes rows, as SQL text, with everything the engine says about
+    /// it: rows matched and rows changed where it tells them apart, its warnings and its own
+    /// summary. Off the hot path (one call a step). Without more to say than `execute`'s
+    /// count, only `affected` is known.
+    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
+        Ok(Changes {
+            affected: self.execute(sql)?,
+            ..Changes::default()
+        })
+    }
+}
+
+/// What an engine reported about a statement that changes rows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Changes {
+    /// The affected-rows count the engine returned, in its own meaning: MariaDB's counts rows
+    /// whose values changed (dbduel never sets CLIENT_FOUND_ROWS), PostgreSQL's command tag
+    /// and SQLite's `changes()` count every row the statement matched.
+    pub affected: u64,
+    /// Rows the statement's condition matched, where the engine says: MariaDB's `Rows
+    /// matched` (its info string), PostgreSQL's command tag, SQLite's `changes()`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<u64>,
+    /// Rows whose values actually changed, where the engine tells them apart from the matched
+    /// ones (MariaDB's `Changed`: a row set to the value it had is matched, not changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<u64>,
+    /// Warnings the statement raised, where the engine counts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<u64>,
+    /// The engine's own summary, verbatim (MariaDB: `Rows matched: 3  Changed: 2  Warnings: 0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub info: Option<String>,
 }
 
 /// Bytes a table takes on disk, from the files and as the engine itself reports it.
@@ -115,6 +148,49 @@ pub struct LoadOutcome {
     pub rows: u64,
     /// The load path used (e.g. `INSERT, prepared, 10000 rows per transaction`).
     pub method: String,
+    /// What the engine warned about during the load; `None` for an engine that reports no
+    /// warnings (SQLite: a row that does not fit fails the load).
+    pub warnings: Option<LoadWarnings>,
+}
+
+/// Warnings an engine raised during a bulk load, in its own words.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LoadWarnings {
+    /// How many the engine counted (MariaDB: `Warnings:` of the LOAD DATA info string, the
+    /// full count — the OK packet's 16-bit field stops at 65,535; PostgreSQL: notices of
+    /// WARNING severity during COPY).
+    pub count: u64,
+    /// Rows the engine skipped (rejected) rather than loaded, where it says (MariaDB's
+    /// `Skipped:`, e.g. duplicate keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+    /// The first few, as the engine gave them.
+    pub first: Vec<EngineWarning>,
+    /// The engine's own summary line, verbatim (MariaDB: `Records: 3  Deleted: 0  Skipped: 0
+    /// Warnings: 3`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub info: Option<String>,
+    /// Whether any of them is more than a note: on MariaDB a skipped row or a warning of
+    /// level Warning or Error (a value truncated, converted or defaulted, a row rejected); on
+    /// PostgreSQL a WARNING notice. A load with serious warnings fails unless the study
+    /// allows them (`allow_warnings`).
+    pub serious: bool,
+}
+
+/// One warning as the engine gave it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineWarning {
+    /// `Warning`, `Note`, `Error` (MariaDB) or the notice's severity (PostgreSQL).
+    pub level: String,
+    /// The engine's code: MariaDB's error number, PostgreSQL's SQLSTATE.
+    pub code: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for EngineWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.level, self.code, self.message)
+    }
 }
 
 /// Facts about an engine for the run manifest.

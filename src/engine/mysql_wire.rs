@@ -16,7 +16,7 @@
 
 use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use super::target::Target;
-use super::{EngineError, Result, Session, StmtId, Value};
+use super::{Changes, EngineError, Result, Session, StmtId, Value};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
@@ -88,6 +88,8 @@ pub struct WireSession {
     seq: u8,
     caps: u32,
     cache_metadata: bool,
+    /// The server is MariaDB (not MySQL): its OK packets' info strings are length-encoded.
+    mariadb: bool,
     stmts: Vec<Prepared>,
 }
 
@@ -113,7 +115,24 @@ pub fn kind_for_code(code: u16) -> &'static str {
 }
 
 fn io_err(e: std::io::Error) -> EngineError {
-    EngineError::new("connection", format!("mariadb: {e}"))
+    let timed_out = matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    );
+    let mut err = EngineError::new("connection", format!("mariadb: {e}"));
+    if timed_out {
+        err.message.push_str(TIMED_OUT);
+    }
+    err
+}
+
+/// Longest wait for the server's greeting and the authentication exchange.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Appended to a read or write that timed out, so the handshake can tell.
+const TIMED_OUT: &str = " (timed out)";
+
+fn is_timeout(e: &EngineError) -> bool {
+    e.message.ends_with(TIMED_OUT)
 }
 
 fn proto_err(what: &str) -> EngineError {
@@ -228,6 +247,52 @@ fn ok_status(p: &[u8]) -> Result<(u64, u16)> {
     Ok((affected, c.u16()?))
 }
 
+/// The rest of an OK packet after its status: the warning count (16 bits, so at most
+/// 65,535) and the info string, e.g. `Rows matched: 3  Changed: 2  Warnings: 0`. MariaDB
+/// sends the info length-encoded; MySQL, to a client without session tracking (this one),
+/// sends it to the end of the packet.
+fn ok_tail(p: &[u8], mariadb: bool) -> Result<(u16, String)> {
+    let mut c = Cursor::new(p);
+    c.u8()?;
+    c.lenenc()?;
+    c.lenenc()?;
+    c.u16()?;
+    let warnings = if c.rest().len() >= 2 { c.u16()? } else { 0 };
+    let info = if mariadb && !c.rest().is_empty() {
+        let n = c.lenenc()?.unwrap_or(0);
+        c.take(n as usize)?
+    } else {
+        c.rest()
+    };
+    Ok((warnings, String::from_utf8_lossy(info).into_owned()))
+}
+
+/// The number after `label` in a MariaDB info string (`Rows matched: 81099  Changed: 81099
+/// Warnings: 0`, `Records: 3  Deleted: 0  Skipped: 0  Warnings: 3`).
+pub fn info_number(info: &str, label: &str) -> Option<u64> {
+    let at = info.find(label)? + label.len();
+    let rest = info[at..].trim_start_matches(|c: char| c == ':' || c.is_whitespace());
+    let digits: &str = &rest[..rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len())];
+    digits.parse().ok()
+}
+
+/// What a MariaDB server said about a change: affected rows as it counted them (changed
+/// rows: dbduel never sets CLIENT_FOUND_ROWS), the OK packet's warning count and its info
+/// string, read into matched and changed rows.
+pub fn changes_from_ok(affected: u64, warnings: u16, info: &str) -> Changes {
+    let info = info.trim();
+    Changes {
+        affected,
+        matched: info_number(info, "Rows matched"),
+        changed: info_number(info, "Changed"),
+        // The info string's count is the server's whole count; the packet's stops at 65,535.
+        warnings: Some(info_number(info, "Warnings").unwrap_or(u64::from(warnings))),
+        info: (!info.is_empty()).then(|| info.to_string()),
+    }
+}
+
 impl WireSession {
     /// Connect and authenticate; `Unsupported` when the server wants an authentication
     /// method other than `mysql_native_password`.
@@ -238,7 +303,11 @@ impl WireSession {
     ) -> std::result::Result<Self, ConnectError> {
         let sock = super::tcp::connect(&t.host, t.port, Duration::from_secs(10)).map_err(io_err)?;
         let limit = Some(Duration::from_secs(timeout_s.max(1)));
-        sock.set_read_timeout(limit).map_err(io_err)?;
+        // The server speaks first. A connection it never took from an overflowing listen
+        // queue (back_log) looks established here but stays silent: give up on the greeting
+        // after a while rather than after the query timeout.
+        let greeting = HANDSHAKE_TIMEOUT.min(Duration::from_secs(timeout_s.max(1)));
+        sock.set_read_timeout(Some(greeting)).map_err(io_err)?;
         sock.set_write_timeout(limit).map_err(io_err)?;
         let mut s = WireSession {
             sock,
@@ -248,9 +317,23 @@ impl WireSession {
             seq: 0,
             caps: 0,
             cache_metadata: false,
+            mariadb: false,
             stmts: Vec::new(),
         };
-        s.handshake(t, db)?;
+        s.handshake(t, db).map_err(|e| match e {
+            ConnectError::Failed(e) if e.kind == "connection" && is_timeout(&e) => {
+                ConnectError::Failed(EngineError::new(
+                    "connect_timeout",
+                    format!(
+                        "mariadb: no answer to the connection handshake within {} s (the server's listen queue, back_log, may have overflowed): {}",
+                        greeting.as_secs(),
+                        e.message
+                    ),
+                ))
+            }
+            e => e,
+        })?;
+        s.sock.set_read_timeout(limit).map_err(io_err)?;
         Ok(s)
     }
 
@@ -283,6 +366,7 @@ impl WireSession {
         c.take(6)?;
         let ext = c.u32()?;
         let mariadb = server_caps & CLIENT_LONG_PASSWORD == 0;
+        self.mariadb = mariadb;
         let server_ext = if mariadb { ext } else { 0 };
         let needed = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH;
         if server_caps & needed != needed {
@@ -460,10 +544,17 @@ impl WireSession {
 
     /// Read a command's results: every result set's rows counted (`first` set, the first
     /// column of the first row, as text) or, for statements without rows, rows affected.
-    fn read_results(
+    fn read_results(&mut self, binary: bool, first: Option<&mut Option<String>>) -> Result<u64> {
+        self.read_results_ok(binary, first, None)
+    }
+
+    /// [`read_results`](Self::read_results), keeping the last OK packet's warning count and
+    /// info string in `ok` when given.
+    fn read_results_ok(
         &mut self,
         binary: bool,
         mut first: Option<&mut Option<String>>,
+        mut ok: Option<&mut (u16, String)>,
     ) -> Result<u64> {
         let mut rows = 0u64;
         let mut affected = 0u64;
@@ -477,6 +568,9 @@ impl WireSession {
                 Some(0x00) => {
                     let (n, status) = ok_status(p)?;
                     affected += n;
+                    if let Some(slot) = ok.as_deref_mut() {
+                        *slot = ok_tail(p, self.mariadb)?;
+                    }
                     status & SERVER_MORE_RESULTS_EXISTS != 0
                 }
                 Some(0xFB) => {
@@ -568,6 +662,17 @@ impl Session for WireSession {
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_built()?;
         self.read_results(false, None)
+    }
+
+    /// The OK packet's affected rows (changed rows), warnings and info string (`Rows matched:
+    /// N  Changed: M  Warnings: W`).
+    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
+        self.begin(COM_QUERY);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send_built()?;
+        let mut ok = (0u16, String::new());
+        let affected = self.read_results_ok(false, None, Some(&mut ok))?;
+        Ok(changes_from_ok(affected, ok.0, &ok.1))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
@@ -718,6 +823,70 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn ok_packets_give_matched_changed_and_the_full_warning_count() {
+        // OK: header, affected 2, insert id 0, status, 16-bit warnings, then the info: to
+        // the end (MySQL) or length-encoded (MariaDB).
+        let info = b"Rows matched: 3  Changed: 2  Warnings: 1";
+        let mut p = vec![0x00, 2, 0, 0x02, 0x00, 0x01, 0x00];
+        p.extend_from_slice(info);
+        assert_eq!(
+            ok_tail(&p, false).unwrap(),
+            (1, String::from_utf8_lossy(info).into_owned())
+        );
+        let mut p = vec![0x00, 2, 0, 0x02, 0x00, 0x01, 0x00, info.len() as u8];
+        p.extend_from_slice(info);
+        let (w, info) = ok_tail(&p, true).unwrap();
+        let c = changes_from_ok(2, w, &info);
+        assert_eq!(
+            (c.affected, c.matched, c.changed, c.warnings),
+            (2, Some(3), Some(2), Some(1))
+        );
+        assert_eq!(
+            c.info.as_deref(),
+            Some("Rows matched: 3  Changed: 2  Warnings: 1")
+        );
+        // Past 65,535 the packet's count is capped; the info string has the server's own.
+        let c = changes_from_ok(
+            641_098,
+            65_535,
+            "Records: 641098  Deleted: 0  Skipped: 0  Warnings: 641098",
+        );
+        assert_eq!(c.warnings, Some(641_098));
+        assert_eq!(info_number(c.info.as_deref().unwrap(), "Skipped"), Some(0));
+        // A statement without an info string: the packet's count, nothing matched or changed.
+        let c = changes_from_ok(1, 0, "");
+        assert_eq!(
+            (c.matched, c.changed, c.warnings, c.info),
+            (None, None, Some(0), None)
+        );
+        assert_eq!(info_number("Rows matched: x", "Rows matched"), None);
+    }
+
+    #[test]
+    fn a_server_that_never_greets_is_a_connect_timeout_not_a_hang() {
+        // Connections wait in the listen queue, never accepted: as when back_log overflows.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let t = Target {
+            scheme: "mysql".into(),
+            user: "root".into(),
+            host: "127.0.0.1".into(),
+            port: silent.local_addr().expect("addr").port(),
+            database: None,
+            password: None,
+            restart_command: None,
+        };
+        let began = std::time::Instant::now();
+        match WireSession::connect(&t, "db", 1) {
+            Err(ConnectError::Failed(e)) => {
+                assert_eq!(e.kind, "connect_timeout", "{}", e.message);
+                assert!(e.message.contains("back_log"), "{}", e.message);
+            }
+            _ => panic!("a silent server must time out"),
+        }
+        assert!(began.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use super::target::Target;
-use super::{EngineError, Result, Session, StmtId, Value};
+use super::{Changes, EngineError, Result, Session, StmtId, Value};
 use bytes::BytesMut;
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::md5_hash;
@@ -341,6 +341,23 @@ impl Session for PgWire {
     fn execute(&mut self, sql: &str) -> Result<u64> {
         let o = self.simple(sql, false)?;
         Ok(if o.returns_rows { o.rows } else { o.affected })
+    }
+
+    /// The command tag's count (`UPDATE n`): every row the statement matched, changed in
+    /// value or not — PostgreSQL writes a new version of each.
+    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
+        let o = self.simple(sql, false)?;
+        if o.returns_rows {
+            return Ok(Changes {
+                affected: o.rows,
+                ..Changes::default()
+            });
+        }
+        Ok(Changes {
+            affected: o.affected,
+            matched: Some(o.affected),
+            ..Changes::default()
+        })
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {

@@ -11,8 +11,8 @@ use super::server::{
 };
 use super::target::Target;
 use super::{
-    Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
-    RestartOutcome, Result, Session,
+    Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome, LoadRequest,
+    LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
 use crate::sandbox::Recipe;
 use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
@@ -20,6 +20,7 @@ use crate::study::decode::{DecodeError, KeyPath};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 const SYNC_COMMIT: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
@@ -181,6 +182,47 @@ pub(super) fn pg_err(e: postgres::Error) -> EngineError {
 
 /// A client connection to a target.
 fn client_for(t: &Target, db: &str) -> Result<postgres::Client> {
+    config_for(t, db).connect(postgres::NoTls).map_err(pg_err)
+}
+
+/// Notices a connection received while `on` (the load's COPY): WARNING ones counted, the
+/// first few kept.
+#[derive(Default)]
+struct Notices {
+    on: bool,
+    warnings: u64,
+    first: Vec<EngineWarning>,
+}
+
+/// Warnings kept in the results.
+const KEPT_WARNINGS: usize = 5;
+
+/// A client connection whose notices go into `sink`.
+fn client_with_notices(
+    t: &Target,
+    db: &str,
+    sink: Arc<Mutex<Notices>>,
+) -> Result<postgres::Client> {
+    let mut cfg = config_for(t, db);
+    cfg.notice_callback(move |n| {
+        let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+        if !s.on || n.parsed_severity() != Some(postgres::error::Severity::Warning) {
+            return;
+        }
+        s.warnings += 1;
+        if s.first.len() < KEPT_WARNINGS {
+            s.first.push(EngineWarning {
+                level: n.severity().to_string(),
+                code: n.code().code().to_string(),
+                message: n.message().to_string(),
+            });
+        }
+    });
+    cfg.connect(postgres::NoTls).map_err(pg_err)
+}
+
+/// The `postgres` crate's settings for reaching `db` on a target.
+fn config_for(t: &Target, db: &str) -> postgres::Config {
     let mut cfg = postgres::Config::new();
     cfg.host(&t.host)
         .port(t.port)
@@ -191,7 +233,7 @@ fn client_for(t: &Target, db: &str) -> Result<postgres::Client> {
     if let Some(p) = &t.password {
         cfg.password(p.expose());
     }
-    cfg.connect(postgres::NoTls).map_err(pg_err)
+    cfg
 }
 
 /// A PostgreSQL contender: its server and how to reach it.
@@ -400,16 +442,32 @@ impl Engine for PostgresEngine {
         })
     }
 
+    /// COPY is all or nothing: a row that does not fit fails it with the server's error.
+    /// WARNING notices sent during the COPY (a trigger's, say) are counted.
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
-        let mut c = self.client(&self.database)?;
+        let notices = Arc::new(Mutex::new(Notices::default()));
+        let mut c = client_with_notices(&self.reach, &self.database, notices.clone())?;
         let mut file = std::fs::File::open(req.file)
             .map_err(|e| EngineError::new("io", format!("open dataset file: {e}")))?;
+        let listen = |on: bool| notices.lock().unwrap_or_else(|p| p.into_inner()).on = on;
+        listen(true);
         let mut writer = c
             .copy_in(&format!("COPY {} FROM STDIN", req.table.name))
             .map_err(pg_err)?;
         std::io::copy(&mut file, &mut writer)
             .map_err(|e| EngineError::new("io", format!("streaming the dataset into COPY: {e}")))?;
         let rows = writer.finish().map_err(pg_err)?;
+        listen(false);
+        let warnings = {
+            let n = notices.lock().unwrap_or_else(|p| p.into_inner());
+            LoadWarnings {
+                count: n.warnings,
+                skipped: None,
+                first: n.first.clone(),
+                info: Some(format!("COPY {rows}")),
+                serious: n.warnings > 0,
+            }
+        };
         // Rows came with their ids: move an identity column's sequence past them, so inserts
         // that leave the id out (sysbench's insert workload) do not collide.
         if let Some(col) = req.table.columns.iter().find(|c| c.auto_increment) {
@@ -436,7 +494,11 @@ impl Engine for PostgresEngine {
             }
             None => "COPY FROM STDIN, one transaction; no VACUUM/ANALYZE after (autovacuum may run later)".into(),
         };
-        Ok(LoadOutcome { rows, method })
+        Ok(LoadOutcome {
+            rows,
+            method,
+            warnings: Some(warnings),
+        })
     }
 
     fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
@@ -527,6 +589,13 @@ impl Engine for PostgresEngine {
         .enumerate()
         {
             out.insert(name.to_string(), r.get::<_, i64>(i).max(0) as u64);
+        }
+        // Sessions established to the database (PostgreSQL 14 and later; absent before).
+        if let Ok(r) = c.query_one(
+            "SELECT sessions FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        ) {
+            out.insert("sessions".into(), r.get::<_, i64>(0).max(0) as u64);
         }
         if self.stat_statements {
             let r = c

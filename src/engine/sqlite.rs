@@ -2,8 +2,8 @@
 //! connection per session, pragmas from the contender's options.
 
 use super::{
-    Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, RestartOutcome,
-    Result, Session, StmtId, Value,
+    Changes, Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest,
+    RestartOutcome, Result, Session, StmtId, Value,
 };
 use crate::study::decode::{DecodeError, KeyPath};
 use rusqlite::{Connection, OpenFlags};
@@ -267,6 +267,8 @@ impl Engine for SqliteEngine {
         Ok(LoadOutcome {
             rows,
             method: format!("INSERT, prepared, {batch} rows per transaction"),
+            // SQLite has no warnings: a line that does not parse fails the load above.
+            warnings: None,
         })
     }
 
@@ -342,6 +344,18 @@ impl Session for SqliteSession {
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
         self.conn.query_row(sql, [], |r| r.get(0)).map_err(sql_err)
+    }
+
+    /// SQLite's `changes()` counts every row the statement matched, whether or not its values
+    /// changed; it has no separate count of changed rows.
+    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
+        let n = self.execute(sql)?;
+        let changes = self.conn.changes();
+        Ok(Changes {
+            affected: n,
+            matched: Some(changes),
+            ..Changes::default()
+        })
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId> {

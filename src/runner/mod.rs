@@ -5,6 +5,11 @@
 //! Closed loop: each client starts its next operation when the previous one ends, so latency
 //! is measured from the actual start of each operation (this is what mysqlslap and sysbench
 //! do; it hides queueing delay, which the report says).
+//!
+//! Connecting is timed too: every client thread is created first, then all are released at
+//! once to connect (as mysqlslap releases its threads), and each connect is timed on its own
+//! thread. A client that cannot connect does not stop the others: every client reports, and
+//! then the run fails with the failures counted by kind.
 
 use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, EngineError};
@@ -19,6 +24,79 @@ use std::time::{Duration, Instant};
 
 /// How long all clients together may take to connect.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where the step's clock starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// Every client connects first; the clock starts when the last one is ready and all
+    /// start together. Connecting is timed apart (`RunOutcome::connect`).
+    #[default]
+    AllConnected,
+    /// The clock starts when the clients are released to connect, and each client starts
+    /// its operations as soon as it is connected: what `mysqlslap` times ("seconds to run
+    /// all queries" includes opening every connection). Warm-up does not apply, and the
+    /// connects are bounded by the engine's own connect timeouts rather than
+    /// `CONNECT_TIMEOUT`.
+    FirstConnect,
+}
+
+/// How the clients' connects went.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConnectOutcome {
+    pub clients: usize,
+    pub connected: usize,
+    /// From the release of the clients to the last one connected, seconds (0 when none
+    /// connected).
+    pub all_s: f64,
+    /// Clients connected per second over `all_s`.
+    pub per_s: f64,
+    /// Each client's connect, µs: its connection opened and authenticated and its
+    /// statements prepared, timed on its own thread.
+    pub latency_us: Option<Latency>,
+    /// Clients that could not connect, by kind of failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<ConnectFailure>,
+}
+
+/// Clients that failed to connect with one kind of error.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConnectFailure {
+    pub kind: String,
+    pub count: u64,
+    /// The first client to report this failure, and its message.
+    pub first_client: usize,
+    pub first_message: String,
+}
+
+impl ConnectOutcome {
+    /// Clients that could not connect.
+    pub fn failed(&self) -> u64 {
+        self.failures.iter().map(|f| f.count).sum()
+    }
+}
+
+/// `12 of 30 clients could not connect: too_many_connections 12 (first: client 18, …); 18
+/// connected in 0.21 s`.
+fn connect_failure_message(c: &ConnectOutcome) -> String {
+    let kinds: Vec<String> = c
+        .failures
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} (first: client {}, {})",
+                f.kind, f.count, f.first_client, f.first_message
+            )
+        })
+        .collect();
+    format!(
+        "{} of {} clients could not connect: {}; {} connected in {:.3} s",
+        c.failed(),
+        c.clients,
+        kinds.join("; "),
+        c.connected,
+        c.all_s
+    )
+}
 
 /// When each client stops.
 #[derive(Debug, Clone, Copy)]
@@ -136,20 +214,24 @@ pub struct RunOutcome {
     /// Open loop, after warm-up: operations started late, and dropped.
     pub late: u64,
     pub dropped: u64,
+    /// How the clients connected.
+    pub connect: ConnectOutcome,
 }
 
 /// A run that could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("client {client} could not connect: {error}")]
-    Connect { client: usize, error: EngineError },
+    /// Some clients could not connect (every client was waited for).
+    #[error("{}", connect_failure_message(.0))]
+    Connect(ConnectOutcome),
     #[error("could not start client thread: {0}")]
     Spawn(std::io::Error),
     #[error(
-        "only {ready} of {clients} clients connected within {timeout_s} s; the server stopped accepting connections"
+        "only {ready} of {clients} clients connected within {timeout_s} s ({failed} failed to); the server stopped accepting connections"
     )]
     ConnectTimeout {
         ready: usize,
+        failed: usize,
         clients: usize,
         timeout_s: u64,
     },
@@ -195,11 +277,87 @@ enum Msg {
         stats: Flushed,
         done: bool,
     },
-    Ready,
+    /// A client connected; its connect took `took`.
+    Ready {
+        took: Duration,
+    },
     ConnectFailed {
         client: usize,
         error: EngineError,
     },
+}
+
+/// The clients' connects as they report, and the figures made of them.
+struct ConnectTally {
+    clients: usize,
+    released: Instant,
+    last_ready: Option<Instant>,
+    ready: usize,
+    hist: Hist,
+    /// By kind: (count, first client, its message).
+    failures: BTreeMap<&'static str, (u64, usize, String)>,
+    failed: usize,
+}
+
+impl ConnectTally {
+    fn new(clients: usize, released: Instant) -> Self {
+        ConnectTally {
+            clients,
+            released,
+            last_ready: None,
+            ready: 0,
+            hist: metrics::new_hist(),
+            failures: BTreeMap::new(),
+            failed: 0,
+        }
+    }
+
+    fn ready(&mut self, took: Duration) {
+        self.ready += 1;
+        self.last_ready = Some(Instant::now());
+        self.hist.saturating_record(metrics::micros(took));
+    }
+
+    fn failed(&mut self, client: usize, error: EngineError) {
+        self.failed += 1;
+        let e = self
+            .failures
+            .entry(error.kind)
+            .or_insert((0, client, error.message));
+        e.0 += 1;
+    }
+
+    fn reported(&self) -> usize {
+        self.ready + self.failed
+    }
+
+    fn outcome(&self) -> ConnectOutcome {
+        let all_s = self
+            .last_ready
+            .map(|t| t.saturating_duration_since(self.released).as_secs_f64())
+            .unwrap_or(0.0);
+        ConnectOutcome {
+            clients: self.clients,
+            connected: self.ready,
+            all_s,
+            per_s: if all_s > 0.0 {
+                self.ready as f64 / all_s
+            } else {
+                0.0
+            },
+            latency_us: Latency::of(&self.hist),
+            failures: self
+                .failures
+                .iter()
+                .map(|(kind, (count, client, msg))| ConnectFailure {
+                    kind: kind.to_string(),
+                    count: *count,
+                    first_client: *client,
+                    first_message: msg.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Merged stats of one tick.
@@ -212,12 +370,38 @@ struct TickAgg {
     dropped: u64,
 }
 
-/// Run `make_worker(client_index)` on `spec.clients` threads in a closed loop.
+/// Run `make_worker(client_index)` on `spec.clients` threads in a closed loop, the clock
+/// starting once every client is connected ([`Clock::AllConnected`]).
 ///
 /// `on_interval` is called on the calling thread for each finished one-second interval, in
 /// order. `stop` ends the run early (the outcome is then `interrupted`).
 pub fn run_closed<'w, F>(
     spec: &RunSpec,
+    op_names: &[String],
+    make_worker: F,
+    stop: &AtomicBool,
+    on_interval: impl FnMut(&IntervalRecord),
+) -> Result<RunOutcome, RunError>
+where
+    F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    run_clocked(
+        spec,
+        Clock::AllConnected,
+        op_names,
+        make_worker,
+        stop,
+        on_interval,
+    )
+}
+
+/// [`run_closed`] with the clock starting where `clock` says. Every client thread is
+/// created first, then all are released together to connect (`make_worker`), each timing
+/// its own connect. A client that fails to connect does not stop the others; once every
+/// client has connected or failed, the run fails with the failures counted by kind.
+pub fn run_clocked<'w, F>(
+    spec: &RunSpec,
+    clock: Clock,
     op_names: &[String],
     make_worker: F,
     stop: &AtomicBool,
@@ -228,25 +412,44 @@ where
 {
     let n_ops = op_names.len();
     let clients = spec.clients.max(1);
+    // Holds the threads until all exist, then releases them to connect; then holds them
+    // again until the clock starts (at once, for `FirstConnect`).
+    let release = Gate::default();
     let gate = Gate::default();
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| -> Result<RunOutcome, RunError> {
         for client in 0..clients {
             let tx = tx.clone();
-            let (gate, make_worker) = (&gate, &make_worker);
+            let (release, gate, make_worker) = (&release, &gate, &make_worker);
             let bound = spec.bound;
             let res = std::thread::Builder::new()
                 .name(format!("client-{client}"))
                 .stack_size(1 << 20)
                 .spawn_scoped(scope, move || {
-                    let mut worker = match make_worker(client) {
+                    if release.wait().is_none() {
+                        return;
+                    }
+                    let began = Instant::now();
+                    let made = make_worker(client);
+                    let took = began.elapsed();
+                    let mut worker = match made {
                         Ok(w) => {
-                            let _ = tx.send(Msg::Ready);
+                            let _ = tx.send(Msg::Ready { took });
                             w
                         }
                         Err(error) => {
                             let _ = tx.send(Msg::ConnectFailed { client, error });
+                            let _ = tx.send(Msg::Flush {
+                                worker: client,
+                                tick: 0,
+                                next_tick: 0,
+                                stats: Flushed {
+                                    local: Local::new(n_ops),
+                                    latencies: Vec::new(),
+                                },
+                                done: true,
+                            });
                             return;
                         }
                     };
@@ -265,49 +468,105 @@ where
                     }
                 });
             if let Err(e) = res {
+                release.open(None);
                 gate.open(None);
                 return Err(RunError::Spawn(e));
             }
         }
         drop(tx);
-        // Every client connects before the clock starts; connecting is not measured.
-        let deadline = Instant::now() + CONNECT_TIMEOUT;
-        let mut ready = 0;
-        while ready < clients {
-            if stop.load(Ordering::Relaxed) {
-                gate.open(None);
-                return Err(RunError::Interrupted);
+        let outcome = match clock {
+            Clock::AllConnected => {
+                let released = Instant::now();
+                release.open(Some(released));
+                let mut tally = ConnectTally::new(clients, released);
+                if let Err(e) = await_connects(&rx, &mut tally, stop) {
+                    gate.open(None);
+                    return Err(e);
+                }
+                if tally.failed > 0 {
+                    gate.open(None);
+                    return Err(RunError::Connect(tally.outcome()));
+                }
+                // Connecting is timed apart; the clock starts with every client ready.
+                let cpu_before = process_cpu_s();
+                let start = Instant::now();
+                gate.open(Some(start));
+                let mut outcome = collect(
+                    spec,
+                    op_names,
+                    clients,
+                    start,
+                    &rx,
+                    stop,
+                    &mut on_interval,
+                    &mut tally,
+                );
+                outcome.process_cpu_s = process_cpu_s() - cpu_before;
+                outcome
             }
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(Msg::Ready) => ready += 1,
-                Ok(Msg::ConnectFailed { client, error }) => {
-                    gate.open(None);
-                    return Err(RunError::Connect { client, error });
+            Clock::FirstConnect => {
+                // The clock starts as the clients are released: connecting counts, and each
+                // client starts its operations once connected, not waiting for the others.
+                let cpu_before = process_cpu_s();
+                let start = Instant::now();
+                gate.open(Some(start));
+                release.open(Some(start));
+                let mut tally = ConnectTally::new(clients, start);
+                let mut outcome = collect(
+                    spec,
+                    op_names,
+                    clients,
+                    start,
+                    &rx,
+                    stop,
+                    &mut on_interval,
+                    &mut tally,
+                );
+                outcome.process_cpu_s = process_cpu_s() - cpu_before;
+                if tally.failed > 0 {
+                    return Err(RunError::Connect(tally.outcome()));
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    gate.open(None);
-                    return Err(RunError::ConnectTimeout {
-                        ready,
-                        clients,
-                        timeout_s: CONNECT_TIMEOUT.as_secs(),
-                    });
-                }
-                Ok(Msg::Flush { .. }) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    gate.open(None);
-                    return Err(RunError::Spawn(std::io::Error::other(
-                        "a client thread ended before it was ready",
-                    )));
-                }
+                outcome
             }
-        }
-        let cpu_before = process_cpu_s();
-        let start = Instant::now();
-        gate.open(Some(start));
-        let mut outcome = collect(spec, op_names, clients, start, &rx, stop, &mut on_interval);
-        outcome.process_cpu_s = process_cpu_s() - cpu_before;
+        };
         Ok(outcome)
     })
+}
+
+/// Wait until every client has connected or failed to (all are waited for, so failures can
+/// be counted by kind), within `CONNECT_TIMEOUT`.
+fn await_connects(
+    rx: &mpsc::Receiver<Msg>,
+    tally: &mut ConnectTally,
+    stop: &AtomicBool,
+) -> Result<(), RunError> {
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    while tally.reported() < tally.clients {
+        if stop.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Msg::Ready { took }) => tally.ready(took),
+            Ok(Msg::ConnectFailed { client, error }) => tally.failed(client, error),
+            // A failed client says it is done; nothing else runs before the clock starts.
+            Ok(Msg::Flush { .. }) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(RunError::ConnectTimeout {
+                    ready: tally.ready,
+                    failed: tally.failed,
+                    clients: tally.clients,
+                    timeout_s: CONNECT_TIMEOUT.as_secs(),
+                });
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(RunError::Spawn(std::io::Error::other(
+                    "a client thread ended before it was ready",
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Holds clients until the start time is set (or the run is called off with `None`).
@@ -473,6 +732,8 @@ fn drive(
 }
 
 /// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
+/// Connects reported while running (`Clock::FirstConnect`) go into `tally`.
+#[allow(clippy::too_many_arguments)]
 fn collect(
     spec: &RunSpec,
     op_names: &[String],
@@ -481,6 +742,7 @@ fn collect(
     rx: &mpsc::Receiver<Msg>,
     stop: &AtomicBool,
     on_interval: &mut impl FnMut(&IntervalRecord),
+    tally: &mut ConnectTally,
 ) -> RunOutcome {
     let n_ops = op_names.len();
     let mut t = Totals {
@@ -510,7 +772,14 @@ fn collect(
                 stats,
                 done,
             }) => (worker, tick, next_tick, stats, done),
-            Ok(_) => continue,
+            Ok(Msg::Ready { took }) => {
+                tally.ready(took);
+                continue;
+            }
+            Ok(Msg::ConnectFailed { client, error }) => {
+                tally.failed(client, error);
+                continue;
+            }
             Err(_) => break, // every client thread is gone
         };
         let agg = pending.entry(tick).or_insert_with(|| TickAgg::new(n_ops));
@@ -600,6 +869,7 @@ fn collect(
         process_cpu_s: 0.0,
         late: t.late,
         dropped: t.dropped,
+        connect: tally.outcome(),
     }
 }
 
@@ -771,18 +1041,39 @@ mod tests {
         assert!(out.ops_all > out.ops);
     }
 
-    #[test]
-    fn connect_failure_is_reported() {
-        let spec = RunSpec {
-            clients: 3,
-            bound: Bound::PerClient(5),
+    /// A worker whose connect takes `connect_ms` and whose operations take 1 ms, recording
+    /// when each operation ran.
+    struct Timed<'a> {
+        client: usize,
+        log: &'a Mutex<Vec<(usize, Instant)>>,
+    }
+
+    impl Worker for Timed<'_> {
+        fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
+            self.log
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((self.client, Instant::now()));
+            std::thread::sleep(Duration::from_millis(1));
+            (0, Ok(1))
+        }
+    }
+
+    fn counted(clients: usize, per_client: u64) -> RunSpec {
+        RunSpec {
+            clients,
+            bound: Bound::PerClient(per_client),
             warmup_s: 0,
             pacing: Pacing::Closed,
             seed: 1,
-        };
+        }
+    }
+
+    #[test]
+    fn connect_failure_is_reported() {
         let stop = AtomicBool::new(false);
         let r = run_closed(
-            &spec,
+            &counted(3, 5),
             &names(),
             |i| {
                 if i == 1 {
@@ -795,9 +1086,136 @@ mod tests {
             |_| {},
         );
         match r {
-            Err(RunError::Connect { client, .. }) => assert_eq!(client, 1),
+            Err(RunError::Connect(c)) => {
+                assert_eq!((c.clients, c.connected, c.failed()), (3, 2, 1));
+                assert_eq!(c.failures[0].first_client, 1);
+                assert_eq!(c.failures[0].first_message, "refused");
+            }
             _ => panic!("expected a connect error"),
         }
+    }
+
+    #[test]
+    fn every_client_is_waited_for_and_failures_are_counted_by_kind() {
+        let stop = AtomicBool::new(false);
+        let t = Instant::now();
+        let r = run_closed(
+            &counted(10, 1),
+            &names(),
+            |i| match i {
+                2 | 5 | 7 => Err(EngineError::new("too_many_connections", "too many")),
+                8 => Err(EngineError::new("connection", "reset")),
+                9 => {
+                    std::thread::sleep(Duration::from_millis(300));
+                    Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+                }
+                _ => Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>),
+            },
+            &stop,
+            |_| {},
+        );
+        let Err(RunError::Connect(c)) = r else {
+            panic!("expected a connect error")
+        };
+        // the slow client was waited for, not abandoned at the first failure
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        assert_eq!((c.connected, c.failed()), (6, 4));
+        let kinds: Vec<(&str, u64)> = c
+            .failures
+            .iter()
+            .map(|f| (f.kind.as_str(), f.count))
+            .collect();
+        assert_eq!(kinds, vec![("connection", 1), ("too_many_connections", 3)]);
+        assert!([2, 5, 7].contains(&c.failures[1].first_client));
+        let msg = RunError::Connect(c).to_string();
+        assert!(
+            msg.starts_with("4 of 10 clients could not connect: connection 1 (first: client 8, reset); too_many_connections 3 (first: client "),
+            "{msg}"
+        );
+        assert!(msg.contains("6 connected in 0."), "{msg}");
+    }
+
+    #[test]
+    fn connects_are_timed_apart_from_the_operations() {
+        let stop = AtomicBool::new(false);
+        let out = run_closed(
+            &counted(4, 3),
+            &names(),
+            |i| {
+                std::thread::sleep(Duration::from_millis(50 + 50 * i as u64));
+                Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+            },
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        let c = &out.connect;
+        assert_eq!((c.clients, c.connected, c.failed()), (4, 4, 0));
+        let l = c.latency_us.expect("connect latency");
+        assert!(
+            (200_000..400_000).contains(&l.max) && l.p50 >= 50_000,
+            "{l:?}"
+        );
+        assert!((0.2..0.5).contains(&c.all_s), "{}", c.all_s);
+        assert!((c.per_s - 4.0 / c.all_s).abs() < 1e-9);
+        // the clock started once all were connected: 3 short operations each
+        assert!(out.measured_s < 0.15, "{}", out.measured_s);
+        assert_eq!(out.ops, 12);
+    }
+
+    #[test]
+    fn first_connect_clock_counts_connecting_and_does_not_wait_for_the_others() {
+        let stop = AtomicBool::new(false);
+        let log = Mutex::new(Vec::new());
+        let ready = Mutex::new(vec![None; 2]);
+        let out = run_clocked(
+            &counted(2, 2),
+            Clock::FirstConnect,
+            &names(),
+            |i| {
+                if i == 1 {
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+                ready.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(Instant::now());
+                Ok(Box::new(Timed {
+                    client: i,
+                    log: &log,
+                }) as Box<dyn Worker>)
+            },
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        assert_eq!(out.ops, 4);
+        assert!((0.3..0.6).contains(&out.measured_s), "{}", out.measured_s);
+        assert!((0.3..0.6).contains(&out.connect.all_s));
+        let slow_ready = ready.lock().unwrap()[1].expect("client 1 connected");
+        let log = log.lock().unwrap();
+        let first_of_0 = log.iter().find(|(c, _)| *c == 0).expect("client 0 ran").1;
+        assert!(first_of_0 < slow_ready, "client 0 waited for client 1");
+    }
+
+    #[test]
+    fn first_connect_clock_fails_with_the_failures_after_the_others_ran() {
+        let stop = AtomicBool::new(false);
+        let r = run_clocked(
+            &counted(3, 2),
+            Clock::FirstConnect,
+            &names(),
+            |i| {
+                if i == 2 {
+                    Err(EngineError::new("too_many_connections", "too many"))
+                } else {
+                    Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+                }
+            },
+            &stop,
+            |_| {},
+        );
+        let Err(RunError::Connect(c)) = r else {
+            panic!("expected a connect error")
+        };
+        assert_eq!((c.connected, c.failed()), (2, 1));
     }
 
     #[test]

@@ -1,8 +1,13 @@
 //! `load`: create the dataset's table and bulk-load the generated file into it, timed; then
 //! check (untimed) that the table holds exactly the rows generated.
+//!
+//! The engine's warnings are part of the result: the 2015 study's LOAD DATA raised one for
+//! every row (`Warnings: 641098`), a data problem hidden behind a fast time. Their count and
+//! the first few are recorded; a load whose warnings say values were truncated or changed, or
+//! rows rejected, fails unless the step sets `allow_warnings = true`.
 
 use super::{StepCtx, StepError, StepOutput, summary};
-use crate::engine::LoadRequest;
+use crate::engine::{EngineWarning, LoadOutcome, LoadRequest};
 use crate::results::{Better, Metric, Unit};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
@@ -17,6 +22,11 @@ pub struct LoadParams {
     /// Tables loaded at once on a server (default: the machine's cores).
     #[serde(default)]
     pub parallel: Option<u64>,
+    /// Go on when the engine warned that values were truncated, converted or defaulted, or
+    /// rows rejected (the warnings are recorded and shown either way); the table's row count
+    /// must then equal the rows the engine loaded rather than the rows generated.
+    #[serde(default)]
+    pub allow_warnings: bool,
 }
 
 fn default_batch() -> u64 {
@@ -94,13 +104,27 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let elapsed = load_s + index_s;
 
     let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
+    let warned = Warned::of(ctx, &outcomes);
+    if let Some(w) = &warned
+        && w.serious
+        && !p.allow_warnings
+    {
+        return Err(StepError::Check(w.refusal()));
+    }
     let mut counted = None;
     if engine.kind() != "dry" {
         let mut c = engine.connect()?;
         let mut n_all = 0u64;
         for (t, o) in ctx.tables.iter().zip(&outcomes) {
             let n = c.query_i64(&dialect.count_rows(&t.name))?;
-            if n < 0 || n as u64 != ctx.dataset_rows || o.rows != ctx.dataset_rows {
+            // With warnings allowed, rows the engine rejected are missing by design: the
+            // table must hold what the engine says it loaded.
+            let want = if p.allow_warnings {
+                o.rows
+            } else {
+                ctx.dataset_rows
+            };
+            if n < 0 || n as u64 != want || o.rows > ctx.dataset_rows || o.rows != want {
                 return Err(StepError::Check(format!(
                     "table {}: loaded {} rows ({} counted in the table) but {} were generated",
                     t.name, o.rows, n, ctx.dataset_rows
@@ -123,14 +147,18 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.elapsed_s = Some(elapsed);
     s.rows = Some(loaded);
     s.ops_per_s = Some(rate);
-    s.note = Some(if indexes.is_empty() {
+    let mut note = if indexes.is_empty() {
         method.clone()
     } else {
         format!(
             "{method}; {} secondary index(es) built after the load ({index_s:.2} s, included)",
             indexes.len()
         )
-    });
+    };
+    if let Some(w) = warned.as_ref().filter(|w| w.count > 0) {
+        note.push_str(&format!("; {}", w.describe()));
+    }
+    s.note = Some(note);
     s.metrics = vec![
         Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
         Metric::new(
@@ -148,6 +176,10 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             Better::Higher,
         ),
     ];
+    if let Some(w) = &warned {
+        s.metrics
+            .extend(w.figures(ctx.dataset_rows * ctx.tables.len() as u64, loaded));
+    }
     Ok(StepOutput {
         summary: s,
         details: serde_json::json!({
@@ -160,10 +192,123 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "load_s": load_s,
             "index_s": index_s,
             "elapsed_s": elapsed,
+            "allow_warnings": p.allow_warnings,
+            // null: the engine reports no warnings (SQLite fails the load instead)
+            "warnings": warned,
         }),
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+/// The warnings of every table's load together.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Warned {
+    count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<u64>,
+    serious: bool,
+    /// The first few, each with its table.
+    first: Vec<TableWarning>,
+    /// Each table's summary line from the engine.
+    info: Vec<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct TableWarning {
+    table: String,
+    #[serde(flatten)]
+    warning: EngineWarning,
+}
+
+/// Warnings shown in a note or an error.
+const SHOWN_WARNINGS: usize = 3;
+
+impl Warned {
+    /// `None` when the engine reports no warnings.
+    fn of(ctx: &StepCtx<'_>, outcomes: &[LoadOutcome]) -> Option<Warned> {
+        let mut all: Option<Warned> = None;
+        for (t, o) in ctx.tables.iter().zip(outcomes) {
+            let Some(w) = &o.warnings else { continue };
+            let a = all.get_or_insert_with(|| Warned {
+                count: 0,
+                skipped: None,
+                serious: false,
+                first: Vec::new(),
+                info: Vec::new(),
+            });
+            a.count += w.count;
+            if let Some(n) = w.skipped {
+                a.skipped = Some(a.skipped.unwrap_or(0) + n);
+            }
+            a.serious |= w.serious;
+            a.first.extend(w.first.iter().map(|x| TableWarning {
+                table: t.name.clone(),
+                warning: x.clone(),
+            }));
+            a.first.truncate(5);
+            a.info.extend(w.info.clone());
+        }
+        all
+    }
+
+    /// `641098 warnings (Records: …; first: Warning 1265: Data truncated …)`.
+    fn describe(&self) -> String {
+        let mut d = format!("{} warnings", self.count);
+        let mut parts = Vec::new();
+        if !self.info.is_empty() {
+            parts.push(self.info.join("; "));
+        }
+        if !self.first.is_empty() {
+            let first: Vec<String> = self
+                .first
+                .iter()
+                .take(SHOWN_WARNINGS)
+                .map(|w| w.warning.to_string())
+                .collect();
+            parts.push(format!("first: {}", first.join(" | ")));
+        }
+        if !parts.is_empty() {
+            d.push_str(&format!(" ({})", parts.join("; ")));
+        }
+        d
+    }
+
+    /// Why the load fails, and how to let it go on.
+    fn refusal(&self) -> String {
+        format!(
+            "the engine raised {}: values were truncated, converted or defaulted, or rows rejected; fix the data or the table, or set allow_warnings = true on this step to record them and go on",
+            self.describe()
+        )
+    }
+
+    /// The count when there were any, and rows rejected (generated but not loaded).
+    fn figures(&self, generated: u64, loaded: u64) -> Vec<Metric> {
+        let mut m = Vec::new();
+        if self.count > 0 {
+            m.push(Metric::new(
+                "warnings",
+                "warnings",
+                self.count as f64,
+                Unit::Count,
+                Better::None,
+            ));
+        }
+        let rejected = self
+            .skipped
+            .unwrap_or(0)
+            .max(generated.saturating_sub(loaded));
+        if rejected > 0 {
+            m.push(Metric::new(
+                "rows_rejected",
+                "rows rejected",
+                rejected as f64,
+                Unit::Count,
+                Better::None,
+            ));
+        }
+        m
+    }
 }
 
 fn cores() -> u64 {
@@ -222,4 +367,199 @@ fn in_parallel<T: Send>(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{
+        Dialect, Engine, EngineError, EngineInfo, Footprint, LoadWarnings, RestartOutcome, Session,
+        StmtId, Value,
+    };
+    use std::sync::atomic::AtomicBool;
+
+    /// An engine whose load reports `outcome` and whose table then holds `outcome.rows`.
+    struct Fake {
+        outcome: LoadOutcome,
+    }
+
+    struct FakeSession {
+        rows: u64,
+    }
+
+    impl Session for FakeSession {
+        fn execute(&mut self, _sql: &str) -> crate::engine::Result<u64> {
+            Ok(0)
+        }
+        fn query_i64(&mut self, _sql: &str) -> crate::engine::Result<i64> {
+            Ok(self.rows as i64)
+        }
+        fn prepare(&mut self, _sql: &str) -> crate::engine::Result<StmtId> {
+            Ok(StmtId(0))
+        }
+        fn run(&mut self, _stmt: StmtId, _params: &[Value]) -> crate::engine::Result<u64> {
+            Ok(0)
+        }
+    }
+
+    fn unused<T>() -> crate::engine::Result<T> {
+        Err(EngineError::new("unsupported", "not in this test"))
+    }
+
+    impl Engine for Fake {
+        fn kind(&self) -> &'static str {
+            "fake"
+        }
+        fn dialect(&self) -> Dialect {
+            Dialect::Sqlite
+        }
+        fn connect(&self) -> crate::engine::Result<Box<dyn Session>> {
+            Ok(Box::new(FakeSession {
+                rows: self.outcome.rows,
+            }))
+        }
+        fn info(&self) -> crate::engine::Result<EngineInfo> {
+            unused()
+        }
+        fn bulk_load(&self, _req: &LoadRequest<'_>) -> crate::engine::Result<LoadOutcome> {
+            Ok(self.outcome.clone())
+        }
+        fn footprint(&self, _tables: &[&str]) -> crate::engine::Result<Footprint> {
+            unused()
+        }
+        fn restart(&self, _cold: bool) -> crate::engine::Result<RestartOutcome> {
+            unused()
+        }
+    }
+
+    fn truncated(count: u64, skipped: u64) -> LoadWarnings {
+        LoadWarnings {
+            count,
+            skipped: Some(skipped),
+            first: vec![EngineWarning {
+                level: "Warning".into(),
+                code: "1265".into(),
+                message: "Data truncated for column 'content' at row 1".into(),
+            }],
+            info: Some(format!(
+                "Records: 100  Deleted: 0  Skipped: {skipped}  Warnings: {count}"
+            )),
+            serious: true,
+        }
+    }
+
+    /// Load 100 generated rows into a fake engine that loads `rows` with `warnings`.
+    fn load(
+        rows: u64,
+        warnings: Option<LoadWarnings>,
+        allow_warnings: bool,
+    ) -> Result<StepOutput, StepError> {
+        let engine = Fake {
+            outcome: LoadOutcome {
+                rows,
+                method: "fake".into(),
+                warnings,
+            },
+        };
+        let tables = crate::dataset::Generator::UserLogs.tables("user_logs", 1);
+        let files = vec![std::path::PathBuf::from("unused.tsv")];
+        let progress = crate::progress::Progress::new(true);
+        let stop = AtomicBool::new(false);
+        let ctx = StepCtx {
+            contender: "c",
+            step: "load",
+            title: None,
+            engine: &engine,
+            tables: &tables,
+            dataset_files: &files,
+            dataset_rows: 100,
+            progress: &progress,
+            stop: &stop,
+        };
+        let p = LoadParams {
+            batch_rows: 10,
+            parallel: None,
+            allow_warnings,
+        };
+        run(&p, &ctx)
+    }
+
+    fn keys(out: &StepOutput) -> Vec<(String, f64)> {
+        out.summary
+            .metrics
+            .iter()
+            .map(|m| (m.key.clone(), m.value))
+            .filter(|(k, _)| k != "elapsed_s" && k != "rows_per_s")
+            .collect()
+    }
+
+    #[test]
+    fn truncating_warnings_fail_the_load_unless_allowed() {
+        let Err(StepError::Check(msg)) = load(100, Some(truncated(100, 0)), false) else {
+            panic!("a load that truncated every row must fail")
+        };
+        assert!(
+            msg.starts_with("the engine raised 100 warnings (Records: 100  Deleted: 0  Skipped: 0  Warnings: 100; first: Warning 1265: Data truncated for column 'content' at row 1)")
+                && msg.ends_with("or set allow_warnings = true on this step to record them and go on"),
+            "{msg}"
+        );
+        let out = load(100, Some(truncated(100, 0)), true).expect("allowed");
+        assert_eq!(
+            keys(&out),
+            vec![("rows".into(), 100.0), ("warnings".into(), 100.0)]
+        );
+        let note = out.summary.note.unwrap_or_default();
+        assert!(
+            note.starts_with("fake; 100 warnings (Records: 100"),
+            "{note}"
+        );
+        assert_eq!(out.details["warnings"]["count"], 100);
+        assert_eq!(out.details["warnings"]["first"][0]["code"], "1265");
+        assert_eq!(out.details["warnings"]["first"][0]["table"], "user_logs");
+    }
+
+    #[test]
+    fn rejected_rows_fail_the_load_or_are_counted_when_allowed() {
+        assert!(matches!(
+            load(97, Some(truncated(3, 3)), false),
+            Err(StepError::Check(_))
+        ));
+        let out = load(97, Some(truncated(3, 3)), true).expect("allowed");
+        assert_eq!(out.summary.rows, Some(97));
+        assert_eq!(
+            keys(&out),
+            vec![
+                ("rows".into(), 97.0),
+                ("warnings".into(), 3.0),
+                ("rows_rejected".into(), 3.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn notes_are_shown_but_do_not_fail_and_a_clean_load_shows_no_count() {
+        let notes = LoadWarnings {
+            count: 2,
+            first: vec![EngineWarning {
+                level: "Note".into(),
+                code: "1000".into(),
+                message: "a note".into(),
+            }],
+            ..LoadWarnings::default()
+        };
+        let out = load(100, Some(notes), false).expect("notes do not fail a load");
+        assert_eq!(
+            keys(&out),
+            vec![("rows".into(), 100.0), ("warnings".into(), 2.0)]
+        );
+        let out = load(100, Some(LoadWarnings::default()), false).expect("clean");
+        assert_eq!(keys(&out), vec![("rows".into(), 100.0)]);
+        assert_eq!(out.details["warnings"]["count"], 0);
+        assert_eq!(out.summary.note.as_deref(), Some("fake"));
+        // An engine that reports no warnings at all records none.
+        let out = load(100, None, false).expect("no warnings");
+        assert!(out.details["warnings"].is_null());
+        // Fewer rows than generated, without a word from the engine, still fails.
+        assert!(matches!(load(99, None, false), Err(StepError::Check(_))));
+    }
 }

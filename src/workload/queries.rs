@@ -2,15 +2,20 @@
 //! the original study's `mysqlslap --concurrency=N` run, with latency percentiles per query.
 //! Placeholders (`?`, or `$1`, `$2`, … on PostgreSQL) take a fresh uniform random integer from
 //! their range in `params` at every execution, as `pgbench`'s `\set aid random(1, N)` does.
+//!
+//! Connecting is timed as its own figures (all clients open, connects/s, the slowest). With
+//! `timed_from = "connect"` the clock starts as the clients start connecting and each client
+//! queries as soon as it is connected, which is what mysqlslap's "seconds to run all
+//! queries" measures.
 
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
-use crate::runner::{self, Bound, RunSpec, Worker};
-use crate::study::decode::{DecodeError, KeyPath};
-use serde::Deserialize;
+use crate::runner::{self, Bound, Clock, RunSpec, Worker};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Most clients one step may open.
@@ -36,6 +41,22 @@ pub struct QueriesParams {
     /// placeholder (its (i+1)-th `?`, or `$i+1`); each execution draws new values, uniformly.
     #[serde(default)]
     pub params: Vec<IntRange>,
+    /// Where the clock starts: `queries` (every client connected first; connecting is timed
+    /// apart) or `connect` (from the first connect, each client querying once connected —
+    /// mysqlslap's timing).
+    #[serde(default, deserialize_with = "by_name")]
+    pub timed_from: TimedFrom,
+}
+
+/// Where a `queries` step's clock starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimedFrom {
+    /// Once every client is connected; connecting is timed apart.
+    #[default]
+    Queries,
+    /// When the clients start connecting; each client queries as soon as it is connected.
+    Connect,
 }
 
 /// An inclusive range of integers a placeholder is drawn from.
@@ -168,14 +189,32 @@ impl QueriesParams {
                 ),
             ),
             _ => Ok(()),
+        }?;
+        if self.timed_from == TimedFrom::Connect {
+            if self.duration_s.is_some() {
+                return at(
+                    "timed_from",
+                    "timed_from = \"connect\" times a fixed amount of work, as mysqlslap does: give per_client instead of duration_s".into(),
+                );
+            }
+            if self.warmup_s > 0 {
+                return at(
+                    "warmup_s",
+                    "warmup_s does not apply with timed_from = \"connect\": every second counts, connecting included".into(),
+                );
+            }
         }
+        Ok(())
     }
 }
 
 struct QueryWorker<'a> {
     session: Box<dyn Session>,
-    /// Each query's statement and its placeholder count.
+    /// Each query's statement and its placeholder count; empty when the queries go as SQL
+    /// text (`text`).
     stmts: Vec<(StmtId, usize)>,
+    /// The queries as SQL text, when they are sent unprepared.
+    text: &'a [String],
     offset: usize,
     ranges: &'a [IntRange],
     rng: SplitMix64,
@@ -185,6 +224,13 @@ struct QueryWorker<'a> {
 
 impl Worker for QueryWorker<'_> {
     fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
+        if self.stmts.is_empty() {
+            let i = (self.offset + seq as usize) % self.text.len().max(1);
+            return match self.text.get(i) {
+                Some(sql) => (i, self.session.execute(sql)),
+                None => (0, Err(engine::EngineError::new("usage", "no queries"))),
+            };
+        }
         let i = (self.offset + seq as usize) % self.stmts.len();
         let (stmt, n) = self.stmts[i];
         for (v, r) in self.values[..n].iter_mut().zip(self.ranges) {
@@ -212,15 +258,23 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     let engine = ctx.engine;
     let queries = &p.queries;
     let ranges = &p.params[..];
+    let from_connect = p.timed_from == TimedFrom::Connect;
+    // mysqlslap's shape sends each query as SQL text: no prepare round trip per client.
+    let as_text = from_connect && p.params.is_empty();
     let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
         let mut session = engine.connect()?;
-        let stmts = queries
-            .iter()
-            .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
-            .collect::<engine::Result<Vec<_>>>()?;
+        let stmts = if as_text {
+            Vec::new()
+        } else {
+            queries
+                .iter()
+                .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
+                .collect::<engine::Result<Vec<_>>>()?
+        };
         Ok(Box::new(QueryWorker {
             session,
             stmts,
+            text: queries,
             offset: client,
             ranges,
             rng: SplitMix64::stream(0x7175_6572_7931, client as u64),
@@ -228,7 +282,12 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         }))
     };
     let progress = ctx.progress;
-    let out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+    let clock = if from_connect {
+        Clock::FirstConnect
+    } else {
+        Clock::AllConnected
+    };
+    let out = runner::run_clocked(&spec, clock, &names, make, ctx.stop, |iv| {
         progress.status(&format!("t={:.0}s {:.0} queries/s", iv.t_s, iv.ops_per_s));
     })?;
     let qps = if out.measured_s > 0.0 {
@@ -251,7 +310,18 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     s.ops_per_s = Some(qps);
     s.latency_us = lat;
     s.errors = Some(errors);
-    s.metrics = vec![
+    s.metrics = Vec::new();
+    if from_connect {
+        // mysqlslap's figure: from the first connect to the last query's end.
+        s.metrics.push(Metric::new(
+            "elapsed_s",
+            "seconds",
+            out.measured_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+    }
+    s.metrics.extend([
         Metric::new("ops", "queries", out.ops as f64, Unit::Count, Better::None),
         Metric::new(
             "ops_per_s",
@@ -260,7 +330,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             Unit::PerSecond,
             Better::Higher,
         ),
-    ];
+    ]);
     if let Some(l) = lat {
         for (key, label, v) in [
             ("p50_us", "p50", l.p50),
@@ -277,6 +347,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             ));
         }
     }
+    s.metrics.extend(connect_metrics(&out.connect));
     if errors > 0 {
         s.metrics.push(Metric::new(
             "errors",
@@ -290,6 +361,19 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         ));
     } else {
         s.note = Some("closed loop: latency from each query's actual start".into());
+    }
+    let timing = match (from_connect, as_text) {
+        (false, _) => "clients connect before the clock starts, timed apart",
+        (true, true) => {
+            "timed from the first connect, each client querying once connected, queries sent as SQL text (mysqlslap's timing)"
+        }
+        (true, false) => {
+            "timed from the first connect, each client querying once connected (mysqlslap's timing)"
+        }
+    };
+    if let Some(n) = s.note.as_mut() {
+        n.push_str("; ");
+        n.push_str(timing);
     }
     if !p.params.is_empty() {
         let ranges: Vec<String> = p
@@ -333,6 +417,9 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
+            "timed_from": p.timed_from,
+            "sent_as": if as_text { "text" } else { "prepared" },
+            "connect": out.connect,
             "params": p.params,
             "measured_s": out.measured_s,
             "ops": out.ops,
@@ -349,6 +436,37 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     })
 }
 
+/// The connect phase's figures: seconds to open every client, connects a second, and the
+/// slowest client's connect.
+fn connect_metrics(c: &runner::ConnectOutcome) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new(
+            "connect_s",
+            "connect all",
+            c.all_s,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+        Metric::new(
+            "connects_per_s",
+            "connects/s",
+            c.per_s,
+            Unit::PerSecond,
+            Better::Higher,
+        ),
+    ];
+    if let Some(l) = c.latency_us {
+        m.push(Metric::new(
+            "connect_max_us",
+            "slowest connect",
+            l.max as f64,
+            Unit::Micros,
+            Better::Lower,
+        ));
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +479,7 @@ mod tests {
             duration_s: None,
             warmup_s: 0,
             params,
+            timed_from: TimedFrom::Queries,
         }
     }
 
@@ -405,6 +524,24 @@ mod tests {
             .map_err(|e| format!("{}: {}", e.path, e.message))
             .unwrap_err();
         assert!(e.contains("params[0]") && e.contains("above max"), "{e}");
+    }
+
+    #[test]
+    fn timed_from_connect_needs_a_count_and_no_warmup() {
+        let err = |p: &QueriesParams| {
+            p.validate()
+                .map_err(|e| format!("{}: {}", e.path, e.message))
+                .unwrap_err()
+        };
+        let mut p = params(&["SELECT 1"], vec![]);
+        p.timed_from = TimedFrom::Connect;
+        assert!(p.validate().is_ok());
+        p.warmup_s = 1;
+        assert!(err(&p).starts_with("warmup_s: warmup_s does not apply"));
+        p.warmup_s = 0;
+        p.per_client = None;
+        p.duration_s = Some(5);
+        assert!(err(&p).starts_with("timed_from: timed_from = \"connect\" times a fixed amount"));
     }
 
     #[test]

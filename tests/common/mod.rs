@@ -51,6 +51,15 @@ pub fn step<'a>(
         .unwrap_or_else(|| panic!("no step {contender}/{step} in {summary:#}"))
 }
 
+/// The value of figure `key` in a step's summary.
+pub fn figure(step: &serde_json::Value, key: &str) -> Option<f64> {
+    step["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["key"] == key)?["value"]
+        .as_f64()
+}
+
 /// Every step of the built-in shoot-out finished `ok` for `contender`.
 pub fn assert_shootout_ok(summary: &serde_json::Value, contender: &str) {
     for st in [
@@ -59,6 +68,8 @@ pub fn assert_shootout_ok(summary: &serde_json::Value, contender: &str) {
         "count-cold",
         "count-warm",
         "range-queries",
+        "slap-count",
+        "slap-content",
         "update",
         "create-index",
         "drop-index",
