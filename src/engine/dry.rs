@@ -21,6 +21,31 @@ pub struct DryOptions {
     pub delay_us: u64,
 }
 
+/// `engine = "dry"`: decode the options; embedded, so no target.
+pub fn decode(
+    options: &toml::Table,
+    target: Option<&super::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn super::EngineKind>, crate::study::decode::DecodeError> {
+    super::refuse_target("dry", target)?;
+    let o: DryOptions = super::decode_options(options)?;
+    Ok(Box::new(o))
+}
+
+impl super::EngineKind for DryOptions {
+    fn name(&self) -> &'static str {
+        "dry"
+    }
+
+    /// It opens nothing.
+    fn files_per_client(&self) -> u64 {
+        0
+    }
+
+    fn open(&self, _ctx: &super::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(DryEngine::new(self.clone())))
+    }
+}
+
 pub struct DryEngine {
     opts: DryOptions,
 }

@@ -86,6 +86,51 @@ fn default_timeout() -> u64 {
     3600
 }
 
+/// `engine = "mariadb"`: decode and check the options, and the `target` of an external server.
+pub fn decode(
+    options: &toml::Table,
+    target: Option<&super::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
+    let mut o: MariadbOptions = super::decode_options(options)?;
+    o.validate().map_err(super::in_options)?;
+    if let Some(t) = target {
+        o.target = Some(super::target::parse(t, "mysql", 3306)?);
+        o.check_external().map_err(super::in_options)?;
+    }
+    Ok(Box::new(o))
+}
+
+impl super::EngineKind for MariadbOptions {
+    fn name(&self) -> &'static str {
+        "mariadb"
+    }
+
+    fn preflight(&self) -> Result<()> {
+        MariadbOptions::preflight(self)
+    }
+
+    fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        if self.target.is_some() {
+            return (0, KeyPath::root());
+        }
+        let (bp, bc, aria) = self.cache_sizes_mb();
+        // about 85 MiB of server overhead and about 1 MiB per connection thread
+        let total = (bp + bc + aria + 85 + clients) << 20;
+        let key = if bc > bp {
+            "block_cache_mb"
+        } else if self.buffer_pool_share.is_some() {
+            "buffer_pool_share"
+        } else {
+            "buffer_pool_mb"
+        };
+        (total, KeyPath::root().key("options").key(key))
+    }
+
+    fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(MariadbEngine::open(self.clone(), ctx)?))
+    }
+}
+
 impl MariadbOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));

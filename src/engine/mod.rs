@@ -271,17 +271,50 @@ pub struct OpenCtx<'a> {
     pub max_clients: u64,
 }
 
-/// A contender's engine with its options decoded and checked.
-#[derive(Debug, Clone)]
-pub enum EngineConfig {
-    Sqlite(sqlite::SqliteOptions),
-    Mariadb(mariadb::MariadbOptions),
-    Postgres(postgres::PostgresOptions),
-    Dry(dry::DryOptions),
+/// One kind of engine as a contender configures it: its options, decoded and checked, and
+/// what a run asks of it before and when it starts. An engine is one file implementing this
+/// (on its options type) plus one line in [`REGISTRY`].
+pub trait EngineKind: std::fmt::Debug + Send + Sync {
+    /// The engine's name in study files (`engine = "..."`).
+    fn name(&self) -> &'static str;
+    /// Check what this engine needs on this machine (server binaries, plugins) before
+    /// anything runs. The error's kind is `missing`.
+    fn preflight(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Memory this contender needs on this machine with `clients` connections, bytes, and
+    /// the option (relative to the contender) that decides most of it. External servers use
+    /// their own machine's memory: 0.
+    fn memory_estimate(&self, _clients: u64) -> (u64, KeyPath) {
+        (0, KeyPath::root())
+    }
+    /// Files one client keeps open in dbduel's process: a socket by default.
+    fn files_per_client(&self) -> u64 {
+        1
+    }
+    /// Create the engine with its data under `ctx.dir` (which exists); servers are
+    /// provisioned and started here.
+    fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>>;
 }
 
-/// Engines this build can run.
-pub const ENGINES: &[&str] = &["sqlite", "mariadb", "postgres", "dry"];
+/// Decodes a contender's `options` (and its `target`, for server engines) into its engine
+/// kind. Errors carry paths relative to the contender table.
+pub type DecodeKind = fn(
+    &toml::Table,
+    Option<&target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn EngineKind>, DecodeError>;
+
+/// Every engine this build can run: its name in study files, and its decoder.
+pub const REGISTRY: &[(&str, DecodeKind)] = &[
+    ("sqlite", sqlite::decode),
+    ("mariadb", mariadb::decode),
+    ("postgres", postgres::decode),
+    ("dry", dry::decode),
+];
+
+/// A contender's engine with its options decoded and checked.
+#[derive(Debug, Clone)]
+pub struct EngineConfig(std::sync::Arc<dyn EngineKind>);
 
 impl EngineConfig {
     /// Decode `options` (and a `target`, for server engines) for `engine`. Errors carry
@@ -291,117 +324,33 @@ impl EngineConfig {
         options: &toml::Table,
         target: Option<&target::TargetSpec<'_>>,
     ) -> std::result::Result<Self, DecodeError> {
-        let value = toml::Value::Table(options.clone());
-        let opts = KeyPath::root().key("options");
-        let in_opts = |e: DecodeError| e.under(&opts);
-        let embedded = |name: &str| match target {
-            Some(_) => Err(DecodeError::at(
-                KeyPath::root().key("target"),
-                format!("engine {name} is embedded; target applies to mariadb and postgres"),
-            )),
-            None => Ok(()),
-        };
-        match engine {
-            "sqlite" => {
-                embedded("sqlite")?;
-                let o: sqlite::SqliteOptions =
-                    crate::study::decode::decode(value).map_err(in_opts)?;
-                o.validate().map_err(in_opts)?;
-                Ok(EngineConfig::Sqlite(o))
-            }
-            "mariadb" => {
-                let mut o: mariadb::MariadbOptions =
-                    crate::study::decode::decode(value).map_err(in_opts)?;
-                o.validate().map_err(in_opts)?;
-                if let Some(t) = target {
-                    o.target = Some(target::parse(t, "mysql", 3306)?);
-                    o.check_external().map_err(in_opts)?;
-                }
-                Ok(EngineConfig::Mariadb(o))
-            }
-            "postgres" => {
-                let mut o: postgres::PostgresOptions =
-                    crate::study::decode::decode(value).map_err(in_opts)?;
-                o.validate().map_err(in_opts)?;
-                if let Some(t) = target {
-                    o.target = Some(target::parse(t, "postgres", 5432)?);
-                    o.check_external().map_err(in_opts)?;
-                }
-                Ok(EngineConfig::Postgres(o))
-            }
-            "dry" => {
-                embedded("dry")?;
-                Ok(EngineConfig::Dry(
-                    crate::study::decode::decode(value).map_err(in_opts)?,
-                ))
-            }
-            other => Err(DecodeError::at(
+        let Some((_, decode)) = REGISTRY.iter().find(|(name, _)| *name == engine) else {
+            let names: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
+            return Err(DecodeError::at(
                 KeyPath::root().key("engine"),
                 format!(
-                    "unknown engine `{other}`; engines are: {}",
-                    ENGINES.join(", ")
+                    "unknown engine `{engine}`; engines are: {}",
+                    names.join(", ")
                 ),
-            )),
-        }
+            ));
+        };
+        Ok(EngineConfig(decode(options, target)?.into()))
     }
 
-    /// Check what this engine needs on this machine (server binaries, plugins) before
-    /// anything runs. The error's kind is `missing`.
     pub fn preflight(&self) -> Result<()> {
-        match self {
-            EngineConfig::Mariadb(o) => o.preflight(),
-            EngineConfig::Postgres(o) => o.preflight(),
-            EngineConfig::Sqlite(_) | EngineConfig::Dry(_) => Ok(()),
-        }
+        self.0.preflight()
     }
 
-    /// Memory this contender needs on this machine with `clients` connections, bytes, and
-    /// the option (relative to the contender) that decides most of it. External servers
-    /// use their own machine's memory: 0.
     pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
-        const MIB: u64 = 1 << 20;
-        let opt = |k: &str| KeyPath::root().key("options").key(k);
-        match self {
-            EngineConfig::Sqlite(o) => (o.cache_size_kib * 1024 * clients, opt("cache_size_kib")),
-            EngineConfig::Mariadb(o) if o.target.is_none() => {
-                let (bp, bc, aria) = o.cache_sizes_mb();
-                // about 85 MiB of server overhead and about 1 MiB per connection thread
-                let total = (bp + bc + aria + 85 + clients) * MIB;
-                let key = if bc > bp {
-                    "block_cache_mb"
-                } else if o.buffer_pool_share.is_some() {
-                    "buffer_pool_share"
-                } else {
-                    "buffer_pool_mb"
-                };
-                (total, opt(key))
-            }
-            EngineConfig::Postgres(o) if o.target.is_none() => {
-                // shared memory, plus about 8 MiB per backend process
-                let total = (o.shared_buffers_mb.unwrap_or(256) + 64 + 8 * clients) * MIB;
-                (total, opt("shared_buffers_mb"))
-            }
-            _ => (0, KeyPath::root()),
-        }
+        self.0.memory_estimate(clients)
     }
 
-    /// Files one client of this contender keeps open in dbduel's process: a socket, or an
-    /// embedded database's file (and its write-ahead log in WAL mode).
     pub fn files_per_client(&self) -> u64 {
-        match self {
-            EngineConfig::Sqlite(o) if o.journal_mode.eq_ignore_ascii_case("wal") => 2,
-            EngineConfig::Dry(_) => 0,
-            _ => 1,
-        }
+        self.0.files_per_client()
     }
 
     pub fn kind(&self) -> &'static str {
-        match self {
-            EngineConfig::Sqlite(_) => "sqlite",
-            EngineConfig::Mariadb(_) => "mariadb",
-            EngineConfig::Postgres(_) => "postgres",
-            EngineConfig::Dry(_) => "dry",
-        }
+        self.0.name()
     }
 
     /// Create the engine with its data under `ctx.dir` (created if missing); servers are
@@ -410,12 +359,33 @@ impl EngineConfig {
         std::fs::create_dir_all(ctx.dir).map_err(|e| {
             EngineError::new("io", format!("cannot create {}: {e}", ctx.dir.display()))
         })?;
-        Ok(match self {
-            EngineConfig::Sqlite(o) => Box::new(sqlite::SqliteEngine::new(o.clone(), ctx.dir)),
-            EngineConfig::Mariadb(o) => Box::new(mariadb::MariadbEngine::open(o.clone(), ctx)?),
-            EngineConfig::Postgres(o) => Box::new(postgres::PostgresEngine::open(o.clone(), ctx)?),
-            EngineConfig::Dry(o) => Box::new(dry::DryEngine::new(o.clone())),
-        })
+        self.0.open(ctx)
+    }
+}
+
+/// An engine's `options` table decoded into its options type, errors under `options`.
+pub(crate) fn decode_options<T: serde::de::DeserializeOwned>(
+    options: &toml::Table,
+) -> std::result::Result<T, DecodeError> {
+    crate::study::decode::decode(toml::Value::Table(options.clone())).map_err(in_options)
+}
+
+/// A validation error of an engine's options, placed under `options`.
+pub(crate) fn in_options(e: DecodeError) -> DecodeError {
+    e.under(&KeyPath::root().key("options"))
+}
+
+/// Embedded engines run inside dbduel: a `target` is refused.
+pub(crate) fn refuse_target(
+    name: &str,
+    target: Option<&target::TargetSpec<'_>>,
+) -> std::result::Result<(), DecodeError> {
+    match target {
+        Some(_) => Err(DecodeError::at(
+            KeyPath::root().key("target"),
+            format!("engine {name} is embedded; target applies to mariadb and postgres"),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -80,6 +80,47 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
     }
 }
 
+/// `engine = "postgres"`: decode and check the options, and the `target` of an external
+/// server.
+pub fn decode(
+    options: &toml::Table,
+    target: Option<&super::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
+    let mut o: PostgresOptions = super::decode_options(options)?;
+    o.validate().map_err(super::in_options)?;
+    if let Some(t) = target {
+        o.target = Some(super::target::parse(t, "postgres", 5432)?);
+        o.check_external().map_err(super::in_options)?;
+    }
+    Ok(Box::new(o))
+}
+
+impl super::EngineKind for PostgresOptions {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn preflight(&self) -> Result<()> {
+        PostgresOptions::preflight(self)
+    }
+
+    fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        if self.target.is_some() {
+            return (0, KeyPath::root());
+        }
+        // shared memory, plus about 8 MiB per backend process
+        let total = (self.shared_buffers_mb.unwrap_or(256) + 64 + 8 * clients) << 20;
+        (
+            total,
+            KeyPath::root().key("options").key("shared_buffers_mb"),
+        )
+    }
+
+    fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(PostgresEngine::open(self.clone(), ctx)?))
+    }
+}
+
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
         if let Some(v) = &self.synchronous_commit {

@@ -53,6 +53,44 @@ fn default_busy_ms() -> u64 {
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNC_MODES: &[&str] = &["off", "normal", "full", "extra"];
 
+/// `engine = "sqlite"`: decode and check the options; embedded, so no target.
+pub fn decode(
+    options: &toml::Table,
+    target: Option<&super::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
+    super::refuse_target("sqlite", target)?;
+    let o: SqliteOptions = super::decode_options(options)?;
+    o.validate().map_err(super::in_options)?;
+    Ok(Box::new(o))
+}
+
+impl super::EngineKind for SqliteOptions {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    /// Each connection's page cache, at most.
+    fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        (
+            self.cache_size_kib * 1024 * clients,
+            KeyPath::root().key("options").key("cache_size_kib"),
+        )
+    }
+
+    /// The database file, and the write-ahead log in WAL mode.
+    fn files_per_client(&self) -> u64 {
+        if self.journal_mode.eq_ignore_ascii_case("wal") {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn open(&self, ctx: &super::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(SqliteEngine::new(self.clone(), ctx.dir)))
+    }
+}
+
 impl SqliteOptions {
     /// Check values (after serde checked types and keys).
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
