@@ -474,6 +474,19 @@ where
             }
         }
         drop(tx);
+        // Open the gate at `start` (then do `after_gate`) and measure the clients until they
+        // end, with dbduel's CPU from that moment.
+        let measure = |start: Instant,
+                       tally: &mut ConnectTally,
+                       mut on: &mut dyn FnMut(&IntervalRecord),
+                       after_gate: &dyn Fn()| {
+            let cpu_before = process_cpu_s();
+            gate.open(Some(start));
+            after_gate();
+            let mut outcome = collect(spec, op_names, clients, start, &rx, stop, &mut on, tally);
+            outcome.process_cpu_s = process_cpu_s() - cpu_before;
+            outcome
+        };
         let outcome = match clock {
             Clock::AllConnected => {
                 let released = Instant::now();
@@ -488,41 +501,17 @@ where
                     return Err(RunError::Connect(tally.outcome()));
                 }
                 // Connecting is timed apart; the clock starts with every client ready.
-                let cpu_before = process_cpu_s();
-                let start = Instant::now();
-                gate.open(Some(start));
-                let mut outcome = collect(
-                    spec,
-                    op_names,
-                    clients,
-                    start,
-                    &rx,
-                    stop,
-                    &mut on_interval,
-                    &mut tally,
-                );
-                outcome.process_cpu_s = process_cpu_s() - cpu_before;
-                outcome
+                measure(Instant::now(), &mut tally, &mut on_interval, &|| {})
             }
             Clock::FirstConnect => {
                 // The clock starts as the clients are released: connecting counts, and each
                 // client starts its operations once connected, not waiting for the others.
-                let cpu_before = process_cpu_s();
                 let start = Instant::now();
-                gate.open(Some(start));
-                release.open(Some(start));
                 let mut tally = ConnectTally::new(clients, start);
-                let mut outcome = collect(
-                    spec,
-                    op_names,
-                    clients,
-                    start,
-                    &rx,
-                    stop,
-                    &mut on_interval,
-                    &mut tally,
-                );
-                outcome.process_cpu_s = process_cpu_s() - cpu_before;
+                // Released once the gate is open, so no client waits at it.
+                let outcome = measure(start, &mut tally, &mut on_interval, &|| {
+                    release.open(Some(start))
+                });
                 if tally.failed > 0 {
                     return Err(RunError::Connect(tally.outcome()));
                 }
