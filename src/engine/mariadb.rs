@@ -245,13 +245,16 @@ impl MariadbOptions {
         match &self.target {
             None => self.recipe(1).check_installed().map_err(sandbox_err),
             Some(t) => {
-                let mut c =
-                    mysql::Conn::new(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
-                        EngineError::new(
-                            "connect",
-                            format!("cannot connect to {}: {e}", t.display()),
-                        )
-                    })?;
+                let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
+                    EngineError::new(
+                        "connect",
+                        format!(
+                            "cannot connect to {}: {}",
+                            t.display(),
+                            e.message.trim_start_matches("mariadb: ")
+                        ),
+                    )
+                })?;
                 check_storage_engine(&mut c, &self.storage_engine)
             }
         }
@@ -368,6 +371,23 @@ impl MariadbOptions {
         MariadbRecipe {
             settings: s,
             rocksdb: self.is_rocksdb(),
+        }
+    }
+}
+
+/// A connection through the `mysql` crate. Its ed25519 authentication fails 1 time in 256:
+/// mysql_common (0.37) drops a trailing zero byte from the server's auth-switch data, which
+/// for ed25519 is a random 32-byte nonce, so a nonce ending in 0 is signed short and the
+/// server answers "Access denied" (1045). Another handshake draws a new nonce; up to three
+/// make a spurious refusal a one-in-16-million event, and a password that is really wrong
+/// is simply refused three times.
+fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
+    let opts: mysql::Opts = opts.into();
+    let mut attempt = 1;
+    loop {
+        match mysql::Conn::new(opts.clone()) {
+            Err(mysql::Error::MySqlError(e)) if e.code == 1045 && attempt < 3 => attempt += 1,
+            r => return r.map_err(my_err),
         }
     }
 }
@@ -522,11 +542,11 @@ impl MariadbEngine {
     }
 
     fn admin(&self) -> Result<mysql::Conn> {
-        mysql::Conn::new(self.opts(None)).map_err(my_err)
+        crate_conn(self.opts(None))
     }
 
     fn conn(&self) -> Result<mysql::Conn> {
-        let mut c = mysql::Conn::new(self.opts(Some(&self.database))).map_err(my_err)?;
+        let mut c = crate_conn(self.opts(Some(&self.database)))?;
         if self.server.is_external() {
             c.query_drop(self.session_engine_sql()).map_err(my_err)?;
         }
@@ -676,11 +696,10 @@ impl Engine for MariadbEngine {
                 std::io::copy(&mut f, out)?;
                 Ok(())
             });
-        let mut c = mysql::Conn::new(
+        let mut c = crate_conn(
             self.opts(Some(&self.database))
                 .local_infile_handler(Some(handler)),
-        )
-        .map_err(my_err)?;
+        )?;
         let mode = self.opts.load_mode();
         match mode {
             "bulk" => c
