@@ -21,10 +21,10 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 
-from vs_peers import (env_int, host_cpu_s, log, must, mysql_counters, pg_bin, pg_commits,
-                      provision, run_client, tree_cpu_s)
+from vs_peers import (dbduel_run, env_int, git_commit, host_cpu_s, log, must, mysql_counters,
+                      pg_bin, pg_commits, provision, run_client, tool_version, tree_cpu_s,
+                      write_results)
 
 RANGE_QUERIES = [
     "SELECT COUNT(content) FROM user_logs WHERE id > 9950 AND id < 9999",
@@ -35,12 +35,8 @@ RANGE_QUERIES = [
 def dbduel_queries(a, label, engine, target, clients, per_client, queries, params="",
                    options=""):
     """dbduel's `queries` step against a kept sandbox; the run's result with the step's JSON."""
-    d = os.path.join(a.work, "runs", label)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "study.toml")
     qs = ", ".join(json.dumps(q) for q in queries)
-    with open(path, "w") as f:
-        f.write(f"""[study]
+    return dbduel_run(a.dbduel, a.work, label, f"""[study]
 name = "footprint"
 description = "bench/footprint: dbduel's client against a peer on the same server"
 [dataset]
@@ -58,18 +54,7 @@ clients = {clients}
 per_client = {per_client}
 queries = [{qs}]
 {params}
-""")
-    res = run_client([a.dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"),
-                     peak_rss=True)
-    must(res, f"dbduel ({label})")
-    found = [os.path.join(r, "dbduel", "run.json") for r in
-             (os.path.join(d, x) for x in os.listdir(d)) if os.path.isdir(r)]
-    found = [p for p in found if os.path.exists(p)]
-    if len(found) != 1:
-        raise SystemExit(f"error: no step result for {label} under {d}")
-    with open(found[0]) as f:
-        res["step"] = json.load(f)
-    return res
+""", peak_rss=True)
 
 
 def figures(r, server_queries, server_cpu_s, own_qps):
@@ -262,28 +247,20 @@ def main():
     if "postgres" in parts:
         postgres_part(a, pairs)
     b1 = host_cpu_s()
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     out = {
         "schema_version": 1,
         "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dbduel_commit": commit,
+        "dbduel_commit": git_commit(),
         "settings": {"clients": a.clients, "queries_per_client": a.per_client,
                      "rounds": a.rounds, "rows": a.rows, "pg_scale": a.pg_scale},
         "peers": {
-            "mysqlslap": subprocess.run(["mysqlslap", "--version"], capture_output=True,
-                                        text=True).stdout.strip(),
-            "pgbench": subprocess.run([pg_bin("pgbench"), "--version"], capture_output=True,
-                                      text=True).stdout.strip(),
+            "mysqlslap": tool_version(["mysqlslap", "--version"]),
+            "pgbench": tool_version([pg_bin("pgbench"), "--version"]),
         },
         "machine_busy_share": (b1[0] - b0[0]) / max(b1[1] - b0[1], 1e-9),
         "pairs": pairs,
     }
-    os.makedirs(a.results, exist_ok=True)
-    path = os.path.join(a.results, f"footprint-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(path + ".tmp", path)
+    path = write_results(a.results, "footprint", started, out)
     print()
     print_table(pairs)
     print(f"raw results: {path}")

@@ -128,6 +128,30 @@ def must(res, what):
         raise SystemExit(f"error: {what} failed (exit {res['rc']}):\n{tail}")
 
 
+def tool_version(argv):
+    """What a peer says of its own version."""
+    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+
+
+def git_commit():
+    """The checkout's commit, `-dirty` when tracked files changed."""
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return commit + ("-dirty" if dirty else "")
+
+
+def write_results(results_dir, name, started, out):
+    """Write `out` to RESULTS/NAME-<UTC time>.json (to a temporary name, then renamed)."""
+    os.makedirs(results_dir, exist_ok=True)
+    path = os.path.join(results_dir, f"{name}-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(path + ".tmp", path)
+    return path
+
+
 # ---------------------------------------------------------------- sandboxes
 
 
@@ -164,13 +188,15 @@ def provision(dbduel, work, name, study_text):
 # ---------------------------------------------------------------- dbduel runs
 
 
-def dbduel_run(dbduel, work, label, study_text):
+def dbduel_run(dbduel, work, label, study_text, peak_rss=False):
+    """Run a study whose contender is `dbduel` and step `run`; the run with the step's JSON."""
     d = os.path.join(work, "runs", label)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "study.toml")
     with open(path, "w") as f:
         f.write(study_text)
-    res = run_client([dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"))
+    res = run_client([dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"),
+                     peak_rss=peak_rss)
     must(res, f"dbduel ({label})")
     found = glob.glob(os.path.join(d, "*", "dbduel", "run.json"))
     if len(found) != 1:
@@ -512,24 +538,18 @@ def main():
     parts = os.environ.get("BENCH_PARTS", "mariadb postgres").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
     with open("/proc/cpuinfo") as f:
         model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
     out = {
         "schema_version": 1,
         "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "dbduel_commit": commit + ("-dirty" if dirty else ""),
+        "dbduel_commit": git_commit(),
         "host": {"cpu": model, "cores": os.cpu_count(), "kernel": os.uname().release},
         "settings": {"duration_s": a.duration, "rounds": a.rounds, "warmup_s": a.warmup,
                      "threads": a.threads, "order": "peer then dbduel, each round"},
         "peers": {
-            "sysbench": subprocess.run(["sysbench", "--version"], capture_output=True,
-                                       text=True).stdout.strip(),
-            "pgbench": subprocess.run([pg_bin("pgbench"), "--version"], capture_output=True,
-                                      text=True).stdout.strip(),
+            "sysbench": tool_version(["sysbench", "--version"]),
+            "pgbench": tool_version([pg_bin("pgbench"), "--version"]),
         },
     }
     log(f"vs-peers: {a.duration} s a run, threads {a.threads}, {a.rounds} round(s) of A B; "
@@ -547,11 +567,7 @@ def main():
         postgres_part(a, out)
     pairs = out.get("mariadb", {}).get("pairs", []) + out.get("postgres", {}).get("pairs", [])
     out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    os.makedirs(a.results, exist_ok=True)
-    path = os.path.join(a.results, f"vs-peers-{started.strftime('%Y%m%dT%H%M%SZ')}.json")
-    with open(path + ".tmp", "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(path + ".tmp", path)
+    path = write_results(a.results, "vs-peers", started, out)
     print()
     print_table(pairs)
     print(f"raw results: {path}")

@@ -104,22 +104,9 @@ pub fn run(
         .collect();
     // Servers get their own database, named for the study; dbduel works only inside it.
     let database = format!("dbduel_{}", study.file.study.name.replace('-', "_"));
-    let max_clients = study
-        .steps
-        .iter()
-        .map(|s| s.params.clients())
-        .max()
-        .unwrap_or(1);
-    // The resource check made sure the limit can be raised this far.
-    let files_per_client = study
-        .contenders
-        .iter()
-        .map(|c| c.engine.files_per_client())
-        .max()
-        .unwrap_or(1);
-    crate::fdlimit::raise_to(crate::fdlimit::needed(
-        max_clients.saturating_mul(files_per_client),
-    ));
+    let max_clients = study.max_clients();
+    // The resource check made sure the limit can be raised this far (unless it was skipped).
+    crate::fdlimit::raise_to(study.open_files_needed());
     let needs_data = study
         .steps
         .iter()

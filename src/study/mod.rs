@@ -51,6 +51,29 @@ pub struct Study {
     pub steps: Vec<Step>,
 }
 
+impl Study {
+    /// The most clients any step opens at once (at least 1).
+    pub fn max_clients(&self) -> u64 {
+        self.steps
+            .iter()
+            .map(|s| s.params.clients())
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Open files a run of this study needs in dbduel's process: its widest step's clients
+    /// on the contender whose clients hold the most files each.
+    pub fn open_files_needed(&self) -> u64 {
+        let per_client = self
+            .contenders
+            .iter()
+            .map(|c| c.engine.files_per_client())
+            .max()
+            .unwrap_or(1);
+        crate::fdlimit::needed(self.max_clients().saturating_mul(per_client))
+    }
+}
+
 /// What the user asked to run.
 #[derive(Debug, Clone, Default)]
 pub struct Request {

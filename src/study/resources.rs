@@ -54,19 +54,14 @@ fn gib(b: u64) -> String {
 
 /// Check the study against the machine. Errors carry the key path that decides the need.
 pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
-    let clients = study
+    let clients = study.max_clients();
+    let widest = study
         .steps
         .iter()
-        .map(|s| s.params.clients())
-        .max()
-        .unwrap_or(1);
+        .enumerate()
+        .max_by_key(|(_, s)| s.params.clients());
     for (i, c) in study.contenders.iter().enumerate() {
         let files = crate::fdlimit::needed(clients.saturating_mul(c.engine.files_per_client()));
-        let widest = study
-            .steps
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, s)| s.params.clients());
         if let (true, Some((s, step))) = (files > m.open_files, widest) {
             return Err(DecodeError::at(
                 KeyPath::root().key("step").index(s),
