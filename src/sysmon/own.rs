@@ -89,8 +89,8 @@ mod tests {
 
     #[test]
     fn a_step_sees_its_own_peak_not_an_earlier_one() {
-        // An earlier spike of 64 MiB, freed before the step begins.
-        let spike = vec![1u8; 64 << 20];
+        // An earlier spike of 512 MiB, freed before the step begins.
+        let spike = vec![1u8; 512 << 20];
         std::hint::black_box(&spike);
         drop(spike);
         let m = OwnMeter::begin();
@@ -102,8 +102,8 @@ mod tests {
         assert!(u.peak_rss_bytes >= 16 << 20, "{u:?}");
         if m.hwm_reset {
             // Other tests run in this process at the same time; leave them room, but the
-            // 64 MiB spike before `begin` must not count.
-            assert!(u.peak_rss_bytes < 300 << 20, "{u:?}");
+            // 512 MiB spike before `begin` must not count.
+            assert!(u.peak_rss_bytes < 400 << 20, "{u:?}");
         }
         assert!(u.cpu_s >= 0.0);
     }
