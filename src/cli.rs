@@ -300,9 +300,10 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     (false, true) => "stopped, left behind",
                 };
                 println!(
-                    "{:<8} {:<16} port {:<5} pid {:<8} {state}  {}",
+                    "{:<8} {:<16} {:<28} port {:<5} pid {:<8} {state}  {}",
                     f.manifest.flavor,
                     f.manifest.name,
+                    f.manifest.role.as_deref().unwrap_or("single server"),
                     f.manifest.port,
                     f.manifest
                         .pid

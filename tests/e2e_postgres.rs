@@ -35,7 +35,10 @@ fn sandbox_starts_stops_and_restarts() {
     let mut settings = BTreeMap::new();
     settings.insert("shared_buffers".to_string(), "16MB".to_string());
     let mut sb = Sandbox::create(
-        Box::new(PostgresRecipe { settings }),
+        Box::new(PostgresRecipe {
+            settings,
+            ..Default::default()
+        }),
         "pg",
         &root.path().join("pg"),
     )
@@ -237,7 +240,10 @@ fn external_postgres_target_is_used_but_never_harmed() {
     let mut settings = BTreeMap::new();
     settings.insert("shared_buffers".to_string(), "16MB".to_string());
     let mut theirs = Sandbox::create(
-        Box::new(PostgresRecipe { settings }),
+        Box::new(PostgresRecipe {
+            settings,
+            ..Default::default()
+        }),
         "theirs",
         &root.path().join("theirs"),
     )
@@ -312,9 +318,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let mut sb = Sandbox::create(
-        Box::new(PostgresRecipe {
-            settings: BTreeMap::new(),
-        }),
+        Box::new(PostgresRecipe::default()),
         "wire",
         &root.path().join("wire"),
     )

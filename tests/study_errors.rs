@@ -81,7 +81,7 @@ fn bad_overrides_name_the_override() {
     let (code, _, stderr) = common::run(&["run", "no-such-study", "--check"]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("not a built-in study (built-ins: shootout, oltp, harness)"),
+        stderr.contains("not a built-in study (built-ins: shootout, oltp, replication, harness)"),
         "{stderr}"
     );
 }

@@ -3,6 +3,7 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+use super::mariadb_replication::{MariadbReplica, MariadbTopology, primary_defaults};
 use super::mysql_wire::{ConnectError, WireSession};
 use super::sandbox_err;
 use super::server::{
@@ -69,6 +70,10 @@ pub struct MariadbOptions {
     /// Any other server variables, written into the sandbox's [mysqld] section as given.
     #[serde(default)]
     pub server: toml::Table,
+    /// Replicas of this server, one sandbox each: the contender becomes a replication
+    /// topology (this server the primary, with a binary log) for the replication steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<MariadbReplica>,
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
@@ -114,8 +119,10 @@ impl super::EngineKind for MariadbOptions {
             return (0, KeyPath::root());
         }
         let (bp, bc, aria) = self.cache_sizes_mb();
-        // about 85 MiB of server overhead and about 1 MiB per connection thread
-        let total = (bp + bc + aria + 85 + clients) << 20;
+        // about 85 MiB of server overhead and about 1 MiB per connection thread, for the
+        // primary and each replica (whose clients are the replication threads)
+        let servers = 1 + self.replicas.len() as u64;
+        let total = ((bp + bc + aria + 85) * servers + clients) << 20;
         let key = if bc > bp {
             "block_cache_mb"
         } else if self.buffer_pool_share.is_some() {
@@ -217,6 +224,19 @@ impl MariadbOptions {
             );
         }
         extra_settings(&self.server, "-", ("ON", "OFF"))?;
+        for (i, r) in self.replicas.iter().enumerate() {
+            let at = KeyPath::root().key("replicas").index(i);
+            r.validate(&at)?;
+            if self.replicas[..i].iter().any(|o| o.name == r.name) {
+                return Err(DecodeError::at(
+                    at.key("name"),
+                    format!(
+                        "two replicas are named {:?}; give each its own name",
+                        r.name
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -234,6 +254,7 @@ impl MariadbOptions {
                 self.flush_log_at_trx_commit.is_some(),
             ),
             ("server", !self.server.is_empty()),
+            ("replicas", !self.replicas.is_empty()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
@@ -364,6 +385,9 @@ impl MariadbOptions {
                 );
             }
         }
+        if !self.replicas.is_empty() {
+            primary_defaults(&mut s, self);
+        }
         // validated when the study was read
         for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
             s.insert(k, v);
@@ -381,7 +405,7 @@ impl MariadbOptions {
 /// server answers "Access denied" (1045). Another handshake draws a new nonce; up to three
 /// make a spurious refusal a one-in-16-million event, and a password that is really wrong
 /// is simply refused three times.
-fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
+pub(crate) fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
     let opts: mysql::Opts = opts.into();
     let mut attempt = 1;
     loop {
@@ -392,7 +416,7 @@ fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
     }
 }
 
-fn my_err(e: mysql::Error) -> EngineError {
+pub(crate) fn my_err(e: mysql::Error) -> EngineError {
     let kind = match &e {
         mysql::Error::MySqlError(me) => super::mysql_wire::kind_for_code(me.code),
         mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
@@ -413,11 +437,13 @@ pub struct MariadbEngine {
     /// Whether the lean wire client can authenticate here (false once the server asked for
     /// a method it does not speak).
     wire_auth: AtomicBool,
+    /// The replicas, when the contender is a replication topology.
+    topology: Option<MariadbTopology>,
 }
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
 /// `SELECT @@max_allowed_packet` that would count in Com_select), bounded waits.
-fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::OptsBuilder {
+pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::OptsBuilder {
     mysql::OptsBuilder::new()
         .ip_or_hostname(Some(t.host.clone()))
         .tcp_port(t.port)
@@ -484,7 +510,37 @@ impl MariadbEngine {
             database,
             datadir,
             wire_auth: AtomicBool::new(true),
+            topology: None,
         };
+        if !engine.opts.replicas.is_empty() {
+            // Replicas share the contender's storage engine and caches, not its own
+            // server settings (those are the primary's).
+            let mut base = engine.opts.clone();
+            base.server = toml::Table::new();
+            base.flush_log_at_trx_commit = None;
+            let base = base.recipe(0).settings;
+            let recipes = engine
+                .opts
+                .replicas
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let recipe = MariadbRecipe {
+                        settings: r.settings(base.clone(), i as u64 + 2),
+                        rocksdb: engine.opts.is_rocksdb(),
+                    };
+                    (r.name.clone(), recipe)
+                })
+                .collect();
+            engine.topology = Some(MariadbTopology::provision(
+                &engine.opts,
+                &engine.server,
+                &engine.reach,
+                ctx,
+                &engine.database,
+                recipes,
+            )?);
+        }
         let mut admin = engine.admin()?;
         if engine.server.is_external() {
             check_storage_engine(&mut admin, &engine.opts.storage_engine)?;
@@ -674,6 +730,15 @@ impl Engine for MariadbEngine {
             settings.insert("target".into(), t.display());
         }
         settings.insert("load_mode".into(), self.opts.load_mode().to_string());
+        if let Some(t) = &self.topology {
+            use super::replication::Replicated;
+            for i in 0..t.replica_count() {
+                let f = t.replica_facts(i)?;
+                for (k, v) in f.settings {
+                    settings.insert(format!("replica.{}.{}", f.name, k.to_ascii_lowercase()), v);
+                }
+            }
+        }
         Ok(EngineInfo {
             engine: "mariadb".into(),
             version,
@@ -809,7 +874,15 @@ impl Engine for MariadbEngine {
     }
 
     fn server_gone(&self) -> Option<String> {
-        self.server.gone()
+        self.server
+            .gone()
+            .or_else(|| self.topology.as_ref().and_then(MariadbTopology::gone))
+    }
+
+    fn replication(&self) -> Option<&dyn super::replication::Replicated> {
+        self.topology
+            .as_ref()
+            .map(|t| t as &dyn super::replication::Replicated)
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
@@ -830,7 +903,10 @@ impl Engine for MariadbEngine {
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
-        self.server.finish(keep)
+        let this = *self;
+        let replicas = this.topology.map(|t| t.finish(keep));
+        this.server.finish(keep)?;
+        replicas.unwrap_or(Ok(()))
     }
 
     fn server_log(&self) -> Option<PathBuf> {
@@ -882,6 +958,15 @@ fn load_warnings(c: &mut mysql::Conn) -> Result<LoadWarnings> {
 pub struct MysqlSession {
     conn: mysql::Conn,
     stmts: Vec<mysql::Statement>,
+}
+
+impl MysqlSession {
+    pub(crate) fn new(conn: mysql::Conn) -> Self {
+        MysqlSession {
+            conn,
+            stmts: Vec::new(),
+        }
+    }
 }
 
 fn to_params(params: &[Value]) -> mysql::Params {

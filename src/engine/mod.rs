@@ -5,10 +5,13 @@
 pub mod dialect;
 pub mod dry;
 pub mod mariadb;
+pub mod mariadb_replication;
 pub mod mysql_wire;
 pub mod pg_wire;
 pub mod postgres;
+pub mod postgres_replication;
 pub mod recv_buf;
+pub mod replication;
 pub mod server;
 pub mod sqlite;
 pub mod target;
@@ -245,6 +248,10 @@ pub trait Engine: Send + Sync {
     /// If the engine's server process has died, how (e.g. `killed by signal 9 (SIGKILL)`).
     /// `None` while it runs, and for engines whose process dbduel does not own.
     fn server_gone(&self) -> Option<String> {
+        None
+    }
+    /// The contender's replication, when it is a topology of a primary and replicas.
+    fn replication(&self) -> Option<&dyn replication::Replicated> {
         None
     }
     /// Does the engine run inside dbduel's own process?

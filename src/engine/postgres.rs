@@ -5,6 +5,7 @@
 //! load is an explicit option.
 
 use super::pg_wire::{PgWire, kind_for_sqlstate};
+use super::postgres_replication::{PostgresReplica, PostgresTopology, primary_defaults};
 use super::sandbox_err;
 use super::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
@@ -54,6 +55,10 @@ pub struct PostgresOptions {
     /// Any other server settings, appended to the sandbox's postgresql.conf as given.
     #[serde(default)]
     pub server: toml::Table,
+    /// Streaming standbys of this server, one sandbox each (`pg_basebackup -R`): the
+    /// contender becomes a replication topology for the replication steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<PostgresReplica>,
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
@@ -108,8 +113,9 @@ impl super::EngineKind for PostgresOptions {
         if self.target.is_some() {
             return (0, KeyPath::root());
         }
-        // shared memory, plus about 8 MiB per backend process
-        let total = (self.shared_buffers_mb.unwrap_or(256) + 64 + 8 * clients) << 20;
+        // shared memory, plus about 8 MiB per backend process; each standby has its own
+        let servers = 1 + self.replicas.len() as u64;
+        let total = ((self.shared_buffers_mb.unwrap_or(256) + 64) * servers + 8 * clients) << 20;
         (
             total,
             KeyPath::root().key("options").key("shared_buffers_mb"),
@@ -149,6 +155,25 @@ impl PostgresOptions {
             ));
         }
         extra_settings(&self.server, ".", ("on", "off"))?;
+        for (i, r) in self.replicas.iter().enumerate() {
+            let at = KeyPath::root().key("replicas").index(i);
+            r.validate(&at)?;
+            if self.replicas[..i].iter().any(|o| o.name == r.name) {
+                return Err(DecodeError::at(
+                    at.key("name"),
+                    format!(
+                        "two replicas are named {:?}; give each its own name",
+                        r.name
+                    ),
+                ));
+            }
+        }
+        if !self.replicas.is_empty() && self.wal_level.as_deref() == Some("minimal") {
+            return Err(DecodeError::at(
+                KeyPath::root().key("wal_level"),
+                "wal_level = \"minimal\" writes too little WAL for a standby; use \"replica\" with replicas",
+            ));
+        }
         Ok(())
     }
 
@@ -161,6 +186,7 @@ impl PostgresOptions {
             ("wal_level", self.wal_level.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
             ("server", !self.server.is_empty()),
+            ("replicas", !self.replicas.is_empty()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
@@ -204,7 +230,13 @@ impl PostgresOptions {
         for (k, v) in extra_settings(&self.server, ".", ("on", "off")).unwrap_or_default() {
             s.insert(k, v);
         }
-        PostgresRecipe { settings: s }
+        if !self.replicas.is_empty() {
+            primary_defaults(&mut s, &self.server);
+        }
+        PostgresRecipe {
+            settings: s,
+            base_backup_of: None,
+        }
     }
 }
 
@@ -263,7 +295,7 @@ fn client_with_notices(
 }
 
 /// The `postgres` crate's settings for reaching `db` on a target.
-fn config_for(t: &Target, db: &str) -> postgres::Config {
+pub(super) fn config_for(t: &Target, db: &str) -> postgres::Config {
     let mut cfg = postgres::Config::new();
     cfg.host(&t.host)
         .port(t.port)
@@ -287,6 +319,8 @@ pub struct PostgresEngine {
     datadir: Option<PathBuf>,
     /// pg_stat_statements is loaded and installed in the study's database.
     stat_statements: bool,
+    /// The standbys, when the contender is a replication topology.
+    topology: Option<PostgresTopology>,
 }
 
 impl PostgresEngine {
@@ -315,6 +349,7 @@ impl PostgresEngine {
             database,
             datadir,
             stat_statements: false,
+            topology: None,
         };
         let mut admin = engine.client("postgres")?;
         if engine.server.is_external() {
@@ -337,6 +372,19 @@ impl PostgresEngine {
                 (Err(_), Server::External(_)) => {}
                 (Err(e), Server::Sandbox(_)) => return Err(pg_err(e)),
             }
+        }
+        if !engine.opts.replicas.is_empty() {
+            // Standbys copy the primary as it now is (the study's database included) and
+            // stream the rest; their settings are the primary's, as a base backup copies.
+            let base = engine.opts.recipe(ctx.max_clients).settings;
+            engine.topology = Some(PostgresTopology::provision(
+                &engine.server,
+                &engine.reach,
+                ctx,
+                &engine.database,
+                &engine.opts.replicas,
+                &base,
+            )?);
         }
         Ok(engine)
     }
@@ -473,6 +521,15 @@ impl Engine for PostgresEngine {
             settings.insert(r.get::<_, String>(0), r.get::<_, String>(1));
         }
         settings.insert("after_load".into(), self.opts.after_load.clone());
+        if let Some(t) = &self.topology {
+            use super::replication::Replicated;
+            for i in 0..t.replica_count() {
+                let f = t.replica_facts(i)?;
+                for (k, v) in f.settings {
+                    settings.insert(format!("replica.{}.{k}", f.name), v);
+                }
+            }
+        }
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
         }
@@ -601,7 +658,15 @@ impl Engine for PostgresEngine {
     }
 
     fn server_gone(&self) -> Option<String> {
-        self.server.gone()
+        self.server
+            .gone()
+            .or_else(|| self.topology.as_ref().and_then(PostgresTopology::gone))
+    }
+
+    fn replication(&self) -> Option<&dyn super::replication::Replicated> {
+        self.topology
+            .as_ref()
+            .map(|t| t as &dyn super::replication::Replicated)
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
@@ -657,6 +722,9 @@ impl Engine for PostgresEngine {
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
-        self.server.finish(keep)
+        let this = *self;
+        let replicas = this.topology.map(|t| t.finish(keep));
+        this.server.finish(keep)?;
+        replicas.unwrap_or(Ok(()))
     }
 }

@@ -11,6 +11,7 @@ pub fn value(v: f64, unit: Unit) -> String {
         Unit::Bytes => bytes(v.max(0.0) as u64),
         Unit::PerSecond => format!("{}/s", count(v)),
         Unit::Micros => micros(v),
+        Unit::Percent => format!("{}%", sig3(v)),
     }
 }
 

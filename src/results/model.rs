@@ -44,6 +44,8 @@ pub enum Unit {
     Bytes,
     PerSecond,
     Micros,
+    /// Percent (0–100, or above for several cores' worth).
+    Percent,
 }
 
 /// One figure of a step, as the report shows it. Step kinds choose their metrics; renderers

@@ -46,6 +46,10 @@ pub struct SandboxManifest {
     pub flavor: String,
     /// The contender the sandbox serves.
     pub name: String,
+    /// Its part in a topology (`primary`, `replica of 127.0.0.1:3307`); `None` for a server
+    /// on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub dir: PathBuf,
     pub datadir: PathBuf,
     pub port: u16,
@@ -182,6 +186,7 @@ impl Sandbox {
             schema_version: crate::results::SCHEMA_VERSION,
             flavor: recipe.flavor().to_string(),
             name: name.to_string(),
+            role: None,
             dir: layout.dir.clone(),
             datadir: layout.datadir.clone(),
             port: layout.port,
@@ -358,6 +363,12 @@ impl Sandbox {
     pub fn restart(&mut self) -> Result<()> {
         self.stop()?;
         self.start()
+    }
+
+    /// Record the sandbox's part in a topology in its manifest.
+    pub fn set_role(&mut self, role: &str) -> Result<()> {
+        self.manifest.role = Some(role.to_string());
+        self.save()
     }
 
     /// The server's pid while it runs.

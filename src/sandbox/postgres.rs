@@ -36,9 +36,12 @@ pub fn bin_dir() -> Option<PathBuf> {
 }
 
 /// One PostgreSQL server's settings (postgresql.conf names and values).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PostgresRecipe {
     pub settings: BTreeMap<String, String>,
+    /// Make the data directory a streaming standby of the server on this loopback port
+    /// (`pg_basebackup -R`) instead of a new cluster (`initdb`).
+    pub base_backup_of: Option<u16>,
 }
 
 impl PostgresRecipe {
@@ -94,28 +97,38 @@ impl Recipe for PostgresRecipe {
     }
 
     fn init(&self, l: &Layout) -> Result<()> {
-        let out = l
-            .command(self.bin("initdb")?)
-            .arg("-D")
-            .arg(&l.datadir)
-            .args([
-                "-U",
-                SUPERUSER,
-                "--auth=trust",
-                "--encoding=UTF8",
-                "--locale=C",
-                "--no-instructions",
-            ])
-            .output()
-            .map_err(|e| SandboxError::Failed {
-                what: "initdb".into(),
-                detail: e.to_string(),
-            })?;
+        let (what, mut cmd) = match self.base_backup_of {
+            None => {
+                let mut c = l.command(self.bin("initdb")?);
+                c.arg("-D").arg(&l.datadir).args([
+                    "-U",
+                    SUPERUSER,
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--locale=C",
+                    "--no-instructions",
+                ]);
+                ("initdb", c)
+            }
+            Some(port) => {
+                // -R writes standby.signal and primary_conninfo: the copy starts streaming.
+                let mut c = l.command(self.bin("pg_basebackup")?);
+                c.arg("-D")
+                    .arg(&l.datadir)
+                    .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", SUPERUSER])
+                    .args(["-R", "-X", "stream", "--checkpoint=fast", "--no-password"]);
+                ("pg_basebackup", c)
+            }
+        };
+        let out = cmd.output().map_err(|e| SandboxError::Failed {
+            what: what.into(),
+            detail: e.to_string(),
+        })?;
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
             let lines: Vec<&str> = text.lines().collect();
             return Err(SandboxError::Failed {
-                what: format!("initdb in {}", l.datadir.display()),
+                what: format!("{what} into {}", l.datadir.display()),
                 detail: lines[lines.len().saturating_sub(15)..].join("\n"),
             });
         }

@@ -5,6 +5,10 @@
 pub const BUILTINS: &[(&str, &str)] = &[
     ("shootout", include_str!("../../studies/shootout.toml")),
     ("oltp", include_str!("../../studies/oltp.toml")),
+    (
+        "replication",
+        include_str!("../../studies/replication.toml"),
+    ),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
 

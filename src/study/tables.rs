@@ -10,6 +10,7 @@ use super::decode::{DecodeError, KeyPath};
 use super::model::StudyFile;
 use crate::dataset::Generator;
 use crate::workload::StepParams;
+use crate::workload::replication::Writes;
 
 /// What a step does with the dataset's tables, and the key of the step that says so.
 struct Need {
@@ -41,10 +42,7 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
         .position(|s| matches!(s.params, StepParams::Load(_)));
     for (i, s) in steps.iter().enumerate() {
         let at = KeyPath::root().key("step").index(i);
-        if matches!(s.params, StepParams::Oltp(_))
-            && generator != Generator::Sbtest
-            && real.is_some()
-        {
+        if sysbench_inserts(&s.params) && generator != Generator::Sbtest && real.is_some() {
             return Err(DecodeError::at(
                 at.key("kind"),
                 format!(
@@ -97,6 +95,15 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// Does the step run sysbench's statements (which need the sbtest tables)?
+fn sysbench_inserts(p: &StepParams) -> bool {
+    match p {
+        StepParams::Oltp(_) => true,
+        StepParams::Replication(r) => r.writes == Writes::Insert,
+        _ => false,
+    }
+}
+
 /// What `step` needs of `tables` (the dataset's, in order), if anything.
 fn need(step: &Step, tables: &[String]) -> Option<Need> {
     let kind = KeyPath::root().key("kind");
@@ -112,6 +119,10 @@ fn need(step: &Step, tables: &[String]) -> Option<Need> {
         StepParams::Footprint(_) => Some(all("measures the bytes of")),
         StepParams::Count(_) => Some(all("counts the rows of")),
         StepParams::Oltp(_) => Some(all("runs sysbench's statements on")),
+        StepParams::Replication(r) if r.writes == Writes::Insert => {
+            Some(all("inserts (as sysbench's oltp_insert) into"))
+        }
+        StepParams::Replication(_) => None,
         StepParams::Ddl(_) => Some(Need {
             key: KeyPath::root().key("action"),
             what: format!("changes table {first}"),

@@ -39,6 +39,7 @@ pub mod own;
 mod procs;
 #[cfg(test)]
 mod tests;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

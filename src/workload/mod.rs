@@ -7,6 +7,7 @@ pub mod footprint;
 pub mod load;
 pub mod oltp;
 pub mod queries;
+pub mod replication;
 pub mod update;
 
 use crate::dataset::TableDef;
@@ -27,6 +28,9 @@ pub const STEP_KINDS: &[&str] = &[
     "update",
     "ddl",
     "oltp",
+    "catch-up",
+    "commit-wait",
+    "replica-lag",
 ];
 
 /// A step's parameters, decoded for its kind.
@@ -39,6 +43,8 @@ pub enum StepParams {
     Update(update::UpdateParams),
     Ddl(ddl::DdlParams),
     Oltp(oltp::OltpParams),
+    /// `catch-up`, `commit-wait` and `replica-lag`.
+    Replication(replication::ReplicationParams),
 }
 
 impl StepParams {
@@ -53,6 +59,18 @@ impl StepParams {
             "update" => StepParams::Update(decode(v)?),
             "ddl" => StepParams::Ddl(decode(v)?),
             "oltp" => StepParams::Oltp(decode(v)?),
+            "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
+                replication::Method::CatchUp,
+                v,
+            )?),
+            "commit-wait" => StepParams::Replication(replication::ReplicationParams::decode(
+                replication::Method::CommitWait,
+                v,
+            )?),
+            "replica-lag" => StepParams::Replication(replication::ReplicationParams::decode(
+                replication::Method::Lag,
+                v,
+            )?),
             other => {
                 return Err(DecodeError::at(
                     KeyPath::root().key("kind"),
@@ -74,6 +92,7 @@ impl StepParams {
             StepParams::Update(p) => p.validate(),
             StepParams::Ddl(p) => p.validate(),
             StepParams::Oltp(p) => p.validate(),
+            StepParams::Replication(p) => p.validate(),
             StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
         }
     }
@@ -83,6 +102,7 @@ impl StepParams {
         match self {
             StepParams::Queries(q) => q.clients,
             StepParams::Oltp(o) => o.max_threads(),
+            StepParams::Replication(r) => r.writers,
             _ => 1,
         }
     }
@@ -142,6 +162,7 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Update(p) => update::run(p, ctx),
         StepParams::Ddl(p) => ddl::run(p, ctx),
         StepParams::Oltp(p) => oltp::run(p, ctx),
+        StepParams::Replication(p) => replication::run(p, ctx),
     }
 }
 

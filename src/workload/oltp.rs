@@ -153,6 +153,19 @@ pub struct OltpParams {
 }
 
 impl OltpParams {
+    /// sysbench's `oltp_insert` with `threads` clients for `duration_s`, keys uniform,
+    /// every second counted: the writers of the replication steps.
+    pub fn insert(threads: u64, duration_s: u64) -> Self {
+        let mut t = toml::Table::new();
+        t.insert("workload".into(), "insert".into());
+        t.insert("threads".into(), (threads as i64).into());
+        t.insert("duration_s".into(), (duration_s as i64).into());
+        t.insert("final_fraction".into(), 1.0.into());
+        t.insert("distribution".into(), "uniform".into());
+        crate::study::decode::decode(toml::Value::Table(t))
+            .expect("oltp_insert's parameters are valid")
+    }
+
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let levels = self.threads.levels();
@@ -270,7 +283,7 @@ fn sql(kind: Kind, t: &str) -> String {
 }
 
 /// Placeholders in PostgreSQL are $1, $2, ...
-fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String {
+pub(crate) fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String {
     if dialect != crate::engine::Dialect::Postgres {
         return sql.to_string();
     }
@@ -495,9 +508,50 @@ enum Start {
     Warm(String),
 }
 
+/// One sysbench client on `engine`: a session with every statement prepared on each of
+/// `tables` (of `rows` rows), its random stream `(stream, client)`.
+pub fn worker<'p>(
+    engine: &dyn engine::Engine,
+    tables: &[String],
+    rows: u64,
+    p: &'p OltpParams,
+    stream: u64,
+    client: usize,
+) -> engine::Result<Box<dyn Worker + 'p>> {
+    let dialect = engine.dialect();
+    let mut session = engine.connect()?;
+    let mut stmts = Vec::with_capacity(tables.len());
+    for t in tables {
+        let mut ids = [StmtId(0); KINDS.len()];
+        for (i, k) in KINDS.iter().enumerate() {
+            ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
+        }
+        stmts.push(ids);
+    }
+    Ok(Box::new(OltpWorker {
+        session,
+        stmts,
+        p,
+        rows,
+        rng: SplitMix64::stream(stream, client as u64),
+        one: [Value::Int(0)],
+        two: [Value::Int(0), Value::Int(0)],
+        three: [
+            Value::Int(0),
+            Value::Text(String::new()),
+            Value::Text(String::new()),
+        ],
+        four: [
+            Value::Int(0),
+            Value::Int(0),
+            Value::Text(String::new()),
+            Value::Text(String::new()),
+        ],
+    }))
+}
+
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
-    let dialect = engine.dialect();
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
     let names = vec![p.workload.name().to_string()];
     let mut levels = Vec::new();
@@ -535,36 +589,15 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         };
         ctx.progress
             .status(&format!("{} threads connecting", threads));
-        let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
-            let mut session = engine.connect()?;
-            let mut stmts = Vec::with_capacity(tables.len());
-            for t in &tables {
-                let mut ids = [StmtId(0); KINDS.len()];
-                for (i, k) in KINDS.iter().enumerate() {
-                    ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
-                }
-                stmts.push(ids);
-            }
-            Ok(Box::new(OltpWorker {
-                session,
-                stmts,
+        let make = |client: usize| {
+            worker(
+                engine,
+                &tables,
+                ctx.dataset_rows,
                 p,
-                rows: ctx.dataset_rows,
-                rng: SplitMix64::stream(0x005b_7e57 ^ li as u64, client as u64),
-                one: [Value::Int(0)],
-                two: [Value::Int(0), Value::Int(0)],
-                three: [
-                    Value::Int(0),
-                    Value::Text(String::new()),
-                    Value::Text(String::new()),
-                ],
-                four: [
-                    Value::Int(0),
-                    Value::Int(0),
-                    Value::Text(String::new()),
-                    Value::Text(String::new()),
-                ],
-            }))
+                0x005b_7e57 ^ li as u64,
+                client,
+            )
         };
         let progress = ctx.progress;
         let out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {

@@ -1,0 +1,475 @@
+//! MariaDB replication topologies: a contender's `replicas = [...]` become one sandbox each,
+//! wired to the contender's primary by GTID (`CHANGE MASTER TO … MASTER_USE_GTID=slave_pos`),
+//! and the `Replicated` capability over them — positions from GTIDs, state from `SHOW SLAVE
+//! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
+
+use super::mariadb::{MariadbOptions, MysqlSession, conn_opts, crate_conn, my_err};
+use super::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
+use super::server::{Server, extra_settings};
+use super::target::Target;
+use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::study::decode::{DecodeError, KeyPath};
+use mysql::prelude::Queryable;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// `slave_parallel_mode` values MariaDB 10.11 knows.
+const PARALLEL_MODES: &[&str] = &[
+    "none",
+    "minimal",
+    "conservative",
+    "optimistic",
+    "aggressive",
+];
+
+/// The account replicas use to read the primary's binary log.
+const REPL_USER: &str = "dbduel_repl";
+
+/// One replica of a MariaDB contender, as a study writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MariadbReplica {
+    /// Names the replica in reports (`serial`, `optimistic-4`).
+    pub name: String,
+    /// `slave_parallel_threads`: 0 applies in one SQL thread, in order.
+    #[serde(default)]
+    pub parallel_threads: u64,
+    /// `slave_parallel_mode`: none, minimal, conservative, optimistic or aggressive (the
+    /// server's default, optimistic, when not given).
+    #[serde(default)]
+    pub parallel_mode: Option<String>,
+    /// The replica's `innodb_flush_log_at_trx_commit` (default 2, as the seed's servers).
+    #[serde(default)]
+    pub flush_log_at_trx_commit: Option<u8>,
+    /// Any other server variables for this replica's [mysqld] section.
+    #[serde(default)]
+    pub server: toml::Table,
+}
+
+impl MariadbReplica {
+    /// Check one replica's options; `at` is its place in the contender.
+    pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        let err = |k: &str, m: String| Err(DecodeError::at(at.clone().key(k), m));
+        super::replication::check_replica_name(&self.name, at)?;
+        if let Some(m) = &self.parallel_mode
+            && !PARALLEL_MODES.contains(&m.as_str())
+        {
+            return err(
+                "parallel_mode",
+                format!(
+                    "parallel_mode = {m:?}; use one of: {}",
+                    PARALLEL_MODES.join(", ")
+                ),
+            );
+        }
+        if self.parallel_threads > 16_383 {
+            return err(
+                "parallel_threads",
+                "parallel_threads is slave_parallel_threads: 0 (serial) to 16383".into(),
+            );
+        }
+        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
+            return err(
+                "flush_log_at_trx_commit",
+                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
+            );
+        }
+        extra_settings(&self.server, "-", ("ON", "OFF")).map_err(|e| e.under(at))?;
+        Ok(())
+    }
+
+    /// This replica's [mysqld] settings over the contender's `base` (its caches and storage
+    /// engine), numbered `server_id`.
+    pub fn settings(
+        &self,
+        mut base: BTreeMap<String, String>,
+        server_id: u64,
+    ) -> BTreeMap<String, String> {
+        for k in ["log_bin", "binlog_format", "sync_binlog"] {
+            base.remove(k);
+        }
+        let mut put = |k: &str, v: String| {
+            base.insert(k.into(), v);
+        };
+        put("server_id", server_id.to_string());
+        put("log_slave_updates", "OFF".into());
+        put("skip_slave_start", "ON".into());
+        put("relay_log", "relay".into());
+        put("slave_parallel_threads", self.parallel_threads.to_string());
+        if let Some(m) = &self.parallel_mode {
+            put("slave_parallel_mode", m.clone());
+        }
+        put(
+            "innodb_flush_log_at_trx_commit",
+            self.flush_log_at_trx_commit.unwrap_or(2).to_string(),
+        );
+        // validated when the study was read
+        for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
+            base.insert(k, v);
+        }
+        base
+    }
+}
+
+/// The primary's settings when it has replicas, unless the contender's own say otherwise: a
+/// binary log with row events, GTIDs (always on in MariaDB), and the seed's durability
+/// (`sync_binlog=0`, `innodb_flush_log_at_trx_commit=2`).
+pub fn primary_defaults(s: &mut BTreeMap<String, String>, opts: &MariadbOptions) {
+    let user_set = |k: &str| opts.server.contains_key(k);
+    for (k, v) in [
+        ("log_bin", "binlog"),
+        ("server_id", "1"),
+        ("binlog_format", "ROW"),
+        ("sync_binlog", "0"),
+    ] {
+        if !user_set(k) {
+            s.insert(k.into(), v.into());
+        }
+    }
+    if opts.flush_log_at_trx_commit.is_none() && !user_set("innodb_flush_log_at_trx_commit") {
+        s.insert("innodb_flush_log_at_trx_commit".into(), "2".into());
+    }
+}
+
+/// A replica sandbox and how to reach it.
+struct Member {
+    name: String,
+    server: Server,
+    reach: Target,
+}
+
+/// A primary and its replicas: what `Replicated` works on.
+pub struct MariadbTopology {
+    primary: Target,
+    database: String,
+    timeout_s: u64,
+    replicas: Vec<Member>,
+    /// One administrative connection per member (the primary first), opened on first use
+    /// and kept, so that watching a replica many times a second does not connect each time.
+    admins: Vec<Mutex<Option<mysql::Conn>>>,
+}
+
+impl MariadbTopology {
+    /// Start a sandbox for each replica (`recipes`: name and settings), create the
+    /// replication account on the primary (outside its binary log) and point every replica
+    /// at it from the start of its binary log, so each one replays everything the primary
+    /// ever wrote, the study's database included.
+    pub fn provision(
+        opts: &MariadbOptions,
+        primary: &Server,
+        primary_reach: &Target,
+        ctx: &OpenCtx<'_>,
+        database: &str,
+        recipes: Vec<(String, crate::sandbox::mariadb::MariadbRecipe)>,
+    ) -> Result<MariadbTopology> {
+        // Loopback only, for the life of the sandboxes; unguessable enough for that.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let password = format!(
+            "r{:016x}",
+            crate::dataset::rng::mix64(std::process::id() as u64 ^ nanos)
+        );
+        let mut admin = crate_conn(conn_opts(primary_reach, None, opts.query_timeout_s))?;
+        for sql in [
+            "SET SESSION sql_log_bin = 0".to_string(),
+            format!(
+                "CREATE USER IF NOT EXISTS '{REPL_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'"
+            ),
+            format!("GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'127.0.0.1'"),
+        ] {
+            admin.query_drop(sql).map_err(my_err)?;
+        }
+        if let Some(mut sb) = primary.sandbox() {
+            sb.set_role(&format!("primary of {} replicas", recipes.len()))
+                .map_err(sandbox_err)?;
+        }
+        let mut replicas = Vec::with_capacity(recipes.len());
+        for (name, recipe) in recipes {
+            let dir = ctx.dir.join("replicas").join(&name);
+            let p = Server::provision(
+                None,
+                Box::new(recipe),
+                &format!("{}/{name}", ctx.contender),
+                &dir,
+                "mysql",
+                "root",
+            )?;
+            if let Some(mut sb) = p.server.sandbox() {
+                sb.set_role(&format!("replica of 127.0.0.1:{}", primary_reach.port))
+                    .map_err(sandbox_err)?;
+            }
+            let member = Member {
+                name,
+                server: p.server,
+                reach: p.reach,
+            };
+            let mut c = crate_conn(conn_opts(&member.reach, None, opts.query_timeout_s))?;
+            c.query_drop(format!(
+                "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = '{REPL_USER}', MASTER_PASSWORD = '{password}', MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1",
+                primary_reach.port
+            ))
+            .map_err(my_err)?;
+            c.query_drop("START SLAVE").map_err(my_err)?;
+            replicas.push(member);
+        }
+        Ok(MariadbTopology {
+            primary: primary_reach.clone(),
+            database: database.to_string(),
+            timeout_s: opts.query_timeout_s,
+            admins: (0..=replicas.len()).map(|_| Mutex::new(None)).collect(),
+            replicas,
+        })
+    }
+
+    fn member(&self, i: usize) -> Result<&Member> {
+        self.replicas
+            .get(i)
+            .ok_or_else(|| EngineError::new("usage", format!("no replica number {i}")))
+    }
+
+    /// Run `f` on the member's administrative connection (the primary's for `None`); a
+    /// connection that failed is dropped and the next call opens a new one.
+    fn admin<T>(
+        &self,
+        member: Option<usize>,
+        f: impl FnOnce(&mut mysql::Conn) -> mysql::Result<T>,
+    ) -> Result<T> {
+        let (reach, slot) = match member {
+            None => (&self.primary, &self.admins[0]),
+            Some(i) => (&self.member(i)?.reach, &self.admins[i + 1]),
+        };
+        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = match guard.as_mut() {
+            Some(c) => c,
+            None => guard.insert(crate_conn(conn_opts(reach, None, self.timeout_s))?),
+        };
+        let r = f(conn);
+        if r.is_err() {
+            *guard = None;
+        }
+        r.map_err(my_err)
+    }
+
+    /// The first replica whose server has died, and how.
+    pub fn gone(&self) -> Option<String> {
+        self.replicas.iter().find_map(|m| {
+            m.server
+                .gone()
+                .map(|how| format!("replica {}: {how}", m.name))
+        })
+    }
+
+    /// Stop every replica's server and remove its sandbox (or keep them with `keep`).
+    pub fn finish(self, keep: bool) -> Result<()> {
+        let mut first_err = None;
+        for m in self.replicas {
+            if let Err(e) = m.server.finish(keep) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Transactions in a GTID position (`0-1-1234,1-2-5`): the sequence numbers summed over its
+/// domains (each domain numbers its own transactions from 1).
+pub fn gtid_transactions(pos: &str) -> u64 {
+    pos.split(',')
+        .filter_map(|g| g.trim().rsplit('-').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn position(text: String) -> Position {
+    Position {
+        transactions: gtid_transactions(&text),
+        bytes: None,
+        text,
+    }
+}
+
+impl Replicated for MariadbTopology {
+    fn replica_count(&self) -> usize {
+        self.replicas.len()
+    }
+
+    fn replica_name(&self, replica: usize) -> String {
+        self.replicas
+            .get(replica)
+            .map_or_else(|| format!("#{replica}"), |m| m.name.clone())
+    }
+
+    fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
+        let name = self.member(replica)?.name.clone();
+        let (rows, version) = self.admin(Some(replica), |c| {
+            let rows: Vec<(String, String)> = c.query(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('slave_parallel_threads', 'slave_parallel_mode', \
+                 'log_slave_updates', 'innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'server_id', \
+                 'slave_parallel_max_queued', 'innodb_buffer_pool_size')",
+            )?;
+            let version: Option<String> = c.query_first("SELECT VERSION()")?;
+            Ok((rows, version))
+        })?;
+        Ok(ReplicaFacts {
+            name,
+            settings: rows.into_iter().collect(),
+            version: version.unwrap_or_default(),
+        })
+    }
+
+    fn replica_pid(&self, replica: usize) -> Option<i32> {
+        self.replicas.get(replica)?.server.pid()
+    }
+
+    fn replica_gone(&self, replica: usize) -> Option<String> {
+        self.replicas.get(replica)?.server.gone()
+    }
+
+    fn controls_replication(&self) -> bool {
+        true
+    }
+
+    fn pause_apply(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| c.query_drop("STOP SLAVE SQL_THREAD"))
+    }
+
+    fn resume_apply(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| c.query_drop("START SLAVE SQL_THREAD"))
+    }
+
+    fn primary_position(&self) -> Result<Position> {
+        let pos: Option<String> =
+            self.admin(None, |c| c.query_first("SELECT @@gtid_binlog_pos"))?;
+        Ok(position(pos.unwrap_or_default()))
+    }
+
+    fn replica_state(&self, replica: usize) -> Result<ReplicaState> {
+        let (applied, row, counters) = self.admin(Some(replica), |c| {
+            let applied: Option<String> = c.query_first("SELECT @@gtid_slave_pos")?;
+            let row: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS")?;
+            // MariaDB 10.11 has no Innodb_rows_* any more; the handler counters count row
+            // writes for every storage engine.
+            let counters: Vec<(String, String)> = c.query(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_write', 'Handler_update', 'Handler_delete')",
+            )?;
+            Ok((applied, row, counters))
+        })?;
+        let Some(row) = row else {
+            return Err(EngineError::new(
+                "replication",
+                format!(
+                    "replica {} is not configured to replicate",
+                    self.member(replica)?.name
+                ),
+            ));
+        };
+        let text = |k: &str| -> String {
+            row.get_opt::<Option<String>, _>(k)
+                .and_then(|r| r.ok())
+                .flatten()
+                .unwrap_or_default()
+        };
+        let number = |k: &str| text(k).parse::<u64>().ok();
+        let error = [text("Last_SQL_Error"), text("Last_IO_Error")]
+            .into_iter()
+            .find(|e| !e.is_empty());
+        let applied = position(applied.unwrap_or_default());
+        // Every applied transaction also writes its GTID into mysql.gtid_slave_pos and later
+        // deletes it: two handler operations that are not the study's rows.
+        let rows_changed = (!counters.is_empty()).then(|| {
+            counters
+                .iter()
+                .filter_map(|(_, v)| v.parse::<u64>().ok())
+                .sum::<u64>()
+                .saturating_sub(2 * applied.transactions)
+        });
+        Ok(ReplicaState {
+            applied,
+            received: position(text("Gtid_IO_Pos")),
+            applying: text("Slave_SQL_Running") == "Yes",
+            receiving: text("Slave_IO_Running") == "Yes",
+            rows_changed,
+            backlog_bytes: number("Relay_Log_Space"),
+            server_lag_s: number("Seconds_Behind_Master").map(|s| s as f64),
+            error,
+        })
+    }
+
+    fn checksums(&self, member: Option<usize>) -> Result<Vec<TableSum>> {
+        let db = &self.database;
+        self.admin(member, |c| {
+            let tables: Vec<String> = c.exec(
+                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+                (db,),
+            )?;
+            let mut out = Vec::with_capacity(tables.len());
+            for t in tables {
+                let row: Option<(String, Option<u64>)> =
+                    c.query_first(format!("CHECKSUM TABLE `{db}`.`{t}`"))?;
+                let sum = row
+                    .and_then(|(_, s)| s)
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "NULL".into());
+                out.push(TableSum { table: t, sum });
+            }
+            Ok(out)
+        })
+    }
+
+    fn checksum_rule(&self) -> &'static str {
+        "CHECKSUM TABLE of every table in the study's database"
+    }
+
+    fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
+        let m = self.member(replica)?;
+        let conn = crate_conn(conn_opts(&m.reach, Some(&self.database), self.timeout_s))?;
+        Ok(Box::new(MysqlSession::new(conn)))
+    }
+
+    fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
+        self.admin(None, |c| {
+            let before: Option<(u64, u64)> =
+                c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")?;
+            c.query_drop(format!(
+                "SET GLOBAL binlog_commit_wait_count = {count}, binlog_commit_wait_usec = {usec}"
+            ))?;
+            Ok(before.unwrap_or((0, 100_000)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gtid_positions_count_transactions_over_domains() {
+        assert_eq!(gtid_transactions(""), 0);
+        assert_eq!(gtid_transactions("0-1-1234"), 1234);
+        assert_eq!(gtid_transactions("0-1-1234,1-2-5"), 1239);
+        assert_eq!(gtid_transactions("0-1-10, 1-2-5"), 15);
+    }
+
+    #[test]
+    fn replicas_get_their_own_id_and_apply_settings_over_the_primarys_caches() {
+        let r: MariadbReplica = toml::from_str(
+            "name = \"opt-4\"\nparallel_threads = 4\nparallel_mode = \"optimistic\"\nserver = { slave_parallel_max_queued = 1048576 }",
+        )
+        .expect("replica");
+        let mut base = BTreeMap::new();
+        base.insert("innodb_buffer_pool_size".into(), "256M".into());
+        base.insert("log_bin".into(), "binlog".into());
+        base.insert("server_id".into(), "1".into());
+        let s = r.settings(base, 3);
+        assert_eq!(s["server_id"], "3");
+        assert_eq!(s["slave_parallel_threads"], "4");
+        assert_eq!(s["slave_parallel_mode"], "optimistic");
+        assert_eq!(s["log_slave_updates"], "OFF");
+        assert_eq!(s["innodb_flush_log_at_trx_commit"], "2");
+        assert_eq!(s["innodb_buffer_pool_size"], "256M");
+        assert_eq!(s["slave_parallel_max_queued"], "1048576");
+        assert!(!s.contains_key("log_bin"), "replicas write no binary log");
+    }
+}

@@ -1,0 +1,316 @@
+//! PostgreSQL replication topologies: a contender's `replicas = [...]` become physical
+//! streaming standbys, each a sandbox made by `pg_basebackup -R` from the contender's primary,
+//! and the `Replicated` capability over them — positions as WAL bytes (LSN) and transaction
+//! ids, apply paused with `pg_wal_replay_pause()`, checksums as per-table row hashes.
+
+use super::pg_wire::PgWire;
+use super::postgres::pg_err;
+use super::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
+use super::server::{Server, extra_settings};
+use super::target::Target;
+use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
+use crate::study::decode::{DecodeError, KeyPath};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// One standby of a PostgreSQL contender, as a study writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostgresReplica {
+    /// Names the replica in reports.
+    pub name: String,
+    /// Any other settings for this standby's postgresql.conf.
+    #[serde(default)]
+    pub server: toml::Table,
+}
+
+impl PostgresReplica {
+    pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        super::replication::check_replica_name(&self.name, at)?;
+        extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
+        Ok(())
+    }
+}
+
+/// A standby and how to reach it.
+struct Member {
+    name: String,
+    server: Server,
+    reach: Target,
+}
+
+/// A primary and its standbys.
+pub struct PostgresTopology {
+    primary: Target,
+    database: String,
+    replicas: Vec<Member>,
+    /// One administrative connection per member (the primary first), kept between calls.
+    admins: Vec<Mutex<Option<postgres::Client>>>,
+}
+
+/// The primary's settings when it has standbys: WAL kept for a standby that falls behind.
+pub fn primary_defaults(s: &mut BTreeMap<String, String>, user: &toml::Table) {
+    if !user.contains_key("wal_keep_size") {
+        s.insert("wal_keep_size".into(), "4GB".into());
+    }
+    if !user.contains_key("hot_standby_feedback") {
+        s.insert("hot_standby_feedback".into(), "on".into());
+    }
+}
+
+impl PostgresTopology {
+    /// Make each standby from a base backup of the running primary and start it streaming.
+    pub fn provision(
+        primary: &Server,
+        primary_reach: &Target,
+        ctx: &OpenCtx<'_>,
+        database: &str,
+        replicas: &[PostgresReplica],
+        base: &BTreeMap<String, String>,
+    ) -> Result<PostgresTopology> {
+        if let Some(mut sb) = primary.sandbox() {
+            sb.set_role(&format!("primary of {} standbys", replicas.len()))
+                .map_err(sandbox_err)?;
+        }
+        let mut members = Vec::with_capacity(replicas.len());
+        for r in replicas {
+            let mut settings = base.clone();
+            settings.insert("hot_standby".into(), "on".into());
+            // validated when the study was read
+            for (k, v) in extra_settings(&r.server, ".", ("on", "off")).unwrap_or_default() {
+                settings.insert(k, v);
+            }
+            let recipe = PostgresRecipe {
+                settings,
+                base_backup_of: Some(primary_reach.port),
+            };
+            let p = Server::provision(
+                None,
+                Box::new(recipe),
+                &format!("{}/{}", ctx.contender, r.name),
+                &ctx.dir.join("replicas").join(&r.name),
+                "postgres",
+                SUPERUSER,
+            )?;
+            if let Some(mut sb) = p.server.sandbox() {
+                sb.set_role(&format!("standby of 127.0.0.1:{}", primary_reach.port))
+                    .map_err(sandbox_err)?;
+            }
+            members.push(Member {
+                name: r.name.clone(),
+                server: p.server,
+                reach: p.reach,
+            });
+        }
+        Ok(PostgresTopology {
+            primary: primary_reach.clone(),
+            database: database.to_string(),
+            admins: (0..=members.len()).map(|_| Mutex::new(None)).collect(),
+            replicas: members,
+        })
+    }
+
+    fn member(&self, i: usize) -> Result<&Member> {
+        self.replicas
+            .get(i)
+            .ok_or_else(|| EngineError::new("usage", format!("no replica number {i}")))
+    }
+
+    /// Run `f` on a member's connection to the study's database (the primary's for `None`).
+    fn admin<T>(
+        &self,
+        member: Option<usize>,
+        f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
+        let (reach, slot) = match member {
+            None => (&self.primary, &self.admins[0]),
+            Some(i) => (&self.member(i)?.reach, &self.admins[i + 1]),
+        };
+        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let client = match guard.as_mut() {
+            Some(c) => c,
+            None => guard.insert(
+                super::postgres::config_for(reach, &self.database)
+                    .connect(postgres::NoTls)
+                    .map_err(pg_err)?,
+            ),
+        };
+        let r = f(client);
+        if r.is_err() {
+            *guard = None;
+        }
+        r.map_err(pg_err)
+    }
+
+    pub fn gone(&self) -> Option<String> {
+        self.replicas.iter().find_map(|m| {
+            m.server
+                .gone()
+                .map(|how| format!("replica {}: {how}", m.name))
+        })
+    }
+
+    pub fn finish(self, keep: bool) -> Result<()> {
+        let mut first_err = None;
+        for m in self.replicas {
+            if let Err(e) = m.server.finish(keep) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// A position from an LSN's text, its byte offset and a transaction id horizon.
+fn position(lsn: Option<String>, bytes: Option<i64>, next_xid: i64) -> Position {
+    Position {
+        transactions: u64::try_from(next_xid).unwrap_or(0),
+        bytes: bytes.and_then(|b| u64::try_from(b).ok()),
+        text: lsn.unwrap_or_default(),
+    }
+}
+
+impl Replicated for PostgresTopology {
+    fn replica_count(&self) -> usize {
+        self.replicas.len()
+    }
+
+    fn replica_name(&self, replica: usize) -> String {
+        self.replicas
+            .get(replica)
+            .map_or_else(|| format!("#{replica}"), |m| m.name.clone())
+    }
+
+    fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
+        let name = self.member(replica)?.name.clone();
+        let (rows, version) = self.admin(Some(replica), |c| {
+            let rows = c.query(
+                "SELECT name, setting FROM pg_settings WHERE name IN ('hot_standby', 'shared_buffers', \
+                 'synchronous_commit', 'recovery_prefetch', 'max_standby_streaming_delay', 'fsync')",
+                &[],
+            )?;
+            let v = c.query_one("SHOW server_version", &[])?;
+            Ok((rows, v.get::<_, String>(0)))
+        })?;
+        Ok(ReplicaFacts {
+            name,
+            settings: rows
+                .iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
+                .collect(),
+            version: format!("PostgreSQL {version}"),
+        })
+    }
+
+    fn replica_pid(&self, replica: usize) -> Option<i32> {
+        self.replicas.get(replica)?.server.pid()
+    }
+
+    fn replica_gone(&self, replica: usize) -> Option<String> {
+        self.replicas.get(replica)?.server.gone()
+    }
+
+    fn controls_replication(&self) -> bool {
+        true
+    }
+
+    fn pause_apply(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| {
+            c.batch_execute("SELECT pg_wal_replay_pause()")
+        })
+    }
+
+    fn resume_apply(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| {
+            c.batch_execute("SELECT pg_wal_replay_resume()")
+        })
+    }
+
+    fn primary_position(&self) -> Result<Position> {
+        let r = self.admin(None, |c| {
+            c.query_one(
+                "SELECT pg_current_wal_lsn()::text, (pg_current_wal_lsn() - '0/0')::bigint, \
+                 txid_snapshot_xmax(txid_current_snapshot())",
+                &[],
+            )
+        })?;
+        Ok(position(r.get(0), r.get(1), r.get(2)))
+    }
+
+    fn replica_state(&self, replica: usize) -> Result<ReplicaState> {
+        let r = self.admin(Some(replica), |c| {
+            c.query_one(
+                "SELECT pg_last_wal_replay_lsn()::text, (pg_last_wal_replay_lsn() - '0/0')::bigint, \
+                 pg_last_wal_receive_lsn()::text, (pg_last_wal_receive_lsn() - '0/0')::bigint, \
+                 txid_snapshot_xmax(txid_current_snapshot()), pg_is_wal_replay_paused(), \
+                 (SELECT status FROM pg_stat_wal_receiver), \
+                 EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8",
+                &[],
+            )
+        })?;
+        let applied = position(r.get(0), r.get(1), r.get(4));
+        let mut received = position(r.get(2), r.get(3), 0);
+        received.transactions = applied.transactions;
+        let backlog = match (received.bytes, applied.bytes) {
+            (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+            _ => None,
+        };
+        let paused: bool = r.get(5);
+        let status: Option<String> = r.get(6);
+        Ok(ReplicaState {
+            applied,
+            received,
+            applying: !paused,
+            receiving: status.as_deref() == Some("streaming"),
+            rows_changed: None,
+            backlog_bytes: backlog,
+            server_lag_s: r.get(7),
+            error: None,
+        })
+    }
+
+    fn checksums(&self, member: Option<usize>) -> Result<Vec<TableSum>> {
+        self.admin(member, |c| {
+            let tables: Vec<String> = c
+                .query(
+                    "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                    &[],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let mut out = Vec::with_capacity(tables.len());
+            for t in tables {
+                let r = c.query_one(
+                    &format!(
+                        "SELECT count(*)::text || ':' || coalesce(sum(hashtextextended(x::text, 0)::numeric), 0)::text FROM \"{t}\" x"
+                    ),
+                    &[],
+                )?;
+                out.push(TableSum {
+                    table: t,
+                    sum: r.get(0),
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn checksum_rule(&self) -> &'static str {
+        "rows and the sum of every row's 64-bit hash (hashtextextended of the row's text), per table"
+    }
+
+    fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
+        let m = self.member(replica)?;
+        Ok(Box::new(PgWire::connect(&m.reach, &self.database)?))
+    }
+
+    fn set_commit_wait(&self, _count: u64, _usec: u64) -> Result<(u64, u64)> {
+        Err(EngineError::new(
+            "unsupported",
+            "binlog_commit_wait_count and _usec are MariaDB's group-commit waits; PostgreSQL's commit_delay is another mechanism, not swept here",
+        ))
+    }
+}

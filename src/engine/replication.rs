@@ -1,0 +1,135 @@
+//! The replication capability: a contender that is a topology — a primary and replicas, each
+//! its own server — answers `Engine::replication()` with this, and the replication steps
+//! drive it. Sessions from `Engine::connect` go to the primary; replicas are reached only
+//! through here. Positions are in each engine's own terms (MariaDB GTID sequence numbers,
+//! PostgreSQL WAL bytes and transaction ids) brought to one shape.
+
+use super::{Result, Session};
+use crate::study::decode::{DecodeError, KeyPath};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Where a server's replication stream stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Position {
+    /// Transactions committed (primary) or applied (replica), counted the same way on
+    /// both, so a difference is transactions behind: MariaDB's GTID sequence numbers summed
+    /// over replication domains; PostgreSQL's next transaction id.
+    pub transactions: u64,
+    /// The stream's byte position where the engine has one (PostgreSQL's LSN; MariaDB: none,
+    /// its binlog offsets are per file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The position in the engine's own words (`0-1-1234`, `0/3A2F1C8`).
+    pub text: String,
+}
+
+impl Position {
+    /// Has this position reached `target`? By bytes where both have them (a PostgreSQL
+    /// standby's LSN against the primary's), else by transactions.
+    pub fn reached(&self, target: &Position) -> bool {
+        match (self.bytes, target.bytes) {
+            (Some(a), Some(b)) => a >= b,
+            _ => self.transactions >= target.transactions,
+        }
+    }
+}
+
+/// One replica's state, read from the replica.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplicaState {
+    /// What it has applied.
+    pub applied: Position,
+    /// What it has received from the primary (applied or not).
+    pub received: Position,
+    /// Is it applying (MariaDB: SQL thread running; PostgreSQL: replay not paused)?
+    pub applying: bool,
+    /// Is it receiving (MariaDB: IO thread running; PostgreSQL: WAL receiver streaming)?
+    pub receiving: bool,
+    /// Rows the replica wrote, updated and deleted since it started, by its own counters
+    /// (MariaDB `Handler_write + Handler_update + Handler_delete`, less the insert and later
+    /// delete of each applied transaction's GTID in `mysql.gtid_slave_pos`, so exact over a
+    /// catch-up and within a few rows at any instant); `None` where the engine does not count
+    /// replayed rows (a PostgreSQL standby).
+    pub rows_changed: Option<u64>,
+    /// Received but not yet applied, bytes (MariaDB `Relay_Log_Space`; PostgreSQL receive
+    /// LSN − replay LSN).
+    pub backlog_bytes: Option<u64>,
+    /// The server's own lag figure, seconds (MariaDB `Seconds_Behind_Master`; PostgreSQL
+    /// now − `pg_last_xact_replay_timestamp()`), where it gives one.
+    pub server_lag_s: Option<f64>,
+    /// Why replication stopped, in the server's words (MariaDB `Last_SQL_Error` or
+    /// `Last_IO_Error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A replica as the contender configured it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplicaFacts {
+    pub name: String,
+    /// Its settings that make it this variant, read back from the server.
+    pub settings: BTreeMap<String, String>,
+    pub version: String,
+}
+
+/// A table's checksum on one server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableSum {
+    pub table: String,
+    /// The checksum in the engine's words; equal content gives an equal text.
+    pub sum: String,
+}
+
+/// A topology's replication, as the replication steps use it.
+pub trait Replicated: Send + Sync {
+    /// How many replicas; they are addressed by index in the order configured.
+    fn replica_count(&self) -> usize;
+    /// A replica's name, as the contender gave it.
+    fn replica_name(&self, replica: usize) -> String;
+    /// A replica's name and effective settings.
+    fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts>;
+    /// The replica's server process, for CPU sampling.
+    fn replica_pid(&self, replica: usize) -> Option<i32>;
+    /// If the replica's server process ended, how.
+    fn replica_gone(&self, replica: usize) -> Option<String>;
+    /// May dbduel stop and start applying? (Always for sandboxes; for targets only when the
+    /// contender says `control_replication = true`.)
+    fn controls_replication(&self) -> bool;
+    /// Stop applying while still receiving (MariaDB: `STOP SLAVE SQL_THREAD`; PostgreSQL:
+    /// `pg_wal_replay_pause()`), so that a later resume measures apply alone.
+    fn pause_apply(&self, replica: usize) -> Result<()>;
+    /// Start applying again.
+    fn resume_apply(&self, replica: usize) -> Result<()>;
+    /// The primary's position now.
+    fn primary_position(&self) -> Result<Position>;
+    /// The replica's state now (one round trip or two; cheap enough to poll often).
+    fn replica_state(&self, replica: usize) -> Result<ReplicaState>;
+    /// Checksums of every table in the study's database, on the primary (`None`) or a
+    /// replica, sorted by table.
+    fn checksums(&self, member: Option<usize>) -> Result<Vec<TableSum>>;
+    /// How checksums are computed, in words for the report.
+    fn checksum_rule(&self) -> &'static str;
+    /// A session on a replica, for tests and diagnosis (never for a step's load).
+    fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>>;
+    /// Set the primary's group-commit wait (MariaDB `binlog_commit_wait_count` and
+    /// `binlog_commit_wait_usec`) and return the values it had; `unsupported` on engines
+    /// without it.
+    fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)>;
+}
+
+/// A replica's name names its sandbox directory: letters, digits, `-` and `_`. `at` is the
+/// replica's place in the contender.
+pub fn check_replica_name(name: &str, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        return Ok(());
+    }
+    Err(DecodeError::at(
+        at.key("name"),
+        "a replica's name is letters, digits, - and _ (it names a directory)".to_string(),
+    ))
+}

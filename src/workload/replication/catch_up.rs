@@ -1,0 +1,249 @@
+//! `catch-up`, the seed's method: with every replica only fetching (apply stopped), writers
+//! run on the primary for a while; then the replicas apply what they fetched — one at a time
+//! from the same starting point, or together — and dbduel measures each one's apply rate,
+//! rows, CPU and time to catch up. All replicas apply the identical stream.
+
+use super::follow::{Follower, Until};
+use super::{Apply, ReplicationParams, verify, writers};
+use crate::engine::replication::Replicated;
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::workload::{StepCtx, StepError, StepOutput, summary};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// One replica's catch-up.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatchUp {
+    pub replica: String,
+    /// Its settings that make it this variant.
+    pub settings: std::collections::BTreeMap<String, String>,
+    /// Transactions it applied, and in how long, seconds.
+    pub transactions: u64,
+    pub catch_up_s: f64,
+    pub applied_per_s: f64,
+    /// Rows its storage engine changed meanwhile, by its own counters.
+    pub rows: Option<u64>,
+    pub rows_per_s: Option<f64>,
+    /// Its server's mean CPU while applying, percent of one core.
+    pub cpu_pct: Option<f64>,
+    /// The host's mean idle CPU meanwhile, percent of all cores.
+    pub host_idle_pct: Option<f64>,
+}
+
+pub fn run(
+    p: &ReplicationParams,
+    ctx: &StepCtx<'_>,
+    repl: &dyn Replicated,
+) -> Result<StepOutput, StepError> {
+    if !repl.controls_replication() {
+        return Err(StepError::Skipped(
+            "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
+        ));
+    }
+    let timeout = Duration::from_secs(p.catch_up_timeout_s);
+    let mut f = Follower::new(repl, Instant::now());
+    writers::prepare(ctx, p)?;
+    ctx.progress.status("replicas catching up before the step");
+    if !f.settle(timeout, ctx.stop)? {
+        return Err(StepError::Skipped("interrupted before the writes".into()));
+    }
+    let all = f.all();
+    for &i in &all {
+        repl.pause_apply(i)?;
+    }
+    let start = f.note_primary()?;
+    let progress = ctx.progress;
+    let mut noted: Result<_, StepError> = Ok(());
+    let out = writers::run(ctx, p, p.duration_s, 0, |iv| {
+        progress.status(&format!(
+            "writers on the primary, replicas fetching only: t={:.0}s {:.0} tx/s",
+            iv.t_s, iv.ops_per_s
+        ));
+        if noted.is_ok() {
+            noted = f.note_primary().map(|_| ());
+        }
+    })?;
+    noted?;
+    let target = f.note_primary()?;
+    let written = target.transactions.saturating_sub(start.transactions);
+    ctx.progress
+        .status("replicas fetching the rest of the primary's binary log");
+    if f.wait(&all, &target, Until::Received, timeout, ctx.stop)?
+        .is_none()
+    {
+        return interrupted(ctx, &mut f);
+    }
+    let groups: Vec<Vec<usize>> = match p.apply.unwrap_or_default() {
+        Apply::OneAtATime => all.iter().map(|&i| vec![i]).collect(),
+        Apply::Together => vec![all.clone()],
+    };
+    let mut results = Vec::new();
+    for group in groups {
+        let names: Vec<&str> = group.iter().map(|&i| f.name(i)).collect();
+        ctx.progress.status(&format!(
+            "{} applying {written} transactions",
+            names.join(", ")
+        ));
+        let mut before = Vec::new();
+        for &i in &group {
+            before.push(f.baseline(i)?);
+        }
+        let t0 = f.t();
+        for &i in &group {
+            repl.resume_apply(i)?;
+        }
+        let Some(took) = f.wait(&group, &target, Until::Applied, timeout, ctx.stop)? else {
+            return interrupted(ctx, &mut f);
+        };
+        for (k, &i) in group.iter().enumerate() {
+            let after = f.state(i)?;
+            let name = f.name(i).to_string();
+            let secs: Vec<_> = f
+                .seconds
+                .iter()
+                .filter(|s| s.replica == name && s.t_s > t0)
+                .collect();
+            let weighted = |v: &dyn Fn(&super::follow::ReplicaSecond) -> Option<f64>| {
+                let mut prev = t0;
+                let (mut sum, mut span) = (0.0, 0.0);
+                for s in &secs {
+                    if let Some(x) = v(s) {
+                        sum += x * (s.t_s - prev);
+                        span += s.t_s - prev;
+                    }
+                    prev = s.t_s;
+                }
+                (span > 0.0).then(|| sum / span)
+            };
+            let transactions = after
+                .applied
+                .transactions
+                .saturating_sub(before[k].applied.transactions);
+            let rows = match (after.rows_changed, before[k].rows_changed) {
+                (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+                _ => None,
+            };
+            let catch_up_s = took[k].max(1e-3);
+            results.push(CatchUp {
+                replica: name,
+                settings: repl.replica_facts(i)?.settings,
+                transactions,
+                catch_up_s,
+                applied_per_s: transactions as f64 / catch_up_s,
+                rows,
+                rows_per_s: rows.map(|r| r as f64 / catch_up_s),
+                cpu_pct: weighted(&|s| s.cpu_pct),
+                host_idle_pct: weighted(&|s| Some(s.host_idle_pct)),
+            });
+        }
+    }
+    ctx.progress.status("comparing checksums");
+    let checked = verify::checksums_equal(repl)?;
+    let writes_s = out.measured_s.max(1e-9);
+    let mut s = summary(ctx.title(&format!(
+        "catch-up: {} writers {} s, then each replica applies",
+        p.writers, p.duration_s
+    )));
+    s.elapsed_s = Some(f.t());
+    s.rows = Some(written);
+    s.ops_per_s = Some(out.ops as f64 / writes_s);
+    s.latency_us = Latency::of(&out.all);
+    s.errors = Some(out.errors.iter().map(|e| e.count).sum());
+    s.metrics.push(Metric::new(
+        "primary_tps",
+        "primary writes/s",
+        out.ops as f64 / writes_s,
+        Unit::PerSecond,
+        Better::Higher,
+    ));
+    for r in &results {
+        push_replica_metrics(&mut s.metrics, r);
+    }
+    s.note = Some(format!(
+        "{written} transactions written with the replicas fetching only; {}; {}",
+        match p.apply.unwrap_or_default() {
+            Apply::OneAtATime =>
+                "each replica then applied them alone, from the same starting point, while the others waited",
+            Apply::Together => "all replicas then applied them at the same time",
+        },
+        checked.sentence(results.len())
+    ));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "writes": format!("{:?}", p.writes).to_lowercase(),
+            "writers": p.writers,
+            "transactions_written": written,
+            "primary_start": start,
+            "primary_end": target,
+            "apply": format!("{:?}", p.apply.unwrap_or_default()),
+            "replicas": results,
+            "timeline": f.seconds,
+            "checksums": checked,
+            "writer_errors": out.errors,
+        }),
+        intervals: out.intervals,
+        interrupted: false,
+    })
+}
+
+fn push_replica_metrics(m: &mut Vec<Metric>, r: &CatchUp) {
+    let n = &r.replica;
+    m.push(Metric::new(
+        &format!("apply_tps.{n}"),
+        &format!("{n}: applied tx/s"),
+        r.applied_per_s,
+        Unit::PerSecond,
+        Better::Higher,
+    ));
+    m.push(Metric::new(
+        &format!("catch_up_s.{n}"),
+        &format!("{n}: caught up in"),
+        r.catch_up_s,
+        Unit::Seconds,
+        Better::Lower,
+    ));
+    if let Some(v) = r.rows_per_s {
+        m.push(Metric::new(
+            &format!("rows_per_s.{n}"),
+            &format!("{n}: rows/s (its counters)"),
+            v,
+            Unit::PerSecond,
+            Better::None,
+        ));
+    }
+    if let Some(v) = r.cpu_pct {
+        m.push(Metric::new(
+            &format!("cpu_pct.{n}"),
+            &format!("{n}: server CPU (of a core)"),
+            v,
+            Unit::Percent,
+            Better::None,
+        ));
+    }
+    if let Some(v) = r.host_idle_pct {
+        m.push(Metric::new(
+            &format!("host_idle_pct.{n}"),
+            &format!("{n}: host CPU idle"),
+            v,
+            Unit::Percent,
+            Better::None,
+        ));
+    }
+}
+
+/// The step was interrupted: leave the replicas applying, report what there is.
+fn interrupted(ctx: &StepCtx<'_>, f: &mut Follower<'_>) -> Result<StepOutput, StepError> {
+    for i in f.all() {
+        let _ = f.repl.resume_apply(i);
+    }
+    let mut s = summary(ctx.title("catch-up"));
+    s.note = Some("interrupted; the replicas were left applying".into());
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({ "timeline": f.seconds }),
+        intervals: Vec::new(),
+        interrupted: true,
+    })
+}

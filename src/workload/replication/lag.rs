@@ -1,0 +1,188 @@
+//! `replica-lag`: writers on the primary (as fast as they can, or at a rate) with the
+//! replicas applying as they would in production; each second, each replica's lag in seconds
+//! and in transactions behind, and its apply rate. Then the time each needs to drain what is
+//! left, and the checksums.
+
+use super::follow::{Follower, Until};
+use super::{ReplicationParams, verify, writers};
+use crate::engine::replication::Replicated;
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::workload::{StepCtx, StepError, StepOutput, summary};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// One replica's lag over the writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lag {
+    pub replica: String,
+    pub max_lag_s: f64,
+    pub mean_lag_s: f64,
+    pub max_behind_tx: u64,
+    /// Its mean apply rate while the writers ran.
+    pub applied_per_s: f64,
+    /// Seconds after the writers stopped until it had applied everything.
+    pub drained_s: f64,
+}
+
+pub fn run(
+    p: &ReplicationParams,
+    ctx: &StepCtx<'_>,
+    repl: &dyn Replicated,
+) -> Result<StepOutput, StepError> {
+    let timeout = Duration::from_secs(p.catch_up_timeout_s);
+    let mut f = Follower::new(repl, Instant::now());
+    writers::prepare(ctx, p)?;
+    if !f.settle(timeout, ctx.stop)? {
+        return Err(StepError::Skipped("interrupted before the writes".into()));
+    }
+    let all = f.all();
+    for &i in &all {
+        f.baseline(i)?;
+    }
+    let start = f.note_primary()?;
+    let t_writes = f.t();
+    let progress = ctx.progress;
+    let mut failed: Option<StepError> = None;
+    let out = writers::run(ctx, p, p.duration_s, 0, |iv| {
+        if failed.is_some() {
+            return;
+        }
+        let r = (|| -> Result<String, StepError> {
+            f.note_primary()?;
+            let mut worst = 0.0f64;
+            for &i in &all {
+                let s = f.state(i)?;
+                f.record(i, &s);
+                worst = worst.max(f.seconds.last().and_then(|s| s.lag_s).unwrap_or(0.0));
+            }
+            Ok(format!(
+                "writers t={:.0}s {:.0} tx/s, worst replica lag {worst:.1} s",
+                iv.t_s, iv.ops_per_s
+            ))
+        })();
+        match r {
+            Ok(line) => progress.status(&line),
+            Err(e) => failed = Some(e),
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let t_end = f.t();
+    let target = f.note_primary()?;
+    ctx.progress.status("replicas applying what is left");
+    let Some(drained) = f.wait(&all, &target, Until::Applied, timeout, ctx.stop)? else {
+        let mut s = summary(ctx.title("replica lag"));
+        s.note = Some("interrupted while the replicas drained".into());
+        return Ok(StepOutput {
+            summary: s,
+            details: serde_json::json!({ "timeline": f.seconds }),
+            intervals: out.intervals,
+            interrupted: true,
+        });
+    };
+    let checked = verify::checksums_equal(repl)?;
+    let lags: Vec<Lag> = all
+        .iter()
+        .zip(&drained)
+        .map(|(&i, &d)| {
+            let name = f.name(i).to_string();
+            let during: Vec<_> = f
+                .seconds
+                .iter()
+                .filter(|s| s.replica == name && s.t_s > t_writes && s.t_s <= t_end + 0.5)
+                .collect();
+            let lag = |s: &&super::follow::ReplicaSecond| s.lag_s.unwrap_or(0.0);
+            let n = during.len().max(1) as f64;
+            Lag {
+                max_lag_s: during.iter().map(lag).fold(0.0, f64::max),
+                mean_lag_s: during.iter().map(lag).sum::<f64>() / n,
+                max_behind_tx: during.iter().map(|s| s.behind_tx).max().unwrap_or(0),
+                applied_per_s: during.iter().map(|s| s.applied_per_s).sum::<f64>() / n,
+                drained_s: d,
+                replica: name,
+            }
+        })
+        .collect();
+    let written = target.transactions.saturating_sub(start.transactions);
+    let writes_s = out.measured_s.max(1e-9);
+    let mut s = summary(ctx.title(&format!(
+        "replica lag under {} writers{}",
+        p.writers,
+        p.rate
+            .map(|r| format!(" at {r:.0} tx/s"))
+            .unwrap_or_default()
+    )));
+    s.elapsed_s = Some(f.t());
+    s.rows = Some(written);
+    s.ops_per_s = Some(out.ops as f64 / writes_s);
+    s.latency_us = Latency::of(&out.all);
+    s.errors = Some(out.errors.iter().map(|e| e.count).sum());
+    s.metrics.push(Metric::new(
+        "primary_tps",
+        "primary writes/s",
+        out.ops as f64 / writes_s,
+        Unit::PerSecond,
+        Better::Higher,
+    ));
+    for l in &lags {
+        let n = &l.replica;
+        s.metrics.push(Metric::new(
+            &format!("max_lag_s.{n}"),
+            &format!("{n}: worst lag"),
+            l.max_lag_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+        s.metrics.push(Metric::new(
+            &format!("mean_lag_s.{n}"),
+            &format!("{n}: mean lag"),
+            l.mean_lag_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+        s.metrics.push(Metric::new(
+            &format!("max_behind_tx.{n}"),
+            &format!("{n}: most tx behind"),
+            l.max_behind_tx as f64,
+            Unit::Count,
+            Better::Lower,
+        ));
+        s.metrics.push(Metric::new(
+            &format!("drained_s.{n}"),
+            &format!("{n}: caught up after writes in"),
+            l.drained_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+    }
+    let worst = lags
+        .iter()
+        .max_by(|a, b| a.max_lag_s.total_cmp(&b.max_lag_s));
+    s.note = Some(format!(
+        "{written} transactions; {}{}",
+        worst
+            .map(|w| format!(
+                "the worst lag was replica {}'s, {:.1} s; ",
+                w.replica, w.max_lag_s
+            ))
+            .unwrap_or_default(),
+        checked.sentence(lags.len())
+    ));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "writes": format!("{:?}", p.writes).to_lowercase(),
+            "writers": p.writers,
+            "rate": p.rate,
+            "transactions_written": written,
+            "replicas": lags,
+            "timeline": f.seconds,
+            "checksums": checked,
+            "writer_errors": out.errors,
+        }),
+        intervals: out.intervals,
+        interrupted: false,
+    })
+}

@@ -1,0 +1,230 @@
+//! The replication steps, for a contender that is a topology (a primary and its replicas):
+//! `catch-up` (writers on the primary while the replicas only fetch, then each replica's apply
+//! rate, CPU and time to catch up), `commit-wait` (the primary's write rate under group-commit
+//! waits) and `replica-lag` (each replica's lag, second by second, under load). Each step
+//! starts and ends with every replica caught up, and ends by checking that every table's
+//! checksum on each replica equals the primary's: nothing lost.
+
+pub mod catch_up;
+pub mod commit_wait;
+pub mod follow;
+pub mod lag;
+pub mod verify;
+pub mod writers;
+
+use super::{StepCtx, StepError};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
+use serde::Deserialize;
+
+/// What the writers on the primary do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Writes {
+    /// sysbench's `oltp_insert`: one row a transaction into a random sbtest table.
+    #[default]
+    Insert,
+    /// The seed's own shape: rows holding a compressed bitmap of a few KB to a few MB,
+    /// inserted, then inserted and updated half and half.
+    Bitmaps,
+}
+
+/// How the replicas of a topology apply what the writers wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Apply {
+    /// One replica after another, each from the same starting point while the others wait:
+    /// no replica competes with another for this machine's CPU and disk.
+    #[default]
+    OneAtATime,
+    /// All at once, as the seed's replicas on their own machines.
+    Together,
+}
+
+/// Which replication step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    #[default]
+    CatchUp,
+    CommitWait,
+    Lag,
+}
+
+fn d_writers() -> u64 {
+    10
+}
+fn d_min() -> u64 {
+    4 << 10
+}
+fn d_max() -> u64 {
+    1 << 20
+}
+fn d_timeout() -> u64 {
+    3600
+}
+
+/// Parameters of the replication steps; each kind uses its own few beyond the writers'.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicationParams {
+    #[serde(default, deserialize_with = "by_name")]
+    pub writes: Writes,
+    /// Writer clients on the primary (the seed: 10).
+    #[serde(default = "d_writers")]
+    pub writers: u64,
+    /// Seconds the writers write (for `commit-wait`: at each setting).
+    pub duration_s: u64,
+    /// `bitmaps`: smallest and largest bitmap, bytes; sizes are drawn log-uniformly between.
+    #[serde(default = "d_min")]
+    pub bitmap_min_bytes: u64,
+    #[serde(default = "d_max")]
+    pub bitmap_max_bytes: u64,
+    /// `catch-up`: replicas apply one at a time (default) or together.
+    #[serde(default, deserialize_with = "opt_by_name")]
+    pub apply: Option<Apply>,
+    /// The longest a replica may take to catch up before the step fails, seconds.
+    #[serde(default = "d_timeout")]
+    pub catch_up_timeout_s: u64,
+    /// `commit-wait`: the primary's `binlog_commit_wait_count` values (default 0, 4, 8, 12).
+    #[serde(default)]
+    pub wait_counts: Option<Vec<u64>>,
+    /// `commit-wait`: `binlog_commit_wait_usec` values (default 10000, 100000).
+    #[serde(default)]
+    pub wait_usecs: Option<Vec<u64>>,
+    /// `replica-lag`: write at this many transactions per second in all (open loop);
+    /// absent: as fast as the writers can.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(skip)]
+    pub method: Method,
+}
+
+fn opt_by_name<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    by_name(d).map(Some)
+}
+
+impl ReplicationParams {
+    /// Decode the parameters of a step of kind `method`.
+    pub fn decode(method: Method, v: toml::Value) -> Result<Self, DecodeError> {
+        let mut p: ReplicationParams = crate::study::decode::decode(v)?;
+        p.method = method;
+        Ok(p)
+    }
+
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        if !(1..=super::queries::MAX_CLIENTS).contains(&self.writers) {
+            return at(
+                "writers",
+                format!("writers must be from 1 to {}", super::queries::MAX_CLIENTS),
+            );
+        }
+        if !(1..=7 * 86_400).contains(&self.duration_s) {
+            return at(
+                "duration_s",
+                "duration_s must be from 1 to 604800 (a week)".into(),
+            );
+        }
+        if !(1..=7 * 86_400).contains(&self.catch_up_timeout_s) {
+            return at(
+                "catch_up_timeout_s",
+                "catch_up_timeout_s must be from 1 to 604800 (a week)".into(),
+            );
+        }
+        // A bitmap travels hex-encoded in one packet of at most 64 MiB.
+        if self.bitmap_min_bytes < 16
+            || self.bitmap_max_bytes < self.bitmap_min_bytes
+            || self.bitmap_max_bytes > 16 << 20
+        {
+            return at(
+                "bitmap_min_bytes",
+                "bitmap sizes must satisfy 16 <= bitmap_min_bytes <= bitmap_max_bytes <= 16777216"
+                    .into(),
+            );
+        }
+        let only = |key: &str, given: bool, kind: &str, m: Method| {
+            if given && self.method != m {
+                return at(key, format!("{key} applies to steps of kind {kind:?}"));
+            }
+            Ok(())
+        };
+        only("apply", self.apply.is_some(), "catch-up", Method::CatchUp)?;
+        only(
+            "wait_counts",
+            self.wait_counts.is_some(),
+            "commit-wait",
+            Method::CommitWait,
+        )?;
+        only(
+            "wait_usecs",
+            self.wait_usecs.is_some(),
+            "commit-wait",
+            Method::CommitWait,
+        )?;
+        only("rate", self.rate.is_some(), "replica-lag", Method::Lag)?;
+        if let Some(r) = self.rate
+            && !(r > 0.0 && r <= 10_000_000.0)
+        {
+            return at(
+                "rate",
+                "rate must be above 0 and at most 10000000 transactions/s".into(),
+            );
+        }
+        for (key, v) in [
+            ("wait_counts", &self.wait_counts),
+            ("wait_usecs", &self.wait_usecs),
+        ] {
+            if let Some(v) = v
+                && v.is_empty()
+            {
+                return at(key, format!("{key} must list at least one value"));
+            }
+        }
+        if let Some(i) = self
+            .wait_counts()
+            .iter()
+            .position(|c| *c > u64::from(u32::MAX))
+        {
+            return Err(DecodeError::at(
+                KeyPath::root().key("wait_counts").index(i),
+                "a binlog_commit_wait_count is 0 to 4294967295".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `binlog_commit_wait_count` values to sweep.
+    pub fn wait_counts(&self) -> Vec<u64> {
+        self.wait_counts
+            .clone()
+            .unwrap_or_else(|| vec![0, 4, 8, 12])
+    }
+
+    /// `binlog_commit_wait_usec` values to sweep.
+    pub fn wait_usecs(&self) -> Vec<u64> {
+        self.wait_usecs
+            .clone()
+            .unwrap_or_else(|| vec![10_000, 100_000])
+    }
+}
+
+/// Run a replication step.
+pub fn run(p: &ReplicationParams, ctx: &StepCtx<'_>) -> Result<super::StepOutput, StepError> {
+    let Some(repl) = ctx.engine.replication() else {
+        return Err(StepError::Skipped(format!(
+            "contender {} is a single server; replication steps need a topology (give it replicas = [...])",
+            ctx.contender
+        )));
+    };
+    if repl.replica_count() == 0 {
+        return Err(StepError::Skipped("the topology has no replicas".into()));
+    }
+    match p.method {
+        Method::CatchUp => catch_up::run(p, ctx, repl),
+        Method::CommitWait => commit_wait::run(p, ctx, repl),
+        Method::Lag => lag::run(p, ctx, repl),
+    }
+}
