@@ -224,18 +224,10 @@ impl MariadbOptions {
             );
         }
         extra_settings(&self.server, "-", ("ON", "OFF"))?;
+        let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
+        super::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {
-            let at = KeyPath::root().key("replicas").index(i);
-            r.validate(&at)?;
-            if self.replicas[..i].iter().any(|o| o.name == r.name) {
-                return Err(DecodeError::at(
-                    at.key("name"),
-                    format!(
-                        "two replicas are named {:?}; give each its own name",
-                        r.name
-                    ),
-                ));
-            }
+            r.validate(&KeyPath::root().key("replicas").index(i))?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
 
 use super::mariadb::{MariadbOptions, MysqlSession, conn_opts, crate_conn, my_err};
-use super::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
+use super::replication::{Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use super::server::{Server, extra_settings};
 use super::target::Target;
 use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
@@ -12,7 +12,6 @@ use crate::study::decode::{DecodeError, KeyPath};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 /// `slave_parallel_mode` values MariaDB 10.11 knows.
 const PARALLEL_MODES: &[&str] = &[
@@ -51,7 +50,6 @@ impl MariadbReplica {
     /// Check one replica's options; `at` is its place in the contender.
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
         let err = |k: &str, m: String| Err(DecodeError::at(at.clone().key(k), m));
-        super::replication::check_replica_name(&self.name, at)?;
         if let Some(m) = &self.parallel_mode
             && !PARALLEL_MODES.contains(&m.as_str())
         {
@@ -132,22 +130,11 @@ pub fn primary_defaults(s: &mut BTreeMap<String, String>, opts: &MariadbOptions)
     }
 }
 
-/// A replica sandbox and how to reach it.
-struct Member {
-    name: String,
-    server: Server,
-    reach: Target,
-}
-
 /// A primary and its replicas: what `Replicated` works on.
 pub struct MariadbTopology {
-    primary: Target,
     database: String,
     timeout_s: u64,
-    replicas: Vec<Member>,
-    /// One administrative connection per member (the primary first), opened on first use
-    /// and kept, so that watching a replica many times a second does not connect each time.
-    admins: Vec<Mutex<Option<mysql::Conn>>>,
+    members: Members<mysql::Conn>,
 }
 
 impl MariadbTopology {
@@ -201,7 +188,7 @@ impl MariadbTopology {
                 sb.set_role(&format!("replica of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            let member = Member {
+            let member = super::replication::Member {
                 name,
                 server: p.server,
                 reach: p.reach,
@@ -216,61 +203,35 @@ impl MariadbTopology {
             replicas.push(member);
         }
         Ok(MariadbTopology {
-            primary: primary_reach.clone(),
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
-            admins: (0..=replicas.len()).map(|_| Mutex::new(None)).collect(),
-            replicas,
+            members: Members::new(primary_reach.clone(), replicas),
         })
     }
 
-    fn member(&self, i: usize) -> Result<&Member> {
-        self.replicas
-            .get(i)
-            .ok_or_else(|| EngineError::new("usage", format!("no replica number {i}")))
-    }
-
-    /// Run `f` on the member's administrative connection (the primary's for `None`); a
-    /// connection that failed is dropped and the next call opens a new one.
+    /// Run `f` on the member's administrative connection (the primary's for `None`).
     fn admin<T>(
         &self,
         member: Option<usize>,
         f: impl FnOnce(&mut mysql::Conn) -> mysql::Result<T>,
     ) -> Result<T> {
-        let (reach, slot) = match member {
-            None => (&self.primary, &self.admins[0]),
-            Some(i) => (&self.member(i)?.reach, &self.admins[i + 1]),
-        };
-        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-        let conn = match guard.as_mut() {
-            Some(c) => c,
-            None => guard.insert(crate_conn(conn_opts(reach, None, self.timeout_s))?),
-        };
-        let r = f(conn);
-        if r.is_err() {
-            *guard = None;
-        }
-        r.map_err(my_err)
+        let timeout_s = self.timeout_s;
+        self.members.admin(
+            member,
+            |reach| crate_conn(conn_opts(reach, None, timeout_s)),
+            f,
+            my_err,
+        )
     }
 
     /// The first replica whose server has died, and how.
     pub fn gone(&self) -> Option<String> {
-        self.replicas.iter().find_map(|m| {
-            m.server
-                .gone()
-                .map(|how| format!("replica {}: {how}", m.name))
-        })
+        self.members.gone()
     }
 
     /// Stop every replica's server and remove its sandbox (or keep them with `keep`).
     pub fn finish(self, keep: bool) -> Result<()> {
-        let mut first_err = None;
-        for m in self.replicas {
-            if let Err(e) = m.server.finish(keep) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        self.members.finish(keep)
     }
 }
 
@@ -292,17 +253,15 @@ fn position(text: String) -> Position {
 
 impl Replicated for MariadbTopology {
     fn replica_count(&self) -> usize {
-        self.replicas.len()
+        self.members.list.len()
     }
 
     fn replica_name(&self, replica: usize) -> String {
-        self.replicas
-            .get(replica)
-            .map_or_else(|| format!("#{replica}"), |m| m.name.clone())
+        self.members.name(replica)
     }
 
     fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
-        let name = self.member(replica)?.name.clone();
+        let name = self.members.get(replica)?.name.clone();
         let (rows, version) = self.admin(Some(replica), |c| {
             let rows: Vec<(String, String)> = c.query(
                 "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('slave_parallel_threads', 'slave_parallel_mode', \
@@ -320,11 +279,11 @@ impl Replicated for MariadbTopology {
     }
 
     fn replica_pid(&self, replica: usize) -> Option<i32> {
-        self.replicas.get(replica)?.server.pid()
+        self.members.pid(replica)
     }
 
     fn replica_gone(&self, replica: usize) -> Option<String> {
-        self.replicas.get(replica)?.server.gone()
+        self.members.gone_of(replica)
     }
 
     fn controls_replication(&self) -> bool {
@@ -361,7 +320,7 @@ impl Replicated for MariadbTopology {
                 "replication",
                 format!(
                     "replica {} is not configured to replicate",
-                    self.member(replica)?.name
+                    self.members.get(replica)?.name
                 ),
             ));
         };
@@ -423,7 +382,7 @@ impl Replicated for MariadbTopology {
     }
 
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
-        let m = self.member(replica)?;
+        let m = self.members.get(replica)?;
         let conn = crate_conn(conn_opts(&m.reach, Some(&self.database), self.timeout_s))?;
         Ok(Box::new(MysqlSession::new(conn)))
     }

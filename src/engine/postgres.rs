@@ -155,18 +155,10 @@ impl PostgresOptions {
             ));
         }
         extra_settings(&self.server, ".", ("on", "off"))?;
+        let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
+        super::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {
-            let at = KeyPath::root().key("replicas").index(i);
-            r.validate(&at)?;
-            if self.replicas[..i].iter().any(|o| o.name == r.name) {
-                return Err(DecodeError::at(
-                    at.key("name"),
-                    format!(
-                        "two replicas are named {:?}; give each its own name",
-                        r.name
-                    ),
-                ));
-            }
+            r.validate(&KeyPath::root().key("replicas").index(i))?;
         }
         if !self.replicas.is_empty() && self.wal_level.as_deref() == Some("minimal") {
             return Err(DecodeError::at(

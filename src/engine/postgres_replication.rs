@@ -5,7 +5,7 @@
 
 use super::pg_wire::PgWire;
 use super::postgres::pg_err;
-use super::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
+use super::replication::{Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use super::server::{Server, extra_settings};
 use super::target::Target;
 use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
@@ -13,7 +13,6 @@ use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 /// One standby of a PostgreSQL contender, as a study writes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -28,26 +27,15 @@ pub struct PostgresReplica {
 
 impl PostgresReplica {
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
-        super::replication::check_replica_name(&self.name, at)?;
         extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
         Ok(())
     }
 }
 
-/// A standby and how to reach it.
-struct Member {
-    name: String,
-    server: Server,
-    reach: Target,
-}
-
 /// A primary and its standbys.
 pub struct PostgresTopology {
-    primary: Target,
     database: String,
-    replicas: Vec<Member>,
-    /// One administrative connection per member (the primary first), kept between calls.
-    admins: Vec<Mutex<Option<postgres::Client>>>,
+    members: Members<postgres::Client>,
 }
 
 /// The primary's settings when it has standbys: WAL kept for a standby that falls behind.
@@ -98,24 +86,16 @@ impl PostgresTopology {
                 sb.set_role(&format!("standby of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            members.push(Member {
+            members.push(super::replication::Member {
                 name: r.name.clone(),
                 server: p.server,
                 reach: p.reach,
             });
         }
         Ok(PostgresTopology {
-            primary: primary_reach.clone(),
             database: database.to_string(),
-            admins: (0..=members.len()).map(|_| Mutex::new(None)).collect(),
-            replicas: members,
+            members: Members::new(primary_reach.clone(), members),
         })
-    }
-
-    fn member(&self, i: usize) -> Result<&Member> {
-        self.replicas
-            .get(i)
-            .ok_or_else(|| EngineError::new("usage", format!("no replica number {i}")))
     }
 
     /// Run `f` on a member's connection to the study's database (the primary's for `None`).
@@ -124,42 +104,25 @@ impl PostgresTopology {
         member: Option<usize>,
         f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
     ) -> Result<T> {
-        let (reach, slot) = match member {
-            None => (&self.primary, &self.admins[0]),
-            Some(i) => (&self.member(i)?.reach, &self.admins[i + 1]),
-        };
-        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-        let client = match guard.as_mut() {
-            Some(c) => c,
-            None => guard.insert(
-                super::postgres::config_for(reach, &self.database)
+        let db = &self.database;
+        self.members.admin(
+            member,
+            |reach| {
+                super::postgres::config_for(reach, db)
                     .connect(postgres::NoTls)
-                    .map_err(pg_err)?,
-            ),
-        };
-        let r = f(client);
-        if r.is_err() {
-            *guard = None;
-        }
-        r.map_err(pg_err)
+                    .map_err(pg_err)
+            },
+            f,
+            pg_err,
+        )
     }
 
     pub fn gone(&self) -> Option<String> {
-        self.replicas.iter().find_map(|m| {
-            m.server
-                .gone()
-                .map(|how| format!("replica {}: {how}", m.name))
-        })
+        self.members.gone()
     }
 
     pub fn finish(self, keep: bool) -> Result<()> {
-        let mut first_err = None;
-        for m in self.replicas {
-            if let Err(e) = m.server.finish(keep) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        self.members.finish(keep)
     }
 }
 
@@ -174,17 +137,15 @@ fn position(lsn: Option<String>, bytes: Option<i64>, next_xid: i64) -> Position 
 
 impl Replicated for PostgresTopology {
     fn replica_count(&self) -> usize {
-        self.replicas.len()
+        self.members.list.len()
     }
 
     fn replica_name(&self, replica: usize) -> String {
-        self.replicas
-            .get(replica)
-            .map_or_else(|| format!("#{replica}"), |m| m.name.clone())
+        self.members.name(replica)
     }
 
     fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
-        let name = self.member(replica)?.name.clone();
+        let name = self.members.get(replica)?.name.clone();
         let (rows, version) = self.admin(Some(replica), |c| {
             let rows = c.query(
                 "SELECT name, setting FROM pg_settings WHERE name IN ('hot_standby', 'shared_buffers', \
@@ -205,11 +166,11 @@ impl Replicated for PostgresTopology {
     }
 
     fn replica_pid(&self, replica: usize) -> Option<i32> {
-        self.replicas.get(replica)?.server.pid()
+        self.members.pid(replica)
     }
 
     fn replica_gone(&self, replica: usize) -> Option<String> {
-        self.replicas.get(replica)?.server.gone()
+        self.members.gone_of(replica)
     }
 
     fn controls_replication(&self) -> bool {
@@ -303,7 +264,7 @@ impl Replicated for PostgresTopology {
     }
 
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
-        let m = self.member(replica)?;
+        let m = self.members.get(replica)?;
         Ok(Box::new(PgWire::connect(&m.reach, &self.database)?))
     }
 

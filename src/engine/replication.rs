@@ -118,18 +118,121 @@ pub trait Replicated: Send + Sync {
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)>;
 }
 
-/// A replica's name names its sandbox directory: letters, digits, `-` and `_`. `at` is the
-/// replica's place in the contender.
-pub fn check_replica_name(name: &str, at: &KeyPath) -> std::result::Result<(), DecodeError> {
-    let ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        return Ok(());
+/// The replicas' names, in order: each names its sandbox directory (letters, digits, `-`
+/// and `_`) and no two are the same. Errors are placed at `replicas[i].name`.
+pub fn check_replica_names(names: &[&str]) -> std::result::Result<(), DecodeError> {
+    for (i, name) in names.iter().enumerate() {
+        let at = KeyPath::root().key("replicas").index(i).key("name");
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(DecodeError::at(
+                at,
+                "a replica's name is letters, digits, - and _ (it names a directory)".to_string(),
+            ));
+        }
+        if names[..i].contains(name) {
+            return Err(DecodeError::at(
+                at,
+                format!("two replicas are named {name:?}; give each its own name"),
+            ));
+        }
     }
-    Err(DecodeError::at(
-        at.key("name"),
-        "a replica's name is letters, digits, - and _ (it names a directory)".to_string(),
-    ))
+    Ok(())
+}
+
+/// A replica's server and how to reach it.
+pub(crate) struct Member {
+    pub name: String,
+    pub server: super::server::Server,
+    pub reach: super::target::Target,
+}
+
+/// What both engines' topologies keep of their members: the replicas in order, and one
+/// administrative connection `C` per member (the primary first), opened on first use and
+/// kept, so that watching a replica many times a second does not connect each time.
+pub(crate) struct Members<C> {
+    pub primary: super::target::Target,
+    pub list: Vec<Member>,
+    admins: Vec<std::sync::Mutex<Option<C>>>,
+}
+
+impl<C> Members<C> {
+    pub fn new(primary: super::target::Target, list: Vec<Member>) -> Self {
+        Members {
+            primary,
+            admins: (0..=list.len())
+                .map(|_| std::sync::Mutex::new(None))
+                .collect(),
+            list,
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Result<&Member> {
+        self.list
+            .get(i)
+            .ok_or_else(|| super::EngineError::new("usage", format!("no replica number {i}")))
+    }
+
+    pub fn name(&self, i: usize) -> String {
+        self.list
+            .get(i)
+            .map_or_else(|| format!("#{i}"), |m| m.name.clone())
+    }
+
+    pub fn pid(&self, i: usize) -> Option<i32> {
+        self.list.get(i)?.server.pid()
+    }
+
+    pub fn gone_of(&self, i: usize) -> Option<String> {
+        self.list.get(i)?.server.gone()
+    }
+
+    /// The first replica whose server has died, and how.
+    pub fn gone(&self) -> Option<String> {
+        self.list.iter().find_map(|m| {
+            m.server
+                .gone()
+                .map(|how| format!("replica {}: {how}", m.name))
+        })
+    }
+
+    /// Stop every replica's server and remove its sandbox (or keep them with `keep`).
+    pub fn finish(self, keep: bool) -> Result<()> {
+        let mut first_err = None;
+        for m in self.list {
+            if let Err(e) = m.server.finish(keep) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Run `f` on the member's connection (the primary's for `None`), opening it with
+    /// `connect` when there is none; a connection that failed is dropped and the next call
+    /// opens a new one. `err` turns the driver's error into the engine's.
+    pub fn admin<T, E>(
+        &self,
+        member: Option<usize>,
+        connect: impl FnOnce(&super::target::Target) -> Result<C>,
+        f: impl FnOnce(&mut C) -> std::result::Result<T, E>,
+        err: impl FnOnce(E) -> super::EngineError,
+    ) -> Result<T> {
+        let (reach, slot) = match member {
+            None => (&self.primary, &self.admins[0]),
+            Some(i) => (&self.get(i)?.reach, &self.admins[i + 1]),
+        };
+        let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = match guard.as_mut() {
+            Some(c) => c,
+            None => guard.insert(connect(reach)?),
+        };
+        let r = f(conn);
+        if r.is_err() {
+            *guard = None;
+        }
+        r.map_err(err)
+    }
 }
