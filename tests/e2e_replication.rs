@@ -171,6 +171,18 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
         assert!(figure(l, &format!("max_lag_s.{name}")).is_some(), "{l:#}");
     }
 
+    // The HTML report draws each replica's seconds: apply rate, lag and CPU per replica.
+    let (code, html, stderr) = run(&["report", dir.to_str().expect("utf-8"), "--format", "html"]);
+    assert_eq!(code, 0, "{stderr}");
+    for caption in [
+        "lag: replica apply rate",
+        "lag: replica lag",
+        "catch-up: replica CPU",
+    ] {
+        assert!(html.contains(caption), "no chart {caption:?}");
+    }
+    assert!(html.contains(">optimistic-2<"), "a line per replica, named");
+
     // The seed's bitmap rows, applied by both replicas together.
     let b = step(&summary, "topo", "bitmaps");
     assert_eq!(b["status"], "ok", "{b:#}");
@@ -193,6 +205,52 @@ fn open_topology(engine: &str, options: &str, dir: &Path) -> Box<dyn dbduel::eng
             max_clients: 4,
         })
         .expect("topology starts")
+}
+
+/// Open a contender whose primary is `url` (someone else's server, as far as dbduel knows).
+fn open_target(
+    engine: &str,
+    options: &str,
+    url: &str,
+    dir: &Path,
+) -> Result<Box<dyn dbduel::engine::Engine>, String> {
+    let options: toml::Table = toml::from_str(options).expect("options");
+    let spec = dbduel::engine::target::TargetSpec {
+        url,
+        password_env: None,
+        password_file: None,
+        restart_command: None,
+    };
+    let config =
+        EngineConfig::decode(engine, &options, Some(&spec)).map_err(|e| format!("{e:?}"))?;
+    std::fs::create_dir_all(dir).expect("dir");
+    config
+        .open(&OpenCtx {
+            contender: "theirs",
+            dir,
+            database: "dbduel_theirs",
+            max_clients: 4,
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// The ports of the primary and of the first member whose role starts with `replica_role`,
+/// among the sandboxes under `dir`.
+fn ports_by_role(dir: &Path, replica_role: &str) -> (u16, u16) {
+    let found = dbduel::sandbox::find(dir);
+    let port = |prefix: &str| {
+        found
+            .iter()
+            .find(|f| {
+                f.manifest
+                    .role
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(prefix))
+            })
+            .map(|f| f.manifest.port)
+            .unwrap_or_else(|| panic!("no {prefix} among {} sandboxes", found.len()))
+    };
+    (port("primary"), port(replica_role))
 }
 
 fn settle(repl: &dyn Replicated) -> Result<bool, StepError> {
@@ -339,7 +397,165 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
     repl.resume_apply(0).expect("resume");
     assert!(settle(repl).expect("standby catches up"));
     verify::checksums_equal(repl).expect("equal again");
+
+    // The same servers as someone else's: a primary and a standby given by target are
+    // attached as they are, and their replay is not dbduel's to pause.
+    let (p, s) = ports_by_role(&root.path().join("lib"), "standby");
+    let user = dbduel::sandbox::postgres::SUPERUSER;
+    let ext = open_target(
+        "postgres",
+        &format!(
+            "replicas = [{{ name = \"theirs\", target = \"postgres://{user}@127.0.0.1:{s}\" }}]"
+        ),
+        &format!("postgres://{user}@127.0.0.1:{p}/dbduel_faults"),
+        &root.path().join("ext"),
+    )
+    .expect("an external topology opens");
+    let theirs = ext.replication().expect("a topology");
+    assert!(!theirs.controls_replication());
+    assert!(settle(theirs).expect("their standby is applying"));
+    verify::checksums_equal(theirs).expect("equal through the targets");
+    let facts = theirs.replica_facts(0).expect("facts");
+    assert!(
+        facts.settings["target"].ends_with(&format!(":{s}/")),
+        "{facts:?}"
+    );
+    ext.finish(false).expect("let go");
+    // A standby that is not one: the primary named as its own replica.
+    let err = open_target(
+        "postgres",
+        &format!(
+            "replicas = [{{ name = \"self\", target = \"postgres://{user}@127.0.0.1:{p}\" }}]"
+        ),
+        &format!("postgres://{user}@127.0.0.1:{p}/dbduel_faults"),
+        &root.path().join("ext2"),
+    )
+    .err()
+    .expect("a primary is not a standby");
+    assert!(err.contains("is not a standby"), "{err}");
+    // Letting go of someone else's servers stopped nothing.
+    primary
+        .execute("INSERT INTO t VALUES (3, 'c')")
+        .expect("still up");
+    assert!(settle(repl).expect("still replicating"));
     drop(primary);
+    engine.finish(false).expect("removed");
+    assert!(processes_mentioning(root.path().to_str().expect("utf-8")).is_empty());
+}
+
+#[test]
+fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let engine = open_topology(
+        "mariadb",
+        "buffer_pool_mb = 32\nreplicas = [{ name = \"r1\" }]",
+        &root.path().join("servers"),
+    );
+    let repl = engine.replication().expect("a topology");
+    let (p, r) = ports_by_role(&root.path().join("servers"), "replica");
+    let contender = |name: &str, control: bool| {
+        format!(
+            "[[contender]]\nname = \"{name}\"\nengine = \"mariadb\"\ntarget = \"mysql://root@127.0.0.1:{p}/dbduel_ext\"\noptions = {{ control_replication = {control}, replicas = [{{ name = \"r1\", target = \"mysql://root@127.0.0.1:{r}\" }}] }}\n"
+        )
+    };
+    let steps = r#"
+[[step]]
+name = "load"
+kind = "load"
+
+[[step]]
+name = "catch-up"
+kind = "catch-up"
+writers = 2
+duration_s = 2
+
+[[step]]
+name = "commit-wait"
+kind = "commit-wait"
+writers = 2
+duration_s = 1
+wait_counts = [0]
+wait_usecs = [10000]
+
+[[step]]
+name = "lag"
+kind = "replica-lag"
+writers = 2
+duration_s = 2
+"#;
+    let study = root.path().join("theirs.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "[study]\nname = \"ext\"\ndescription = \"someone else's topology\"\n\n[dataset]\ngenerator = \"sbtest\"\ntables = 1\nrows = 1000\n\n{}\n{}\n{steps}",
+            contender("theirs", false),
+            contender("told", true)
+        ),
+    )
+    .expect("study");
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    // Not told: nothing that stops their apply or changes their primary's settings runs.
+    for st in ["catch-up", "commit-wait"] {
+        let s = step(&summary, "theirs", st);
+        assert_eq!(s["status"], "skipped", "{s:#}");
+        assert!(
+            s["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("control_replication = true")),
+            "{s:#}"
+        );
+    }
+    let lag = step(&summary, "theirs", "lag");
+    assert_eq!(lag["status"], "ok", "{lag:#}");
+    assert!(figure(lag, "max_lag_s.r1").is_some(), "{lag:#}");
+    // Told: the same servers through every step, and equal afterwards.
+    for st in ["catch-up", "commit-wait", "lag"] {
+        let s = step(&summary, "told", st);
+        assert_eq!(s["status"], "ok", "{s:#}");
+    }
+    let manifest = read_json(&dir.join("manifest.json"));
+    let text = manifest.to_string();
+    assert!(
+        text.contains(&format!("127.0.0.1:{r}")),
+        "replica target recorded"
+    );
+    // Their replica still applies, and what it held before is intact.
+    let state = repl.replica_state(0).expect("state");
+    assert!(state.applying && state.receiving, "{state:?}");
+    verify::checksums_equal(repl).expect("the topology is still whole");
+
+    // A "replica" that is not one is refused with what to do.
+    let bad = root.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&study)
+            .expect("study")
+            .replace(&format!("127.0.0.1:{r}\""), &format!("127.0.0.1:{p}\"")),
+    )
+    .expect("bad study");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        bad.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_ne!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("is not a replica"),
+        "{stdout}\n{stderr}"
+    );
     engine.finish(false).expect("removed");
     assert!(processes_mentioning(root.path().to_str().expect("utf-8")).is_empty());
 }

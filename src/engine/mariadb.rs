@@ -74,6 +74,11 @@ pub struct MariadbOptions {
     /// topology (this server the primary, with a binary log) for the replication steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<MariadbReplica>,
+    /// With a target and replicas given by target: may dbduel stop and start the replicas'
+    /// apply and set the primary's `binlog_commit_wait_*` (the catch-up and commit-wait
+    /// steps)? Off by default: someone else's replication is left as it runs.
+    #[serde(default)]
+    pub control_replication: bool,
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
@@ -101,6 +106,20 @@ pub fn decode(
     if let Some(t) = target {
         o.target = Some(super::target::parse(t, "mysql", 3306)?);
         o.check_external().map_err(super::in_options)?;
+    }
+    let reaches = super::replication::replica_targets(
+        o.replicas
+            .iter()
+            .map(|r| (r.target_spec(), r.configured()))
+            .collect(),
+        o.target.as_ref(),
+        o.control_replication,
+        "mysql",
+        3306,
+    )
+    .map_err(super::in_options)?;
+    for (r, reach) in o.replicas.iter_mut().zip(reaches) {
+        r.reach = reach;
     }
     Ok(Box::new(o))
 }
@@ -246,7 +265,6 @@ impl MariadbOptions {
                 self.flush_log_at_trx_commit.is_some(),
             ),
             ("server", !self.server.is_empty()),
-            ("replicas", !self.replicas.is_empty()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
@@ -504,7 +522,13 @@ impl MariadbEngine {
             wire_auth: AtomicBool::new(true),
             topology: None,
         };
-        if !engine.opts.replicas.is_empty() {
+        if !engine.opts.replicas.is_empty() && engine.server.is_external() {
+            engine.topology = Some(MariadbTopology::attach(
+                &engine.opts,
+                &engine.reach,
+                &engine.database,
+            )?);
+        } else if !engine.opts.replicas.is_empty() {
             // Replicas share the contender's storage engine and caches, not its own
             // server settings (those are the primary's).
             let mut base = engine.opts.clone();

@@ -31,9 +31,9 @@ const REPL_USER: &str = "dbduel_repl";
 pub struct MariadbReplica {
     /// Names the replica in reports (`serial`, `optimistic-4`).
     pub name: String,
-    /// `slave_parallel_threads`: 0 applies in one SQL thread, in order.
+    /// `slave_parallel_threads`: 0 (the default) applies in one SQL thread, in order.
     #[serde(default)]
-    pub parallel_threads: u64,
+    pub parallel_threads: Option<u64>,
     /// `slave_parallel_mode`: none, minimal, conservative, optimistic or aggressive (the
     /// server's default, optimistic, when not given).
     #[serde(default)]
@@ -44,6 +44,18 @@ pub struct MariadbReplica {
     /// Any other server variables for this replica's [mysqld] section.
     #[serde(default)]
     pub server: toml::Table,
+    /// An existing replica of the contender's target (`mysql://USER@HOST:PORT`), already
+    /// replicating from it; then none of the options above apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Where that replica's password is (the primary's password when neither is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_file: Option<std::path::PathBuf>,
+    /// The parsed `target`.
+    #[serde(skip)]
+    pub reach: Option<Target>,
 }
 
 impl MariadbReplica {
@@ -61,7 +73,7 @@ impl MariadbReplica {
                 ),
             );
         }
-        if self.parallel_threads > 16_383 {
+        if self.parallel_threads.is_some_and(|t| t > 16_383) {
             return err(
                 "parallel_threads",
                 "parallel_threads is slave_parallel_threads: 0 (serial) to 16383".into(),
@@ -75,6 +87,30 @@ impl MariadbReplica {
         }
         extra_settings(&self.server, "-", ("ON", "OFF")).map_err(|e| e.under(at))?;
         Ok(())
+    }
+
+    /// The first option given that configures a replica dbduel provisions.
+    pub fn configured(&self) -> Option<&'static str> {
+        [
+            ("parallel_threads", self.parallel_threads.is_some()),
+            ("parallel_mode", self.parallel_mode.is_some()),
+            (
+                "flush_log_at_trx_commit",
+                self.flush_log_at_trx_commit.is_some(),
+            ),
+            ("server", !self.server.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(k, set)| set.then_some(k))
+    }
+
+    /// Where this replica is, when it is given by target.
+    pub(crate) fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
+        super::replication::ReplicaTargetSpec {
+            url: self.target.as_deref(),
+            password_env: self.password_env.as_deref(),
+            password_file: self.password_file.as_ref(),
+        }
     }
 
     /// This replica's [mysqld] settings over the contender's `base` (its caches and storage
@@ -94,7 +130,10 @@ impl MariadbReplica {
         put("log_slave_updates", "OFF".into());
         put("skip_slave_start", "ON".into());
         put("relay_log", "relay".into());
-        put("slave_parallel_threads", self.parallel_threads.to_string());
+        put(
+            "slave_parallel_threads",
+            self.parallel_threads.unwrap_or(0).to_string(),
+        );
         if let Some(m) = &self.parallel_mode {
             put("slave_parallel_mode", m.clone());
         }
@@ -135,6 +174,8 @@ pub struct MariadbTopology {
     database: String,
     timeout_s: u64,
     members: Members<mysql::Conn>,
+    /// May dbduel stop and start the replicas' apply (and set the primary's commit wait)?
+    controls: bool,
 }
 
 impl MariadbTopology {
@@ -206,6 +247,56 @@ impl MariadbTopology {
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), replicas),
+            controls: true,
+        })
+    }
+
+    /// Take the replicas given by target as they are: each must already be a replica
+    /// (`SHOW SLAVE STATUS` has a row); dbduel wires nothing on servers it did not start,
+    /// and stops or starts their apply only when `control_replication` says so.
+    pub fn attach(
+        opts: &MariadbOptions,
+        primary_reach: &Target,
+        database: &str,
+    ) -> Result<MariadbTopology> {
+        let mut list = Vec::with_capacity(opts.replicas.len());
+        for r in &opts.replicas {
+            let Some(t) = &r.reach else {
+                return Err(EngineError::new(
+                    "usage",
+                    format!("replica {} of a target needs a target of its own", r.name),
+                ));
+            };
+            let mut c = crate_conn(conn_opts(t, None, opts.query_timeout_s)).map_err(|e| {
+                EngineError::new(
+                    "connect",
+                    format!(
+                        "cannot connect to replica {} at {}: {}",
+                        r.name,
+                        t.display(),
+                        e.message
+                    ),
+                )
+            })?;
+            let status: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS").map_err(my_err)?;
+            if status.is_none() {
+                return Err(EngineError::new(
+                    "replication",
+                    format!(
+                        "replica {} at {} is not a replica (SHOW SLAVE STATUS is empty): point it at the primary {} first; dbduel wires only servers it provisions",
+                        r.name,
+                        t.display(),
+                        primary_reach.display()
+                    ),
+                ));
+            }
+            list.push(super::replication::external_member(&r.name, t));
+        }
+        Ok(MariadbTopology {
+            database: database.to_string(),
+            timeout_s: opts.query_timeout_s,
+            members: Members::new(primary_reach.clone(), list),
+            controls: opts.control_replication,
         })
     }
 
@@ -261,7 +352,6 @@ impl Replicated for MariadbTopology {
     }
 
     fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
-        let name = self.members.get(replica)?.name.clone();
         let (rows, version) = self.admin(Some(replica), |c| {
             let rows: Vec<(String, String)> = c.query(
                 "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('slave_parallel_threads', 'slave_parallel_mode', \
@@ -271,11 +361,11 @@ impl Replicated for MariadbTopology {
             let version: Option<String> = c.query_first("SELECT VERSION()")?;
             Ok((rows, version))
         })?;
-        Ok(ReplicaFacts {
-            name,
-            settings: rows.into_iter().collect(),
-            version: version.unwrap_or_default(),
-        })
+        self.members.facts(
+            replica,
+            rows.into_iter().collect(),
+            version.unwrap_or_default(),
+        )
     }
 
     fn replica_pid(&self, replica: usize) -> Option<i32> {
@@ -287,7 +377,7 @@ impl Replicated for MariadbTopology {
     }
 
     fn controls_replication(&self) -> bool {
-        true
+        self.controls
     }
 
     fn pause_apply(&self, replica: usize) -> Result<()> {

@@ -59,6 +59,11 @@ pub struct PostgresOptions {
     /// contender becomes a replication topology for the replication steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<PostgresReplica>,
+    /// With a target and standbys given by target: may dbduel pause and resume the
+    /// standbys' replay (the catch-up step)? Off by default: someone else's replication is
+    /// left as it runs.
+    #[serde(default)]
+    pub control_replication: bool,
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
@@ -96,6 +101,20 @@ pub fn decode(
     if let Some(t) = target {
         o.target = Some(super::target::parse(t, "postgres", 5432)?);
         o.check_external().map_err(super::in_options)?;
+    }
+    let reaches = super::replication::replica_targets(
+        o.replicas
+            .iter()
+            .map(|r| (r.target_spec(), r.configured()))
+            .collect(),
+        o.target.as_ref(),
+        o.control_replication,
+        "postgres",
+        5432,
+    )
+    .map_err(super::in_options)?;
+    for (r, reach) in o.replicas.iter_mut().zip(reaches) {
+        r.reach = reach;
     }
     Ok(Box::new(o))
 }
@@ -178,7 +197,6 @@ impl PostgresOptions {
             ("wal_level", self.wal_level.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
             ("server", !self.server.is_empty()),
-            ("replicas", !self.replicas.is_empty()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
@@ -365,7 +383,14 @@ impl PostgresEngine {
                 (Err(e), Server::Sandbox(_)) => return Err(pg_err(e)),
             }
         }
-        if !engine.opts.replicas.is_empty() {
+        if !engine.opts.replicas.is_empty() && engine.server.is_external() {
+            engine.topology = Some(PostgresTopology::attach(
+                &engine.reach,
+                &engine.database,
+                &engine.opts.replicas,
+                engine.opts.control_replication,
+            )?);
+        } else if !engine.opts.replicas.is_empty() {
             // Standbys copy the primary as it now is (the study's database included) and
             // stream the rest; their settings are the primary's, as a base backup copies.
             let base = engine.opts.recipe(ctx.max_clients).settings;

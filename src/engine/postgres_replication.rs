@@ -23,6 +23,18 @@ pub struct PostgresReplica {
     /// Any other settings for this standby's postgresql.conf.
     #[serde(default)]
     pub server: toml::Table,
+    /// An existing standby of the contender's target (`postgres://USER@HOST:PORT`),
+    /// already streaming from it; then `server` does not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Where that standby's password is (the primary's password when neither is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_file: Option<std::path::PathBuf>,
+    /// The parsed `target`.
+    #[serde(skip)]
+    pub reach: Option<Target>,
 }
 
 impl PostgresReplica {
@@ -30,12 +42,28 @@ impl PostgresReplica {
         extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
         Ok(())
     }
+
+    /// The first option given that configures a standby dbduel provisions.
+    pub fn configured(&self) -> Option<&'static str> {
+        (!self.server.is_empty()).then_some("server")
+    }
+
+    /// Where this standby is, when it is given by target.
+    pub(crate) fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
+        super::replication::ReplicaTargetSpec {
+            url: self.target.as_deref(),
+            password_env: self.password_env.as_deref(),
+            password_file: self.password_file.as_ref(),
+        }
+    }
 }
 
 /// A primary and its standbys.
 pub struct PostgresTopology {
     database: String,
     members: Members<postgres::Client>,
+    /// May dbduel pause and resume the standbys' replay?
+    controls: bool,
 }
 
 /// The primary's settings when it has standbys: WAL kept for a standby that falls behind.
@@ -95,6 +123,61 @@ impl PostgresTopology {
         Ok(PostgresTopology {
             database: database.to_string(),
             members: Members::new(primary_reach.clone(), members),
+            controls: true,
+        })
+    }
+
+    /// Take the standbys given by target as they are: each must be in recovery
+    /// (`pg_is_in_recovery()`); dbduel pauses or resumes their replay only when
+    /// `control_replication` says so.
+    pub fn attach(
+        primary_reach: &Target,
+        database: &str,
+        replicas: &[PostgresReplica],
+        control: bool,
+    ) -> Result<PostgresTopology> {
+        let mut list = Vec::with_capacity(replicas.len());
+        for r in replicas {
+            let Some(t) = &r.reach else {
+                return Err(EngineError::new(
+                    "usage",
+                    format!("standby {} of a target needs a target of its own", r.name),
+                ));
+            };
+            // The study's database may not have reached the standby yet.
+            let mut c = super::postgres::config_for(t, "postgres")
+                .connect(postgres::NoTls)
+                .map_err(|e| {
+                    EngineError::new(
+                        "connect",
+                        format!(
+                            "cannot connect to standby {} at {}: {e}",
+                            r.name,
+                            t.display()
+                        ),
+                    )
+                })?;
+            let standby: bool = c
+                .query_one("SELECT pg_is_in_recovery()", &[])
+                .map_err(pg_err)?
+                .get(0);
+            if !standby {
+                return Err(EngineError::new(
+                    "replication",
+                    format!(
+                        "replica {} at {} is not a standby (pg_is_in_recovery() is false): make it a streaming standby of the primary {} first; dbduel wires only servers it provisions",
+                        r.name,
+                        t.display(),
+                        primary_reach.display()
+                    ),
+                ));
+            }
+            list.push(super::replication::external_member(&r.name, t));
+        }
+        Ok(PostgresTopology {
+            database: database.to_string(),
+            members: Members::new(primary_reach.clone(), list),
+            controls: control,
         })
     }
 
@@ -145,7 +228,6 @@ impl Replicated for PostgresTopology {
     }
 
     fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
-        let name = self.members.get(replica)?.name.clone();
         let (rows, version) = self.admin(Some(replica), |c| {
             let rows = c.query(
                 "SELECT name, setting FROM pg_settings WHERE name IN ('hot_standby', 'shared_buffers', \
@@ -155,14 +237,13 @@ impl Replicated for PostgresTopology {
             let v = c.query_one("SHOW server_version", &[])?;
             Ok((rows, v.get::<_, String>(0)))
         })?;
-        Ok(ReplicaFacts {
-            name,
-            settings: rows
-                .iter()
+        self.members.facts(
+            replica,
+            rows.iter()
                 .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
                 .collect(),
-            version: format!("PostgreSQL {version}"),
-        })
+            format!("PostgreSQL {version}"),
+        )
     }
 
     fn replica_pid(&self, replica: usize) -> Option<i32> {
@@ -174,7 +255,7 @@ impl Replicated for PostgresTopology {
     }
 
     fn controls_replication(&self) -> bool {
-        true
+        self.controls
     }
 
     fn pause_apply(&self, replica: usize) -> Result<()> {

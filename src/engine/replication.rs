@@ -143,6 +143,139 @@ pub fn check_replica_names(names: &[&str]) -> std::result::Result<(), DecodeErro
     Ok(())
 }
 
+/// A replica's own `target`, `password_env` and `password_file` as its table in a study
+/// writes them (an external topology's replica).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ReplicaTargetSpec<'a> {
+    pub url: Option<&'a str>,
+    pub password_env: Option<&'a str>,
+    pub password_file: Option<&'a std::path::PathBuf>,
+}
+
+/// Check and parse replica `i`'s target against the contender's: a primary given by target
+/// has replicas given by target (dbduel provisions replicas only for a primary it provisions,
+/// and wires nothing it did not start), and such a replica is configured by its owner, so
+/// `configured` (an option of the replica that configures a sandbox, if one was given) is
+/// refused. A replica that names no password uses the primary's. Errors are placed under
+/// `replicas[i]`.
+fn replica_target(
+    i: usize,
+    spec: ReplicaTargetSpec<'_>,
+    configured: Option<&str>,
+    primary: Option<&super::target::Target>,
+    scheme: &str,
+    default_port: u16,
+) -> std::result::Result<Option<super::target::Target>, DecodeError> {
+    let at = KeyPath::root().key("replicas").index(i);
+    let example = format!("{scheme}://USER@HOST:PORT");
+    let (url, primary) = match (spec.url, primary) {
+        (None, None) => {
+            return match (spec.password_env, spec.password_file) {
+                (None, None) => Ok(None),
+                _ => Err(DecodeError::at(
+                    at.key(if spec.password_env.is_some() {
+                        "password_env"
+                    } else {
+                        "password_file"
+                    }),
+                    "a password is for a replica given by target; a replica dbduel provisions needs none",
+                )),
+            };
+        }
+        (None, Some(_)) => {
+            return Err(DecodeError::at(
+                at.key("target"),
+                format!(
+                    "the primary is the contender's target, so each replica is a server of yours too: give its target = \"{example}\""
+                ),
+            ));
+        }
+        (Some(_), None) => {
+            return Err(DecodeError::at(
+                at.key("target"),
+                "a replica given by target needs a primary given by target (the contender's target); dbduel provisions replicas only for a primary it provisions",
+            ));
+        }
+        (Some(url), Some(p)) => (url, p),
+    };
+    if let Some(k) = configured {
+        return Err(DecodeError::at(
+            at.key(k),
+            format!(
+                "{k} configures a replica dbduel provisions; a replica given by target keeps its owner's configuration (dbduel reads its settings back into the results)"
+            ),
+        ));
+    }
+    let mut t = super::target::parse(
+        &super::target::TargetSpec {
+            url,
+            password_env: spec.password_env,
+            password_file: spec.password_file,
+            restart_command: None,
+        },
+        scheme,
+        default_port,
+    )
+    .map_err(|e| e.under(&at))?;
+    if t.database.is_some() {
+        return Err(DecodeError::at(
+            at.key("target"),
+            format!(
+                "a replica's database is the primary's, which it replicates: leave the database out ({example})"
+            ),
+        ));
+    }
+    if spec.password_env.is_none() && spec.password_file.is_none() {
+        t.password = primary.password.clone();
+    }
+    Ok(Some(t))
+}
+
+/// Every replica's target, in order (see [`replica_target`]: each replica's spec and the
+/// first sandbox option it gives), and `control_replication` checked against them.
+pub(crate) fn replica_targets(
+    replicas: Vec<(ReplicaTargetSpec<'_>, Option<&str>)>,
+    primary: Option<&super::target::Target>,
+    control_replication: bool,
+    scheme: &str,
+    default_port: u16,
+) -> std::result::Result<Vec<Option<super::target::Target>>, DecodeError> {
+    check_control_replication(control_replication, primary.is_some(), replicas.len())?;
+    replicas
+        .into_iter()
+        .enumerate()
+        .map(|(i, (spec, configured))| {
+            replica_target(i, spec, configured, primary, scheme, default_port)
+        })
+        .collect()
+}
+
+/// `control_replication` is for a topology of someone else's servers: dbduel always controls
+/// the replication of a topology it provisions, and never stops or starts another's unless
+/// told.
+fn check_control_replication(
+    control: bool,
+    external: bool,
+    replicas: usize,
+) -> std::result::Result<(), DecodeError> {
+    if control && (!external || replicas == 0) {
+        return Err(DecodeError::at(
+            KeyPath::root().key("control_replication"),
+            "control_replication lets dbduel stop and start the apply of replicas given by target; a topology dbduel provisions is always its to control",
+        ));
+    }
+    Ok(())
+}
+
+/// A replica given by target: someone else's server, reached as the study says.
+pub(crate) fn external_member(name: &str, target: &super::target::Target) -> Member {
+    Member {
+        name: name.to_string(),
+        server: super::server::Server::External(target.clone()),
+        reach: target.clone(),
+    }
+}
+
 /// A replica's server and how to reach it.
 pub(crate) struct Member {
     pub name: String,
@@ -180,6 +313,25 @@ impl<C> Members<C> {
         self.list
             .get(i)
             .map_or_else(|| format!("#{i}"), |m| m.name.clone())
+    }
+
+    /// Replica `i`'s facts from its settings as read back, with its target when it is
+    /// given by one.
+    pub fn facts(
+        &self,
+        i: usize,
+        mut settings: BTreeMap<String, String>,
+        version: String,
+    ) -> Result<ReplicaFacts> {
+        let m = self.get(i)?;
+        if let super::server::Server::External(t) = &m.server {
+            settings.insert("target".into(), t.display());
+        }
+        Ok(ReplicaFacts {
+            name: m.name.clone(),
+            settings,
+            version,
+        })
     }
 
     pub fn pid(&self, i: usize) -> Option<i32> {

@@ -11,7 +11,8 @@
 
 use super::format;
 use super::series::{
-    Combine, Interval, MAX_POINTS, RunData, Second, StepSeries, SystemPoint, downsample, windows,
+    Combine, Interval, MAX_POINTS, ReplicaPoint, RunData, Second, StepSeries, SystemPoint,
+    downsample, windows,
 };
 use super::svg::{self, Bar, Line, LineChart, esc};
 use super::verdict;
@@ -97,6 +98,9 @@ pub struct Figure {
     /// Plain part after it (what is better, what was sampled).
     pub detail: String,
     pub svg: String,
+    /// The chart's own colour key, when its lines are not the contenders (a line per
+    /// replica): each line's name and colour.
+    pub key: Vec<(String, &'static str)>,
 }
 
 /// What a panel sees of one step: every contender's summary and series of it.
@@ -138,6 +142,7 @@ pub const PANELS: &[Panel] = &[
     percentiles,
     client_timelines,
     sweep_curves,
+    replica_timelines,
     system_timelines,
 ];
 
@@ -208,19 +213,27 @@ fn host_line(run: &RunData) -> String {
 
 /// Colour keys of the contenders (`only`: those with a summary of one step).
 fn legend(run: &RunData, only: Option<&[Option<&StepSummary>]>) -> String {
+    let shown = run
+        .summary
+        .contenders
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !only.is_some_and(|p| p.get(*i).is_none_or(|x| x.is_none())))
+        .map(|(i, c)| (c.name.as_str(), svg::color(i)));
+    colour_key(shown) + "\n"
+}
+
+/// A list of names, each beside its colour's swatch.
+fn colour_key<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     let mut o = String::from("<ul class=\"legend\">");
-    for (i, c) in run.summary.contenders.iter().enumerate() {
-        if only.is_some_and(|p| p.get(i).is_none_or(|x| x.is_none())) {
-            continue;
-        }
+    for (name, colour) in items {
         let _ = write!(
             o,
-            "<li><span class=\"sw\" style=\"background:{}\"></span>{}</li>",
-            svg::color(i),
-            esc(&c.name)
+            "<li><span class=\"sw\" style=\"background:{colour}\"></span>{}</li>",
+            esc(name)
         );
     }
-    o.push_str("</ul>\n");
+    o.push_str("</ul>");
     o
 }
 
@@ -266,9 +279,14 @@ fn step_section(run: &RunData, step: &str) -> String {
         }
     );
     for f in figures {
+        let key = if f.key.is_empty() {
+            String::new()
+        } else {
+            colour_key(f.key.iter().map(|(n, c)| (n.as_str(), *c)))
+        };
         let _ = writeln!(
             o,
-            "<figure><figcaption>{} <span>{}</span></figcaption>{}</figure>",
+            "<figure><figcaption>{} <span>{}</span></figcaption>{key}{}</figure>",
             esc(&f.caption),
             esc(&f.detail),
             f.svg
@@ -428,6 +446,7 @@ fn bars(v: &StepView<'_>) -> Vec<Figure> {
                 caption: k.label.clone(),
                 detail: better_words(k.better).into(),
                 svg: svg::bar_chart(&format!("{}: {}", v.step, k.label), &bars),
+                key: Vec::new(),
             }
         })
         .collect()
@@ -473,6 +492,7 @@ fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
             categories: Some(cats.iter().map(|c| c.to_string()).collect()),
             shade: Vec::new(),
         }),
+        key: Vec::new(),
     }]
 }
 
@@ -499,11 +519,30 @@ struct Timeline<'a> {
 /// A series' points as (x, y, what the hover text adds).
 type PointsOf<'a> = &'a dyn Fn(&StepSeries) -> Vec<(f64, f64, String)>;
 
+/// One line of a timeline: its name, its colour's number and its points.
+type NamedPoints = (String, usize, Vec<(f64, f64, String)>);
+
 fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
+    let named = v
+        .series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, sr)| Some((v.name(i).to_string(), i, points_of(sr.as_ref()?))))
+        .collect();
+    timeline_of(v, t, named, false)
+}
+
+/// A timeline of named lines (a contender's, or a contender's replica's), each with its
+/// colour's number and its points.
+/// `own_key`: the figure carries a colour key of its lines.
+fn timeline_of(
+    v: &StepView<'_>,
+    t: Timeline<'_>,
+    named: Vec<NamedPoints>,
+    own_key: bool,
+) -> Option<Figure> {
     let mut lines = Vec::new();
-    for (i, sr) in v.series.iter().enumerate() {
-        let Some(sr) = sr else { continue };
-        let pts = points_of(sr);
+    for (name, i, pts) in named {
         if pts.is_empty() {
             continue;
         }
@@ -535,7 +574,7 @@ fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Optio
                 .collect()
         };
         lines.push(Line {
-            name: v.name(i).to_string(),
+            name,
             color: svg::color(i),
             points: down,
             tips,
@@ -557,6 +596,11 @@ fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Optio
     } else {
         t.detail
     };
+    let key = if own_key {
+        lines.iter().map(|l| (l.name.clone(), l.color)).collect()
+    } else {
+        Vec::new()
+    };
     Some(Figure {
         svg: svg::line_chart(&LineChart {
             title: format!("{}: {}", v.step, t.caption),
@@ -570,6 +614,7 @@ fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Optio
         }),
         caption: t.caption,
         detail,
+        key,
     })
 }
 
@@ -805,6 +850,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
                 categories: Some(cats.iter().map(|c| c.to_string()).collect()),
                 shade: Vec::new(),
             }),
+            key: Vec::new(),
         }
     };
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
@@ -825,6 +871,103 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
             &|i| i.latency_us.map(|l| l.p99),
         ),
     ]
+}
+
+/// Each replica's apply rate, lag and CPU each second, in a replication step: a line per
+/// replica (named with its contender when several contenders have replicas).
+fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
+    let with: Vec<(usize, &StepSeries)> = v
+        .series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, sr)| sr.filter(|s| !s.replicas.is_empty()).map(|s| (i, s)))
+        .collect();
+    if with.is_empty() {
+        return Vec::new();
+    }
+    let tx = |x: f64| format::value(x, Unit::PerSecond);
+    let secs = |x: f64| format::value(x, Unit::Seconds);
+    let pct = |x: f64| format!("{x:.0}%");
+    let lines = |y: &dyn Fn(&ReplicaPoint) -> Option<f64>| -> Vec<NamedPoints> {
+        let mut out: Vec<NamedPoints> = Vec::new();
+        for (i, sr) in &with {
+            let mut names: Vec<&str> = Vec::new();
+            for p in &sr.replicas {
+                if !names.contains(&p.replica.as_str()) {
+                    names.push(&p.replica);
+                }
+            }
+            for name in names {
+                let label = if with.len() == 1 {
+                    name.to_string()
+                } else {
+                    format!("{} · {name}", v.name(*i))
+                };
+                let pts = sr
+                    .replicas
+                    .iter()
+                    .filter(|p| p.replica == name)
+                    .filter_map(|p| {
+                        let behind = format!("{} tx behind", format::count(p.behind_tx as f64));
+                        Some((p.t_s, y(p)?, behind))
+                    })
+                    .collect();
+                let colour = out.len();
+                out.push((label, colour, pts));
+            }
+        }
+        out
+    };
+    fn chart<'a>(
+        caption: &str,
+        detail: &str,
+        fmt: &'a dyn Fn(f64) -> String,
+        how: Combine,
+    ) -> Timeline<'a> {
+        Timeline {
+            caption: caption.into(),
+            detail: detail.into(),
+            unit_fmt: fmt,
+            combine: how,
+            log_over: None,
+            shade: Vec::new(),
+        }
+    }
+    let mut out = Vec::new();
+    out.extend(timeline_of(
+        v,
+        chart(
+            "replica apply rate",
+            "transactions each replica applied each second",
+            &tx,
+            Combine::Mean,
+        ),
+        lines(&|p| Some(p.applied_per_s)),
+        true,
+    ));
+    out.extend(timeline_of(
+        v,
+        chart(
+            "replica lag",
+            "how long ago the primary committed the oldest transaction each replica had not applied",
+            &secs,
+            Combine::Max,
+        ),
+        lines(&|p| p.lag_s),
+        true,
+    ));
+    out.extend(timeline_of(
+        v,
+        chart(
+            "replica CPU",
+            "each replica's server, % of one core",
+            &pct,
+            Combine::Mean,
+        ),
+        lines(&|p| p.cpu_pct),
+        true,
+    ));
+    out
 }
 
 /// Host CPU, disk throughput and IOPS each second, sampled beside every step.

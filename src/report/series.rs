@@ -1,5 +1,6 @@
 //! The per-second series of a run as reports read them: `<contender>/<step>.intervals.ndjson`
-//! (client steps) and `<contender>/<step>.system.ndjson` (every step). Only the fields the
+//! (client steps), `<contender>/<step>.system.ndjson` (every step) and, for replication
+//! steps, each replica's seconds in `<contender>/<step>.json` (`details.timeline`). Only the fields the
 //! reports draw are read, each with a default, so run directories written by older or newer
 //! builds still render; unreadable lines are skipped and counted, never fatal.
 //!
@@ -124,11 +125,26 @@ pub struct SystemPoint {
     pub write_iops: f64,
 }
 
-/// Both series of one step of one contender.
+/// One replica over about a second of a replication step
+/// (`workload::replication::follow::ReplicaSecond`, the fields reports draw).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ReplicaPoint {
+    pub t_s: f64,
+    pub replica: String,
+    pub applied_per_s: f64,
+    pub behind_tx: u64,
+    pub lag_s: Option<f64>,
+    pub cpu_pct: Option<f64>,
+}
+
+/// Every series of one step of one contender.
 #[derive(Debug, Clone, Default)]
 pub struct StepSeries {
     pub intervals: Vec<Interval>,
     pub system: Vec<SystemPoint>,
+    /// Each replica's seconds, for a replication step.
+    pub replicas: Vec<ReplicaPoint>,
     /// Which disk the I/O figures are for (`vda`, or `all disks`).
     pub disk: String,
     /// Lines that could not be read, per file name.
@@ -245,6 +261,21 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
     out.intervals = intervals;
     if bad > 0 {
         out.unreadable.push((iv_name, bad));
+    }
+    let step_file = contender_dir.join(format!("{step}.json"));
+    if let Ok(text) = std::fs::read_to_string(&step_file) {
+        let timeline = serde_json::from_str::<serde_json::Value>(&text)
+            .map(|mut v| v["details"]["timeline"].take());
+        match timeline.map(|t| {
+            if t.is_null() {
+                Ok(Vec::new())
+            } else {
+                serde_json::from_value::<Vec<ReplicaPoint>>(t)
+            }
+        }) {
+            Ok(Ok(points)) => out.replicas = points,
+            _ => out.unreadable.push((format!("{step}.json"), 1)),
+        }
     }
     let sys_name = format!("{step}.system.ndjson");
     let (raw, bad) = read_ndjson::<RawSystem>(&contender_dir.join(&sys_name));

@@ -32,6 +32,11 @@ pub fn run(
     ctx: &StepCtx<'_>,
     repl: &dyn Replicated,
 ) -> Result<StepOutput, StepError> {
+    if !repl.controls_replication() {
+        return Err(StepError::Skipped(
+            "commit-wait sets the primary's binlog_commit_wait_count and binlog_commit_wait_usec, and this server is not dbduel's to configure (set control_replication = true)".into(),
+        ));
+    }
     let timeout = Duration::from_secs(p.catch_up_timeout_s);
     let mut f = Follower::new(repl, Instant::now());
     writers::prepare(ctx, p)?;
@@ -43,19 +48,14 @@ pub fn run(
         Err(e) if e.kind == "unsupported" => return Err(StepError::Skipped(e.message)),
         Err(e) => return Err(e.into()),
     };
-    let paused = repl.controls_replication();
-    if paused {
-        for i in f.all() {
-            repl.pause_apply(i)?;
-        }
+    for i in f.all() {
+        repl.pause_apply(i)?;
     }
     let swept = sweep(p, ctx, repl);
     // Whatever happened, the primary gets its own settings back and the replicas apply.
     let restored = repl.set_commit_wait(original.0, original.1);
-    if paused {
-        for i in f.all() {
-            let _ = repl.resume_apply(i);
-        }
+    for i in f.all() {
+        let _ = repl.resume_apply(i);
     }
     let (settings, intervals, interrupted) = swept?;
     restored?;
@@ -92,16 +92,8 @@ pub fn run(
         .filter_map(|s| s.stalls.as_deref())
         .collect();
     let mut note = format!(
-        "each setting {} s with {} writers{}; the primary's own values ({} × {} µs) restored",
-        p.duration_s,
-        p.writers,
-        if paused {
-            ", the replicas fetching only"
-        } else {
-            ""
-        },
-        original.0,
-        original.1
+        "each setting {} s with {} writers, the replicas fetching only; the primary's own values ({} × {} µs) restored",
+        p.duration_s, p.writers, original.0, original.1
     );
     if let Some(first) = stalls.first() {
         note.push_str(&format!("; {first}"));

@@ -294,9 +294,16 @@ impl<'a> Follower<'a> {
     pub fn settle(&mut self, timeout: Duration, stop: &AtomicBool) -> Result<bool, StepError> {
         let all = self.all();
         for &i in &all {
-            if !self.state(i)?.applying {
-                self.repl.resume_apply(i)?;
+            if self.state(i)?.applying {
+                continue;
             }
+            if !self.repl.controls_replication() {
+                return Err(StepError::Check(format!(
+                    "replica {} is not applying, and its replication is not dbduel's to start: start it, or set control_replication = true",
+                    self.name(i)
+                )));
+            }
+            self.repl.resume_apply(i)?;
         }
         let target = self.note_primary()?;
         Ok(self
