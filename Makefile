@@ -12,9 +12,11 @@ demo: build
 build:
 	$(CARGO) build --release --locked
 
-# Servers the end-to-end tests run against (idempotent; installs only what is missing).
+# Servers the end-to-end tests run against (idempotent; installs only what is missing):
+# MariaDB and PostgreSQL from Debian's packages, FerretDB built once from the Go module proxy.
 install-servers:
 	bash scripts/install-servers
+	bash scripts/install-ferretdb
 
 # The browser the HTML report's test renders pages in (idempotent, like install-servers).
 install-browser:

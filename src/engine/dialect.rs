@@ -11,6 +11,9 @@ pub enum Dialect {
     Postgres,
     /// Accepts anything; used by the `dry` engine.
     Dry,
+    /// A document engine (MongoDB): no SQL. Its text is never sent — its `connect` refuses,
+    /// and the steps that run on documents use the engine's document capability.
+    Documents,
 }
 
 impl Dialect {
@@ -59,7 +62,7 @@ impl Dialect {
                 "ALTER TABLE {table} ADD INDEX {index} ({})",
                 columns.join(", ")
             ),
-            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => {
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
                 format!("CREATE INDEX {index} ON {table} ({})", columns.join(", "))
             }
         }
@@ -68,7 +71,9 @@ impl Dialect {
     pub fn drop_index(self, table: &str, index: &str) -> String {
         match self {
             Dialect::Mysql => format!("ALTER TABLE {table} DROP INDEX {index}"),
-            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => format!("DROP INDEX {index}"),
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
+                format!("DROP INDEX {index}")
+            }
         }
     }
 
@@ -99,7 +104,9 @@ impl Dialect {
                     .map(|a| (format!("{sql}{sep} ALGORITHM={a}"), Some(a)))
                     .collect()
             }
-            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry => vec![(sql.to_string(), None)],
+            Dialect::Sqlite | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
+                vec![(sql.to_string(), None)]
+            }
         }
     }
 

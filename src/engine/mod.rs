@@ -3,9 +3,11 @@
 //! options into a live engine. Steps see nothing engine-specific beyond this module.
 
 pub mod dialect;
+pub mod documents;
 pub mod dry;
 pub mod mariadb;
 pub mod mariadb_replication;
+pub mod mongodb;
 pub mod mysql_wire;
 pub mod pg_wire;
 pub mod postgres;
@@ -43,6 +45,10 @@ impl EngineError {
 }
 
 pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// The error kind of an engine that speaks no SQL (a document engine) asked for a SQL
+/// session: a step whose work is SQL is then skipped on it, not failed.
+pub const NO_SQL: &str = "no_sql";
 
 /// A sandbox failure as an engine error; a server that is not installed is `missing`.
 pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
@@ -250,6 +256,10 @@ pub trait Engine: Send + Sync {
     fn server_gone(&self) -> Option<String> {
         None
     }
+    /// The engine's collections, when it stores documents (MongoDB) rather than rows.
+    fn documents(&self) -> Option<&dyn documents::Documents> {
+        None
+    }
     /// The contender's replication, when it is a topology of a primary and replicas.
     fn replication(&self) -> Option<&dyn replication::Replicated> {
         None
@@ -316,6 +326,7 @@ pub const REGISTRY: &[(&str, DecodeKind)] = &[
     ("sqlite", sqlite::decode),
     ("mariadb", mariadb::decode),
     ("postgres", postgres::decode),
+    ("mongodb", mongodb::decode),
     ("dry", dry::decode),
 ];
 

@@ -44,10 +44,14 @@ pub struct Target {
 impl Target {
     /// The target as shown in results: no password, ever.
     pub fn display(&self) -> String {
+        let user = if self.user.is_empty() {
+            String::new()
+        } else {
+            format!("{}@", self.user)
+        };
         format!(
-            "{}://{}@{}:{}/{}",
+            "{}://{user}{}:{}/{}",
             self.scheme,
-            self.user,
             self.host,
             self.port,
             self.database.as_deref().unwrap_or("")
@@ -76,7 +80,11 @@ pub fn parse(
     default_port: u16,
 ) -> Result<Target, DecodeError> {
     let at = |m: String| DecodeError::at(KeyPath::root().key("target"), m);
-    let example = format!("{scheme}://USER@HOST:PORT/DATABASE");
+    let example = if scheme == "mongodb" {
+        format!("{scheme}://[USER@]HOST:PORT/DATABASE")
+    } else {
+        format!("{scheme}://USER@HOST:PORT/DATABASE")
+    };
     let rest = spec
         .url
         .strip_prefix(&format!("{scheme}://"))
@@ -85,15 +93,18 @@ pub fn parse(
         Some((a, p)) => (a, p),
         None => (rest, ""),
     };
-    let (user, hostport) = authority
-        .rsplit_once('@')
-        .ok_or_else(|| at(format!("target needs a user: {example}")))?;
+    let (user, hostport) = match authority.rsplit_once('@') {
+        Some(split) => split,
+        None if scheme == "mongodb" => ("", authority),
+        None => return Err(at(format!("target needs a user: {example}"))),
+    };
     if user.contains(':') {
         return Err(at(
             "the target holds a password; put it in password_env (an environment variable's name) or password_file instead, so it never appears in files or process lists".into(),
         ));
     }
-    if user.is_empty() {
+    // A MongoDB server may run without authentication; SQL servers always name a user.
+    if user.is_empty() && scheme != "mongodb" {
         return Err(at(format!("target needs a user: {example}")));
     }
     let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
@@ -208,6 +219,11 @@ mod tests {
         assert!(t.is_local() && t.database.is_none());
         let t = parse(&spec("postgres://u@[::1]:5433/"), "postgres", 5432).unwrap();
         assert_eq!((t.host.as_str(), t.port), ("::1", 5433));
+        // A MongoDB server may have no users; SQL servers always do.
+        let t = parse(&spec("mongodb://127.0.0.1/docs"), "mongodb", 27017).unwrap();
+        assert_eq!((t.user.as_str(), t.port), ("", 27017));
+        assert_eq!(t.display(), "mongodb://127.0.0.1:27017/docs");
+        assert!(parse(&spec("mysql://127.0.0.1"), "mysql", 3306).is_err());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! rows rejected, fails unless the step sets `allow_warnings = true`.
 
 use super::{StepCtx, StepError, StepOutput, summary};
-use crate::engine::{EngineWarning, LoadOutcome, LoadRequest};
+use crate::dataset::TableDef;
+use crate::engine::documents::Documents;
+use crate::engine::{Engine, EngineError, EngineWarning, LoadOutcome, LoadRequest};
 use crate::results::{Better, Metric, Unit};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
@@ -50,18 +52,10 @@ impl LoadParams {
 
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
-    let dialect = engine.dialect();
+    let store = Store::of(engine);
     // Tables are (re)created in dbduel's own database only: a sandbox, an embedded file, or
     // a target database that carries dbduel's marker.
-    let mut admin = engine.connect()?;
-    let mut creates = Vec::new();
-    for t in ctx.tables {
-        admin.execute(&dialect.drop_table_if_exists(&t.name))?;
-        let sql = dialect.create_table(t);
-        admin.execute(&sql)?;
-        creates.push(sql);
-    }
-    drop(admin);
+    let creates = store.recreate(ctx.tables)?;
     // An embedded engine has one writer at a time; servers load tables side by side.
     let parallel = if engine.embedded() {
         1
@@ -96,9 +90,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         .collect();
     in_parallel(indexes.len(), parallel, |n| {
         let (i, (name, cols)) = indexes[n];
-        engine
-            .connect()?
-            .execute(&dialect.create_index(&ctx.tables[i].name, name, cols))
+        store.create_index(&ctx.tables[i].name, name, cols)
     })?;
     let index_s = t.elapsed().as_secs_f64();
     let elapsed = load_s + index_s;
@@ -113,10 +105,9 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     }
     let mut counted = None;
     if engine.kind() != "dry" {
-        let mut c = engine.connect()?;
         let mut n_all = 0u64;
         for (t, o) in ctx.tables.iter().zip(&outcomes) {
-            let n = c.query_i64(&dialect.count_rows(&t.name))?;
+            let n = store.count(&t.name)?;
             // With warnings allowed, rows the engine rejected are missing by design: the
             // table must hold what the engine says it loaded.
             let want = if p.allow_warnings {
@@ -199,6 +190,65 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+/// Where the load's tables live: SQL tables (through sessions, in the engine's dialect), or a
+/// document engine's collections.
+enum Store<'a> {
+    Sql(&'a dyn Engine),
+    Documents(&'a dyn Documents),
+}
+
+impl<'a> Store<'a> {
+    fn of(engine: &'a dyn Engine) -> Self {
+        match engine.documents() {
+            Some(d) => Store::Documents(d),
+            None => Store::Sql(engine),
+        }
+    }
+
+    /// Drop and create every table; returns what was run, for the step's details.
+    fn recreate(&self, tables: &[TableDef]) -> Result<Vec<String>, EngineError> {
+        let mut done = Vec::new();
+        match self {
+            Store::Sql(engine) => {
+                let dialect = engine.dialect();
+                let mut admin = engine.connect()?;
+                for t in tables {
+                    admin.execute(&dialect.drop_table_if_exists(&t.name))?;
+                    let sql = dialect.create_table(t);
+                    admin.execute(&sql)?;
+                    done.push(sql);
+                }
+            }
+            Store::Documents(d) => {
+                for t in tables {
+                    d.recreate(&t.name)?;
+                    done.push(format!("collection {} dropped and created", t.name));
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    fn create_index(&self, table: &str, name: &str, cols: &[String]) -> Result<(), EngineError> {
+        match self {
+            Store::Sql(engine) => engine
+                .connect()?
+                .execute(&engine.dialect().create_index(table, name, cols))
+                .map(|_| ()),
+            Store::Documents(d) => d.create_index(table, name, cols),
+        }
+    }
+
+    fn count(&self, table: &str) -> Result<i64, EngineError> {
+        match self {
+            Store::Sql(engine) => engine
+                .connect()?
+                .query_i64(&engine.dialect().count_rows(table)),
+            Store::Documents(d) => d.count(table).map(|n| n as i64),
+        }
+    }
 }
 
 /// The warnings of every table's load together.

@@ -48,6 +48,19 @@ pub enum StepParams {
 }
 
 impl StepParams {
+    /// Is the step's work SQL statements (so a document engine cannot run it)?
+    pub fn is_sql(&self) -> bool {
+        match self {
+            StepParams::Load(_) | StepParams::Footprint(_) => false,
+            StepParams::Count(_)
+            | StepParams::Queries(_)
+            | StepParams::Update(_)
+            | StepParams::Ddl(_)
+            | StepParams::Oltp(_)
+            | StepParams::Replication(_) => true,
+        }
+    }
+
     /// Decode the parameters of a step of `kind`. Paths in errors are relative to the step.
     pub fn decode(kind: &str, params: &toml::Table) -> Result<Self, DecodeError> {
         let v = toml::Value::Table(params.clone());
@@ -154,6 +167,12 @@ pub enum StepError {
 
 /// Run one step.
 pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    if params.is_sql() && ctx.engine.documents().is_some() {
+        return Err(StepError::Skipped(format!(
+            "{} speaks no SQL, and this step's work is SQL statements",
+            ctx.engine.kind()
+        )));
+    }
     match params {
         StepParams::Load(p) => load::run(p, ctx),
         StepParams::Footprint(p) => footprint::run(p, ctx),

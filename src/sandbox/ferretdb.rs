@@ -1,0 +1,110 @@
+//! The FerretDB sandbox: a MongoDB-wire server (FerretDB, built by `scripts/install-ferretdb`)
+//! on its SQLite backend, one directory of SQLite files a database, listening on loopback.
+//! It stands in for `mongod`, which Debian does not package, to prove the MongoDB engine works;
+//! its lookups scan, so its figures are never MongoDB's.
+
+use super::{Layout, Recipe, Result, SandboxError};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// Where `scripts/install-ferretdb` puts the binary (besides a link on the PATH).
+const INSTALLED: &str = "/usr/local/lib/dbduel/ferretdb-v1.24.0/ferretdb";
+
+/// The FerretDB binary: `DBDUEL_FERRETDB`, else `ferretdb` on the PATH, else where the
+/// install script puts it.
+pub fn binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("DBDUEL_FERRETDB") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ferretdb"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| Some(PathBuf::from(INSTALLED)).filter(|p| p.is_file()))
+}
+
+/// FerretDB's version line (`v1.24.0`), from `ferretdb --version`.
+pub fn version() -> Option<String> {
+    let out = Command::new(binary()?).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("version:")
+                .map(|v| v.trim().to_string())
+        })
+        .or_else(|| text.lines().next().map(|l| l.trim().to_string()))
+}
+
+/// A FerretDB server on SQLite files in the sandbox's data directory.
+#[derive(Debug, Clone, Default)]
+pub struct FerretdbRecipe {}
+
+impl FerretdbRecipe {
+    fn args(&self, l: &Layout) -> Vec<String> {
+        vec![
+            format!("--listen-addr=127.0.0.1:{}", l.port),
+            "--handler=sqlite".into(),
+            // FerretDB wants a directory URL ending in a slash.
+            format!("--sqlite-url=file:{}/", l.datadir.display()),
+            format!("--state-dir={}", l.dir.display()),
+            "--telemetry=disable".into(),
+            "--debug-addr=-".into(),
+            "--log-level=warn".into(),
+        ]
+    }
+}
+
+impl Recipe for FerretdbRecipe {
+    fn flavor(&self) -> &'static str {
+        "ferretdb"
+    }
+
+    fn check_installed(&self) -> Result<()> {
+        match binary() {
+            Some(_) => Ok(()),
+            None => Err(SandboxError::Missing {
+                what: "ferretdb (a MongoDB-wire server, built from the Go module proxy)".into(),
+                hint: "run `bash scripts/install-ferretdb` (or `make install-servers`), or set DBDUEL_FERRETDB to its path".into(),
+            }),
+        }
+    }
+
+    fn config(&self, l: &Layout) -> String {
+        let mut s = String::from(
+            "# Written by dbduel for one sandbox: the command-line flags the server runs with.\n",
+        );
+        for a in self.args(l) {
+            s.push_str(&a);
+            s.push('\n');
+        }
+        s
+    }
+
+    fn init(&self, l: &Layout) -> Result<()> {
+        std::fs::create_dir_all(&l.datadir)
+            .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", l.datadir.display())))
+    }
+
+    fn command(&self, l: &Layout) -> Command {
+        let mut c = Command::new(binary().unwrap_or_else(|| PathBuf::from("ferretdb")));
+        c.args(self.args(l));
+        c
+    }
+
+    /// The listener opens once the backend is ready, so an accepted connection is an answer.
+    fn probe(&self, l: &Layout) -> Option<String> {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], l.port));
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+        Some(format!(
+            "FerretDB {} on SQLite",
+            version().unwrap_or_else(|| "(version unknown)".into())
+        ))
+    }
+
+    fn port_in_use(&self, log_tail: &str) -> bool {
+        log_tail.contains("address already in use")
+    }
+}
