@@ -89,30 +89,6 @@ impl MariadbReplica {
         Ok(())
     }
 
-    /// The first option given that configures a replica dbduel provisions.
-    pub fn configured(&self) -> Option<&'static str> {
-        [
-            ("parallel_threads", self.parallel_threads.is_some()),
-            ("parallel_mode", self.parallel_mode.is_some()),
-            (
-                "flush_log_at_trx_commit",
-                self.flush_log_at_trx_commit.is_some(),
-            ),
-            ("server", !self.server.is_empty()),
-        ]
-        .into_iter()
-        .find_map(|(k, set)| set.then_some(k))
-    }
-
-    /// Where this replica is, when it is given by target.
-    pub(crate) fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
-        super::replication::ReplicaTargetSpec {
-            url: self.target.as_deref(),
-            password_env: self.password_env.as_deref(),
-            password_file: self.password_file.as_ref(),
-        }
-    }
-
     /// This replica's [mysqld] settings over the contender's `base` (its caches and storage
     /// engine), numbered `server_id`.
     pub fn settings(
@@ -146,6 +122,34 @@ impl MariadbReplica {
             base.insert(k, v);
         }
         base
+    }
+}
+
+impl super::replication::ReplicaOptions for MariadbReplica {
+    fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
+        super::replication::ReplicaTargetSpec {
+            url: self.target.as_deref(),
+            password_env: self.password_env.as_deref(),
+            password_file: self.password_file.as_ref(),
+        }
+    }
+
+    fn configured(&self) -> Option<&'static str> {
+        [
+            ("parallel_threads", self.parallel_threads.is_some()),
+            ("parallel_mode", self.parallel_mode.is_some()),
+            (
+                "flush_log_at_trx_commit",
+                self.flush_log_at_trx_commit.is_some(),
+            ),
+            ("server", !self.server.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(k, set)| set.then_some(k))
+    }
+
+    fn set_reach(&mut self, reach: Option<Target>) {
+        self.reach = reach;
     }
 }
 

@@ -102,20 +102,14 @@ pub fn decode(
         o.target = Some(super::target::parse(t, "postgres", 5432)?);
         o.check_external().map_err(super::in_options)?;
     }
-    let reaches = super::replication::replica_targets(
-        o.replicas
-            .iter()
-            .map(|r| (r.target_spec(), r.configured()))
-            .collect(),
+    super::replication::set_replica_targets(
+        &mut o.replicas,
         o.target.as_ref(),
         o.control_replication,
         "postgres",
         5432,
     )
     .map_err(super::in_options)?;
-    for (r, reach) in o.replicas.iter_mut().zip(reaches) {
-        r.reach = reach;
-    }
     Ok(Box::new(o))
 }
 

@@ -42,19 +42,23 @@ impl PostgresReplica {
         extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
         Ok(())
     }
+}
 
-    /// The first option given that configures a standby dbduel provisions.
-    pub fn configured(&self) -> Option<&'static str> {
-        (!self.server.is_empty()).then_some("server")
-    }
-
-    /// Where this standby is, when it is given by target.
-    pub(crate) fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
+impl super::replication::ReplicaOptions for PostgresReplica {
+    fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
         super::replication::ReplicaTargetSpec {
             url: self.target.as_deref(),
             password_env: self.password_env.as_deref(),
             password_file: self.password_file.as_ref(),
         }
+    }
+
+    fn configured(&self) -> Option<&'static str> {
+        (!self.server.is_empty()).then_some("server")
+    }
+
+    fn set_reach(&mut self, reach: Option<Target>) {
+        self.reach = reach;
     }
 }
 

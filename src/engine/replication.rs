@@ -231,23 +231,39 @@ fn replica_target(
     Ok(Some(t))
 }
 
-/// Every replica's target, in order (see [`replica_target`]: each replica's spec and the
-/// first sandbox option it gives), and `control_replication` checked against them.
-pub(crate) fn replica_targets(
-    replicas: Vec<(ReplicaTargetSpec<'_>, Option<&str>)>,
+/// What a replica's table in a study says about where the replica is: each engine's replica
+/// options implement this, and [`set_replica_targets`] checks and parses them all alike.
+pub(crate) trait ReplicaOptions {
+    /// Its `target`, `password_env` and `password_file`.
+    fn target_spec(&self) -> ReplicaTargetSpec<'_>;
+    /// The first option given that configures a replica dbduel provisions.
+    fn configured(&self) -> Option<&'static str>;
+    /// Keep the parsed target.
+    fn set_reach(&mut self, reach: Option<super::target::Target>);
+}
+
+/// Check and parse every replica's target, in order (see [`replica_target`]), and
+/// `control_replication` against them.
+pub(crate) fn set_replica_targets<R: ReplicaOptions>(
+    replicas: &mut [R],
     primary: Option<&super::target::Target>,
     control_replication: bool,
     scheme: &str,
     default_port: u16,
-) -> std::result::Result<Vec<Option<super::target::Target>>, DecodeError> {
+) -> std::result::Result<(), DecodeError> {
     check_control_replication(control_replication, primary.is_some(), replicas.len())?;
-    replicas
-        .into_iter()
-        .enumerate()
-        .map(|(i, (spec, configured))| {
-            replica_target(i, spec, configured, primary, scheme, default_port)
-        })
-        .collect()
+    for (i, r) in replicas.iter_mut().enumerate() {
+        let reach = replica_target(
+            i,
+            r.target_spec(),
+            r.configured(),
+            primary,
+            scheme,
+            default_port,
+        )?;
+        r.set_reach(reach);
+    }
+    Ok(())
 }
 
 /// `control_replication` is for a topology of someone else's servers: dbduel always controls
