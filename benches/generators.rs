@@ -3,6 +3,7 @@
 //! Target: at least 2 M rows/s for every generator.
 
 use dbduel::dataset::UserLogs;
+use dbduel::dataset::codes::Codes;
 use dbduel::dataset::sbtest::Sbtest;
 use std::time::Instant;
 
@@ -49,6 +50,12 @@ fn main() {
                     tables: 1,
                 }
                 .write_tsv(1, std::io::sink())
+            }),
+        ),
+        (
+            "codes",
+            best_rate(runs, rows, || {
+                Codes { seed: 42, rows }.write_tsv(std::io::sink())
             }),
         ),
     ];

@@ -314,6 +314,7 @@ fn run_step(
         tables,
         dataset_files,
         dataset_rows: study.file.dataset.rows,
+        data_device: host.data_device.as_deref(),
         progress: &*progress,
         stop: &step_stop,
     };

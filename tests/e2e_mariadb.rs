@@ -40,6 +40,7 @@ fn recipe() -> Box<MariadbRecipe> {
     Box::new(MariadbRecipe {
         settings,
         rocksdb: false,
+        memory_limit_mb: None,
     })
 }
 
@@ -116,6 +117,7 @@ fn a_server_that_cannot_start_says_why() {
         Box::new(MariadbRecipe {
             settings,
             rocksdb: false,
+            memory_limit_mb: None,
         }),
         "bad",
         &root.path().join("bad"),

@@ -81,7 +81,42 @@ fn bad_overrides_name_the_override() {
     let (code, _, stderr) = common::run(&["run", "no-such-study", "--check"]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("not a built-in study (built-ins: shootout, oltp, replication, harness)"),
+        stderr.contains(
+            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, harness)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn options_that_depend_on_each_other_are_checked_once_all_overrides_are_in() {
+    // memory_limit_mb is checked against the cache: set the smaller cache after the limit
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "point-lookups",
+        "--check",
+        "--contender",
+        "postgres",
+        "--set",
+        "contender.postgres.memory_limit_mb=150",
+        "--set",
+        "contender.postgres.shared_buffers_mb=64",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // and a limit too small for its cache names the override that set it
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "point-lookups",
+        "--check",
+        "--contender",
+        "postgres",
+        "--set",
+        "contender.postgres.memory_limit_mb=150",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with("error: --set contender.postgres.memory_limit_mb=150: ")
+            && stderr.contains("use at least 192, or lower shared_buffers_mb"),
         "{stderr}"
     );
 }
@@ -94,7 +129,7 @@ fn builtin_studies_are_valid_and_printable() {
         stdout.contains("shootout") && stdout.contains("harness"),
         "{stdout}"
     );
-    for name in ["shootout", "oltp", "harness"] {
+    for name in ["shootout", "oltp", "point-lookups", "harness"] {
         let (code, text, _) = common::run(&["studies", "show", name]);
         assert_eq!(code, 0);
         assert!(text.contains(&format!("name = \"{name}\"")));

@@ -1,7 +1,9 @@
 //! Deterministic benchmark datasets: the generators a study may name, and a portable
 //! description of the tables they fill.
 
+pub mod codes;
 pub mod distribution;
+pub mod permutation;
 pub mod rng;
 pub mod sbtest;
 pub mod user_logs;
@@ -9,7 +11,7 @@ pub mod user_logs;
 pub use user_logs::UserLogs;
 
 /// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs", "sbtest"];
+pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes"];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,6 +20,8 @@ pub enum Generator {
     UserLogs,
     /// sysbench's `sbtest` tables: see [`sbtest::Sbtest`].
     Sbtest,
+    /// Activation codes looked up by key: see [`codes::Codes`].
+    Codes,
 }
 
 impl Generator {
@@ -26,6 +30,7 @@ impl Generator {
         match self {
             Generator::UserLogs => "user_logs",
             Generator::Sbtest => "sbtest",
+            Generator::Codes => "codes",
         }
     }
 
@@ -34,6 +39,7 @@ impl Generator {
         match s {
             "user_logs" => Some(Generator::UserLogs),
             "sbtest" => Some(Generator::Sbtest),
+            "codes" => Some(Generator::Codes),
             _ => None,
         }
     }
@@ -43,6 +49,7 @@ impl Generator {
         match self {
             Generator::UserLogs => user_logs::USER_LOGS_COLUMNS,
             Generator::Sbtest => sbtest::SBTEST_COLUMNS,
+            Generator::Codes => codes::CODES_COLUMNS,
         }
     }
 }
@@ -85,11 +92,11 @@ pub struct TableDef {
 }
 
 impl Generator {
-    /// The tables this generator fills for a dataset: `user_logs` fills one table named
-    /// `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`.
+    /// The tables this generator fills for a dataset: `user_logs` and `codes` fill one table
+    /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`.
     pub fn tables(&self, table: &str, tables: u64) -> Vec<TableDef> {
         match self {
-            Generator::UserLogs => vec![TableDef {
+            Generator::UserLogs | Generator::Codes => vec![TableDef {
                 name: table.to_string(),
                 columns: self.columns(),
                 indexes: Vec::new(),
@@ -117,6 +124,7 @@ impl Generator {
         match self {
             Generator::UserLogs => UserLogs::new(seed, rows).write_tsv_file(path),
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
+            Generator::Codes => codes::Codes { seed, rows }.write_tsv_file(path),
         }
     }
 }

@@ -50,6 +50,37 @@ impl Dialect {
         format!("CREATE TABLE {} ({})", def.name, cols.join(", "))
     }
 
+    /// The statements that create a dataset's table, split into `partitions` partitions by
+    /// its primary key when asked (MariaDB `PARTITION BY KEY`, PostgreSQL `PARTITION BY
+    /// HASH` with one table a partition). `None` for an engine that has no partitioning.
+    pub fn create_table_statements(
+        self,
+        def: &TableDef,
+        partitions: Option<u32>,
+    ) -> Option<Vec<String>> {
+        let plain = self.create_table(def);
+        let Some(n) = partitions else {
+            return Some(vec![plain]);
+        };
+        let key = def.columns.iter().find(|c| c.primary_key)?.name;
+        match self {
+            Dialect::Mysql => Some(vec![format!(
+                "{plain} PARTITION BY KEY({key}) PARTITIONS {n}"
+            )]),
+            Dialect::Postgres => {
+                let mut v = vec![format!("{plain} PARTITION BY HASH ({key})")];
+                v.extend((0..n).map(|i| {
+                    format!(
+                        "CREATE TABLE {t}_p{i} PARTITION OF {t} FOR VALUES WITH (MODULUS {n}, REMAINDER {i})",
+                        t = def.name
+                    )
+                }));
+                Some(v)
+            }
+            Dialect::Sqlite | Dialect::Dry | Dialect::Documents => None,
+        }
+    }
+
     /// `DROP TABLE IF EXISTS`, for reloading a table in dbduel's own database.
     pub fn drop_table_if_exists(self, table: &str) -> String {
         format!("DROP TABLE IF EXISTS {table}")

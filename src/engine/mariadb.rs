@@ -49,6 +49,11 @@ pub struct MariadbOptions {
     /// aria_pagecache_buffer_size, MiB (default 256).
     #[serde(default)]
     pub aria_pagecache_mb: Option<u64>,
+    /// Run the sandbox's server in a memory cgroup of this many MiB: its memory and the page
+    /// cache its reads fill, so data far above it is read from the disk (the server needs
+    /// about 85 MiB above its caches; beyond the limit the kernel kills it, and dbduel says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
     /// zlib, lz4 or zstd (closest to TokuDB's lzma).
     #[serde(default)]
@@ -74,6 +79,10 @@ pub struct MariadbOptions {
     /// topology (this server the primary, with a binary log) for the replication steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<MariadbReplica>,
+    /// Create the dataset's tables split into this many partitions by their primary key
+    /// (`PARTITION BY KEY`), 2 to 1024; absent: plain tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
     /// With a target and replicas given by target: may dbduel stop and start the replicas'
     /// apply and set the primary's `binlog_commit_wait_*` (the catch-up and commit-wait
     /// steps)? Off by default: someone else's replication is left as it runs.
@@ -153,6 +162,7 @@ impl super::EngineKind for MariadbOptions {
 
 impl MariadbOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
+        super::check_partitions(self.partitions)?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
         if !STORAGE_ENGINES.contains(&se.as_str()) {
@@ -175,6 +185,19 @@ impl MariadbOptions {
                 return at(
                     k,
                     format!("{k} = {v} is out of range; use 8 to 1048576 (MiB)"),
+                );
+            }
+        }
+        if let Some(limit) = self.memory_limit_mb {
+            let (bp, bc, _) = self.cache_sizes_mb();
+            let need = bp + bc + 85;
+            if limit < need {
+                return at(
+                    "memory_limit_mb",
+                    format!(
+                        "memory_limit_mb = {limit} leaves the server too little: its caches take {} MiB and it needs about 85 MiB more; use at least {need}, or lower buffer_pool_mb / block_cache_mb",
+                        bp + bc
+                    ),
                 );
             }
         }
@@ -253,6 +276,7 @@ impl MariadbOptions {
             ("buffer_pool_share", self.buffer_pool_share.is_some()),
             ("block_cache_mb", self.block_cache_mb.is_some()),
             ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
+            ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("compression", self.compression.is_some()),
             (
                 "flush_log_at_trx_commit",
@@ -399,6 +423,7 @@ impl MariadbOptions {
         MariadbRecipe {
             settings: s,
             rocksdb: self.is_rocksdb(),
+            memory_limit_mb: self.memory_limit_mb,
         }
     }
 }
@@ -538,6 +563,7 @@ impl MariadbEngine {
                     let recipe = MariadbRecipe {
                         settings: r.settings(base.clone(), i as u64 + 2),
                         rocksdb: engine.opts.is_rocksdb(),
+                        memory_limit_mb: None,
                     };
                     (r.name.clone(), recipe)
                 })
@@ -656,6 +682,23 @@ impl MariadbEngine {
                 vec![db.join(format!("{table}.MYD")), db.join(format!("{table}.MYI"))],
                 "the table's MyISAM data (.MYD) and index (.MYI) files".into(),
             ),
+            _ if self.opts.partitions.is_some() => {
+                // One tablespace a partition: `TABLE#P#p0.ibd`, ...
+                let prefix = format!("{table}#P#").to_ascii_lowercase();
+                let files = crate::oscache::files_under(&db)
+                    .into_iter()
+                    .filter(|p| {
+                        p.file_name().is_some_and(|n| {
+                            let n = n.to_string_lossy().to_ascii_lowercase();
+                            n.starts_with(&prefix) && n.ends_with(".ibd")
+                        })
+                    })
+                    .collect();
+                (
+                    files,
+                    "each partition's own InnoDB tablespace (TABLE#P#pN.ibd: data and indexes); the system tablespace and redo log are not counted".into(),
+                )
+            }
             _ => (
                 vec![db.join(format!("{table}.ibd"))],
                 "the table's own InnoDB tablespace (.ibd: data and indexes); the system tablespace and redo log are not counted".into(),
@@ -665,6 +708,10 @@ impl MariadbEngine {
 }
 
 impl Engine for MariadbEngine {
+    fn partitions(&self) -> Option<u32> {
+        self.opts.partitions
+    }
+
     fn kind(&self) -> &'static str {
         "mariadb"
     }

@@ -256,6 +256,11 @@ pub trait Engine: Send + Sync {
     fn server_gone(&self) -> Option<String> {
         None
     }
+    /// Partitions the dataset's tables are created with (the contender's `partitions`), by
+    /// their primary key; `None`: plain tables.
+    fn partitions(&self) -> Option<u32> {
+        None
+    }
     /// The engine's collections, when it stores documents (MongoDB) rather than rows.
     fn documents(&self) -> Option<&dyn documents::Documents> {
         None
@@ -427,4 +432,17 @@ pub fn file_sizes(root: &Path, paths: &[PathBuf]) -> (u64, u64, Vec<FileSize>) {
         }
     }
     (total, allocated, files)
+}
+
+/// The `partitions` option of engines that partition tables: 2 to 1024.
+pub(crate) fn check_partitions(partitions: Option<u32>) -> std::result::Result<(), DecodeError> {
+    match partitions {
+        Some(n) if !(2..=1024).contains(&n) => Err(DecodeError::at(
+            KeyPath::root().key("partitions"),
+            format!(
+                "partitions = {n} is out of range; use 2 to 1024 (leave it out for a plain table)"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }

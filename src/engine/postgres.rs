@@ -35,6 +35,12 @@ pub struct PostgresOptions {
     /// shared_buffers, MiB (default 256).
     #[serde(default)]
     pub shared_buffers_mb: Option<u64>,
+    /// Run the sandbox's server in a memory cgroup of this many MiB: its memory and the page
+    /// cache its reads fill, so data far above it is read from the disk (the server needs
+    /// about 64 MiB above shared_buffers; beyond the limit the kernel kills a process, and
+    /// dbduel says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
     /// synchronous_commit: on (default), off, local, remote_write or remote_apply.
     #[serde(default)]
     pub synchronous_commit: Option<String>,
@@ -59,6 +65,10 @@ pub struct PostgresOptions {
     /// contender becomes a replication topology for the replication steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<PostgresReplica>,
+    /// Create the dataset's tables split into this many partitions by their primary key
+    /// (`PARTITION BY HASH`), 2 to 1024; absent: plain tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
     /// With a target and standbys given by target: may dbduel pause and resume the
     /// standbys' replay (the catch-up step)? Off by default: someone else's replication is
     /// left as it runs.
@@ -142,6 +152,19 @@ impl super::EngineKind for PostgresOptions {
 
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
+        super::check_partitions(self.partitions)?;
+        if let Some(limit) = self.memory_limit_mb {
+            let need = self.shared_buffers_mb.unwrap_or(256) + 64;
+            if limit < need {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("memory_limit_mb"),
+                    format!(
+                        "memory_limit_mb = {limit} leaves the server too little: shared_buffers takes {} MiB and it needs about 64 MiB more; use at least {need}, or lower shared_buffers_mb",
+                        need - 64
+                    ),
+                ));
+            }
+        }
         if let Some(v) = &self.synchronous_commit {
             one_of("synchronous_commit", v, SYNC_COMMIT)?;
         }
@@ -187,6 +210,7 @@ impl PostgresOptions {
     pub fn check_external(&self) -> std::result::Result<(), DecodeError> {
         let sandbox_only = [
             ("shared_buffers_mb", self.shared_buffers_mb.is_some()),
+            ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("synchronous_commit", self.synchronous_commit.is_some()),
             ("wal_level", self.wal_level.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
@@ -240,6 +264,7 @@ impl PostgresOptions {
         PostgresRecipe {
             settings: s,
             base_backup_of: None,
+            memory_limit_mb: self.memory_limit_mb,
         }
     }
 }
@@ -485,6 +510,10 @@ impl PostgresEngine {
 }
 
 impl Engine for PostgresEngine {
+    fn partitions(&self) -> Option<u32> {
+        self.opts.partitions
+    }
+
     fn kind(&self) -> &'static str {
         "postgres"
     }
@@ -617,8 +646,11 @@ impl Engine for PostgresEngine {
         let mut engine_bytes = 0i64;
         for table in tables {
             engine_bytes += c
+                // A partitioned table's own size is 0: count its partitions (a plain table's
+                // tree is the table alone).
                 .query_one(
-                    "SELECT pg_total_relation_size($1::text::regclass)",
+                    "SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint \
+                     FROM pg_partition_tree($1::text::regclass)",
                     &[table],
                 )
                 .map_err(pg_err)?
@@ -628,14 +660,25 @@ impl Engine for PostgresEngine {
             Some(dir) => {
                 let mut paths = Vec::new();
                 for table in tables {
-                    paths.extend(self.relation_files(&mut c, dir, table)?);
+                    let leaves: Vec<String> = c
+                        .query(
+                            "SELECT relid::regclass::text FROM pg_partition_tree($1::text::regclass) WHERE isleaf",
+                            &[table],
+                        )
+                        .map_err(pg_err)?
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect();
+                    for leaf in leaves {
+                        paths.extend(self.relation_files(&mut c, dir, &leaf)?);
+                    }
                 }
                 let (bytes, allocated, files) = super::file_sizes(dir, &paths);
                 (
                     Some(bytes),
                     Some(allocated),
                     files,
-                    "the table's heap, its TOAST table and TOAST index, and every index: all segments with their free-space-map and visibility-map forks, after a CHECKPOINT".to_string(),
+                    "the table's heap (each partition's, when partitioned), its TOAST table and TOAST index, and every index: all segments with their free-space-map and visibility-map forks, after a CHECKPOINT".to_string(),
                 )
             }
             None => (

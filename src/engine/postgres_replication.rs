@@ -105,6 +105,7 @@ impl PostgresTopology {
             let recipe = PostgresRecipe {
                 settings,
                 base_backup_of: Some(primary_reach.port),
+                memory_limit_mb: None,
             };
             let p = Server::provision(
                 None,

@@ -12,6 +12,7 @@ pub fn value(v: f64, unit: Unit) -> String {
         Unit::PerSecond => format!("{}/s", count(v)),
         Unit::Micros => micros(v),
         Unit::Percent => format!("{}%", sig3(v)),
+        Unit::BytesPerSecond => format!("{} MB/s", sig3(v / 1e6)),
     }
 }
 

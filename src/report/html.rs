@@ -181,7 +181,16 @@ pub fn render(run: &RunData) -> String {
             esc(&v.sentence)
         );
     }
-    b.push_str("</ol>\n</section>\n");
+    b.push_str("</ol>\n");
+    let findings = super::findings::findings(s, m);
+    if !findings.is_empty() {
+        b.push_str("<h3>Findings</h3>\n<ul class=\"glance\">\n");
+        for f in findings {
+            let _ = writeln!(b, "<li>{}</li>", esc(&f));
+        }
+        b.push_str("</ul>\n");
+    }
+    b.push_str("</section>\n");
     for st in &names {
         b.push_str(&step_section(run, st));
     }
@@ -980,6 +989,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
         .map(|s| s.disk.clone())
         .unwrap_or_default();
     let pct = |x: f64| format!("{x:.0}%");
+    let busy = |x: f64| format!("{}%", svg::trim_zeros(&format!("{x:.1}")));
     // Disk rates in decimal MB/s, as iostat and vendors' data sheets give them.
     let mbps = |x: f64| format!("{} MB/s", svg::trim_zeros(&format!("{:.2}", x / 1e6)));
     let iops = |x: f64| format::count(x);
@@ -1037,6 +1047,23 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
     out.extend(disk_timeline("disk IOPS", &iops, |p| {
         (p.read_iops, p.write_iops)
     }));
+    out.extend(timeline(
+        v,
+        Timeline {
+            caption: "disk busy".into(),
+            detail: format!("{disk}, % of each second with a request in flight (nmon's Busy)"),
+            unit_fmt: &busy,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: Vec::new(),
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| (p.t_s, p.busy_pct, String::new()))
+                .collect()
+        },
+    ));
     out
 }
 

@@ -94,6 +94,7 @@ struct RawDevice {
     write_bytes_per_s: f64,
     read_iops: f64,
     write_iops: f64,
+    busy_pct: f64,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -123,6 +124,8 @@ pub struct SystemPoint {
     pub write_bytes_per_s: f64,
     pub read_iops: f64,
     pub write_iops: f64,
+    /// Share of the second the disk had a request in flight, % (the busiest, when all disks).
+    pub busy_pct: f64,
 }
 
 /// One replica over about a second of a replication step
@@ -286,7 +289,7 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
         .iter()
         .flat_map(|r| r.devices.iter().map(|d| d.name.as_str()))
         .collect();
-    let disk = pick_device(&names, data_device);
+    let disk = crate::sysmon::disk_meter::whole_disk_of(&names, data_device);
     out.disk = disk.clone().unwrap_or_else(|| "all disks".into());
     out.system = raw
         .iter()
@@ -306,22 +309,12 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
                 p.write_bytes_per_s += d.write_bytes_per_s;
                 p.read_iops += d.read_iops;
                 p.write_iops += d.write_iops;
+                p.busy_pct = p.busy_pct.max(d.busy_pct);
             }
             p
         })
         .collect();
     out
-}
-
-/// The sampled whole device holding the data directory: the longest device name that the
-/// data device's name starts with (`vda1` → `vda`, `nvme0n1p2` → `nvme0n1`).
-fn pick_device(names: &[&str], data_device: Option<&str>) -> Option<String> {
-    let dev = data_device?.rsplit('/').next()?;
-    names
-        .iter()
-        .filter(|n| !n.is_empty() && dev.starts_with(**n))
-        .max_by_key(|n| n.len())
-        .map(|n| n.to_string())
 }
 
 /// Every parseable line of an NDJSON file, and how many lines were not. A missing file is
@@ -432,21 +425,6 @@ mod tests {
         let worst = windows(&secs, 10, Combine::Max);
         assert_eq!(worst[1].1, 1000.0);
         assert_eq!(windows(&secs, 1, Combine::Mean).len(), 26);
-    }
-
-    #[test]
-    fn device_is_the_whole_disk_of_the_data_directory() {
-        let names = ["nvme0n1", "sda", "vda"];
-        assert_eq!(
-            pick_device(&names, Some("/dev/vda1")).as_deref(),
-            Some("vda")
-        );
-        assert_eq!(
-            pick_device(&names, Some("/dev/nvme0n1p2")).as_deref(),
-            Some("nvme0n1")
-        );
-        assert_eq!(pick_device(&names, Some("overlay")), None);
-        assert_eq!(pick_device(&names, None), None);
     }
 
     #[test]

@@ -19,6 +19,15 @@ pub fn render(summary: &Summary, manifest: &Manifest, markdown: bool) -> String 
     out.push('\n');
     out.push_str(&comparison(summary));
     out.push('\n');
+    let findings = super::findings::findings(summary, manifest);
+    if !findings.is_empty() {
+        out.push_str("\nFindings:\n");
+        for f in findings {
+            out.push_str("  ");
+            out.push_str(&f);
+            out.push('\n');
+        }
+    }
     let notes = notes(summary);
     if !notes.is_empty() {
         out.push_str("\nNotes:\n");
@@ -43,6 +52,13 @@ fn render_markdown(s: &Summary, m: &Manifest) -> String {
             md_cell(&v.title),
             md_cell(&v.sentence)
         ));
+    }
+    let findings = super::findings::findings(s, m);
+    if !findings.is_empty() {
+        out.push_str("\n### Findings\n\n");
+        for f in findings {
+            out.push_str(&format!("- {}\n", md_cell(&f)));
+        }
     }
     out.push_str("\n### Figures\n\n");
     out.push_str(&markdown_table(s));

@@ -46,6 +46,8 @@ pub enum Unit {
     Micros,
     /// Percent (0–100, or above for several cores' worth).
     Percent,
+    /// Bytes a second (disk throughput), shown in decimal MB/s as iostat shows it.
+    BytesPerSecond,
 }
 
 /// One figure of a step, as the report shows it. Step kinds choose their metrics; renderers

@@ -218,6 +218,49 @@ pub struct RunOutcome {
     pub connect: ConnectOutcome,
 }
 
+impl RunOutcome {
+    /// Failed operations of every kind.
+    pub fn error_count(&self) -> u64 {
+        self.errors.iter().map(|e| e.count).sum()
+    }
+
+    /// dbduel's CPU per operation, µs (every operation, warm-up included, as the CPU is).
+    pub fn cpu_us_per_op(&self) -> f64 {
+        if self.ops_all > 0 {
+            self.process_cpu_s * 1e6 / self.ops_all as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// This run's seconds as one level of a sweep that began `tick_base` seconds earlier:
+    /// ticks and times shifted, each second tagged with the level's client count.
+    pub fn level_intervals(
+        &mut self,
+        tick_base: u64,
+        level: u64,
+    ) -> impl Iterator<Item = IntervalRecord> + use<> {
+        std::mem::take(&mut self.intervals)
+            .into_iter()
+            .map(move |mut iv| {
+                iv.tick += tick_base;
+                iv.t_s += tick_base as f64;
+                iv.level = Some(level);
+                iv
+            })
+    }
+
+    /// When every operation failed: the count and the first failure's message, for a step to
+    /// fail with (a run with any success is reported, its errors counted, instead).
+    pub fn all_failed(&self) -> Option<(u64, String)> {
+        let n = self.error_count();
+        (self.ops == 0 && n > 0).then(|| {
+            let first = self.errors.first().map(|e| e.first_message.clone());
+            (n, first.unwrap_or_default())
+        })
+    }
+}
+
 /// A run that could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

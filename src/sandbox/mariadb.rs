@@ -34,6 +34,8 @@ pub struct MariadbRecipe {
     pub settings: BTreeMap<String, String>,
     /// Load the MyRocks plugin.
     pub rocksdb: bool,
+    /// Run the server in a memory cgroup of this many MiB.
+    pub memory_limit_mb: Option<u64>,
 }
 
 fn am_root() -> bool {
@@ -44,6 +46,10 @@ fn am_root() -> bool {
 impl Recipe for MariadbRecipe {
     fn flavor(&self) -> &'static str {
         "mariadb"
+    }
+
+    fn memory_limit_bytes(&self) -> Option<u64> {
+        self.memory_limit_mb.map(|m| m << 20)
     }
 
     fn check_installed(&self) -> Result<()> {

@@ -5,6 +5,7 @@
 //! file; this module knows nothing of any one server.
 
 pub mod ferretdb;
+pub mod limits;
 pub mod mariadb;
 pub mod postgres;
 pub mod user;
@@ -154,6 +155,10 @@ pub trait Recipe: Send + Sync {
     fn start_timeout(&self) -> Duration {
         Duration::from_secs(60)
     }
+    /// The memory cgroup limit the server runs under (its memory and its page cache), bytes.
+    fn memory_limit_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A running (or stopped) sandbox owned by this process.
@@ -162,6 +167,8 @@ pub struct Sandbox {
     pub manifest: SandboxManifest,
     recipe: Box<dyn Recipe>,
     child: Option<Child>,
+    /// The memory cgroup the server runs in, when the recipe limits its memory.
+    memory: Option<limits::MemoryCgroup>,
 }
 
 /// A free TCP port on 127.0.0.1, as the kernel hands one out.
@@ -201,11 +208,32 @@ impl Sandbox {
             started_at: None,
             config,
         };
+        let memory = match recipe.memory_limit_bytes() {
+            None => None,
+            Some(limit) => {
+                static SANDBOXES: std::sync::atomic::AtomicU64 =
+                    std::sync::atomic::AtomicU64::new(0);
+                let n = SANDBOXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let safe: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let cg_name = format!("dbduel-{}-{n}-{safe}", std::process::id());
+                Some(limits::MemoryCgroup::create(&cg_name, limit).map_err(SandboxError::Io)?)
+            }
+        };
         let sb = Sandbox {
             layout,
             manifest,
             recipe,
             child: None,
+            memory,
         };
         sb.save()?;
         sb.recipe.init(&sb.layout)?;
@@ -257,6 +285,9 @@ impl Sandbox {
             // Its own process group: a Ctrl-C meant for dbduel does not reach the server
             // behind dbduel's back, and cleanup can signal the whole group.
             .process_group(0);
+        if let Some(cg) = &self.memory {
+            cg.apply(&mut cmd);
+        }
         let child = cmd.spawn().map_err(|e| SandboxError::Failed {
             what: format!("starting {}", self.recipe.flavor()),
             detail: e.to_string(),
@@ -343,13 +374,23 @@ impl Sandbox {
     /// (SIGKILL)`, `exited with code 1`. `None` while it runs or after a deliberate stop.
     pub fn exited(&mut self) -> Option<String> {
         let pid = self.manifest.pid?;
-        match self.child.as_mut() {
+        let how = match self.child.as_mut() {
             Some(c) => match c.try_wait() {
                 Ok(Some(status)) => Some(describe_exit(pid, status)),
                 _ => None,
             },
             None => (!alive(pid)).then(|| format!("pid {pid} is gone")),
-        }
+        }?;
+        // The kernel's OOM killer leaves nothing in the server's log: say it here.
+        Some(match self.memory.as_ref().and_then(|m| m.oom_note()) {
+            Some(oom) => format!("{how}: {oom}"),
+            None => how,
+        })
+    }
+
+    /// The memory cgroup the server runs in, if its memory is limited.
+    pub fn memory(&self) -> Option<&limits::MemoryCgroup> {
+        self.memory.as_ref()
     }
 
     /// Is the server process still there?

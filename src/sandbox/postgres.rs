@@ -42,6 +42,8 @@ pub struct PostgresRecipe {
     /// Make the data directory a streaming standby of the server on this loopback port
     /// (`pg_basebackup -R`) instead of a new cluster (`initdb`).
     pub base_backup_of: Option<u16>,
+    /// Run the server in a memory cgroup of this many MiB.
+    pub memory_limit_mb: Option<u64>,
 }
 
 impl PostgresRecipe {
@@ -64,6 +66,10 @@ fn quote(v: &str) -> String {
 }
 
 impl Recipe for PostgresRecipe {
+    fn memory_limit_bytes(&self) -> Option<u64> {
+        self.memory_limit_mb.map(|m| m << 20)
+    }
+
     fn flavor(&self) -> &'static str {
         "postgres"
     }

@@ -9,6 +9,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "replication",
         include_str!("../../studies/replication.toml"),
     ),
+    (
+        "point-lookups",
+        include_str!("../../studies/point-lookups.toml"),
+    ),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
 

@@ -218,25 +218,37 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
 /// A study after its overrides: the file as it will run, its contenders and its steps.
 type Checked = (StudyFile, (Vec<Contender>, Vec<Step>));
 
-/// Apply `overrides` to `doc` one at a time and re-check after each, so any new error belongs
-/// to that override. `None` when there are no overrides.
+/// Apply `overrides` to `doc`, then check the result once: options that depend on each other
+/// (a memory limit and the cache it must hold) may come in any order. An error belongs to the
+/// last override that set the key it names (or a table around it), else to the last one.
+/// `None` when there are no overrides.
 fn apply_all(
     src: &Source,
     doc: &mut toml::Table,
     overrides: &[Override],
 ) -> Result<Option<Checked>, StudyError> {
-    let mut checked = None;
+    let Some(last) = overrides.last() else {
+        return Ok(None);
+    };
+    let mut paths = Vec::with_capacity(overrides.len());
     for ov in overrides {
         let fail = |m: String| override_error(src, ov, m);
         let path = overrides::resolve(doc, &ov.key).map_err(fail)?;
         overrides::apply(doc, &path, ov.value.clone()).map_err(fail)?;
-        let f: StudyFile = decode(toml::Value::Table(doc.clone()))
-            .map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
-        let c =
-            check(&f).map_err(|e| override_error(src, ov, format!("{}: {}", e.path, e.message)))?;
-        checked = Some((f, c));
+        paths.push(path);
     }
-    Ok(checked)
+    let blame = |e: DecodeError| {
+        let ov = overrides
+            .iter()
+            .zip(&paths)
+            .rev()
+            .find(|(_, p)| e.path.starts_with(p))
+            .map_or(last, |(o, _)| o);
+        override_error(src, ov, format!("{}: {}", e.path, e.message))
+    };
+    let f: StudyFile = decode(toml::Value::Table(doc.clone())).map_err(blame)?;
+    let c = check(&f).map_err(blame)?;
+    Ok(Some((f, c)))
 }
 
 fn file_error(src: &Source, e: &DecodeError) -> StudyError {
@@ -392,7 +404,7 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             ),
         ));
     }
-    let max_tables = if f.dataset.generator == "user_logs" {
+    let max_tables = if f.dataset.generator != "sbtest" {
         1
     } else {
         1000

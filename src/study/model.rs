@@ -28,6 +28,10 @@ pub struct StudyFile {
 pub struct StudyMeta {
     pub name: String,
     pub description: String,
+    /// What the original study measured, in a sentence, for reports to set beside this run's
+    /// findings (e.g. "MongoDB 166,527 lookups/s in memory, 2,549 from disk").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// Scale used when `--scale` is not given; must name a `[scale.*]` table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_scale: Option<String>,

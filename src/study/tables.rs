@@ -119,6 +119,11 @@ fn need(step: &Step, tables: &[String]) -> Option<Need> {
         StepParams::Footprint(_) => Some(all("measures the bytes of")),
         StepParams::Count(_) => Some(all("counts the rows of")),
         StepParams::Oltp(_) => Some(all("runs sysbench's statements on")),
+        StepParams::Lookups(_) => Some(Need {
+            key: kind.clone(),
+            what: format!("looks keys up in table {first}"),
+            one: true,
+        }),
         StepParams::Replication(r) if r.writes == Writes::Insert => {
             Some(all("inserts (as sysbench's oltp_insert) into"))
         }

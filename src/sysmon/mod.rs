@@ -33,6 +33,7 @@
 //!   process caused to be fetched from / dirtied for storage, not syscall
 //!   bytes. It is only readable for processes of the same user (or as root).
 
+pub mod disk_meter;
 mod facts;
 mod host;
 pub mod own;

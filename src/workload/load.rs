@@ -215,10 +215,19 @@ impl<'a> Store<'a> {
                 let dialect = engine.dialect();
                 let mut admin = engine.connect()?;
                 for t in tables {
+                    let create = dialect
+                        .create_table_statements(t, engine.partitions())
+                        .ok_or_else(|| {
+                            EngineError::new(
+                                "usage",
+                                format!("{} has no table partitioning", engine.kind()),
+                            )
+                        })?;
                     admin.execute(&dialect.drop_table_if_exists(&t.name))?;
-                    let sql = dialect.create_table(t);
-                    admin.execute(&sql)?;
-                    done.push(sql);
+                    for sql in create {
+                        admin.execute(&sql)?;
+                        done.push(sql);
+                    }
                 }
             }
             Store::Documents(d) => {
@@ -523,6 +532,7 @@ mod tests {
             tables: &tables,
             dataset_files: &files,
             dataset_rows: 100,
+            data_device: None,
             progress: &progress,
             stop: &stop,
         };

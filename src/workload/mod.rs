@@ -5,6 +5,7 @@ pub mod count;
 pub mod ddl;
 pub mod footprint;
 pub mod load;
+pub mod lookups;
 pub mod oltp;
 pub mod queries;
 pub mod replication;
@@ -28,6 +29,7 @@ pub const STEP_KINDS: &[&str] = &[
     "update",
     "ddl",
     "oltp",
+    "lookups",
     "catch-up",
     "commit-wait",
     "replica-lag",
@@ -43,6 +45,7 @@ pub enum StepParams {
     Update(update::UpdateParams),
     Ddl(ddl::DdlParams),
     Oltp(oltp::OltpParams),
+    Lookups(lookups::LookupsParams),
     /// `catch-up`, `commit-wait` and `replica-lag`.
     Replication(replication::ReplicationParams),
 }
@@ -51,7 +54,7 @@ impl StepParams {
     /// Is the step's work SQL statements (so a document engine cannot run it)?
     pub fn is_sql(&self) -> bool {
         match self {
-            StepParams::Load(_) | StepParams::Footprint(_) => false,
+            StepParams::Load(_) | StepParams::Footprint(_) | StepParams::Lookups(_) => false,
             StepParams::Count(_)
             | StepParams::Queries(_)
             | StepParams::Update(_)
@@ -72,6 +75,7 @@ impl StepParams {
             "update" => StepParams::Update(decode(v)?),
             "ddl" => StepParams::Ddl(decode(v)?),
             "oltp" => StepParams::Oltp(decode(v)?),
+            "lookups" => StepParams::Lookups(decode(v)?),
             "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
                 replication::Method::CatchUp,
                 v,
@@ -105,6 +109,7 @@ impl StepParams {
             StepParams::Update(p) => p.validate(),
             StepParams::Ddl(p) => p.validate(),
             StepParams::Oltp(p) => p.validate(),
+            StepParams::Lookups(p) => p.validate(),
             StepParams::Replication(p) => p.validate(),
             StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
         }
@@ -115,6 +120,7 @@ impl StepParams {
         match self {
             StepParams::Queries(q) => q.clients,
             StepParams::Oltp(o) => o.max_threads(),
+            StepParams::Lookups(l) => l.threads.max(),
             StepParams::Replication(r) => r.writers,
             _ => 1,
         }
@@ -134,6 +140,8 @@ pub struct StepCtx<'a> {
     pub dataset_files: &'a [PathBuf],
     /// Rows per table.
     pub dataset_rows: u64,
+    /// The block device holding the data directories (e.g. `/dev/vda1`), when known.
+    pub data_device: Option<&'a str>,
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
 }
@@ -181,6 +189,7 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Update(p) => update::run(p, ctx),
         StepParams::Ddl(p) => ddl::run(p, ctx),
         StepParams::Oltp(p) => oltp::run(p, ctx),
+        StepParams::Lookups(p) => lookups::run(p, ctx),
         StepParams::Replication(p) => replication::run(p, ctx),
     }
 }

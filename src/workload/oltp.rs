@@ -71,6 +71,53 @@ impl Threads {
             Threads::Sweep(v) => v.clone(),
         }
     }
+
+    /// Most clients of any level.
+    pub fn max(&self) -> u64 {
+        self.levels().into_iter().max().unwrap_or(1)
+    }
+}
+
+/// A sweep's client counts, each level's seconds and its unmeasured warm-up, checked alike
+/// for every step kind that sweeps (paths relative to the step).
+pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result<(), DecodeError> {
+    let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+    let levels = threads.levels();
+    if levels.is_empty() {
+        return at(
+            "threads",
+            "threads must list at least one client count".into(),
+        );
+    }
+    if let Some(i) = levels
+        .iter()
+        .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
+    {
+        return Err(DecodeError::at(
+            KeyPath::root().key("threads").index(i),
+            format!(
+                "{} threads is out of range; use 1 to {}",
+                levels[i],
+                super::queries::MAX_CLIENTS
+            ),
+        ));
+    }
+    if !(1..=7 * 86_400).contains(&duration_s) {
+        return at(
+            "duration_s",
+            "duration_s must be from 1 to 604800 (a week)".into(),
+        );
+    }
+    if warmup_s >= duration_s {
+        return at(
+            "warmup_s",
+            format!(
+                "warmup_s = {} leaves nothing of duration_s = {}",
+                warmup_s, duration_s
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Open-loop arrivals.
@@ -168,41 +215,7 @@ impl OltpParams {
 
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
-        let levels = self.threads.levels();
-        if levels.is_empty() {
-            return at(
-                "threads",
-                "threads must list at least one client count".into(),
-            );
-        }
-        if let Some(i) = levels
-            .iter()
-            .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
-        {
-            return Err(DecodeError::at(
-                KeyPath::root().key("threads").index(i),
-                format!(
-                    "{} threads is out of range; use 1 to {}",
-                    levels[i],
-                    super::queries::MAX_CLIENTS
-                ),
-            ));
-        }
-        if !(1..=7 * 86_400).contains(&self.duration_s) {
-            return at(
-                "duration_s",
-                "duration_s must be from 1 to 604800 (a week)".into(),
-            );
-        }
-        if self.warmup_s >= self.duration_s {
-            return at(
-                "warmup_s",
-                format!(
-                    "warmup_s = {} leaves nothing of duration_s = {}",
-                    self.warmup_s, self.duration_s
-                ),
-            );
-        }
+        check_levels(&self.threads, self.duration_s, self.warmup_s)?;
         if !(self.final_fraction > 0.0 && self.final_fraction <= 1.0) {
             return at(
                 "final_fraction",
@@ -225,7 +238,7 @@ impl OltpParams {
 
     /// Most clients of any level.
     pub fn max_threads(&self) -> u64 {
-        self.threads.levels().into_iter().max().unwrap_or(1)
+        self.threads.max()
     }
 
     /// Seconds at the start of a level not counted: the warm-up, and everything before the
@@ -600,13 +613,14 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             )
         };
         let progress = ctx.progress;
-        let out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
             progress.status(&format!(
                 "{threads} threads t={:.0}s {:.0} tps",
                 iv.t_s, iv.ops_per_s
             ));
         })?;
-        let errors: u64 = out.errors.iter().map(|e| e.count).sum();
+        let errors = out.error_count();
+        let all_failed = out.all_failed();
         let tps = if out.measured_s > 0.0 {
             out.ops as f64 / out.measured_s
         } else {
@@ -628,30 +642,16 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             target_rate: p.rate,
             late: out.late,
             dropped: out.dropped,
-            dbduel_cpu_us_per_event: if out.ops_all > 0 {
-                out.process_cpu_s * 1e6 / out.ops_all as f64
-            } else {
-                0.0
-            },
+            dbduel_cpu_us_per_event: out.cpu_us_per_op(),
             first_tick: tick_base,
         });
-        for mut iv in out.intervals {
-            iv.tick += tick_base;
-            iv.t_s += tick_base as f64;
-            iv.level = Some(threads);
-            intervals.push(iv);
-        }
+        intervals.extend(out.level_intervals(tick_base, threads));
         tick_base += p.duration_s;
         if out.interrupted {
             interrupted = true;
             break;
         }
-        if out.ops == 0 && errors > 0 {
-            let first = out
-                .errors
-                .first()
-                .map(|e| e.first_message.clone())
-                .unwrap_or_default();
+        if let Some((errors, first)) = all_failed {
             return Err(StepError::Check(format!(
                 "every {} event failed at {threads} threads ({errors} errors); first: {first}",
                 p.workload.name()

@@ -95,13 +95,7 @@ pub fn run(
             runner::run_closed(&spec, &names, make, ctx.stop, on_interval)?
         }
     };
-    let errors: u64 = out.errors.iter().map(|e| e.count).sum();
-    if out.ops == 0 && errors > 0 {
-        let first = out
-            .errors
-            .first()
-            .map(|e| e.first_message.clone())
-            .unwrap_or_default();
+    if let Some((errors, first)) = out.all_failed() {
         return Err(StepError::Check(format!(
             "every write on the primary failed ({errors} errors); first: {first}"
         )));

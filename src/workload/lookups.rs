@@ -1,0 +1,552 @@
+//! `lookups`: primary-key lookups of single rows (or documents by `_id`), the activation-code
+//! study's work — keys from the first tenth of the table ("small random"), from all of it
+//! ("full random"), or each key once in a seeded order ("permutation", as codes are used) —
+//! over a sweep of client counts, with QPS, latency and the data device's reads, busy share
+//! and IOPS for each second. Runs on SQL engines and on document engines alike.
+
+use super::oltp::{Threads, placeholders};
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::dataset::permutation::Permutation;
+use crate::dataset::rng::SplitMix64;
+use crate::engine::documents::DocSession;
+use crate::engine::{self, Session, StmtId, Value};
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
+use crate::sysmon::DeviceIo;
+use crate::sysmon::disk_meter::{self, DiskMeter};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Which keys the clients look up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Keys {
+    /// Uniform over the first `small_fraction` of the keys: a working set that fits a cache.
+    SmallRandom,
+    /// Uniform over every key.
+    FullRandom,
+    /// Every key once, in a seeded order shared by all clients (then again, from the start).
+    Permutation,
+}
+
+impl Keys {
+    fn name(self) -> &'static str {
+        match self {
+            Keys::SmallRandom => "small-random",
+            Keys::FullRandom => "full-random",
+            Keys::Permutation => "permutation",
+        }
+    }
+}
+
+fn d_small() -> f64 {
+    0.1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupsParams {
+    #[serde(deserialize_with = "by_name")]
+    pub keys: Keys,
+    /// The share of keys, from the first, that `small-random` draws from.
+    #[serde(default = "d_small")]
+    pub small_fraction: f64,
+    /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
+    pub threads: Threads,
+    /// Seconds each level runs.
+    pub duration_s: u64,
+    /// Seconds at the start of each level left out of its figures.
+    #[serde(default)]
+    pub warmup_s: u64,
+    /// Restart the engine cold (its files evicted from the OS page cache) before the first
+    /// level, so no earlier step's reads are cached.
+    #[serde(default)]
+    pub cold_start: bool,
+}
+
+impl LookupsParams {
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        if !(self.small_fraction > 0.0 && self.small_fraction <= 1.0) {
+            return at(
+                "small_fraction",
+                "small_fraction must be above 0 and at most 1 (0.1: the first 10 % of keys)".into(),
+            );
+        }
+        super::oltp::check_levels(&self.threads, self.duration_s, self.warmup_s)
+    }
+}
+
+/// The permutation of a step and how far its clients have gone through it, shared by all.
+#[derive(Clone)]
+pub struct Order {
+    perm: Permutation,
+    position: Arc<AtomicU64>,
+}
+
+impl Order {
+    /// A seeded order of the keys `1..=rows`, from its start.
+    pub fn new(seed: u64, rows: u64) -> Self {
+        Order {
+            perm: Permutation::new(seed, rows),
+            position: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Lookups taken from the order so far.
+    pub fn taken(&self) -> u64 {
+        self.position.load(Ordering::Relaxed)
+    }
+}
+
+/// Where a client's keys come from: its own random stream, or the step's shared order.
+pub struct KeySource {
+    /// Keys drawn from: `1..=range`.
+    range: u64,
+    rng: SplitMix64,
+    order: Option<Order>,
+}
+
+impl KeySource {
+    /// Keys over a table of `rows` keys `1..=rows` for client `client`, drawn from the stream
+    /// `seed` — or, for `permutation`, taken in turn from `order`.
+    pub fn new(
+        p: &LookupsParams,
+        rows: u64,
+        seed: u64,
+        client: usize,
+        order: Option<&Order>,
+    ) -> Self {
+        let rows = rows.max(1);
+        KeySource {
+            range: match p.keys {
+                Keys::SmallRandom => ((rows as f64 * p.small_fraction) as u64).max(1),
+                _ => rows,
+            },
+            rng: SplitMix64::stream(seed, client as u64),
+            order: order.cloned(),
+        }
+    }
+
+    pub fn next_key(&mut self) -> u64 {
+        match &self.order {
+            Some(o) => o.perm.key(o.position.fetch_add(1, Ordering::Relaxed)),
+            None => 1 + self.rng.below_u64(self.range),
+        }
+    }
+}
+
+/// How a client looks a key up.
+enum Lookup {
+    Sql {
+        session: Box<dyn Session>,
+        stmt: StmtId,
+        key: [Value; 1],
+    },
+    Doc {
+        session: Box<dyn DocSession>,
+        collection: String,
+    },
+}
+
+struct LookupWorker {
+    lookup: Lookup,
+    keys: KeySource,
+}
+
+impl Worker for LookupWorker {
+    /// Rows found: 1 for a hit, 0 for a miss (counted, not an error).
+    fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
+        let id = self.keys.next_key() as i64;
+        let r = match &mut self.lookup {
+            Lookup::Sql { session, stmt, key } => {
+                key[0] = Value::Int(id);
+                session.run(*stmt, key)
+            }
+            Lookup::Doc {
+                session,
+                collection,
+            } => session.find_by_id(collection, id),
+        };
+        (0, r)
+    }
+}
+
+/// One client of `engine` looking keys up in `table`: a prepared `SELECT *` by `id` on a
+/// SQL engine, `find_one` by `_id` on a document engine.
+fn worker(
+    engine: &dyn engine::Engine,
+    table: &str,
+    keys: KeySource,
+) -> engine::Result<Box<dyn Worker>> {
+    let lookup = match engine.documents() {
+        Some(docs) => Lookup::Doc {
+            session: docs.session()?,
+            collection: table.to_string(),
+        },
+        None => {
+            let mut session = engine.connect()?;
+            let sql = placeholders(
+                &format!("SELECT * FROM {table} WHERE id = ?"),
+                engine.dialect(),
+            );
+            let stmt = session.prepare(&sql)?;
+            Lookup::Sql {
+                session,
+                stmt,
+                key: [Value::Int(0)],
+            }
+        }
+    };
+    Ok(Box::new(LookupWorker { lookup, keys }))
+}
+
+/// A level's figures.
+#[derive(Debug, Clone, Serialize)]
+struct Level {
+    threads: u64,
+    qps: f64,
+    lookups: u64,
+    hits: u64,
+    misses: u64,
+    errors: u64,
+    latency_us: Option<Latency>,
+    measured_s: f64,
+    /// The data device over the level's measured seconds (means of its seconds).
+    disk: Option<DeviceIo>,
+    dbduel_cpu_us_per_lookup: f64,
+}
+
+/// The data device each second of a level: (tick, reading).
+#[derive(Debug, Clone, Serialize)]
+struct DiskSecond {
+    level: u64,
+    tick: u64,
+    warmup: bool,
+    #[serde(flatten)]
+    io: DeviceIo,
+}
+
+pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let engine = ctx.engine;
+    let table = ctx.table().name.clone();
+    let rows = ctx.dataset_rows;
+    let names = vec!["lookup".to_string()];
+    let mut levels: Vec<Level> = Vec::new();
+    let mut intervals: Vec<IntervalRecord> = Vec::new();
+    let mut disk_seconds: Vec<DiskSecond> = Vec::new();
+    let mut interrupted = false;
+    let mut tick_base = 0u64;
+    let mut notes = Vec::new();
+    if p.cold_start {
+        ctx.progress.status("restarting the engine cold");
+        match super::cold_restart(ctx) {
+            Ok(r) => notes.push(format!("before the first level: {}", super::restart_note(&r))),
+            Err(super::ColdRestart::Unsupported(why)) => notes.push(format!(
+                "cold_start asked for, but the engine could not restart, so the step started warm: {why}"
+            )),
+            Err(super::ColdRestart::Failed(e)) => return Err(e.into()),
+        }
+    }
+    // One order for the whole step: a later level goes on where the last one stopped, so no
+    // key is read twice until every key has been read once.
+    let order = (p.keys == Keys::Permutation).then(|| Order::new(0x0000_c0de_5eed, rows));
+    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+        if ctx.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let spec = RunSpec {
+            clients: threads as usize,
+            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            warmup_s: p.warmup_s,
+            pacing: Pacing::Closed,
+            seed: li as u64,
+        };
+        ctx.progress
+            .status(&format!("{threads} clients connecting"));
+        let seed = 0x0010_0c0b ^ li as u64;
+        let make = |client: usize| {
+            worker(
+                engine,
+                &table,
+                KeySource::new(p, rows, seed, client, order.as_ref()),
+            )
+        };
+        let progress = ctx.progress;
+        // Each tick closes one second of device counters, aligned with its QPS (the first
+        // also spans the clients' connecting, as rates over its real length).
+        let mut meter = DiskMeter::start(ctx.data_device);
+        let mut seconds: Vec<DiskSecond> = Vec::new();
+        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+            if let Some(io) = meter.tick() {
+                seconds.push(DiskSecond {
+                    level: threads,
+                    tick: tick_base + iv.tick,
+                    warmup: iv.warmup,
+                    io,
+                });
+            }
+            progress.status(&format!(
+                "{} {threads} clients t={:.0}s {:.0} lookups/s",
+                p.keys.name(),
+                iv.t_s,
+                iv.ops_per_s
+            ));
+        })?;
+        let errors = out.error_count();
+        let all_failed = out.all_failed();
+        let measured: Vec<DeviceIo> = seconds
+            .iter()
+            .filter(|s| !s.warmup)
+            .map(|s| s.io.clone())
+            .collect();
+        levels.push(Level {
+            threads,
+            qps: if out.measured_s > 0.0 {
+                out.ops as f64 / out.measured_s
+            } else {
+                0.0
+            },
+            lookups: out.ops,
+            hits: out.rows,
+            misses: out.ops.saturating_sub(out.rows),
+            errors,
+            latency_us: Latency::of(&out.all),
+            measured_s: out.measured_s,
+            disk: (!measured.is_empty()).then(|| disk_meter::mean(&measured)),
+            dbduel_cpu_us_per_lookup: out.cpu_us_per_op(),
+        });
+        disk_seconds.extend(seconds);
+        intervals.extend(out.level_intervals(tick_base, threads));
+        tick_base += p.duration_s;
+        if out.interrupted {
+            interrupted = true;
+            break;
+        }
+        if let Some((errors, first)) = all_failed {
+            return Err(StepError::Check(format!(
+                "every lookup failed at {threads} clients ({errors} errors); first: {first}"
+            )));
+        }
+    }
+    let Some(best) = levels
+        .iter()
+        .max_by(|a, b| a.qps.total_cmp(&b.qps))
+        .cloned()
+    else {
+        return Err(StepError::Skipped(
+            "interrupted before the first level".into(),
+        ));
+    };
+    let mut s = summary(ctx.title(&format!("lookups by primary key, {}", p.keys.name())));
+    s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
+    s.ops_per_s = Some(best.qps);
+    s.latency_us = best.latency_us;
+    s.rows = Some(levels.iter().map(|l| l.lookups).sum());
+    s.errors = Some(levels.iter().map(|l| l.errors).sum());
+    s.metrics = figures(&levels, &best);
+    let misses: u64 = levels.iter().map(|l| l.misses).sum();
+    let total: u64 = levels.iter().map(|l| l.lookups).sum();
+    let keys = match p.keys {
+        Keys::SmallRandom => format!(
+            "keys uniform over the first {:.0}% of the {rows} keys",
+            p.small_fraction * 100.0
+        ),
+        Keys::FullRandom => format!("keys uniform over all {rows} keys"),
+        Keys::Permutation if order.as_ref().is_some_and(|o| o.taken() > rows) => format!(
+            "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
+        ),
+        Keys::Permutation => format!("{total} of the {rows} keys, each once, in a seeded order"),
+    };
+    let mut first = vec![
+        keys,
+        "closed loop, one lookup in flight per client".to_string(),
+    ];
+    if misses > 0 {
+        first.push(format!(
+            "{misses} looked-up keys were not there: counted as misses"
+        ));
+    }
+    if p.warmup_s > 0 {
+        first.push(format!(
+            "the first {} s of each level not counted",
+            p.warmup_s
+        ));
+    }
+    notes.insert(0, first.join("; "));
+    if let Some(d) = &best.disk {
+        notes.push(format!(
+            "at {} clients the data device ({}) read {:.1} MB/s in {:.0} IOPS, busy {:.0}% of the time",
+            best.threads,
+            d.name,
+            d.read_bytes_per_s / 1e6,
+            d.read_iops,
+            d.busy_pct
+        ));
+    }
+    if engine.embedded() {
+        notes.push("dbduel's CPU per lookup includes the embedded engine's own work".into());
+    }
+    s.note = Some(notes.join("; "));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "keys": p.keys,
+            "small_fraction": p.small_fraction,
+            "table": table,
+            "rows": rows,
+            "duration_s": p.duration_s,
+            "warmup_s": p.warmup_s,
+            "levels": levels,
+            "best": best,
+            "disk_seconds": disk_seconds,
+        }),
+        intervals,
+        interrupted,
+    })
+}
+
+/// The step's figures: the best level's QPS first (reports lead with it), then each level's
+/// QPS, latency percentiles and data-device reads.
+fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new(
+            "best_qps",
+            "best QPS",
+            best.qps,
+            Unit::PerSecond,
+            Better::Higher,
+        ),
+        Metric::new(
+            "best_threads",
+            "at clients",
+            best.threads as f64,
+            Unit::Count,
+            Better::None,
+        ),
+    ];
+    for l in levels {
+        let t = l.threads;
+        m.push(Metric::new(
+            &format!("qps_t{t}"),
+            &format!("QPS @{t}"),
+            l.qps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        if let Some(lat) = l.latency_us {
+            for (key, v) in [
+                ("p50", lat.p50),
+                ("p95", lat.p95),
+                ("p99", lat.p99),
+                ("max", lat.max),
+            ] {
+                m.push(Metric::new(
+                    &format!("{key}_us_t{t}"),
+                    &format!("{key} @{t}"),
+                    v as f64,
+                    Unit::Micros,
+                    Better::Lower,
+                ));
+            }
+        }
+        if let Some(d) = &l.disk {
+            m.push(Metric::new(
+                &format!("read_bytes_per_s_t{t}"),
+                &format!("disk reads @{t}"),
+                d.read_bytes_per_s,
+                Unit::BytesPerSecond,
+                Better::None,
+            ));
+            m.push(Metric::new(
+                &format!("read_iops_t{t}"),
+                &format!("read IOPS @{t}"),
+                d.read_iops,
+                Unit::PerSecond,
+                Better::None,
+            ));
+            m.push(Metric::new(
+                &format!("busy_pct_t{t}"),
+                &format!("disk busy @{t}"),
+                d.busy_pct,
+                Unit::Percent,
+                Better::None,
+            ));
+        }
+    }
+    m.push(Metric::new(
+        "misses",
+        "misses",
+        levels.iter().map(|l| l.misses).sum::<u64>() as f64,
+        Unit::Count,
+        Better::None,
+    ));
+    m.push(Metric::new(
+        "cpu_us_per_lookup",
+        "dbduel CPU/lookup",
+        best.dbduel_cpu_us_per_lookup,
+        Unit::Micros,
+        Better::None,
+    ));
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(keys: &str) -> LookupsParams {
+        let p: LookupsParams = toml::from_str(&format!(
+            "keys = \"{keys}\"\nthreads = [16, 24]\nduration_s = 10\n"
+        ))
+        .expect("params");
+        p.validate().expect("valid");
+        p
+    }
+
+    #[test]
+    fn small_random_keys_fall_in_the_first_tenth() {
+        let p = params("small-random");
+        let mut k = KeySource::new(&p, 1_000_000, 7, 3, None);
+        let keys: Vec<u64> = (0..100_000).map(|_| k.next_key()).collect();
+        assert!(keys.iter().all(|&x| (1..=100_000).contains(&x)));
+        // and cover it: the top of the range is reached
+        assert!(keys.iter().any(|&x| x > 99_000));
+        let mut full = KeySource::new(&params("full-random"), 1_000_000, 7, 3, None);
+        assert!((0..10_000).map(|_| full.next_key()).any(|x| x > 100_000));
+    }
+
+    #[test]
+    fn the_permutation_is_shared_by_the_clients_and_visits_each_key_once() {
+        let p = params("permutation");
+        let n = 5_000u64;
+        let order = Order::new(11, n);
+        // two levels of clients with streams of their own, one order
+        let mut clients: Vec<KeySource> = (0..4)
+            .map(|c| KeySource::new(&p, n, c as u64, c, Some(&order)))
+            .collect();
+        let mut seen = vec![0u32; n as usize];
+        for i in 0..n as usize {
+            seen[(clients[i % 4].next_key() - 1) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| c == 1));
+        assert_eq!(order.taken(), n);
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let e = toml::from_str::<LookupsParams>("keys = \"small\"\nthreads = 4\nduration_s = 10\n");
+        assert!(e.is_err());
+        let p: LookupsParams = toml::from_str(
+            "keys = \"full-random\"\nthreads = 4\nduration_s = 10\nsmall_fraction = 0\n",
+        )
+        .expect("parses");
+        let e = p.validate().expect_err("0 is refused");
+        assert!(format!("{e:?}").contains("small_fraction"), "{e:?}");
+    }
+}
