@@ -274,6 +274,10 @@ fn postgres_counts_the_lookups_and_partitions_the_table() {
 name = "split"
 engine = "postgres"
 options = { shared_buffers_mb = 32, memory_limit_mb = 160, partitions = 4 }
+[[contender]]
+name = "plain"
+engine = "postgres"
+options = { shared_buffers_mb = 32, memory_limit_mb = 160 }
 "#,
         LOOKUP_STEPS,
     );

@@ -101,6 +101,52 @@ fn sandboxes_start_stop_restart_side_by_side() {
     b.destroy().expect("destroy b");
 }
 
+/// A server held to a memory limit and pushed past it: the kernel kills it, MariaDB's own
+/// log says nothing, and dbduel says what happened.
+#[test]
+fn a_server_killed_at_its_memory_limit_is_named_as_such() {
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut settings = BTreeMap::new();
+    settings.insert("innodb_buffer_pool_size".to_string(), "32M".to_string());
+    settings.insert("max_allowed_packet".to_string(), "1G".to_string());
+    let recipe = Box::new(MariadbRecipe {
+        settings,
+        rocksdb: false,
+        memory_limit_mb: Some(200),
+    });
+    let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
+        Ok(sb) => sb,
+        // no memory cgroup to be had here (no controller, or not allowed to make one)
+        Err(e) if e.to_string().contains("cgroup") => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+        Err(e) => panic!("create: {e}"),
+    };
+    sb.start().expect("start under the limit");
+    assert_eq!(sb.exited(), None);
+    // one value of 400 MB, built and sent whole: twice the limit
+    let r: mysql::Result<Option<u64>> =
+        conn(sb.layout.port, None).query_first("SELECT LENGTH(REPEAT('x', 400000000))");
+    assert!(r.is_err(), "the server answered: {r:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let how = loop {
+        if let Some(how) = sb.exited() {
+            break how;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server lives on");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        how.contains("killed by the kernel's OOM killer at its memory limit of 200 MiB"),
+        "{how}"
+    );
+    sb.destroy().expect("destroy");
+}
+
 #[test]
 fn a_server_that_cannot_start_says_why() {
     if !have_mariadb() {

@@ -646,11 +646,12 @@ impl Engine for PostgresEngine {
         let mut engine_bytes = 0i64;
         for table in tables {
             engine_bytes += c
-                // A partitioned table's own size is 0: count its partitions (a plain table's
-                // tree is the table alone).
+                // A partitioned table's own size is 0: count its partitions (a plain table
+                // has no partition tree, and counts itself).
                 .query_one(
-                    "SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint \
-                     FROM pg_partition_tree($1::text::regclass)",
+                    "SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) \
+                     FROM pg_partition_tree($1::text::regclass)), \
+                     pg_total_relation_size($1::text::regclass))::bigint",
                     &[table],
                 )
                 .map_err(pg_err)?
@@ -669,6 +670,12 @@ impl Engine for PostgresEngine {
                         .iter()
                         .map(|r| r.get(0))
                         .collect();
+                    // A plain table has no partition tree: it is its own leaf.
+                    let leaves = if leaves.is_empty() {
+                        vec![table.to_string()]
+                    } else {
+                        leaves
+                    };
                     for leaf in leaves {
                         paths.extend(self.relation_files(&mut c, dir, &leaf)?);
                     }

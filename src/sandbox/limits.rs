@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const ROOT: &str = "/sys/fs/cgroup";
 
@@ -27,6 +28,27 @@ pub struct MemoryCgroup {
 }
 
 impl MemoryCgroup {
+    /// The cgroup of sandbox `name`: `dbduel-PID-N-NAME`, unique in this process, so a
+    /// leftover is traceable to the run that made it.
+    pub fn for_sandbox(name: &str, limit_bytes: u64) -> Result<Self, String> {
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Self::create(
+            &format!("dbduel-{}-{n}-{safe}", std::process::id()),
+            limit_bytes,
+        )
+    }
+
     /// Make a cgroup named `name` limited to `limit_bytes`, below dbduel's own memory cgroup.
     pub fn create(name: &str, limit_bytes: u64) -> Result<Self, String> {
         let own = std::fs::read_to_string("/proc/self/cgroup")
@@ -68,10 +90,6 @@ impl MemoryCgroup {
             limit_bytes,
             procs,
         })
-    }
-
-    pub fn limit_bytes(&self) -> u64 {
-        self.limit_bytes
     }
 
     pub fn path(&self) -> &Path {
@@ -122,20 +140,6 @@ impl MemoryCgroup {
                 self.dir.display()
             )
         })
-    }
-
-    /// The most memory the cgroup has held (server memory plus its page cache), bytes.
-    pub fn peak_bytes(&self) -> Option<u64> {
-        let file = if self.v2 {
-            "memory.peak"
-        } else {
-            "memory.max_usage_in_bytes"
-        };
-        std::fs::read_to_string(self.dir.join(file))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
     }
 }
 

@@ -209,24 +209,10 @@ impl Sandbox {
             config,
         };
         let memory = match recipe.memory_limit_bytes() {
-            None => None,
             Some(limit) => {
-                static SANDBOXES: std::sync::atomic::AtomicU64 =
-                    std::sync::atomic::AtomicU64::new(0);
-                let n = SANDBOXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let safe: String = name
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                let cg_name = format!("dbduel-{}-{n}-{safe}", std::process::id());
-                Some(limits::MemoryCgroup::create(&cg_name, limit).map_err(SandboxError::Io)?)
+                Some(limits::MemoryCgroup::for_sandbox(name, limit).map_err(SandboxError::Io)?)
             }
+            None => None,
         };
         let sb = Sandbox {
             layout,
@@ -386,11 +372,6 @@ impl Sandbox {
             Some(oom) => format!("{how}: {oom}"),
             None => how,
         })
-    }
-
-    /// The memory cgroup the server runs in, if its memory is limited.
-    pub fn memory(&self) -> Option<&limits::MemoryCgroup> {
-        self.memory.as_ref()
     }
 
     /// Is the server process still there?
