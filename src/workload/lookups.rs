@@ -241,17 +241,8 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     let mut disk_seconds: Vec<DiskSecond> = Vec::new();
     let mut interrupted = false;
     let mut tick_base = 0u64;
-    let mut notes = Vec::new();
-    if p.cold_start {
-        ctx.progress.status("restarting the engine cold");
-        match super::cold_restart(ctx) {
-            Ok(r) => notes.push(format!("before the first level: {}", super::restart_note(&r))),
-            Err(super::ColdRestart::Unsupported(why)) => notes.push(format!(
-                "cold_start asked for, but the engine could not restart, so the step started warm: {why}"
-            )),
-            Err(super::ColdRestart::Failed(e)) => return Err(e.into()),
-        }
-    }
+    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let mut notes: Vec<String> = start.as_ref().map(|s| s.note("step")).into_iter().collect();
     // One order for the whole step: a later level goes on where the last one stopped, so no
     // key is read twice until every key has been read once.
     let order = (p.keys == Keys::Permutation).then(|| Order::new(0x0000_c0de_5eed, rows));

@@ -233,6 +233,47 @@ pub enum ColdRestart {
     Failed(EngineError),
 }
 
+/// How a step that sweeps levels began when asked for a `cold_start`.
+pub enum SweepStart {
+    Restarted(RestartOutcome),
+    /// The engine could not restart; why.
+    Warm(String),
+}
+
+impl SweepStart {
+    /// Restart the engine cold before a sweep's first level, if `cold`; an engine that cannot
+    /// restart runs warm, and the reason is kept.
+    pub fn begin(cold: bool, ctx: &StepCtx<'_>) -> Result<Option<SweepStart>, StepError> {
+        if !cold {
+            return Ok(None);
+        }
+        ctx.progress.status("restarting the engine cold");
+        match cold_restart(ctx) {
+            Ok(r) => Ok(Some(SweepStart::Restarted(r))),
+            Err(ColdRestart::Unsupported(why)) => Ok(Some(SweepStart::Warm(why))),
+            Err(ColdRestart::Failed(e)) => Err(e.into()),
+        }
+    }
+
+    /// The step's note on it (`what`: "sweep", "step").
+    pub fn note(&self, what: &str) -> String {
+        match self {
+            SweepStart::Restarted(r) => format!("before the first level: {}", restart_note(r)),
+            SweepStart::Warm(why) => format!(
+                "cold_start asked for, but the engine could not restart, so the {what} started warm: {why}"
+            ),
+        }
+    }
+
+    /// For the step's JSON.
+    pub fn details(&self) -> serde_json::Value {
+        match self {
+            SweepStart::Restarted(r) => serde_json::json!({ "restart": r }),
+            SweepStart::Warm(why) => serde_json::json!({ "not_restarted": why }),
+        }
+    }
+}
+
 /// How a restart left the cache, in a note's words.
 pub fn restart_note(r: &RestartOutcome) -> String {
     if r.cold {

@@ -514,13 +514,6 @@ struct Level {
     first_tick: u64,
 }
 
-/// How a sweep with `cold_start` began.
-enum Start {
-    Restarted(crate::engine::RestartOutcome),
-    /// The engine could not restart; why.
-    Warm(String),
-}
-
 /// One sysbench client on `engine`: a session with every statement prepared on each of
 /// `tables` (of `rows` rows), its random stream `(stream, client)`.
 pub fn worker<'p>(
@@ -571,17 +564,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut intervals: Vec<IntervalRecord> = Vec::new();
     let mut interrupted = false;
     let mut tick_base = 0u64;
-    let start = match p.cold_start {
-        false => None,
-        true => {
-            ctx.progress.status("restarting the engine cold");
-            Some(match super::cold_restart(ctx) {
-                Ok(r) => Start::Restarted(r),
-                Err(super::ColdRestart::Unsupported(why)) => Start::Warm(why),
-                Err(super::ColdRestart::Failed(e)) => return Err(e.into()),
-            })
-        }
-    };
+    let start = super::SweepStart::begin(p.cold_start, ctx)?;
     for (li, threads) in p.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             interrupted = true;
@@ -775,16 +758,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             }
         }
     }
-    match &start {
-        Some(Start::Restarted(r)) => notes.push(format!(
-            "before the first level: {}",
-            super::restart_note(r)
-        )),
-        Some(Start::Warm(why)) => notes.push(format!(
-            "cold_start asked for, but the engine could not restart, so the sweep started warm: {why}"
-        )),
-        None => {}
-    }
+    notes.extend(start.as_ref().map(|s| s.note("sweep")));
     if engine.embedded() {
         notes.push("dbduel's CPU per event includes the embedded engine's own work".into());
     }
@@ -808,11 +782,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "loop": if p.rate.is_some() { "open" } else { "closed" },
             "levels": levels,
             "best": best,
-            "cold_start": match &start {
-                Some(Start::Restarted(r)) => serde_json::json!({ "restart": r }),
-                Some(Start::Warm(why)) => serde_json::json!({ "not_restarted": why }),
-                None => serde_json::Value::Null,
-            },
+            "cold_start": start.as_ref().map(super::SweepStart::details),
         }),
         intervals,
         interrupted,
