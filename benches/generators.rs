@@ -5,6 +5,7 @@
 use dbduel::dataset::UserLogs;
 use dbduel::dataset::codes::Codes;
 use dbduel::dataset::sbtest::Sbtest;
+use dbduel::dataset::tiers40::Tiers40;
 use std::time::Instant;
 
 /// Rows per timed run, and runs per generator (the best is reported, as the least
@@ -56,6 +57,17 @@ fn main() {
             "codes",
             best_rate(runs, rows, || {
                 Codes { seed: 42, rows }.write_tsv(std::io::sink())
+            }),
+        ),
+        (
+            "tiers40",
+            best_rate(runs, rows, || {
+                Tiers40 {
+                    seed: 42,
+                    rows,
+                    tables: 40,
+                }
+                .write_tsv(0, std::io::sink())
             }),
         ),
     ];

@@ -212,6 +212,20 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     };
                     Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
                 })?;
+                // Never silently unthrottled: a profile that cannot apply stops the run now.
+                if let Some(p) = c.engine.device_profile() {
+                    let at = std::path::absolute(&out).unwrap_or_else(|_| out.clone());
+                    sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
+                        Failure::new(
+                            exit::PREREQUISITE,
+                            format!(
+                                "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
+                                c.name,
+                                p.describe()
+                            ),
+                        )
+                    })?;
+                }
             }
             let stop = install_signal_handlers()?;
             let mut progress = Progress::new(cli.quiet);
@@ -339,6 +353,10 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                         eprintln!("error: {}: {e}", f.path.display());
                     }
                 }
+            }
+            // Cgroups whose dbduel is gone and that hold no process (a `kill -9` left them).
+            for dir in sandbox::limits::sweep() {
+                println!("removed cgroup {}", dir.display());
             }
             Ok(if failed { exit::FAILED } else { exit::OK })
         }

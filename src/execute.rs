@@ -163,11 +163,21 @@ pub fn run(
             Ok((e, info))
         });
         let engine: Option<Box<dyn Engine>> = match opened {
-            Ok((engine, info)) => {
+            Ok((engine, mut info)) => {
                 progress.end(&format!(
                     "{} · {} {} ready",
                     contender.name, info.engine, info.version
                 ));
+                // The profile's numbers, and the disk they hold, beside the settings.
+                if let Some(p) = contender.engine.device_profile() {
+                    let disk = crate::sandbox::limits::block_device_of(&data_dir)
+                        .map(|d| format!("{} ({})", d.name, d.dev))
+                        .unwrap_or_else(|e| e);
+                    info.settings.insert(
+                        "device_profile".into(),
+                        format!("{}, throttled on {disk}", p.describe()),
+                    );
+                }
                 manifest.contenders.push(ContenderFacts {
                     name: contender.name.clone(),
                     engine: info.engine,
@@ -314,6 +324,7 @@ fn run_step(
         tables,
         dataset_files,
         dataset_rows: study.file.dataset.rows,
+        dataset_seed: study.file.dataset.seed,
         data_device: host.data_device.as_deref(),
         progress: &*progress,
         stop: &step_stop,

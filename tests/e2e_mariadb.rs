@@ -41,6 +41,7 @@ fn recipe() -> Box<MariadbRecipe> {
         settings,
         rocksdb: false,
         memory_limit_mb: None,
+        device_profile: None,
     })
 }
 
@@ -116,6 +117,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         settings,
         rocksdb: false,
         memory_limit_mb: Some(200),
+        device_profile: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -164,6 +166,7 @@ fn a_server_that_cannot_start_says_why() {
             settings,
             rocksdb: false,
             memory_limit_mb: None,
+            device_profile: None,
         }),
         "bad",
         &root.path().join("bad"),
@@ -753,6 +756,7 @@ fn load_warnings_are_the_servers_own() {
     let table = |name: &str| TableDef {
         name: name.into(),
         columns: &NARROW,
+        unique: Vec::new(),
         indexes: Vec::new(),
     };
     let load = |t: &TableDef, file: &Path| {

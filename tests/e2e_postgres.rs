@@ -634,6 +634,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
     let def = |name: &str| TableDef {
         name: name.into(),
         columns: &COLUMNS,
+        unique: Vec::new(),
         indexes: Vec::new(),
     };
     // A table whose rows each raise a WARNING as they go in (a trigger's RAISE WARNING).

@@ -135,8 +135,8 @@ fn html_report_matches_golden_and_is_self_contained() {
             assert_eq!(declared, marked, "step {id}: declared vs drawn points");
         }
     }
-    // The client step has its timelines (throughput, p99, CPU, disk MB/s, IOPS) and its
-    // percentile plot beside its bars.
+    // The client step has its timelines (throughput, p99, CPU, disk reads and writes, each in
+    // MB/s and IOPS) and its percentile plot beside its bars.
     let (_, q) = steps
         .iter()
         .find(|(id, _)| id == "range-queries")
@@ -146,8 +146,10 @@ fn html_report_matches_golden_and_is_self_contained() {
         "throughput",
         "p99 latency",
         "host CPU",
-        "disk throughput",
-        "disk IOPS",
+        "disk reads",
+        "disk writes",
+        "read IOPS",
+        "write IOPS",
         "latency percentiles",
     ] {
         assert!(

@@ -6,12 +6,13 @@ pub mod distribution;
 pub mod permutation;
 pub mod rng;
 pub mod sbtest;
+pub mod tiers40;
 pub mod user_logs;
 
 pub use user_logs::UserLogs;
 
 /// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes"];
+pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40"];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,6 +23,8 @@ pub enum Generator {
     Sbtest,
     /// Activation codes looked up by key: see [`codes::Codes`].
     Codes,
+    /// The storage study's 40 tables: see [`tiers40::Tiers40`].
+    Tiers40,
 }
 
 impl Generator {
@@ -31,6 +34,7 @@ impl Generator {
             Generator::UserLogs => "user_logs",
             Generator::Sbtest => "sbtest",
             Generator::Codes => "codes",
+            Generator::Tiers40 => "tiers40",
         }
     }
 
@@ -40,6 +44,7 @@ impl Generator {
             "user_logs" => Some(Generator::UserLogs),
             "sbtest" => Some(Generator::Sbtest),
             "codes" => Some(Generator::Codes),
+            "tiers40" => Some(Generator::Tiers40),
             _ => None,
         }
     }
@@ -50,6 +55,7 @@ impl Generator {
             Generator::UserLogs => user_logs::USER_LOGS_COLUMNS,
             Generator::Sbtest => sbtest::SBTEST_COLUMNS,
             Generator::Codes => codes::CODES_COLUMNS,
+            Generator::Tiers40 => tiers40::TIERS40_COLUMNS,
         }
     }
 }
@@ -64,6 +70,19 @@ pub enum ColumnType {
     Text,
     /// Fixed-length text of this many characters, `CHAR(n)`.
     Char(u16),
+    /// Text of at most this many characters, `VARCHAR(n)`.
+    Varchar(u16),
+    /// A 2-byte integer, `SMALLINT`.
+    SmallInt,
+    /// A date and time without zone, written `YYYY-MM-DD HH:MM:SS`.
+    Timestamp,
+}
+
+impl ColumnType {
+    /// Is a value of it written as a whole number?
+    pub fn is_integer(self) -> bool {
+        matches!(self, ColumnType::Integer | ColumnType::SmallInt)
+    }
 }
 
 /// One column of a generated table, in file order (the TSV fields come in this order).
@@ -73,9 +92,10 @@ pub struct Column {
     pub name: &'static str,
     /// Portable type of the column.
     pub ty: ColumnType,
-    /// Whether the column is the (single-column) primary key.
+    /// Whether the column is (part of) the primary key; several columns make a composite
+    /// key in column order.
     pub primary_key: bool,
-    /// Whether the column may hold NULL (never true for generated data so far).
+    /// Whether the column may hold NULL (written `\N` in the dataset file).
     pub nullable: bool,
     /// Whether the engine assigns the value when an insert leaves it out.
     pub auto_increment: bool,
@@ -87,27 +107,46 @@ pub struct Column {
 pub struct TableDef {
     pub name: String,
     pub columns: &'static [Column],
-    /// (index name, columns) created after the rows are in.
+    /// (constraint name, columns) of UNIQUE keys created with the table.
+    pub unique: Vec<(String, Vec<String>)>,
+    /// (index name, columns) created after the rows are in; a column may say `DESC`.
     pub indexes: Vec<(String, Vec<String>)>,
 }
 
 impl Generator {
     /// The tables this generator fills for a dataset: `user_logs` and `codes` fill one table
-    /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`.
+    /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`;
+    /// `tiers40` fills `tbl_200…` with the seed's unique key and index.
     pub fn tables(&self, table: &str, tables: u64) -> Vec<TableDef> {
         match self {
             Generator::UserLogs | Generator::Codes => vec![TableDef {
                 name: table.to_string(),
                 columns: self.columns(),
+                unique: Vec::new(),
                 indexes: Vec::new(),
             }],
             Generator::Sbtest => (1..=tables.max(1))
                 .map(|n| TableDef {
                     name: format!("sbtest{n}"),
                     columns: self.columns(),
+                    unique: Vec::new(),
                     indexes: vec![(format!("k_{n}"), vec!["k".to_string()])],
                 })
                 .collect(),
+            Generator::Tiers40 => {
+                let cols = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+                (0..tables.max(1))
+                    .map(|i| {
+                        let name = tiers40::table_name(i);
+                        TableDef {
+                            unique: vec![(format!("iuk_{name}"), cols(tiers40::UNIQUE_KEY))],
+                            indexes: vec![(format!("ink1_{name}"), cols(tiers40::INDEX))],
+                            name,
+                            columns: self.columns(),
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 
@@ -125,6 +164,7 @@ impl Generator {
             Generator::UserLogs => UserLogs::new(seed, rows).write_tsv_file(path),
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
             Generator::Codes => codes::Codes { seed, rows }.write_tsv_file(path),
+            Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv_file(n, path),
         }
     }
 }

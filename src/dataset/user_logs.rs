@@ -235,7 +235,7 @@ const DIGIT_PAIRS: [u8; 200] = {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Decimal digits of `v`, written at the end of `buf`.
-fn format_u64(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+pub(crate) fn format_u64(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut pos = buf.len();
     while v >= 100 {
         let r = (v % 100) as usize * 2;
@@ -438,6 +438,20 @@ impl Clock {
         };
         push_ascii(out, &buf[..len]);
     }
+}
+
+/// `YYYY-MM-DD HH:MM:SS` of Unix seconds (UTC).
+pub(crate) fn format_datetime(secs: u64) -> [u8; 19] {
+    let mut buf = [b' '; 19];
+    buf[..10].copy_from_slice(&format_date(secs / 86_400));
+    let s = secs % 86_400;
+    for (pos, v) in [(11, s / 3600), (14, s / 60 % 60), (17, s % 60)] {
+        let r = v as usize * 2;
+        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    }
+    buf[13] = b':';
+    buf[16] = b':';
+    buf
 }
 
 /// `YYYY-MM-DD` of a day number since 1970-01-01 (Hinnant's `civil_from_days`, years

@@ -17,9 +17,18 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// `CREATE TABLE` for a dataset's table.
+    /// `CREATE TABLE` for a dataset's table: one primary key column inline (SQLite's
+    /// INTEGER PRIMARY KEY is then the rowid), several as a table constraint, and the
+    /// table's UNIQUE keys as constraints.
     pub fn create_table(self, def: &TableDef) -> String {
-        let cols: Vec<String> = def
+        let keys: Vec<&str> = def
+            .columns
+            .iter()
+            .filter(|c| c.primary_key)
+            .map(|c| c.name)
+            .collect();
+        let inline_key = keys.len() == 1;
+        let mut cols: Vec<String> = def
             .columns
             .iter()
             .map(|c| {
@@ -29,9 +38,12 @@ impl Dialect {
                     ColumnType::Integer => "INTEGER".to_string(),
                     ColumnType::Text => "TEXT".to_string(),
                     ColumnType::Char(n) => format!("CHAR({n})"),
+                    ColumnType::Varchar(n) => format!("VARCHAR({n})"),
+                    ColumnType::SmallInt => "SMALLINT".to_string(),
+                    ColumnType::Timestamp => "TIMESTAMP".to_string(),
                 };
                 let mut s = format!("{} {ty}", c.name);
-                match (self, c.primary_key, c.auto_increment) {
+                match (self, c.primary_key && inline_key, c.auto_increment) {
                     (Dialect::Mysql, true, true) => {
                         s.push_str(" NOT NULL AUTO_INCREMENT PRIMARY KEY")
                     }
@@ -42,11 +54,21 @@ impl Dialect {
                     // SQLite's INTEGER PRIMARY KEY is the rowid: assigned when left out.
                     (_, true, _) => s.push_str(" PRIMARY KEY"),
                     (_, false, _) if !c.nullable => s.push_str(" NOT NULL"),
+                    // MariaDB's TIMESTAMP is NOT NULL unless told otherwise.
+                    (Dialect::Mysql, false, _) if c.ty == ColumnType::Timestamp => {
+                        s.push_str(" NULL")
+                    }
                     _ => {}
                 }
                 s
             })
             .collect();
+        if !inline_key && !keys.is_empty() {
+            cols.push(format!("PRIMARY KEY ({})", keys.join(", ")));
+        }
+        for (name, columns) in &def.unique {
+            cols.push(format!("CONSTRAINT {name} UNIQUE ({})", columns.join(", ")));
+        }
         format!("CREATE TABLE {} ({})", def.name, cols.join(", "))
     }
 

@@ -14,6 +14,7 @@ use super::{
     Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome,
     LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId, Value,
 };
+use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::mariadb::MariadbRecipe;
 use crate::study::decode::{DecodeError, KeyPath};
 use mysql::prelude::Queryable;
@@ -54,6 +55,11 @@ pub struct MariadbOptions {
     /// about 85 MiB above its caches; beyond the limit the kernel kills it, and dbduel says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_mb: Option<u64>,
+    /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
+    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
+    /// by the kernel's block-I/O cgroup on the disk under its data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_profile: Option<DeviceProfile>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
     /// zlib, lz4 or zstd (closest to TokuDB's lzma).
     #[serde(default)]
@@ -130,6 +136,10 @@ pub fn decode(
 impl super::EngineKind for MariadbOptions {
     fn name(&self) -> &'static str {
         "mariadb"
+    }
+
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.device_profile.as_ref()
     }
 
     fn preflight(&self) -> Result<()> {
@@ -277,6 +287,7 @@ impl MariadbOptions {
             ("block_cache_mb", self.block_cache_mb.is_some()),
             ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
+            ("device_profile", self.device_profile.is_some()),
             ("compression", self.compression.is_some()),
             (
                 "flush_log_at_trx_commit",
@@ -420,10 +431,22 @@ impl MariadbOptions {
         for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
             s.insert(k, v);
         }
+        // Throttled reads must reach the disk: InnoDB's own pages bypass the OS cache.
+        if self.device_profile.is_some() {
+            if self.storage_engine == "innodb" {
+                s.entry("innodb_flush_method".into())
+                    .or_insert_with(|| "O_DIRECT".into());
+            }
+            if self.is_rocksdb() {
+                s.entry("rocksdb_use_direct_reads".into())
+                    .or_insert_with(|| "ON".into());
+            }
+        }
         MariadbRecipe {
             settings: s,
             rocksdb: self.is_rocksdb(),
             memory_limit_mb: self.memory_limit_mb,
+            device_profile: self.device_profile.clone(),
         }
     }
 }
@@ -564,6 +587,7 @@ impl MariadbEngine {
                         settings: r.settings(base.clone(), i as u64 + 2),
                         rocksdb: engine.opts.is_rocksdb(),
                         memory_limit_mb: None,
+                        device_profile: None,
                     };
                     (r.name.clone(), recipe)
                 })
@@ -710,6 +734,10 @@ impl MariadbEngine {
 impl Engine for MariadbEngine {
     fn partitions(&self) -> Option<u32> {
         self.opts.partitions
+    }
+
+    fn descending_indexes(&self) -> bool {
+        !self.opts.is_rocksdb()
     }
 
     fn kind(&self) -> &'static str {
@@ -936,6 +964,10 @@ impl Engine for MariadbEngine {
             .or_else(|| self.topology.as_ref().and_then(MariadbTopology::gone))
     }
 
+    fn set_throttle(&self, on: bool) -> Result<bool> {
+        self.server.set_throttle(on)
+    }
+
     fn replication(&self) -> Option<&dyn super::replication::Replicated> {
         self.topology
             .as_ref()
@@ -1036,6 +1068,7 @@ fn to_params(params: &[Value]) -> mysql::Params {
             .map(|p| match p {
                 Value::Int(i) => mysql::Value::Int(*i),
                 Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+                Value::Null => mysql::Value::NULL,
             })
             .collect(),
     )

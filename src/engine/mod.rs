@@ -64,6 +64,7 @@ pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
 pub enum Value {
     Int(i64),
     Text(String),
+    Null,
 }
 
 /// Handle of a statement prepared on one session; only valid on that session.
@@ -256,6 +257,16 @@ pub trait Engine: Send + Sync {
     fn server_gone(&self) -> Option<String> {
         None
     }
+    /// Can an index key column be descending (`col DESC`)? MyRocks cannot (nor a document
+    /// store here): such an index is built ascending, and a backward scan serves the order.
+    fn descending_indexes(&self) -> bool {
+        self.documents().is_none()
+    }
+    /// Turn the contender's device profile on or off (a load may run at the host disk's full
+    /// speed). Whether there was a throttle to turn.
+    fn set_throttle(&self, _on: bool) -> Result<bool> {
+        Ok(false)
+    }
     /// Partitions the dataset's tables are created with (the contender's `partitions`), by
     /// their primary key; `None`: plain tables.
     fn partitions(&self) -> Option<u32> {
@@ -314,6 +325,10 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     fn files_per_client(&self) -> u64 {
         1
     }
+    /// The storage class its data is throttled to, when the contender names one.
+    fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
+        None
+    }
     /// Create the engine with its data under `ctx.dir` (which exists); servers are
     /// provisioned and started here.
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>>;
@@ -366,6 +381,10 @@ impl EngineConfig {
 
     pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
         self.0.memory_estimate(clients)
+    }
+
+    pub fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
+        self.0.device_profile()
     }
 
     pub fn files_per_client(&self) -> u64 {

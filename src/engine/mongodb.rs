@@ -272,6 +272,7 @@ fn number(d: &Document, key: &str) -> Option<u64> {
 /// One line of a dataset file as a document: columns by name, the primary key as `_id`.
 fn document(line: &str, req: &LoadRequest<'_>, line_no: u64) -> Result<Document> {
     let mut d = Document::new();
+    let single_key = req.table.columns.iter().filter(|c| c.primary_key).count() == 1;
     let mut fields = line.split('\t');
     for c in req.table.columns {
         let text = fields.next().ok_or_else(|| {
@@ -285,19 +286,30 @@ fn document(line: &str, req: &LoadRequest<'_>, line_no: u64) -> Result<Document>
             )
         })?;
         let value = match c.ty {
-            ColumnType::Integer => Bson::Int64(text.parse().map_err(|_| {
-                EngineError::new(
-                    "data",
-                    format!(
-                        "{} line {line_no}: column {} is {text:?}, not an integer",
-                        req.file.display(),
-                        c.name
-                    ),
-                )
-            })?),
-            ColumnType::Text | ColumnType::Char(_) => Bson::String(text.to_string()),
+            _ if c.nullable && text == "\\N" => Bson::Null,
+            ColumnType::Integer | ColumnType::SmallInt => {
+                Bson::Int64(text.parse().map_err(|_| {
+                    EngineError::new(
+                        "data",
+                        format!(
+                            "{} line {line_no}: column {} is {text:?}, not an integer",
+                            req.file.display(),
+                            c.name
+                        ),
+                    )
+                })?)
+            }
+            ColumnType::Text
+            | ColumnType::Char(_)
+            | ColumnType::Varchar(_)
+            | ColumnType::Timestamp => Bson::String(text.to_string()),
         };
-        let key = if c.primary_key { "_id" } else { c.name };
+        // A one-column key is the document's `_id`; a composite key's parts stay fields.
+        let key = if c.primary_key && single_key {
+            "_id"
+        } else {
+            c.name
+        };
         d.insert(key, value);
     }
     Ok(d)

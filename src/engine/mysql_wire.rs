@@ -47,6 +47,7 @@ const COM_STMT_EXECUTE: u8 = 0x17;
 
 const MYSQL_TYPE_LONG: u8 = 3;
 const MYSQL_TYPE_LONGLONG: u8 = 8;
+const MYSQL_TYPE_NULL: u8 = 6;
 const MYSQL_TYPE_VAR_STRING: u8 = 253;
 
 /// utf8mb4_general_ci, the collation the `mysql` crate and MariaDB's clients default to.
@@ -743,6 +744,7 @@ impl Session for WireSession {
                 Value::Int(n) if i32::try_from(*n).is_ok() => MYSQL_TYPE_LONG,
                 Value::Int(_) => MYSQL_TYPE_LONGLONG,
                 Value::Text(_) => MYSQL_TYPE_VAR_STRING,
+                Value::Null => MYSQL_TYPE_NULL,
             };
         }
         let send_types = st.sent_types.as_deref() != Some(&*types);
@@ -755,8 +757,15 @@ impl Session for WireSession {
         self.wbuf.push(0); // no cursor
         self.wbuf.extend_from_slice(&1u32.to_le_bytes()); // iteration count
         if !params.is_empty() {
+            // the NULL bitmap: bit i for parameter i
+            let at = self.wbuf.len();
             self.wbuf
-                .extend(std::iter::repeat_n(0u8, params.len().div_ceil(8))); // no NULLs
+                .extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
+            for (i, v) in params.iter().enumerate() {
+                if matches!(v, Value::Null) {
+                    self.wbuf[at + i / 8] |= 1 << (i % 8);
+                }
+            }
             self.wbuf.push(u8::from(send_types));
             if send_types {
                 self.wbuf.extend_from_slice(types);
@@ -771,6 +780,8 @@ impl Session for WireSession {
                         put_lenenc(&mut self.wbuf, s.len() as u64);
                         self.wbuf.extend_from_slice(s.as_bytes());
                     }
+                    // in the bitmap only
+                    Value::Null => {}
                 }
             }
         }

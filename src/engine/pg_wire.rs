@@ -402,6 +402,7 @@ impl Session for PgWire {
                 match v {
                     Value::Int(n) => buf.extend_from_slice(ints.format(*n).as_bytes()),
                     Value::Text(s) => buf.extend_from_slice(s.as_bytes()),
+                    Value::Null => return Ok(IsNull::Yes),
                 }
                 Ok(IsNull::No)
             },

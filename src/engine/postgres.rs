@@ -16,6 +16,7 @@ use super::{
     LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
 use crate::sandbox::Recipe;
+use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
 use crate::study::decode::{DecodeError, KeyPath};
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,11 @@ pub struct PostgresOptions {
     /// dbduel says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_mb: Option<u64>,
+    /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
+    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
+    /// by the kernel's block-I/O cgroup on the disk under its data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_profile: Option<DeviceProfile>,
     /// synchronous_commit: on (default), off, local, remote_write or remote_apply.
     #[serde(default)]
     pub synchronous_commit: Option<String>,
@@ -128,6 +134,10 @@ impl super::EngineKind for PostgresOptions {
         "postgres"
     }
 
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.device_profile.as_ref()
+    }
+
     fn preflight(&self) -> Result<()> {
         PostgresOptions::preflight(self)
     }
@@ -211,6 +221,7 @@ impl PostgresOptions {
         let sandbox_only = [
             ("shared_buffers_mb", self.shared_buffers_mb.is_some()),
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
+            ("device_profile", self.device_profile.is_some()),
             ("synchronous_commit", self.synchronous_commit.is_some()),
             ("wal_level", self.wal_level.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
@@ -265,6 +276,7 @@ impl PostgresOptions {
             settings: s,
             base_backup_of: None,
             memory_limit_mb: self.memory_limit_mb,
+            device_profile: self.device_profile.clone(),
         }
     }
 }
@@ -722,6 +734,10 @@ impl Engine for PostgresEngine {
         self.server
             .gone()
             .or_else(|| self.topology.as_ref().and_then(PostgresTopology::gone))
+    }
+
+    fn set_throttle(&self, on: bool) -> Result<bool> {
+        self.server.set_throttle(on)
     }
 
     fn replication(&self) -> Option<&dyn super::replication::Replicated> {

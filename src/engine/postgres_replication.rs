@@ -106,6 +106,7 @@ impl PostgresTopology {
                 settings,
                 base_backup_of: Some(primary_reach.port),
                 memory_limit_mb: None,
+                device_profile: None,
             };
             let p = Server::provision(
                 None,

@@ -79,6 +79,14 @@ impl Server {
         }
     }
 
+    /// Turn a sandbox's device profile on or off; a target's storage is its own.
+    pub fn set_throttle(&self, on: bool) -> Result<bool> {
+        match self.sandbox() {
+            Some(sb) => sb.set_throttle(on).map_err(sandbox_err),
+            None => Ok(false),
+        }
+    }
+
     pub fn is_external(&self) -> bool {
         matches!(self, Server::External(_))
     }

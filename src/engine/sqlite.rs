@@ -5,6 +5,8 @@ use super::{
     Changes, Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest,
     RestartOutcome, Result, Session, StmtId, Value,
 };
+use crate::sandbox::device_profile::DeviceProfile;
+use crate::sandbox::limits::{Entered, Limits};
 use crate::study::decode::{DecodeError, KeyPath};
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
@@ -32,6 +34,12 @@ pub struct SqliteOptions {
     /// How long a session waits on a lock before `SQLITE_BUSY`, ms.
     #[serde(default = "default_busy_ms")]
     pub busy_timeout_ms: u64,
+    /// Throttle the database file's I/O to a storage class (`hdd`, `sata-ssd`, `cloud-disk`
+    /// or your own numbers). SQLite runs inside dbduel, so dbduel's process is throttled
+    /// while this contender runs; the OS page cache is not limited, so a read is throttled
+    /// only the first time (use a cold start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_profile: Option<DeviceProfile>,
 }
 
 fn default_journal() -> String {
@@ -69,6 +77,10 @@ impl super::EngineKind for SqliteOptions {
         "sqlite"
     }
 
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.device_profile.as_ref()
+    }
+
     /// Each connection's page cache, at most.
     fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
         (
@@ -87,7 +99,16 @@ impl super::EngineKind for SqliteOptions {
     }
 
     fn open(&self, ctx: &super::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
-        Ok(Box::new(SqliteEngine::new(self.clone(), ctx.dir)))
+        let mut engine = SqliteEngine::new(self.clone(), ctx.dir);
+        if let Some(p) = &self.device_profile {
+            // dbduel's whole process joins the throttle for as long as the engine is open.
+            let limits = Limits::for_sandbox(ctx.contender, None, Some(p), ctx.dir)
+                .map_err(|e| EngineError::new("missing", e))?
+                .expect("a profile makes a cgroup");
+            let entered = limits.enter().map_err(|e| EngineError::new("missing", e))?;
+            engine.throttle = Some((entered, limits));
+        }
+        Ok(Box::new(engine))
     }
 }
 
@@ -140,6 +161,9 @@ pub struct SqliteEngine {
     opts: SqliteOptions,
     dir: PathBuf,
     path: PathBuf,
+    /// dbduel inside the device profile's cgroup (left before the cgroup is removed: the
+    /// fields drop in order).
+    throttle: Option<(Entered, Limits)>,
 }
 
 impl SqliteEngine {
@@ -148,6 +172,7 @@ impl SqliteEngine {
             opts,
             dir: dir.to_path_buf(),
             path: dir.join("db.sqlite"),
+            throttle: None,
         }
     }
 
@@ -283,12 +308,13 @@ impl Engine for SqliteEngine {
                             )
                         };
                         let field = fields.next().ok_or_else(bad)?;
-                        match col.ty {
-                            crate::dataset::ColumnType::Integer => {
-                                let v: i64 = field.parse().map_err(|_| bad())?;
-                                stmt.raw_bind_parameter(i + 1, v)
-                            }
-                            _ => stmt.raw_bind_parameter(i + 1, field),
+                        if col.nullable && field == "\\N" {
+                            stmt.raw_bind_parameter(i + 1, rusqlite::types::Null)
+                        } else if col.ty.is_integer() {
+                            let v: i64 = field.parse().map_err(|_| bad())?;
+                            stmt.raw_bind_parameter(i + 1, v)
+                        } else {
+                            stmt.raw_bind_parameter(i + 1, field)
                         }
                         .map_err(sql_err)?;
                     }
@@ -308,6 +334,13 @@ impl Engine for SqliteEngine {
             // SQLite has no warnings: a line that does not parse fails the load above.
             warnings: None,
         })
+    }
+
+    fn set_throttle(&self, on: bool) -> Result<bool> {
+        match &self.throttle {
+            Some((_, limits)) => limits.set_io(on).map_err(|e| EngineError::new("io", e)),
+            None => Ok(false),
+        }
     }
 
     fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
@@ -412,6 +445,7 @@ impl Session for SqliteSession {
             match p {
                 Value::Int(v) => st.raw_bind_parameter(i + 1, v),
                 Value::Text(v) => st.raw_bind_parameter(i + 1, v.as_str()),
+                Value::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
             }
             .map_err(sql_err)?;
         }

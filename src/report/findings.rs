@@ -1,24 +1,35 @@
 //! Findings across steps and contenders, in words and numbers: what one step's table cannot
-//! say on its own. For `lookups` steps, each contender's fall from keys its cache holds
-//! (`small-random`) to keys that read the disk (`full-random`), and each partitioned
-//! contender against its plain twin (the same engine and options but `partitions`); then the
-//! original study's own figures, when the study file states them (`[study] reference`).
+//! say on its own. For steps that draw keys (`lookups`, `select-triple`), each contender's fall
+//! from keys its cache holds (`small-random`) to keys that read the disk (`full-random`); each
+//! partitioned contender against its plain twin (the same engine and options but
+//! `partitions`); each engine on a fast device profile against the same on a slow one, step by
+//! step; then the original study's own figures, when the study file states them (`[study]
+//! reference`).
 
 use super::format;
 use crate::results::{Manifest, Status, Summary};
+use crate::sandbox::device_profile::DeviceProfile;
 use serde_json::Value;
 
 /// The findings of a run, one sentence each; empty when none apply.
 pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
     let mut out = Vec::new();
-    let steps = lookup_steps(&m.study);
-    let in_mem = steps.iter().find(|(_, k)| k == "small-random");
-    let on_disk = steps.iter().find(|(_, k)| k == "full-random");
-    if let (Some((a, _)), Some((b, _))) = (in_mem, on_disk) {
+    let steps = keyed_steps(&m.study);
+    for kind in ["lookups", "select-triple"] {
+        let of_kind = |keys: &str| steps.iter().find(|(_, k, kd)| k == keys && kd == kind);
+        let (Some((a, _, _)), Some((b, _, _))) = (of_kind("small-random"), of_kind("full-random"))
+        else {
+            continue;
+        };
+        let what = if kind == "lookups" {
+            "lookups/s"
+        } else {
+            "transactions/s"
+        };
         for c in &s.contenders {
-            if let (Some(x), Some(y)) = (best_qps(s, &c.name, a), best_qps(s, &c.name, b)) {
+            if let (Some(x), Some(y)) = (lead(s, &c.name, a), lead(s, &c.name, b)) {
                 out.push(format!(
-                    "{}: {} → {} lookups/s from keys its cache holds ({a}) to keys from the whole table ({b}): ×{}",
+                    "{}: {} → {} {what} from keys its cache holds ({a}) to keys from the whole table ({b}): ×{}",
                     c.name,
                     format::count(x),
                     format::count(y),
@@ -30,14 +41,33 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
     for (part, plain) in partition_twins(&m.study) {
         let ratios: Vec<String> = steps
             .iter()
-            .filter_map(|(st, _)| {
-                let (p, q) = (best_qps(s, &part, st)?, best_qps(s, &plain, st)?);
+            .filter_map(|(st, _, _)| {
+                let (p, q) = (lead(s, &part, st)?, lead(s, &plain, st)?);
                 Some(format!("{st} ×{}", ratio(p / q)))
             })
             .collect();
         if !ratios.is_empty() {
             out.push(format!(
                 "{part} against {plain} (the same but not partitioned), QPS: {}",
+                ratios.join(", ")
+            ));
+        }
+    }
+    for (fast, slow) in profile_twins(&m.study) {
+        let ratios: Vec<String> = run_steps(&m.study)
+            .iter()
+            .filter_map(|st| {
+                let (f, w) = (lead(s, &fast.0, st)?, lead(s, &slow.0, st)?);
+                Some(format!("{st} ×{}", ratio(f / w)))
+            })
+            .collect();
+        if !ratios.is_empty() {
+            out.push(format!(
+                "{} on {} against {} on {}: {}",
+                fast.0,
+                fast.1.describe(),
+                slow.0,
+                slow.1.describe(),
                 ratios.join(", ")
             ));
         }
@@ -54,18 +84,75 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
     out
 }
 
-/// `lookups` steps of the study as run: (name, keys).
-fn lookup_steps(study: &Value) -> Vec<(String, String)> {
+/// Steps that run work with a rate to compare (not load, footprint or DDL): names in order.
+fn run_steps(study: &Value) -> Vec<String> {
+    steps(study)
+        .filter(|st| {
+            matches!(
+                st.get("kind").and_then(Value::as_str),
+                Some("lookups" | "select-triple" | "insert-trickle" | "oltp" | "queries")
+            )
+        })
+        .filter_map(|st| Some(st.get("name")?.as_str()?.to_string()))
+        .collect()
+}
+
+fn steps(study: &Value) -> impl Iterator<Item = &Value> {
     study
         .get("step")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|st| st.get("kind").and_then(Value::as_str) == Some("lookups"))
+}
+
+/// (engine on the fastest profile, engine on the slowest), each with its profile: contenders
+/// the same in all but `device_profile`.
+fn profile_twins(study: &Value) -> Vec<((String, DeviceProfile), (String, DeviceProfile))> {
+    let cs: Vec<(String, DeviceProfile, Value)> = study
+        .get("contender")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let mut o = c.get("options").cloned()?;
+            let p: DeviceProfile =
+                serde_json::from_value(o.as_object_mut()?.remove("device_profile")?).ok()?;
+            let rest = serde_json::json!([c.get("engine"), c.get("target"), o]);
+            Some((c.get("name")?.as_str()?.to_string(), p, rest))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut seen: Vec<&Value> = Vec::new();
+    for (_, _, rest) in &cs {
+        if seen.contains(&rest) {
+            continue;
+        }
+        seen.push(rest);
+        let mut group: Vec<&(String, DeviceProfile, Value)> =
+            cs.iter().filter(|c| &c.2 == rest).collect();
+        group.sort_by_key(|c| (c.1.read_iops, c.1.read_mb_s));
+        if let (Some(slow), Some(fast)) = (group.first(), group.last())
+            && slow.1 != fast.1
+        {
+            out.push((
+                (fast.0.clone(), fast.1.clone()),
+                (slow.0.clone(), slow.1.clone()),
+            ));
+        }
+    }
+    out
+}
+
+/// Steps of the study that draw keys, as run: (name, keys, kind).
+fn keyed_steps(study: &Value) -> Vec<(String, String, String)> {
+    steps(study)
         .filter_map(|st| {
+            let kind = st.get("kind")?.as_str()?;
+            matches!(kind, "lookups" | "select-triple").then_some(())?;
             Some((
                 st.get("name")?.as_str()?.to_string(),
                 st.get("keys")?.as_str()?.to_string(),
+                kind.to_string(),
             ))
         })
         .collect()
@@ -101,8 +188,9 @@ fn partition_twins(study: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// The best QPS of a `lookups` step that ran through.
-fn best_qps(s: &Summary, contender: &str, step: &str) -> Option<f64> {
+/// The lead rate of a step that ran through: a `lookups` step's best QPS, a transaction
+/// step's TPS, a query step's ops a second.
+fn lead(s: &Summary, contender: &str, step: &str) -> Option<f64> {
     let st = s
         .contenders
         .iter()
@@ -112,8 +200,9 @@ fn best_qps(s: &Summary, contender: &str, step: &str) -> Option<f64> {
         .find(|x| x.name == step && x.status == Status::Ok)?;
     st.metrics
         .iter()
-        .find(|m| m.key == "best_qps")
+        .find(|m| m.key == "best_qps" || m.key == "tps")
         .map(|m| m.value)
+        .or(st.ops_per_s)
         .filter(|v| *v > 0.0)
 }
 
@@ -131,6 +220,30 @@ fn ratio(r: f64) -> String {
 mod tests {
     use super::*;
     use crate::results::{ContenderSummary, Metric, StepSummary};
+
+    /// The findings of a run of `study` whose contenders came out as `contenders`.
+    fn run(study: Value, contenders: Vec<ContenderSummary>) -> Vec<String> {
+        let s = Summary {
+            schema_version: 1,
+            study: "t".into(),
+            scale: None,
+            started_at: String::new(),
+            finished_at: None,
+            status: Status::Ok,
+            contenders,
+        };
+        let mut m: Manifest = serde_json::from_value(serde_json::json!({
+            "schema_version": 1,
+            "dbduel": { "version": "0", "commit": "x" },
+            "source": "t", "scale": null, "overrides": [], "study": null,
+            "started_at": "", "contenders": [],
+            "host": { "hostname": "h", "cpu_model": "c", "cores": 2, "mem_total_bytes": 1,
+                      "kernel": "k" },
+        }))
+        .expect("manifest");
+        m.study = study;
+        findings(&s, &m)
+    }
 
     fn step(name: &str, qps: f64) -> StepSummary {
         let mut s = StepSummary::without_figures(name, "lookups", Status::Ok, "");
@@ -164,30 +277,14 @@ mod tests {
             engine: "mariadb".into(),
             steps: vec![step("hot", hot), step("cold", cold)],
         };
-        let s = Summary {
-            schema_version: 1,
-            study: "p".into(),
-            scale: None,
-            started_at: String::new(),
-            finished_at: None,
-            status: Status::Ok,
-            contenders: vec![
+        let f = run(
+            study,
+            vec![
                 contender("innodb", 40_000.0, 2_000.0),
                 contender("innodb-p", 30_000.0, 2_400.0),
                 contender("pg-p", 1.0, 1.0),
             ],
-        };
-        let mut m: Manifest = serde_json::from_value(serde_json::json!({
-            "schema_version": 1,
-            "dbduel": { "version": "0", "commit": "x" },
-            "source": "p", "scale": null, "overrides": [], "study": null,
-            "started_at": "", "contenders": [],
-            "host": { "hostname": "h", "cpu_model": "c", "cores": 2, "mem_total_bytes": 1,
-                      "kernel": "k" },
-        }))
-        .expect("manifest");
-        m.study = study;
-        let f = findings(&s, &m);
+        );
         assert_eq!(
             f[0],
             "innodb: 40,000 → 2,000 lookups/s from keys its cache holds (hot) to keys from the whole table (cold): ×0.0500"
@@ -200,5 +297,51 @@ mod tests {
         );
         assert_eq!(f[4], "the original: MongoDB 166,527 → 2,549");
         assert_eq!(f.len(), 5);
+    }
+
+    #[test]
+    fn each_engine_on_a_fast_profile_against_a_slow_one() {
+        let study = serde_json::json!({
+            "study": { "name": "t" },
+            "contender": [
+                { "name": "i-cloud", "engine": "mariadb", "options": { "device_profile": "cloud-disk", "buffer_pool_mb": 16 } },
+                { "name": "i-hdd", "engine": "mariadb", "options": { "buffer_pool_mb": 16, "device_profile": "hdd" } },
+                { "name": "p-hdd", "engine": "postgres", "options": { "device_profile": "hdd" } },
+            ],
+            "step": [
+                { "name": "load", "kind": "load" },
+                { "name": "cpu", "kind": "select-triple", "keys": "small-random" },
+                { "name": "io", "kind": "select-triple", "keys": "full-random" },
+                { "name": "ins", "kind": "insert-trickle" },
+            ],
+        });
+        let tps = |name: &str, v: f64| {
+            let mut st = step(name, 0.0);
+            st.metrics[0].key = "tps".into();
+            st.metrics[0].value = v;
+            st
+        };
+        let contender = |name: &str, cpu: f64, io: f64, ins: f64| ContenderSummary {
+            name: name.into(),
+            engine: "mariadb".into(),
+            steps: vec![tps("cpu", cpu), tps("io", io), tps("ins", ins)],
+        };
+        let f = run(
+            study,
+            vec![
+                contender("i-cloud", 10_000.0, 3_000.0, 900.0),
+                contender("i-hdd", 10_000.0, 300.0, 150.0),
+                contender("p-hdd", 8_000.0, 200.0, 100.0),
+            ],
+        );
+        assert_eq!(
+            f[0],
+            "i-cloud: 10,000 → 3,000 transactions/s from keys its cache holds (cpu) to keys from the whole table (io): ×0.300"
+        );
+        assert_eq!(
+            f[3],
+            "i-cloud on cloud-disk (125 MB/s, 3000 IOPS) against i-hdd on hdd (120 MB/s, 150 IOPS): cpu ×1.00, io ×10.00, ins ×6.00"
+        );
+        assert_eq!(f.len(), 4, "{f:?}");
     }
 }

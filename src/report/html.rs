@@ -17,6 +17,7 @@ use super::series::{
 use super::svg::{self, Bar, Line, LineChart, esc};
 use super::verdict;
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
+use crate::sandbox::device_profile::DeviceProfile;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -500,6 +501,7 @@ fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
             log_y: true,
             categories: Some(cats.iter().map(|c| c.to_string()).collect()),
             shade: Vec::new(),
+            refs: Vec::new(),
         }),
         key: Vec::new(),
     }]
@@ -523,6 +525,8 @@ struct Timeline<'a> {
     /// Log scale when the values span more than this ratio (`None`: linear).
     log_over: Option<f64>,
     shade: Vec<(f64, f64, String)>,
+    /// Reference lines (a device profile's limits).
+    refs: Vec<svg::RefLine>,
 }
 
 /// A series' points as (x, y, what the hover text adds).
@@ -620,6 +624,7 @@ fn timeline_of(
             log_y,
             categories: None,
             shade: t.shade,
+            refs: t.refs,
         }),
         caption: t.caption,
         detail,
@@ -716,6 +721,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             combine: Combine::Mean,
             log_over: None,
             shade: shade.clone(),
+            refs: Vec::new(),
         },
         &|sr| {
             let usable = sr.intervals.iter().filter(|i| usable(i));
@@ -742,6 +748,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             combine: Combine::Max,
             log_over: Some(30.0),
             shade: shade.clone(),
+            refs: Vec::new(),
         },
         &|sr| {
             let with_latency = sr
@@ -779,6 +786,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
                 combine: Combine::Mean,
                 log_over: None,
                 shade,
+                refs: Vec::new(),
             },
             &|sr| {
                 sr.intervals
@@ -858,6 +866,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
                 log_y,
                 categories: Some(cats.iter().map(|c| c.to_string()).collect()),
                 shade: Vec::new(),
+                refs: Vec::new(),
             }),
             key: Vec::new(),
         }
@@ -940,6 +949,7 @@ fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
             combine: how,
             log_over: None,
             shade: Vec::new(),
+            refs: Vec::new(),
         }
     }
     let mut out = Vec::new();
@@ -1003,6 +1013,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             combine: Combine::Mean,
             log_over: None,
             shade: Vec::new(),
+            refs: Vec::new(),
         },
         &|sr| {
             sr.system
@@ -1017,36 +1028,86 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
                 .collect()
         },
     ));
-    // Disk figures: read + write each second, each named in the hover text.
-    let disk_timeline =
-        |caption: &str, fmt: &dyn Fn(f64) -> String, rw: fn(&SystemPoint) -> (f64, f64)| {
-            timeline(
-                v,
-                Timeline {
-                    caption: caption.into(),
-                    detail: format!("{disk}, read + write, each second"),
-                    unit_fmt: fmt,
-                    combine: Combine::Mean,
-                    log_over: None,
-                    shade: Vec::new(),
-                },
-                &|sr| {
-                    sr.system
-                        .iter()
-                        .map(|p| {
-                            let (r, w) = rw(p);
-                            (p.t_s, r + w, format!("read {}, write {}", fmt(r), fmt(w)))
-                        })
-                        .collect()
-                },
-            )
-        };
-    out.extend(disk_timeline("disk throughput", &mbps, |p| {
-        (p.read_bytes_per_s, p.write_bytes_per_s)
-    }));
-    out.extend(disk_timeline("disk IOPS", &iops, |p| {
-        (p.read_iops, p.write_iops)
-    }));
+    // Disk figures each way, as nmon showed them, with each contender's device profile
+    // limit as a dashed line in its colour.
+    let profiles = device_profiles(v.run);
+    let disk_timeline = |caption: &str,
+                         fmt: &dyn Fn(f64) -> String,
+                         y: fn(&SystemPoint) -> f64,
+                         limit: fn(&DeviceProfile) -> f64| {
+        let peak = v
+            .series
+            .iter()
+            .flatten()
+            .flat_map(|sr| sr.system.iter().map(y))
+            .fold(0.0, f64::max);
+        let mut above = Vec::new();
+        let mut refs = Vec::new();
+        for (i, p) in profiles.iter().enumerate() {
+            let Some(p) = p else { continue };
+            if v.series.get(i).is_none_or(|s| s.is_none()) {
+                continue;
+            }
+            let at = limit(p);
+            let label = format!("{}: {} limit {}", v.name(i), p.name, fmt(at));
+            // A limit far above what was measured would flatten the lines: named instead.
+            if at <= peak * 2.0 {
+                refs.push(svg::RefLine {
+                    y: at,
+                    label,
+                    color: svg::color(i),
+                });
+            } else {
+                above.push(label);
+            }
+        }
+        let mut detail = format!("{disk}, each second");
+        if !above.is_empty() {
+            detail.push_str(&format!("; above the chart: {}", above.join(", ")));
+        }
+        timeline(
+            v,
+            Timeline {
+                caption: caption.into(),
+                detail,
+                unit_fmt: fmt,
+                combine: Combine::Mean,
+                log_over: None,
+                shade: Vec::new(),
+                refs,
+            },
+            &|sr| {
+                sr.system
+                    .iter()
+                    .map(|p| (p.t_s, y(p), String::new()))
+                    .collect()
+            },
+        )
+    };
+    out.extend(disk_timeline(
+        "disk reads",
+        &mbps,
+        |p| p.read_bytes_per_s,
+        |d| d.read_bps() as f64,
+    ));
+    out.extend(disk_timeline(
+        "disk writes",
+        &mbps,
+        |p| p.write_bytes_per_s,
+        |d| d.write_bps() as f64,
+    ));
+    out.extend(disk_timeline(
+        "read IOPS",
+        &iops,
+        |p| p.read_iops,
+        |d| d.read_iops as f64,
+    ));
+    out.extend(disk_timeline(
+        "write IOPS",
+        &iops,
+        |p| p.write_iops,
+        |d| d.write_iops as f64,
+    ));
     out.extend(timeline(
         v,
         Timeline {
@@ -1056,6 +1117,7 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             combine: Combine::Mean,
             log_over: None,
             shade: Vec::new(),
+            refs: Vec::new(),
         },
         &|sr| {
             sr.system
@@ -1065,6 +1127,27 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
         },
     ));
     out
+}
+
+/// Each contender's device profile (in the run's order), from the study as run.
+fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
+    let cs = run
+        .manifest
+        .study
+        .get("contender")
+        .and_then(|c| c.as_array());
+    run.summary
+        .contenders
+        .iter()
+        .map(|c| {
+            let spec = cs?
+                .iter()
+                .find(|x| x.get("name").and_then(|n| n.as_str()) == Some(&c.name))?
+                .get("options")?
+                .get("device_profile")?;
+            serde_json::from_value(spec.clone()).ok()
+        })
+        .collect()
 }
 
 /// Versions, effective settings, dataset, host, and the study as run.

@@ -89,6 +89,15 @@ pub struct LineChart<'a> {
     pub categories: Option<Vec<String>>,
     /// Shaded x ranges with a label each (warm-up).
     pub shade: Vec<(f64, f64, String)>,
+    /// Horizontal reference lines (a device profile's limit), dashed in a line's colour.
+    pub refs: Vec<RefLine>,
+}
+
+/// A dashed horizontal line at `y`, named by `label` (drawn at its right end and on hover).
+pub struct RefLine {
+    pub y: f64,
+    pub label: String,
+    pub color: &'static str,
 }
 
 const W: f64 = 440.0;
@@ -242,7 +251,11 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         ),
     };
     let y_min = all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let y_max = all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let y_max = all
+        .iter()
+        .map(|p| p.1)
+        .chain(c.refs.iter().map(|r| r.y))
+        .fold(f64::NEG_INFINITY, f64::max);
     let ys = if c.log_y {
         Scale::log(
             all.iter()
@@ -334,6 +347,23 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         n(LINE_H - 6.0),
         esc(&c.x_label)
     );
+    for r in &c.refs {
+        let y = py(r.y);
+        let _ = write!(
+            o,
+            "<g class=\"ref\"><title>{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"5 4\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text></g>",
+            esc(&r.label),
+            n(ML),
+            n(y),
+            n(W - MR),
+            n(y),
+            r.color,
+            n(W - MR - 2.0),
+            n(y - 3.0),
+            r.color,
+            esc(&r.label)
+        );
+    }
     for l in &c.lines {
         let pts: Vec<(f64, f64, &str)> = l
             .points
@@ -651,6 +681,11 @@ mod tests {
             log_y: false,
             categories: None,
             shade: vec![(0.0, 1.0, "warm-up".into())],
+            refs: vec![RefLine {
+                y: 40.0,
+                label: "hdd: 40".into(),
+                color: "#123456",
+            }],
         };
         let svg = line_chart(&c);
         assert!(svg.contains("data-points=\"3\""), "{svg}");
@@ -658,6 +693,11 @@ mod tests {
         assert_eq!(count(&svg, "<polyline"), 1);
         assert!(svg.contains("<title>t &lt;1&gt;</title>"));
         assert!(!svg.contains("NaN"));
+        assert!(svg.contains("stroke=\"#123456\" stroke-dasharray"), "{svg}");
+        assert!(
+            svg.contains(">hdd: 40</text>"),
+            "the reference line is named"
+        );
         let bars = bar_chart(
             "b",
             &[

@@ -2,6 +2,7 @@
 //! configuration file, `mariadbd` in the foreground on a loopback port and a socket in the
 //! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`.
 
+use super::device_profile::DeviceProfile;
 use super::{Layout, Recipe, Result, SandboxError};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,6 +37,8 @@ pub struct MariadbRecipe {
     pub rocksdb: bool,
     /// Run the server in a memory cgroup of this many MiB.
     pub memory_limit_mb: Option<u64>,
+    /// Throttle the server's block I/O to this profile.
+    pub device_profile: Option<DeviceProfile>,
 }
 
 fn am_root() -> bool {
@@ -50,6 +53,10 @@ impl Recipe for MariadbRecipe {
 
     fn memory_limit_bytes(&self) -> Option<u64> {
         self.memory_limit_mb.map(|m| m << 20)
+    }
+
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.device_profile.as_ref()
     }
 
     fn check_installed(&self) -> Result<()> {

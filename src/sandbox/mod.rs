@@ -4,6 +4,7 @@
 //! and remove sandboxes left behind by a crash. Each server flavor is a `Recipe` in its own
 //! file; this module knows nothing of any one server.
 
+pub mod device_profile;
 pub mod ferretdb;
 pub mod limits;
 pub mod mariadb;
@@ -69,6 +70,9 @@ pub struct SandboxManifest {
     pub started_at: Option<String>,
     /// The configuration file's text, as the server read it.
     pub config: String,
+    /// The cgroups the server runs in (memory limit, device profile), removed with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<PathBuf>,
 }
 
 /// Where a sandbox keeps its things.
@@ -159,6 +163,10 @@ pub trait Recipe: Send + Sync {
     fn memory_limit_bytes(&self) -> Option<u64> {
         None
     }
+    /// The device profile the server's block I/O is throttled to.
+    fn device_profile(&self) -> Option<&device_profile::DeviceProfile> {
+        None
+    }
 }
 
 /// A running (or stopped) sandbox owned by this process.
@@ -167,8 +175,8 @@ pub struct Sandbox {
     pub manifest: SandboxManifest,
     recipe: Box<dyn Recipe>,
     child: Option<Child>,
-    /// The memory cgroup the server runs in, when the recipe limits its memory.
-    memory: Option<limits::MemoryCgroup>,
+    /// The cgroups the server runs in, when the recipe limits its memory or its I/O.
+    limits: Option<limits::Limits>,
 }
 
 /// A free TCP port on 127.0.0.1, as the kernel hands one out.
@@ -207,20 +215,23 @@ impl Sandbox {
             server_version: None,
             started_at: None,
             config,
+            cgroups: Vec::new(),
         };
-        let memory = match recipe.memory_limit_bytes() {
-            Some(limit) => {
-                Some(limits::MemoryCgroup::for_sandbox(name, limit).map_err(SandboxError::Io)?)
-            }
-            None => None,
-        };
-        let sb = Sandbox {
+        let limits = limits::Limits::for_sandbox(
+            name,
+            recipe.memory_limit_bytes(),
+            recipe.device_profile(),
+            &layout.dir,
+        )
+        .map_err(SandboxError::Io)?;
+        let mut sb = Sandbox {
             layout,
             manifest,
             recipe,
             child: None,
-            memory,
+            limits,
         };
+        sb.manifest.cgroups = sb.limits.iter().flat_map(|l| l.paths()).collect();
         sb.save()?;
         sb.recipe.init(&sb.layout)?;
         Ok(sb)
@@ -271,7 +282,7 @@ impl Sandbox {
             // Its own process group: a Ctrl-C meant for dbduel does not reach the server
             // behind dbduel's back, and cleanup can signal the whole group.
             .process_group(0);
-        if let Some(cg) = &self.memory {
+        if let Some(cg) = &self.limits {
             cg.apply(&mut cmd);
         }
         let child = cmd.spawn().map_err(|e| SandboxError::Failed {
@@ -368,7 +379,7 @@ impl Sandbox {
             None => (!alive(pid)).then(|| format!("pid {pid} is gone")),
         }?;
         // The kernel's OOM killer leaves nothing in the server's log: say it here.
-        Some(match self.memory.as_ref().and_then(|m| m.oom_note()) {
+        Some(match self.limits.as_ref().and_then(|m| m.oom_note()) {
             Some(oom) => format!("{how}: {oom}"),
             None => how,
         })
@@ -386,6 +397,14 @@ impl Sandbox {
     pub fn restart(&mut self) -> Result<()> {
         self.stop()?;
         self.start()
+    }
+
+    /// Turn the device profile's throttle on or off.
+    pub fn set_throttle(&self, on: bool) -> Result<bool> {
+        match &self.limits {
+            Some(l) => l.set_io(on).map_err(SandboxError::Io),
+            None => Ok(false),
+        }
     }
 
     /// Record the sandbox's part in a topology in its manifest.
@@ -567,6 +586,13 @@ pub fn remove_found(f: &Found) -> Result<()> {
             }
         }
         signal(-pid, libc::SIGKILL);
+    }
+    // Its cgroups, once the kernel has let its processes go.
+    for dir in &f.manifest.cgroups {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while std::fs::remove_dir(dir).is_err() && dir.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     let layout = Layout {
         dir: f.path.clone(),

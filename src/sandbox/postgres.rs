@@ -4,6 +4,7 @@
 //! is root the server runs as an unprivileged account (`postgres` if the packages made one,
 //! else `dbduel`, created on first use) in a directory only that account can use.
 
+use super::device_profile::DeviceProfile;
 use super::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -44,6 +45,8 @@ pub struct PostgresRecipe {
     pub base_backup_of: Option<u16>,
     /// Run the server in a memory cgroup of this many MiB.
     pub memory_limit_mb: Option<u64>,
+    /// Throttle the server's block I/O to this profile.
+    pub device_profile: Option<DeviceProfile>,
 }
 
 impl PostgresRecipe {
@@ -68,6 +71,10 @@ fn quote(v: &str) -> String {
 impl Recipe for PostgresRecipe {
     fn memory_limit_bytes(&self) -> Option<u64> {
         self.memory_limit_mb.map(|m| m << 20)
+    }
+
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.device_profile.as_ref()
     }
 
     fn flavor(&self) -> &'static str {

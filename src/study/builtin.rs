@@ -13,6 +13,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "point-lookups",
         include_str!("../../studies/point-lookups.toml"),
     ),
+    (
+        "storage-tiers",
+        include_str!("../../studies/storage-tiers.toml"),
+    ),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
 

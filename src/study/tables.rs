@@ -54,6 +54,21 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
                 ),
             ));
         }
+        if matches!(s.params, StepParams::Trickle(_) | StepParams::Triple(_))
+            && generator != Generator::Tiers40
+            && real.is_some()
+        {
+            return Err(DecodeError::at(
+                at.key("kind"),
+                format!(
+                    "step {:?} works on the storage study's 40-table schema; dataset.generator = \
+                     {:?} makes {} instead; use generator = \"tiers40\"",
+                    s.name,
+                    f.dataset.generator,
+                    describe(&tables)
+                ),
+            ));
+        }
         if let (StepParams::Update(u), Some(c)) = (&s.params, empty)
             && let Some(t) = updated_table(&u.sql)
             && !tables.iter().any(|n| n.eq_ignore_ascii_case(t))
@@ -119,6 +134,8 @@ fn need(step: &Step, tables: &[String]) -> Option<Need> {
         StepParams::Footprint(_) => Some(all("measures the bytes of")),
         StepParams::Count(_) => Some(all("counts the rows of")),
         StepParams::Oltp(_) => Some(all("runs sysbench's statements on")),
+        StepParams::Trickle(_) => Some(all("inserts rows into")),
+        StepParams::Triple(_) => Some(all("reads rows of")),
         StepParams::Lookups(_) => Some(Need {
             key: kind.clone(),
             what: format!("looks keys up in table {first}"),

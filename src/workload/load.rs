@@ -6,7 +6,7 @@
 //! the first few are recorded; a load whose warnings say values were truncated or changed, or
 //! rows rejected, fails unless the step sets `allow_warnings = true`.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::{StepCtx, StepError, StepOutput, Unthrottled, summary};
 use crate::dataset::TableDef;
 use crate::engine::documents::Documents;
 use crate::engine::{Engine, EngineError, EngineWarning, LoadOutcome, LoadRequest};
@@ -29,6 +29,10 @@ pub struct LoadParams {
     /// must then equal the rows the engine loaded rather than the rows generated.
     #[serde(default)]
     pub allow_warnings: bool,
+    /// Load at the host disk's full speed on a contender with a device profile (the profile
+    /// applies again from the next step): for studies that measure what comes after the load.
+    #[serde(default)]
+    pub unthrottled: bool,
 }
 
 fn default_batch() -> u64 {
@@ -52,6 +56,12 @@ impl LoadParams {
 
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
+    // The profile is back on however the load ends.
+    let unthrottled = if p.unthrottled {
+        Unthrottled::begin(engine)?
+    } else {
+        None
+    };
     let store = Store::of(engine);
     // Tables are (re)created in dbduel's own database only: a sandbox, an embedded file, or
     // a target database that carries dbduel's marker.
@@ -82,15 +92,30 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     // Secondary indexes after the rows are in: one sorted build instead of a tree
     // maintained row by row.
     let t = Instant::now();
-    let indexes: Vec<(usize, &(String, Vec<String>))> = ctx
+    let descending = engine.descending_indexes();
+    let mut ascending_only = false;
+    let indexes: Vec<(usize, String, Vec<String>)> = ctx
         .tables
         .iter()
         .enumerate()
         .flat_map(|(i, t)| t.indexes.iter().map(move |ix| (i, ix)))
+        .map(|(i, (name, cols))| {
+            let cols = cols
+                .iter()
+                .map(|c| match c.strip_suffix(" DESC") {
+                    Some(asc) if !descending => {
+                        ascending_only = true;
+                        asc.to_string()
+                    }
+                    _ => c.clone(),
+                })
+                .collect();
+            (i, name.clone(), cols)
+        })
         .collect();
     in_parallel(indexes.len(), parallel, |n| {
-        let (i, (name, cols)) = indexes[n];
-        store.create_index(&ctx.tables[i].name, name, cols)
+        let (i, name, cols) = &indexes[n];
+        store.create_index(&ctx.tables[*i].name, name, cols)
     })?;
     let index_s = t.elapsed().as_secs_f64();
     let elapsed = load_s + index_s;
@@ -149,6 +174,16 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if let Some(w) = warned.as_ref().filter(|w| w.count > 0) {
         note.push_str(&format!("; {}", w.describe()));
     }
+    if ascending_only {
+        note.push_str(
+            "; the storage engine has no descending indexes: DESC columns were built ascending (a backward scan serves the order)",
+        );
+    }
+    if unthrottled.is_some() {
+        note.push_str(
+            "; loaded at the host disk's full speed (unthrottled = true): the contender's device profile applies from the next step",
+        );
+    }
     s.note = Some(note);
     s.metrics = vec![
         Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
@@ -170,6 +205,9 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if let Some(w) = &warned {
         s.metrics
             .extend(w.figures(ctx.dataset_rows * ctx.tables.len() as u64, loaded));
+    }
+    if let Some(r) = unthrottled {
+        r.finish()?;
     }
     Ok(StepOutput {
         summary: s,
@@ -532,6 +570,7 @@ mod tests {
             tables: &tables,
             dataset_files: &files,
             dataset_rows: 100,
+            dataset_seed: 1,
             data_device: None,
             progress: &progress,
             stop: &stop,
@@ -540,6 +579,7 @@ mod tests {
             batch_rows: 10,
             parallel: None,
             allow_warnings,
+            unthrottled: false,
         };
         run(&p, &ctx)
     }

@@ -5,6 +5,7 @@
 //! and IOPS for each second. Runs on SQL engines and on document engines alike.
 
 use super::oltp::{Threads, placeholders};
+use super::sweep::{self, SweepSpec};
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::permutation::Permutation;
 use crate::dataset::rng::SplitMix64;
@@ -12,14 +13,12 @@ use crate::engine::documents::DocSession;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
-use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
+use crate::runner::Worker;
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use crate::sysmon::DeviceIo;
-use crate::sysmon::disk_meter::{self, DiskMeter};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// Which keys the clients look up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,119 +220,48 @@ struct Level {
     dbduel_cpu_us_per_lookup: f64,
 }
 
-/// The data device each second of a level: (tick, reading).
-#[derive(Debug, Clone, Serialize)]
-struct DiskSecond {
-    level: u64,
-    tick: u64,
-    warmup: bool,
-    #[serde(flatten)]
-    io: DeviceIo,
-}
-
 pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let table = ctx.table().name.clone();
     let rows = ctx.dataset_rows;
     let names = vec!["lookup".to_string()];
-    let mut levels: Vec<Level> = Vec::new();
-    let mut intervals: Vec<IntervalRecord> = Vec::new();
-    let mut disk_seconds: Vec<DiskSecond> = Vec::new();
-    let mut interrupted = false;
-    let mut tick_base = 0u64;
     let start = super::SweepStart::begin(p.cold_start, ctx)?;
     let mut notes: Vec<String> = start.as_ref().map(|s| s.note("step")).into_iter().collect();
     // One order for the whole step: a later level goes on where the last one stopped, so no
     // key is read twice until every key has been read once.
     let order = (p.keys == Keys::Permutation).then(|| Order::new(0x0000_c0de_5eed, rows));
-    for (li, threads) in p.threads.levels().into_iter().enumerate() {
-        if ctx.stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        let spec = RunSpec {
-            clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
-            warmup_s: p.warmup_s,
-            pacing: Pacing::Closed,
-            seed: li as u64,
-        };
-        ctx.progress
-            .status(&format!("{threads} clients connecting"));
-        let seed = 0x0010_0c0b ^ li as u64;
-        let make = |client: usize| {
-            worker(
-                engine,
-                &table,
-                KeySource::new(p, rows, seed, client, order.as_ref()),
-            )
-        };
-        let progress = ctx.progress;
-        // Each tick closes one second of device counters, aligned with its QPS (the first
-        // also spans the clients' connecting, as rates over its real length).
-        let mut meter = DiskMeter::start(ctx.data_device);
-        let mut seconds: Vec<DiskSecond> = Vec::new();
-        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
-            if let Some(io) = meter.tick() {
-                seconds.push(DiskSecond {
-                    level: threads,
-                    tick: tick_base + iv.tick,
-                    warmup: iv.warmup,
-                    io,
-                });
-            }
-            progress.status(&format!(
-                "{} {threads} clients t={:.0}s {:.0} lookups/s",
-                p.keys.name(),
-                iv.t_s,
-                iv.ops_per_s
-            ));
-        })?;
-        let errors = out.error_count();
-        let all_failed = out.all_failed();
-        let measured: Vec<DeviceIo> = seconds
-            .iter()
-            .filter(|s| !s.warmup)
-            .map(|s| s.io.clone())
-            .collect();
-        levels.push(Level {
-            threads,
-            qps: if out.measured_s > 0.0 {
-                out.ops as f64 / out.measured_s
-            } else {
-                0.0
-            },
-            lookups: out.ops,
-            hits: out.rows,
-            misses: out.ops.saturating_sub(out.rows),
-            errors,
-            latency_us: Latency::of(&out.all),
-            measured_s: out.measured_s,
-            disk: (!measured.is_empty()).then(|| disk_meter::mean(&measured)),
-            dbduel_cpu_us_per_lookup: out.cpu_us_per_op(),
-        });
-        disk_seconds.extend(seconds);
-        intervals.extend(out.level_intervals(tick_base, threads));
-        tick_base += p.duration_s;
-        if out.interrupted {
-            interrupted = true;
-            break;
-        }
-        if let Some((errors, first)) = all_failed {
-            return Err(StepError::Check(format!(
-                "every lookup failed at {threads} clients ({errors} errors); first: {first}"
-            )));
-        }
-    }
-    let Some(best) = levels
-        .iter()
-        .max_by(|a, b| a.qps.total_cmp(&b.qps))
-        .cloned()
-    else {
-        return Err(StepError::Skipped(
-            "interrupted before the first level".into(),
-        ));
+    let spec = SweepSpec {
+        levels: p.threads.levels(),
+        duration_s: p.duration_s,
+        warmup_s: p.warmup_s,
+        names: &names,
+        what: "lookups",
     };
+    let swept = sweep::run(ctx, &spec, |li, client| {
+        let seed = 0x0010_0c0b ^ li as u64;
+        worker(
+            engine,
+            &table,
+            KeySource::new(p, rows, seed, client, order.as_ref()),
+        )
+    })?;
+    let levels: Vec<Level> = swept
+        .levels
+        .iter()
+        .map(|l| Level {
+            threads: l.threads,
+            qps: l.rate(),
+            lookups: l.out.ops,
+            hits: l.out.rows,
+            misses: l.out.ops.saturating_sub(l.out.rows),
+            errors: l.out.error_count(),
+            latency_us: l.latency(),
+            measured_s: l.out.measured_s,
+            disk: l.disk_mean(),
+            dbduel_cpu_us_per_lookup: l.out.cpu_us_per_op(),
+        })
+        .collect();
+    let best = levels[sweep::best(&swept.levels)].clone();
     let mut s = summary(ctx.title(&format!("lookups by primary key, {}", p.keys.name())));
     s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
     s.ops_per_s = Some(best.qps);
@@ -395,10 +323,10 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "warmup_s": p.warmup_s,
             "levels": levels,
             "best": best,
-            "disk_seconds": disk_seconds,
+            "disk_seconds": swept.disk_seconds(),
         }),
-        intervals,
-        interrupted,
+        intervals: swept.intervals,
+        interrupted: swept.interrupted,
     })
 }
 
@@ -430,44 +358,15 @@ fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::PerSecond,
             Better::Higher,
         ));
-        if let Some(lat) = l.latency_us {
-            for (key, v) in [
-                ("p50", lat.p50),
-                ("p95", lat.p95),
-                ("p99", lat.p99),
-                ("max", lat.max),
-            ] {
-                m.push(Metric::new(
-                    &format!("{key}_us_t{t}"),
-                    &format!("{key} @{t}"),
-                    v as f64,
-                    Unit::Micros,
-                    Better::Lower,
-                ));
-            }
+        if let Some(lat) = &l.latency_us {
+            m.extend(sweep::latency_figures(
+                t,
+                lat,
+                &["p50", "p95", "p99", "max"],
+            ));
         }
         if let Some(d) = &l.disk {
-            m.push(Metric::new(
-                &format!("read_bytes_per_s_t{t}"),
-                &format!("disk reads @{t}"),
-                d.read_bytes_per_s,
-                Unit::BytesPerSecond,
-                Better::None,
-            ));
-            m.push(Metric::new(
-                &format!("read_iops_t{t}"),
-                &format!("read IOPS @{t}"),
-                d.read_iops,
-                Unit::PerSecond,
-                Better::None,
-            ));
-            m.push(Metric::new(
-                &format!("busy_pct_t{t}"),
-                &format!("disk busy @{t}"),
-                d.busy_pct,
-                Unit::Percent,
-                Better::None,
-            ));
+            m.extend(sweep::disk_figures(t, d, false));
         }
     }
     m.push(Metric::new(

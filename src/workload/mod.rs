@@ -9,6 +9,8 @@ pub mod lookups;
 pub mod oltp;
 pub mod queries;
 pub mod replication;
+pub mod sweep;
+pub mod tiers;
 pub mod update;
 
 use crate::dataset::TableDef;
@@ -30,6 +32,8 @@ pub const STEP_KINDS: &[&str] = &[
     "ddl",
     "oltp",
     "lookups",
+    "insert-trickle",
+    "select-triple",
     "catch-up",
     "commit-wait",
     "replica-lag",
@@ -46,6 +50,8 @@ pub enum StepParams {
     Ddl(ddl::DdlParams),
     Oltp(oltp::OltpParams),
     Lookups(lookups::LookupsParams),
+    Trickle(tiers::TrickleParams),
+    Triple(tiers::TripleParams),
     /// `catch-up`, `commit-wait` and `replica-lag`.
     Replication(replication::ReplicationParams),
 }
@@ -60,6 +66,8 @@ impl StepParams {
             | StepParams::Update(_)
             | StepParams::Ddl(_)
             | StepParams::Oltp(_)
+            | StepParams::Trickle(_)
+            | StepParams::Triple(_)
             | StepParams::Replication(_) => true,
         }
     }
@@ -76,6 +84,8 @@ impl StepParams {
             "ddl" => StepParams::Ddl(decode(v)?),
             "oltp" => StepParams::Oltp(decode(v)?),
             "lookups" => StepParams::Lookups(decode(v)?),
+            "insert-trickle" => StepParams::Trickle(decode(v)?),
+            "select-triple" => StepParams::Triple(decode(v)?),
             "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
                 replication::Method::CatchUp,
                 v,
@@ -110,6 +120,8 @@ impl StepParams {
             StepParams::Ddl(p) => p.validate(),
             StepParams::Oltp(p) => p.validate(),
             StepParams::Lookups(p) => p.validate(),
+            StepParams::Trickle(p) => p.validate(),
+            StepParams::Triple(p) => p.validate(),
             StepParams::Replication(p) => p.validate(),
             StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
         }
@@ -121,6 +133,9 @@ impl StepParams {
             StepParams::Queries(q) => q.clients,
             StepParams::Oltp(o) => o.max_threads(),
             StepParams::Lookups(l) => l.threads.max(),
+            // one a table at most; 40 for the seed's tables
+            StepParams::Trickle(t) => t.clients.unwrap_or(40),
+            StepParams::Triple(t) => t.threads.max(),
             StepParams::Replication(r) => r.writers,
             _ => 1,
         }
@@ -140,6 +155,9 @@ pub struct StepCtx<'a> {
     pub dataset_files: &'a [PathBuf],
     /// Rows per table.
     pub dataset_rows: u64,
+    /// The dataset's seed: steps that rebuild rows (to look them up, or to insert more of
+    /// them) need it.
+    pub dataset_seed: u64,
     /// The block device holding the data directories (e.g. `/dev/vda1`), when known.
     pub data_device: Option<&'a str>,
     pub progress: &'a Progress,
@@ -190,6 +208,8 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Ddl(p) => ddl::run(p, ctx),
         StepParams::Oltp(p) => oltp::run(p, ctx),
         StepParams::Lookups(p) => lookups::run(p, ctx),
+        StepParams::Trickle(p) => tiers::run_trickle(p, ctx),
+        StepParams::Triple(p) => tiers::run_triple(p, ctx),
         StepParams::Replication(p) => replication::run(p, ctx),
     }
 }
@@ -203,6 +223,32 @@ impl StepCtx<'_> {
     /// The step's title: the study's, or the kind's default.
     pub fn title(&self, default: &str) -> String {
         self.title.unwrap_or(default).to_string()
+    }
+}
+
+/// An engine with its device profile turned off for a while (a load, or a step whose figure
+/// is bytes, not speed). [`finish`] turns it back on, and fails the step if it cannot (later
+/// figures would be unthrottled); dropping it — when the step failed — tries the same.
+///
+/// [`finish`]: Unthrottled::finish
+pub struct Unthrottled<'a>(&'a dyn Engine);
+
+impl<'a> Unthrottled<'a> {
+    /// Turn the profile off; `None` when the engine has none.
+    pub fn begin(engine: &'a dyn Engine) -> Result<Option<Self>, EngineError> {
+        Ok(engine.set_throttle(false)?.then_some(Unthrottled(engine)))
+    }
+
+    pub fn finish(self) -> Result<(), EngineError> {
+        let r = self.0.set_throttle(true).map(drop);
+        std::mem::forget(self);
+        r
+    }
+}
+
+impl Drop for Unthrottled<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.set_throttle(true);
     }
 }
 

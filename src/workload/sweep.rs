@@ -1,0 +1,230 @@
+//! A sweep of client counts, as the steps that measure throughput per level run it: each level
+//! runs closed-loop for its seconds, and the data device is read at the runner's own ticks so
+//! every second's device figures line up with that second's operations.
+
+use super::{StepCtx, StepError};
+use crate::engine;
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::runner::{self, Bound, IntervalRecord, Pacing, RunOutcome, RunSpec, Worker};
+use crate::sysmon::DeviceIo;
+use crate::sysmon::disk_meter::{self, DiskMeter};
+use serde::Serialize;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// The data device in one second of a level.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiskSecond {
+    /// The level's client count.
+    pub level: u64,
+    /// The second's number in the step (levels follow one another).
+    pub tick: u64,
+    pub warmup: bool,
+    #[serde(flatten)]
+    pub io: DeviceIo,
+}
+
+/// One level as it ran.
+pub struct LevelRun {
+    pub threads: u64,
+    pub out: RunOutcome,
+    /// Its seconds' device readings.
+    pub disk: Vec<DiskSecond>,
+}
+
+impl LevelRun {
+    /// Operations a second over the measured part.
+    pub fn rate(&self) -> f64 {
+        if self.out.measured_s > 0.0 {
+            self.out.ops as f64 / self.out.measured_s
+        } else {
+            0.0
+        }
+    }
+
+    pub fn latency(&self) -> Option<Latency> {
+        Latency::of(&self.out.all)
+    }
+
+    /// The device over the measured seconds (means of its seconds).
+    pub fn disk_mean(&self) -> Option<DeviceIo> {
+        let measured: Vec<DeviceIo> = self
+            .disk
+            .iter()
+            .filter(|s| !s.warmup)
+            .map(|s| s.io.clone())
+            .collect();
+        (!measured.is_empty()).then(|| disk_meter::mean(&measured))
+    }
+}
+
+/// A whole sweep.
+pub struct Sweep {
+    pub levels: Vec<LevelRun>,
+    /// Every level's per-second records, ticks numbered through the step.
+    pub intervals: Vec<IntervalRecord>,
+    pub interrupted: bool,
+}
+
+impl Sweep {
+    /// Every second's device readings, in order.
+    pub fn disk_seconds(&self) -> Vec<DiskSecond> {
+        self.levels.iter().flat_map(|l| l.disk.clone()).collect()
+    }
+}
+
+/// What a sweep runs.
+pub struct SweepSpec<'a> {
+    pub levels: Vec<u64>,
+    pub duration_s: u64,
+    pub warmup_s: u64,
+    /// Op kinds the workers report, by index.
+    pub names: &'a [String],
+    /// What one operation is, for progress and errors ("lookups", "transactions").
+    pub what: &'a str,
+}
+
+/// Run each level in turn with workers from `make(level_index, client)`; stops at the stop
+/// flag (keeping the levels done) and fails when every operation of a level failed.
+pub fn run<'w, F>(ctx: &StepCtx<'_>, spec: &SweepSpec<'_>, make: F) -> Result<Sweep, StepError>
+where
+    F: Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    let mut sweep = Sweep {
+        levels: Vec::new(),
+        intervals: Vec::new(),
+        interrupted: false,
+    };
+    let mut tick_base = 0u64;
+    for (li, &threads) in spec.levels.iter().enumerate() {
+        if ctx.stop.load(Ordering::Relaxed) {
+            sweep.interrupted = true;
+            break;
+        }
+        let run_spec = RunSpec {
+            clients: threads as usize,
+            bound: Bound::Duration(Duration::from_secs(spec.duration_s)),
+            warmup_s: spec.warmup_s,
+            pacing: Pacing::Closed,
+            seed: li as u64,
+        };
+        ctx.progress
+            .status(&format!("{threads} clients connecting"));
+        let progress = ctx.progress;
+        // Each tick closes one second of device counters, aligned with its operations (the
+        // first also spans the clients' connecting, as rates over its real length).
+        let mut meter = DiskMeter::start(ctx.data_device);
+        let mut disk: Vec<DiskSecond> = Vec::new();
+        let what = spec.what;
+        let mut out = runner::run_closed(
+            &run_spec,
+            spec.names,
+            |client| make(li, client),
+            ctx.stop,
+            |iv| {
+                if let Some(io) = meter.tick() {
+                    disk.push(DiskSecond {
+                        level: threads,
+                        tick: tick_base + iv.tick,
+                        warmup: iv.warmup,
+                        io,
+                    });
+                }
+                progress.status(&format!(
+                    "{threads} clients t={:.0}s {:.0} {what}/s",
+                    iv.t_s, iv.ops_per_s
+                ));
+            },
+        )?;
+        sweep
+            .intervals
+            .extend(out.level_intervals(tick_base, threads));
+        tick_base += spec.duration_s;
+        let all_failed = out.all_failed();
+        let interrupted = out.interrupted;
+        sweep.levels.push(LevelRun { threads, out, disk });
+        if interrupted {
+            sweep.interrupted = true;
+            break;
+        }
+        if let Some((errors, first)) = all_failed {
+            return Err(StepError::Check(format!(
+                "every one of the {what} failed at {threads} clients ({errors} errors); first: {first}"
+            )));
+        }
+    }
+    if sweep.levels.is_empty() {
+        return Err(StepError::Skipped(
+            "interrupted before the first level".into(),
+        ));
+    }
+    Ok(sweep)
+}
+
+/// The index of the level with the highest rate.
+pub fn best(levels: &[LevelRun]) -> usize {
+    levels
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.rate().total_cmp(&b.1.rate()))
+        .map(|(i, _)| i)
+        .unwrap_or(0)
+}
+
+/// Level `t`'s latency percentiles as figures (`p50_us_tN`, …): `which` of p50, p95, p99, max.
+pub fn latency_figures(t: u64, lat: &Latency, which: &[&str]) -> Vec<Metric> {
+    which
+        .iter()
+        .map(|&key| {
+            let v = match key {
+                "p50" => lat.p50,
+                "p95" => lat.p95,
+                "p99" => lat.p99,
+                _ => lat.max,
+            };
+            Metric::new(
+                &format!("{key}_us_t{t}"),
+                &format!("{key} @{t}"),
+                v as f64,
+                Unit::Micros,
+                Better::Lower,
+            )
+        })
+        .collect()
+}
+
+/// Level `t`'s data device as figures: reads (and writes, with `writes`) in bytes and
+/// requests a second, and the busy share.
+pub fn disk_figures(t: u64, d: &DeviceIo, writes: bool) -> Vec<Metric> {
+    let mut all = vec![(
+        "read_bytes_per_s",
+        "disk reads",
+        d.read_bytes_per_s,
+        Unit::BytesPerSecond,
+    )];
+    if writes {
+        all.push((
+            "write_bytes_per_s",
+            "disk writes",
+            d.write_bytes_per_s,
+            Unit::BytesPerSecond,
+        ));
+    }
+    all.push(("read_iops", "read IOPS", d.read_iops, Unit::PerSecond));
+    if writes {
+        all.push(("write_iops", "write IOPS", d.write_iops, Unit::PerSecond));
+    }
+    all.push(("busy_pct", "disk busy", d.busy_pct, Unit::Percent));
+    all.into_iter()
+        .map(|(key, label, v, unit)| {
+            Metric::new(
+                &format!("{key}_t{t}"),
+                &format!("{label} @{t}"),
+                v,
+                unit,
+                Better::None,
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,389 @@
+//! Device profiles and the storage-tiers study end to end: the kernel's throttle holds a cold
+//! read to a profile's bandwidth and point selects to its IOPS, as dbduel's own device meter
+//! measures them; a profile that cannot apply stops the run before it starts; no cgroup is
+//! left after a run, an interrupted run, or `sandbox down` after dbduel was killed; and the
+//! built-in study runs on every contender with its findings.
+
+mod common;
+
+use common::{figure, read_json, run, run_dir, step};
+use dbduel::sandbox::device_profile::DeviceProfile;
+use dbduel::sandbox::limits::Limits;
+use dbduel::sysmon::disk_meter::DiskMeter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Can this machine throttle I/O under `dir` (root, a blkio or io controller, a disk)?
+/// Fails instead when servers are required (CI), where it must.
+fn can_throttle(dir: &Path) -> bool {
+    let p = DeviceProfile::named("hdd").unwrap();
+    match Limits::check_io(&p, dir) {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(
+                std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
+                "cannot throttle here and DBDUEL_REQUIRE_SERVERS=1: {e}"
+            );
+            eprintln!("skipping: {e}");
+            false
+        }
+    }
+}
+
+/// Directories of cgroups made by dbduel process `pid` that still exist.
+fn cgroups_of(pid: u32) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let prefix = format!("dbduel-{pid}-");
+    let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                out.push(e.path());
+            } else if d.components().count() < 8 {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// A cold sequential read in a 50 MiB/s cgroup reads at most about 55 MiB/s, as dbduel's
+/// device meter sees the disk — and does read the disk (it is not the page cache answering).
+#[test]
+fn a_cold_sequential_read_is_held_to_the_profile_bandwidth() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    if !can_throttle(dir.path()) {
+        return;
+    }
+    let file = dir.path().join("cold.bin");
+    let st = std::process::Command::new("dd")
+        .args(["if=/dev/urandom", "bs=1M", "count=160", "conv=fsync"])
+        .arg(format!("of={}", file.display()))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("dd writes");
+    assert!(st.success());
+    let ev = dbduel::oscache::evict(std::slice::from_ref(&file));
+    assert!(ev.is_cold(), "{}", ev.method);
+    let profile = DeviceProfile {
+        name: "test-50MiB".into(),
+        read_mb_s: 52, // 50 MiB/s
+        write_mb_s: 52,
+        read_iops: 100_000,
+        write_iops: 100_000,
+    };
+    let limits = Limits::for_sandbox("seq-read", None, Some(&profile), dir.path())
+        .expect("a cgroup")
+        .expect("a profile makes one");
+    let disk = limits.io().unwrap().1.name.clone();
+    let mut cmd = std::process::Command::new("dd");
+    cmd.arg(format!("if={}", file.display()))
+        .args(["of=/dev/null", "bs=1M"])
+        .stderr(std::process::Stdio::null());
+    limits.apply(&mut cmd);
+    let mut meter = DiskMeter::start(Some(&format!("/dev/{disk}")));
+    let t = Instant::now();
+    let mut child = cmd.spawn().expect("dd reads");
+    let mut seconds = Vec::new();
+    while child.try_wait().expect("wait").is_none() {
+        std::thread::sleep(Duration::from_secs(1));
+        seconds.extend(meter.tick());
+    }
+    let took = t.elapsed().as_secs_f64();
+    // 160 MiB at 50 MiB/s: about 3.2 s; unthrottled it takes a fraction of a second
+    assert!(took > 2.8, "the read took {took:.2} s: not throttled");
+    let full: Vec<f64> = seconds
+        .iter()
+        .take(seconds.len().saturating_sub(1)) // the last second is partly idle
+        .map(|s| s.read_bytes_per_s / (1 << 20) as f64)
+        .collect();
+    assert!(!full.is_empty(), "{seconds:?}");
+    let top = full.iter().copied().fold(0.0, f64::max);
+    let mean = full.iter().sum::<f64>() / full.len() as f64;
+    assert!(top <= 55.0, "reads reached {top:.1} MiB/s: {full:?}");
+    assert!(
+        mean >= 35.0,
+        "reads {mean:.1} MiB/s: not from the disk? {full:?}"
+    );
+    let dirs = limits.paths();
+    drop(limits);
+    assert!(dirs.iter().all(|d| !d.exists()), "{dirs:?} removed");
+}
+
+fn have_mariadb() -> bool {
+    common::have_server(
+        "mariadbd",
+        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
+    )
+}
+
+/// Point selects on a server whose reads are limited to 200 IOPS: the disk's reads stay
+/// about there, and the selects fall far below the same server's unthrottled ones.
+#[test]
+fn an_iops_profile_holds_point_selects_to_its_reads() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    if !have_mariadb() || !can_throttle(tmp.path()) {
+        return;
+    }
+    let path = tmp.path().join("iops.toml");
+    std::fs::write(
+        &path,
+        r#"[study]
+name = "iops"
+description = "point selects under an IOPS profile"
+[dataset]
+generator = "codes"
+table = "codes"
+rows = 300000
+[[contender]]
+name = "free"
+engine = "mariadb"
+options = { buffer_pool_mb = 8 }
+[[contender]]
+name = "held"
+engine = "mariadb"
+options = { buffer_pool_mb = 8, device_profile = { read_mb_s = 100, read_iops = 200, write_iops = 5000 } }
+[[step]]
+name = "load"
+kind = "load"
+unthrottled = true
+[[step]]
+name = "lookups"
+kind = "lookups"
+keys = "full-random"
+threads = 8
+duration_s = 5
+warmup_s = 1
+cold_start = true
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let (pid, code, stdout, stderr) = common::run_with_pid(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let qps = |c: &str| figure(step(&summary, c, "lookups"), "best_qps").unwrap();
+    let iops = |c: &str| figure(step(&summary, c, "lookups"), "read_iops_t8").unwrap();
+    let (free, held) = (qps("free"), qps("held"));
+    assert!(
+        iops("held") <= 230.0,
+        "the disk read {:.0} IOPS under a 200 IOPS profile",
+        iops("held")
+    );
+    assert!(
+        iops("held") >= 100.0,
+        "reads came from the disk: {:.0}",
+        iops("held")
+    );
+    assert!(
+        held * 4.0 < free,
+        "throttled {held:.0} lookups/s against {free:.0} unthrottled"
+    );
+    // the load ran unthrottled and said so; the manifest states the profile's numbers
+    let note = step(&summary, "held", "load")["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("unthrottled = true"), "{note}");
+    let manifest = read_json(&dir.join("manifest.json"));
+    let held_facts = manifest["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "held")
+        .unwrap();
+    let p = held_facts["effective"]["device_profile"].as_str().unwrap();
+    assert!(
+        p.contains("100 MB/s, 200 IOPS; writes 100 MB/s, 5000 IOPS"),
+        "{p}"
+    );
+    assert!(cgroups_of(pid).is_empty(), "{:?}", cgroups_of(pid));
+}
+
+/// A profile on data that no disk holds (tmpfs) cannot be throttled: the run stops before
+/// it starts, with exit 3 and the reason.
+#[test]
+fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipping: no /dev/shm");
+        return;
+    }
+    let out = tempfile::tempdir_in(shm).expect("tmp");
+    let (code, _, stderr) = run(&[
+        "run",
+        "storage-tiers",
+        "--scale",
+        "functional",
+        "--contender",
+        "sqlite-hdd",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("contender `sqlite-hdd` asks for device_profile hdd (120 MB/s, 150 IOPS)")
+            && stderr.contains("cannot be applied here"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "nothing ran"
+    );
+}
+
+/// The built-in study at its functional scale on every contender: each step runs, the device
+/// figures are there, the findings set each engine's fast profile against its slow one, and
+/// no cgroup is left.
+#[test]
+fn the_storage_tiers_study_runs_on_every_contender() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    if !have_mariadb()
+        || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+        || !can_throttle(tmp.path())
+    {
+        return;
+    }
+    let out = tmp.path().join("out");
+    let (pid, code, stdout, stderr) = common::run_with_pid(&[
+        "run",
+        "storage-tiers",
+        "--scale",
+        "functional",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in [
+        "innodb-cloud",
+        "innodb-hdd",
+        "myrocks-cloud",
+        "myrocks-hdd",
+        "postgres-cloud",
+        "postgres-hdd",
+        "sqlite-cloud",
+        "sqlite-hdd",
+    ] {
+        for st in ["load", "footprint", "cpu-bound", "io-bound", "insert-full"] {
+            assert_eq!(step(&summary, c, st)["status"], "ok", "{c}/{st}");
+        }
+        let io = step(&summary, c, "io-bound");
+        assert!(figure(io, "tps").unwrap() > 0.0, "{c}");
+        assert!(figure(io, "busy_pct_t4").is_some(), "{c}: {io:#}");
+        // every transaction found its row, and every insert went in (counted in the table)
+        let details = read_json(&dir.join(c).join("io-bound.json"));
+        assert_eq!(details["details"]["misses"], 0, "{c}");
+        let ins = read_json(&dir.join(c).join("insert-full.json"));
+        assert!(
+            ins["details"]["levels"][0]["transactions"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
+    }
+    for (fast, slow, name) in [
+        ("innodb-cloud", "innodb-hdd", "innodb"),
+        ("postgres-cloud", "postgres-hdd", "postgres"),
+        ("sqlite-cloud", "sqlite-hdd", "sqlite"),
+    ] {
+        let line = format!(
+            "{fast} on cloud-disk (125 MB/s, 3000 IOPS) against {slow} on hdd (120 MB/s, 150 IOPS): cpu-bound ×"
+        );
+        assert!(stdout.contains(&line), "{name}: no «{line}» in\n{stdout}");
+    }
+    assert!(
+        stdout.contains("the original: 40 tables, 40 threads"),
+        "{stdout}"
+    );
+    assert!(cgroups_of(pid).is_empty(), "{:?}", cgroups_of(pid));
+    // the HTML report draws the profiles' limits
+    let (code, html, _) = run(&["report", dir.to_str().unwrap(), "--format", "html"]);
+    assert_eq!(code, 0);
+    assert!(html.contains("innodb-hdd: hdd limit"), "no reference line");
+}
+
+/// Killed with SIGKILL mid-run, dbduel leaves a server in its cgroups: `sandbox down` stops
+/// the server and removes them; an interrupted run removes its own.
+#[test]
+fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    if !have_mariadb() || !can_throttle(tmp.path()) {
+        return;
+    }
+    let start = |out: &Path| {
+        common::bin()
+            .args([
+                "run",
+                "storage-tiers",
+                "--scale",
+                "functional",
+                "--contender",
+                "innodb-hdd",
+                "--set",
+                "step.cpu-bound.duration_s=60",
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("dbduel runs")
+    };
+    // wait until the cpu-bound step runs (its sandbox is up, in its cgroups)
+    let wait_running = |out: &Path, pid: u32| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let busy = std::fs::read_dir(out)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|d| d.path().join("innodb-hdd").join("footprint.json").exists());
+            if busy && !cgroups_of(pid).is_empty() {
+                std::thread::sleep(Duration::from_secs(2));
+                return;
+            }
+            assert!(Instant::now() < deadline, "the step never started");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    for how in [libc::SIGINT, libc::SIGKILL] {
+        let out = tmp.path().join(format!("out-{how}"));
+        let mut child = start(&out);
+        let pid = child.id();
+        wait_running(&out, pid);
+        dbduel::sandbox::signal(pid as i32, how);
+        let status = child.wait().expect("dbduel ends");
+        if how == libc::SIGINT {
+            assert_eq!(status.code(), Some(130));
+            assert!(cgroups_of(pid).is_empty(), "{:?}", cgroups_of(pid));
+        } else {
+            let left = cgroups_of(pid);
+            assert!(!left.is_empty(), "the killed run left its server's cgroups");
+            let (code, said, err) = run(&["sandbox", "down", "--out", out.to_str().unwrap()]);
+            assert_eq!(code, 0, "{said}{err}");
+            assert!(
+                cgroups_of(pid).is_empty(),
+                "{:?} after: {said}",
+                cgroups_of(pid)
+            );
+            assert!(dbduel::sandbox::find(&out).is_empty(), "{said}");
+        }
+    }
+}
