@@ -11,7 +11,16 @@ use dbduel::sandbox::device_profile::DeviceProfile;
 use dbduel::sandbox::limits::Limits;
 use dbduel::sysmon::disk_meter::DiskMeter;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The device meter sees the whole disk: these tests run one at a time, so that one's reads
+/// are not counted in another's figures.
+static DISK: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    DISK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Can this machine throttle I/O under `dir` (root, a blkio or io controller, a disk)?
 /// Fails instead when servers are required (CI), where it must.
@@ -54,6 +63,7 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
 /// device meter sees the disk — and does read the disk (it is not the page cache answering).
 #[test]
 fn a_cold_sequential_read_is_held_to_the_profile_bandwidth() {
+    let _disk = one_at_a_time();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !can_throttle(dir.path()) {
         return;
@@ -124,6 +134,7 @@ fn have_mariadb() -> bool {
 /// about there, and the selects fall far below the same server's unthrottled ones.
 #[test]
 fn an_iops_profile_holds_point_selects_to_its_reads() {
+    let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !have_mariadb() || !can_throttle(tmp.path()) {
         return;
@@ -214,6 +225,7 @@ cold_start = true
 /// it starts, with exit 3 and the reason.
 #[test]
 fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
+    let _disk = one_at_a_time();
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
         eprintln!("skipping: no /dev/shm");
@@ -248,6 +260,7 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
 /// no cgroup is left.
 #[test]
 fn the_storage_tiers_study_runs_on_every_contender() {
+    let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !have_mariadb()
         || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
@@ -322,6 +335,7 @@ fn the_storage_tiers_study_runs_on_every_contender() {
 /// the server and removes them; an interrupted run removes its own.
 #[test]
 fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
+    let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !have_mariadb() || !can_throttle(tmp.path()) {
         return;
