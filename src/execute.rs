@@ -158,6 +158,10 @@ pub fn run(
             contender.name,
             contender.engine.kind()
         ));
+        // Data on a device the contender names: its disk is the one measured.
+        let data_on = contender.engine.data_dir().map(Path::to_path_buf);
+        let contender_fs = data_on.as_deref().and_then(sysmon::filesystem_of);
+        let contender_device = contender_fs.as_ref().map(|f| f.source.clone());
         let opened = contender.engine.open(&open_ctx).and_then(|e| {
             let info = e.info()?;
             Ok((e, info))
@@ -168,11 +172,22 @@ pub fn run(
                     "{} · {} {} ready",
                     contender.name, info.engine, info.version
                 ));
+                // Where the data lives, when the contender names a device for it.
+                if let (Some(d), Some(fs)) = (&data_on, &contender_fs) {
+                    info.settings.insert(
+                        "data_dir".into(),
+                        format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
+                    );
+                    info.settings
+                        .insert("data_device".into(), fs.source.clone());
+                }
                 // The profile's numbers, and the disk they hold, beside the settings.
                 if let Some(p) = contender.engine.device_profile() {
-                    let disk = crate::sandbox::limits::block_device_of(&data_dir)
-                        .map(|d| format!("{} ({})", d.name, d.dev))
-                        .unwrap_or_else(|e| e);
+                    let disk = crate::sandbox::limits::block_device_of(
+                        data_on.as_deref().unwrap_or(&data_dir),
+                    )
+                    .map(|d| format!("{} ({})", d.name, d.dev))
+                    .unwrap_or_else(|e| e);
                     info.settings.insert(
                         "device_profile".into(),
                         format!("{}, throttled on {disk}", p.describe()),
@@ -236,6 +251,9 @@ pub fn run(
                     &tables,
                     &dataset_files,
                     &manifest.host,
+                    contender_device
+                        .as_deref()
+                        .or(manifest.host.data_device.as_deref()),
                     progress,
                     stop,
                 )?;
@@ -295,6 +313,7 @@ fn run_step(
     tables: &[crate::dataset::TableDef],
     dataset_files: &[PathBuf],
     host: &Host,
+    data_device: Option<&str>,
     progress: &mut Progress,
     stop: &AtomicBool,
 ) -> Result<StepSummary, ExecError> {
@@ -325,7 +344,7 @@ fn run_step(
         dataset_files,
         dataset_rows: study.file.dataset.rows,
         dataset_seed: study.file.dataset.seed,
-        data_device: host.data_device.as_deref(),
+        data_device,
         progress: &*progress,
         stop: &step_stop,
     };

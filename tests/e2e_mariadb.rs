@@ -42,6 +42,7 @@ fn recipe() -> Box<MariadbRecipe> {
         rocksdb: false,
         memory_limit_mb: None,
         device_profile: None,
+        data_dir: None,
     })
 }
 
@@ -118,6 +119,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         rocksdb: false,
         memory_limit_mb: Some(200),
         device_profile: None,
+        data_dir: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -167,6 +169,7 @@ fn a_server_that_cannot_start_says_why() {
             rocksdb: false,
             memory_limit_mb: None,
             device_profile: None,
+            data_dir: None,
         }),
         "bad",
         &root.path().join("bad"),

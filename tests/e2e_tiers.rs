@@ -401,3 +401,97 @@ fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
         }
     }
 }
+
+/// A contender's `data_dir` puts its server's data on the device the user names: the data
+/// directory is made there (owned by the server's account), measured there, and removed after
+/// the run, leaving the user's directory as it was.
+#[test]
+fn data_dir_puts_the_data_where_the_user_says() {
+    let _disk = one_at_a_time();
+    if !have_mariadb()
+        || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+    {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    let disk = tmp.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    // the PostgreSQL account must reach it, as it must any directory a user names
+    for d in [tmp.path(), disk.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = tmp.path().join("dd.toml");
+    let study = |dir: &str| {
+        format!(
+            r#"[study]
+name = "dd"
+description = "data on a named directory"
+[dataset]
+generator = "codes"
+table = "codes"
+rows = 2000
+[[contender]]
+name = "innodb"
+engine = "mariadb"
+options = {{ buffer_pool_mb = 16, data_dir = "{dir}" }}
+[[contender]]
+name = "pg"
+engine = "postgres"
+options = {{ shared_buffers_mb = 16, data_dir = "{dir}" }}
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "footprint"
+kind = "footprint"
+"#
+        )
+    };
+    std::fs::write(&path, study(disk.to_str().unwrap())).unwrap();
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--keep",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    // kept: each sandbox's data lives under data_dir, in a directory of dbduel's own
+    let found = dbduel::sandbox::find(&out);
+    assert_eq!(found.len(), 2, "{found:?}");
+    for f in &found {
+        let home = f.manifest.data_home.clone().expect("a data home");
+        assert!(home.starts_with(&disk), "{home:?}");
+        assert!(
+            f.manifest.datadir.starts_with(&home),
+            "{:?}",
+            f.manifest.datadir
+        );
+    }
+    let manifest = read_json(&dir.join("manifest.json"));
+    for c in manifest["contenders"].as_array().unwrap() {
+        let said = c["effective"]["data_dir"].as_str().unwrap();
+        assert!(said.starts_with(disk.to_str().unwrap()), "{said}");
+        assert!(c["effective"]["data_device"].is_string());
+    }
+    let (code, said, err) = run(&["sandbox", "down", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{said}{err}");
+    assert_eq!(
+        std::fs::read_dir(&disk).unwrap().count(),
+        0,
+        "data_dir is left as it was"
+    );
+
+    // a data_dir that is not there is refused with its place in the file
+    std::fs::write(&path, study("/no/such/dir")).unwrap();
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("data_dir = \"/no/such/dir\" is not a directory on this machine"),
+        "{stderr}"
+    );
+}

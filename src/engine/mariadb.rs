@@ -60,6 +60,10 @@ pub struct MariadbOptions {
     /// by the kernel's block-I/O cgroup on the disk under its data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_profile: Option<DeviceProfile>,
+    /// Keep the sandbox's data under this directory — on a device you name — instead of the
+    /// run directory (dbduel makes and removes its own directory inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
     /// zlib, lz4 or zstd (closest to TokuDB's lzma).
     #[serde(default)]
@@ -142,6 +146,10 @@ impl super::EngineKind for MariadbOptions {
         self.device_profile.as_ref()
     }
 
+    fn data_dir(&self) -> Option<&std::path::Path> {
+        self.data_dir.as_deref()
+    }
+
     fn preflight(&self) -> Result<()> {
         MariadbOptions::preflight(self)
     }
@@ -173,6 +181,7 @@ impl super::EngineKind for MariadbOptions {
 impl MariadbOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
         super::check_partitions(self.partitions)?;
+        super::check_data_dir(self.data_dir.as_deref())?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
         if !STORAGE_ENGINES.contains(&se.as_str()) {
@@ -288,6 +297,7 @@ impl MariadbOptions {
             ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("device_profile", self.device_profile.is_some()),
+            ("data_dir", self.data_dir.is_some()),
             ("compression", self.compression.is_some()),
             (
                 "flush_log_at_trx_commit",
@@ -447,6 +457,7 @@ impl MariadbOptions {
             rocksdb: self.is_rocksdb(),
             memory_limit_mb: self.memory_limit_mb,
             device_profile: self.device_profile.clone(),
+            data_dir: self.data_dir.clone(),
         }
     }
 }
@@ -588,6 +599,7 @@ impl MariadbEngine {
                         rocksdb: engine.opts.is_rocksdb(),
                         memory_limit_mb: None,
                         device_profile: None,
+                        data_dir: None,
                     };
                     (r.name.clone(), recipe)
                 })

@@ -325,6 +325,10 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     fn files_per_client(&self) -> u64 {
         1
     }
+    /// The directory its data lives under, when the contender names one.
+    fn data_dir(&self) -> Option<&Path> {
+        None
+    }
     /// The storage class its data is throttled to, when the contender names one.
     fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
         None
@@ -385,6 +389,10 @@ impl EngineConfig {
 
     pub fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
         self.0.device_profile()
+    }
+
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.0.data_dir()
     }
 
     pub fn files_per_client(&self) -> u64 {
@@ -464,4 +472,23 @@ pub(crate) fn check_partitions(partitions: Option<u32>) -> std::result::Result<(
         )),
         _ => Ok(()),
     }
+}
+
+/// The `data_dir` option of server engines: an existing directory, by absolute path.
+pub(crate) fn check_data_dir(dir: Option<&Path>) -> std::result::Result<(), DecodeError> {
+    let Some(d) = dir else { return Ok(()) };
+    let at = |m: String| Err(DecodeError::at(KeyPath::root().key("data_dir"), m));
+    if !d.is_absolute() {
+        return at(format!(
+            "data_dir = {:?} must be an absolute path (a directory on the device to use)",
+            d.display().to_string()
+        ));
+    }
+    if !d.is_dir() {
+        return at(format!(
+            "data_dir = {:?} is not a directory on this machine; create it (on the device to use) or name another",
+            d.display().to_string()
+        ));
+    }
+    Ok(())
 }

@@ -47,6 +47,10 @@ pub struct PostgresOptions {
     /// by the kernel's block-I/O cgroup on the disk under its data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_profile: Option<DeviceProfile>,
+    /// Keep the sandbox's data under this directory — on a device you name — instead of the
+    /// run directory (dbduel makes and removes its own directory inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
     /// synchronous_commit: on (default), off, local, remote_write or remote_apply.
     #[serde(default)]
     pub synchronous_commit: Option<String>,
@@ -138,6 +142,10 @@ impl super::EngineKind for PostgresOptions {
         self.device_profile.as_ref()
     }
 
+    fn data_dir(&self) -> Option<&std::path::Path> {
+        self.data_dir.as_deref()
+    }
+
     fn preflight(&self) -> Result<()> {
         PostgresOptions::preflight(self)
     }
@@ -163,6 +171,7 @@ impl super::EngineKind for PostgresOptions {
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
         super::check_partitions(self.partitions)?;
+        super::check_data_dir(self.data_dir.as_deref())?;
         if let Some(limit) = self.memory_limit_mb {
             let need = self.shared_buffers_mb.unwrap_or(256) + 64;
             if limit < need {
@@ -222,6 +231,7 @@ impl PostgresOptions {
             ("shared_buffers_mb", self.shared_buffers_mb.is_some()),
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("device_profile", self.device_profile.is_some()),
+            ("data_dir", self.data_dir.is_some()),
             ("synchronous_commit", self.synchronous_commit.is_some()),
             ("wal_level", self.wal_level.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
@@ -277,6 +287,7 @@ impl PostgresOptions {
             base_backup_of: None,
             memory_limit_mb: self.memory_limit_mb,
             device_profile: self.device_profile.clone(),
+            data_dir: self.data_dir.clone(),
         }
     }
 }

@@ -107,6 +107,7 @@ impl PostgresTopology {
                 base_backup_of: Some(primary_reach.port),
                 memory_limit_mb: None,
                 device_profile: None,
+                data_dir: None,
             };
             let p = Server::provision(
                 None,

@@ -169,10 +169,16 @@ impl RunData {
     /// Read every step's series from `dir`. Missing files are simply absent series.
     pub fn load(dir: &Path, summary: Summary, manifest: Manifest) -> RunData {
         let mut series = BTreeMap::new();
-        let device = manifest.host.data_device.clone();
         for c in &summary.contenders {
+            // A contender whose data lives on a device of its own is measured there.
+            let device = manifest
+                .contenders
+                .iter()
+                .find(|f| f.name == c.name)
+                .and_then(|f| f.effective.get("data_device"))
+                .or(manifest.host.data_device.as_ref());
             for st in &c.steps {
-                let s = load_step(&dir.join(&c.name), &st.name, device.as_deref());
+                let s = load_step(&dir.join(&c.name), &st.name, device.map(String::as_str));
                 series.insert((c.name.clone(), st.name.clone()), s);
             }
         }

@@ -39,6 +39,8 @@ pub struct MariadbRecipe {
     pub memory_limit_mb: Option<u64>,
     /// Throttle the server's block I/O to this profile.
     pub device_profile: Option<DeviceProfile>,
+    /// Keep the data under this directory (on a device the user named).
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 fn am_root() -> bool {
@@ -57,6 +59,10 @@ impl Recipe for MariadbRecipe {
 
     fn device_profile(&self) -> Option<&DeviceProfile> {
         self.device_profile.as_ref()
+    }
+
+    fn data_root(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
     }
 
     fn check_installed(&self) -> Result<()> {

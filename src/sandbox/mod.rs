@@ -62,6 +62,10 @@ pub struct SandboxManifest {
     /// The server-owned directory outside `dir` (data, socket), when there is one.
     #[serde(default)]
     pub private_dir: Option<PathBuf>,
+    /// The directory dbduel made under the contender's `data_dir` for the data, when the
+    /// data lives on a device the user named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_home: Option<PathBuf>,
     /// Server process id while running (it leads its own process group).
     pub pid: Option<i32>,
     /// The dbduel process that started it.
@@ -90,12 +94,23 @@ pub struct Layout {
     /// A directory outside `dir` holding what the server itself writes (data, socket), made
     /// when the server runs as another user who may not be able to reach `dir`.
     pub private: Option<PathBuf>,
+    /// The directory under the contender's `data_dir` that holds the data, when it has one.
+    pub data_home: Option<PathBuf>,
 }
 
 impl Layout {
-    fn new(dir: &Path, port: u16, owner: Option<ServiceUser>) -> Result<Self> {
+    fn new(
+        dir: &Path,
+        port: u16,
+        owner: Option<ServiceUser>,
+        data_root: Option<&Path>,
+    ) -> Result<Self> {
         let private = match &owner {
             Some(u) => Some(user::private_dir(u, dir)?),
+            None => None,
+        };
+        let data_home = match data_root {
+            Some(root) => Some(user::data_home(root, dir, owner.as_ref())?),
             None => None,
         };
         let base = private.clone().unwrap_or_else(|| dir.to_path_buf());
@@ -108,7 +123,7 @@ impl Layout {
         };
         Ok(Layout {
             dir: dir.to_path_buf(),
-            datadir: base.join("data"),
+            datadir: data_home.as_deref().unwrap_or(&base).join("data"),
             socket,
             config_file: dir.join("server.cnf"),
             log_file: dir.join("server.log"),
@@ -116,7 +131,13 @@ impl Layout {
             port,
             owner,
             private,
+            data_home,
         })
+    }
+
+    /// Where the data lives: the directory a device profile throttles the disk of.
+    pub fn data_home(&self) -> &Path {
+        self.data_home.as_deref().unwrap_or(&self.dir)
     }
 
     /// A command for `program` that runs as the sandbox's owner.
@@ -167,6 +188,11 @@ pub trait Recipe: Send + Sync {
     fn device_profile(&self) -> Option<&device_profile::DeviceProfile> {
         None
     }
+    /// A directory (on a device the user named) to keep the data under, instead of the
+    /// sandbox directory.
+    fn data_root(&self) -> Option<&Path> {
+        None
+    }
 }
 
 /// A running (or stopped) sandbox owned by this process.
@@ -194,7 +220,12 @@ impl Sandbox {
     pub fn create(recipe: Box<dyn Recipe>, name: &str, dir: &Path) -> Result<Sandbox> {
         recipe.check_installed()?;
         std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
-        let layout = Layout::new(&absolute(dir), free_port()?, recipe.service_user()?)?;
+        let layout = Layout::new(
+            &absolute(dir),
+            free_port()?,
+            recipe.service_user()?,
+            recipe.data_root(),
+        )?;
         let config = recipe.config(&layout);
         std::fs::write(&layout.config_file, &config)
             .map_err(|e| io_err("cannot write", &layout.config_file, e))?;
@@ -210,6 +241,7 @@ impl Sandbox {
             config_file: layout.config_file.clone(),
             log_file: layout.log_file.clone(),
             private_dir: layout.private.clone(),
+            data_home: layout.data_home.clone(),
             pid: None,
             owner_pid: std::process::id() as i32,
             server_version: None,
@@ -221,7 +253,7 @@ impl Sandbox {
             name,
             recipe.memory_limit_bytes(),
             recipe.device_profile(),
-            &layout.dir,
+            layout.data_home(),
         )
         .map_err(SandboxError::Io)?;
         let mut sb = Sandbox {
@@ -461,6 +493,9 @@ fn remove_dir(layout: &Layout) -> Result<()> {
     if let Some(private) = &layout.private {
         user::remove_private_dir(private)?;
     }
+    if let Some(home) = &layout.data_home {
+        user::remove_data_home(home)?;
+    }
     std::fs::remove_dir_all(&layout.dir).map_err(|e| io_err("cannot remove", &layout.dir, e))
 }
 
@@ -604,6 +639,7 @@ pub fn remove_found(f: &Found) -> Result<()> {
         port: f.manifest.port,
         owner: None,
         private: f.manifest.private_dir.clone(),
+        data_home: f.manifest.data_home.clone(),
     };
     remove_dir(&layout)
 }

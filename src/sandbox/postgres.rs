@@ -47,6 +47,8 @@ pub struct PostgresRecipe {
     pub memory_limit_mb: Option<u64>,
     /// Throttle the server's block I/O to this profile.
     pub device_profile: Option<DeviceProfile>,
+    /// Keep the data under this directory (on a device the user named).
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl PostgresRecipe {
@@ -75,6 +77,10 @@ impl Recipe for PostgresRecipe {
 
     fn device_profile(&self) -> Option<&DeviceProfile> {
         self.device_profile.as_ref()
+    }
+
+    fn data_root(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
     }
 
     fn flavor(&self) -> &'static str {

@@ -92,11 +92,23 @@ pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("-");
+    new_dir(
+        &root,
+        &format!("{}-{}", std::process::id(), tag),
+        Some(user),
+    )
+}
+
+/// A directory `root/PREFIX-N` that did not exist (the first free N), 0700, owned by `owner`
+/// when given.
+fn new_dir(root: &Path, prefix: &str, owner: Option<&ServiceUser>) -> Result<PathBuf> {
     for n in 0..1000 {
-        let d = root.join(format!("{}-{}-{n}", std::process::id(), tag));
+        let d = root.join(format!("{prefix}-{n}"));
         match std::fs::create_dir(&d) {
             Ok(()) => {
-                chown(&d, user)?;
+                if let Some(u) = owner {
+                    chown(&d, u)?;
+                }
                 std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).map_err(
                     |e| SandboxError::Io(format!("cannot set permissions on {}: {e}", d.display())),
                 )?;
@@ -117,11 +129,47 @@ pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
     )))
 }
 
+/// Names of the data directories dbduel makes under a contender's `data_dir`.
+const DATA_HOME_PREFIX: &str = "dbduel-data-";
+
+/// A new directory under `root` (a contender's `data_dir`) for the data of the sandbox in
+/// `sandbox_dir`, owned by `owner` when the server runs as another user.
+pub fn data_home(root: &Path, sandbox_dir: &Path, owner: Option<&ServiceUser>) -> Result<PathBuf> {
+    let tag = sandbox_dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    new_dir(
+        root,
+        &format!("{DATA_HOME_PREFIX}{}-{tag}", std::process::id()),
+        owner,
+    )
+}
+
+/// Remove a directory made by `data_home` (and nothing not named as one).
+pub fn remove_data_home(d: &Path) -> Result<()> {
+    let ours = d
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(DATA_HOME_PREFIX));
+    remove_ours(d, ours, "a dbduel data directory")
+}
+
 /// Remove a private directory made by `private_dir` (and nothing outside their root).
 pub fn remove_private_dir(d: &Path) -> Result<()> {
-    if !d.starts_with(private_root()) {
+    remove_ours(
+        d,
+        d.starts_with(private_root()),
+        "a dbduel sandbox directory",
+    )
+}
+
+/// Remove `d` and all in it when it is `ours` (else refuse, saying it is not `what`); a
+/// directory already gone is fine.
+fn remove_ours(d: &Path, ours: bool, what: &str) -> Result<()> {
+    if !ours {
         return Err(SandboxError::Io(format!(
-            "refusing to remove {}: not a dbduel sandbox directory",
+            "refusing to remove {}: not {what}",
             d.display()
         )));
     }
