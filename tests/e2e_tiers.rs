@@ -328,7 +328,7 @@ fn the_storage_tiers_study_runs_on_every_contender() {
     // the HTML report draws the profiles' limits
     let (code, html, _) = run(&["report", dir.to_str().unwrap(), "--format", "html"]);
     assert_eq!(code, 0);
-    assert!(html.contains("innodb-hdd: hdd limit"), "no reference line");
+    assert!(html.contains("hdd limit 150"), "no reference line");
 }
 
 /// Killed with SIGKILL mid-run, dbduel leaves a server in its cgroups: `sandbox down` stops

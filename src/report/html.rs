@@ -1041,24 +1041,38 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
             .flatten()
             .flat_map(|sr| sr.system.iter().map(y))
             .fold(0.0, f64::max);
-        let mut above = Vec::new();
-        let mut refs = Vec::new();
+        // One line per profile limit, with the contenders it holds; in a contender's colour
+        // when it holds one.
+        let mut limits: Vec<(String, f64, Vec<usize>)> = Vec::new();
         for (i, p) in profiles.iter().enumerate() {
             let Some(p) = p else { continue };
             if v.series.get(i).is_none_or(|s| s.is_none()) {
                 continue;
             }
-            let at = limit(p);
-            let label = format!("{}: {} limit {}", v.name(i), p.name, fmt(at));
+            let label = format!("{} limit {}", p.name, fmt(limit(p)));
+            match limits.iter_mut().find(|l| l.0 == label) {
+                Some(l) => l.2.push(i),
+                None => limits.push((label, limit(p), vec![i])),
+            }
+        }
+        let mut above = Vec::new();
+        let mut refs = Vec::new();
+        for (label, at, who) in limits {
+            let names: Vec<&str> = who.iter().map(|&i| v.name(i)).collect();
+            let hover = format!("{label}: {}", names.join(", "));
             // A limit far above what was measured would flatten the lines: named instead.
             if at <= peak * 2.0 {
                 refs.push(svg::RefLine {
                     y: at,
                     label,
-                    color: svg::color(i),
+                    hover,
+                    color: match who.as_slice() {
+                        [one] => svg::color(*one),
+                        _ => "#4a5160",
+                    },
                 });
             } else {
-                above.push(label);
+                above.push(hover);
             }
         }
         let mut detail = format!("{disk}, each second");

@@ -93,10 +93,12 @@ pub struct LineChart<'a> {
     pub refs: Vec<RefLine>,
 }
 
-/// A dashed horizontal line at `y`, named by `label` (drawn at its right end and on hover).
+/// A dashed horizontal line at `y`, named by `label` (drawn at one end; `hover` on hover).
+/// Labels alternate between the right and the left end, so near lines stay readable.
 pub struct RefLine {
     pub y: f64,
     pub label: String,
+    pub hover: String,
     pub color: &'static str,
 }
 
@@ -347,18 +349,23 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         n(LINE_H - 6.0),
         esc(&c.x_label)
     );
-    for r in &c.refs {
+    for (i, r) in c.refs.iter().enumerate() {
         let y = py(r.y);
+        let (x, anchor) = if i % 2 == 0 {
+            (W - MR - 2.0, "end")
+        } else {
+            (ML + 2.0, "start")
+        };
         let _ = write!(
             o,
-            "<g class=\"ref\"><title>{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"5 4\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text></g>",
-            esc(&r.label),
+            "<g class=\"ref\"><title>{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-dasharray=\"5 4\"/><text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" fill=\"{}\">{}</text></g>",
+            esc(&r.hover),
             n(ML),
             n(y),
             n(W - MR),
             n(y),
             r.color,
-            n(W - MR - 2.0),
+            n(x),
             n(y - 3.0),
             r.color,
             esc(&r.label)
@@ -684,6 +691,7 @@ mod tests {
             refs: vec![RefLine {
                 y: 40.0,
                 label: "hdd: 40".into(),
+                hover: "hdd: 40 (a, b)".into(),
                 color: "#123456",
             }],
         };
