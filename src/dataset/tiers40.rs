@@ -205,7 +205,8 @@ impl Tiers40 {
     }
 }
 
-fn push_id(out: &mut Vec<u8>, id: u64) {
+/// Append the `id` column's text of id number `id` (`u` and ten digits).
+pub fn push_id(out: &mut Vec<u8>, id: u64) {
     let mut num = [0u8; 20];
     let digits = format_u64(id, &mut num);
     out.push(b'u');

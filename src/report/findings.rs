@@ -108,19 +108,7 @@ fn steps(study: &Value) -> impl Iterator<Item = &Value> {
 /// (engine on the fastest profile, engine on the slowest), each with its profile: contenders
 /// the same in all but `device_profile`.
 fn profile_twins(study: &Value) -> Vec<((String, DeviceProfile), (String, DeviceProfile))> {
-    let cs: Vec<(String, DeviceProfile, Value)> = study
-        .get("contender")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| {
-            let mut o = c.get("options").cloned()?;
-            let p: DeviceProfile =
-                serde_json::from_value(o.as_object_mut()?.remove("device_profile")?).ok()?;
-            let rest = serde_json::json!([c.get("engine"), c.get("target"), o]);
-            Some((c.get("name")?.as_str()?.to_string(), p, rest))
-        })
-        .collect();
+    let cs = device_profiles(study);
     let mut out = Vec::new();
     let mut seen: Vec<&Value> = Vec::new();
     for (_, _, rest) in &cs {
@@ -141,6 +129,24 @@ fn profile_twins(study: &Value) -> Vec<((String, DeviceProfile), (String, Device
         }
     }
     out
+}
+
+/// The contenders of the study as run that have a device profile: (name, profile, what
+/// else makes the contender — engine, target, its other options).
+pub(crate) fn device_profiles(study: &Value) -> Vec<(String, DeviceProfile, Value)> {
+    study
+        .get("contender")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let mut o = c.get("options").cloned()?;
+            let p: DeviceProfile =
+                serde_json::from_value(o.as_object_mut()?.remove("device_profile")?).ok()?;
+            let rest = serde_json::json!([c.get("engine"), c.get("target"), o]);
+            Some((c.get("name")?.as_str()?.to_string(), p, rest))
+        })
+        .collect()
 }
 
 /// Steps of the study that draw keys, as run: (name, keys, kind).

@@ -1145,22 +1145,11 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
 
 /// Each contender's device profile (in the run's order), from the study as run.
 fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
-    let cs = run
-        .manifest
-        .study
-        .get("contender")
-        .and_then(|c| c.as_array());
+    let all = super::findings::device_profiles(&run.manifest.study);
     run.summary
         .contenders
         .iter()
-        .map(|c| {
-            let spec = cs?
-                .iter()
-                .find(|x| x.get("name").and_then(|n| n.as_str()) == Some(&c.name))?
-                .get("options")?
-                .get("device_profile")?;
-            serde_json::from_value(spec.clone()).ok()
-        })
+        .map(|c| all.iter().find(|p| p.0 == c.name).map(|p| p.1.clone()))
         .collect()
 }
 

@@ -19,6 +19,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 const ROOT: &str = "/sys/fs/cgroup";
 /// Every cgroup dbduel makes is named `dbduel-PID-N-…`, so a leftover is traceable to the run
@@ -134,14 +135,24 @@ impl Limits {
                 )
             })?;
             let dir = parent.join(name);
+            // v2: the controller must be enabled for the parent's children. The kernel refuses
+            // that (EBUSY) while the parent itself holds processes, as dbduel's own cgroup does
+            // unless dbduel was started in one delegated to it with room for children.
+            let enabled = if v2 {
+                std::fs::write(
+                    parent.join("cgroup.subtree_control"),
+                    format!("+{controller}"),
+                )
+                .map_err(|e| {
+                    format!(
+                        "cannot enable the {controller} controller for dbduel's cgroup's children ({}/cgroup.subtree_control: {e}); start dbduel in a cgroup delegated to it, e.g. `systemd-run --scope -p Delegate=yes dbduel …`",
+                        parent.display()
+                    )
+                })
+            } else {
+                Ok(())
+            };
             if !limits.groups.iter().any(|g| g.dir == dir) {
-                if v2 {
-                    // The controller must be enabled for the parent's children.
-                    let _ = std::fs::write(
-                        parent.join("cgroup.subtree_control"),
-                        format!("+{controller}"),
-                    );
-                }
                 std::fs::create_dir(&dir).map_err(|e| {
                     format!(
                         "cannot create cgroup {}: {e} (limits need root, or a delegated cgroup)",
@@ -170,16 +181,9 @@ impl Limits {
                 if file == "memory.swap.max" && !path.exists() {
                     continue;
                 }
-                std::fs::write(&path, &value).map_err(|e| {
-                    format!(
-                        "cannot set {} to {value:?}: {e}{}",
-                        path.display(),
-                        if v2 && controller == "io" {
-                            " (is the io controller enabled for dbduel's cgroup?)"
-                        } else {
-                            ""
-                        }
-                    )
+                std::fs::write(&path, &value).map_err(|e| match &enabled {
+                    Err(why) => why.clone(),
+                    Ok(()) => format!("cannot set {} to {value:?}: {e}", path.display()),
                 })?;
             }
         }
@@ -226,6 +230,9 @@ impl Limits {
     /// Turn the device profile's throttle on or off (the server stays in its group);
     /// whether there is one.
     pub fn set_io(&self, on: bool) -> Result<bool, String> {
+        if self.io.is_none() {
+            return Ok(false);
+        }
         let controller = io_controller(self.v2);
         let Some(g) = self.groups.iter().find(|g| g.controller == controller) else {
             return Ok(false);
@@ -270,15 +277,17 @@ impl Limits {
     /// Move dbduel's own process (every thread) into the groups until the guard is dropped:
     /// an embedded engine's I/O is dbduel's.
     pub fn enter(&self) -> Result<Entered, String> {
-        let mut back = Vec::new();
+        let mut entered = Entered { back: Vec::new() };
         for g in &self.groups {
-            // The group's parent is where dbduel was (they were made under its own).
-            let parent = g.dir.parent().map(Path::to_path_buf).unwrap_or_default();
             std::fs::write(g.dir.join("cgroup.procs"), std::process::id().to_string())
                 .map_err(|e| format!("cannot move dbduel into {}: {e}", g.dir.display()))?;
-            back.push(parent);
+            // The group's parent is where dbduel was (they were made under its own); a
+            // failure above drops `entered`, which moves dbduel back from those joined.
+            entered
+                .back
+                .push(g.dir.parent().map(Path::to_path_buf).unwrap_or_default());
         }
-        Ok(Entered { back })
+        Ok(entered)
     }
 
     /// Processes the kernel's OOM killer has killed in the memory group so far.
@@ -325,8 +334,40 @@ impl Drop for Limits {
     /// keeps it: rmdir refuses, and the group stays with the server).
     fn drop(&mut self) {
         for g in &self.groups {
-            let _ = std::fs::remove_dir(&g.dir);
+            let alive = std::fs::read_to_string(g.dir.join("cgroup.procs")).is_ok_and(|t| {
+                t.lines()
+                    .any(|l| l.trim().parse::<i32>().is_ok_and(super::alive))
+            });
+            // Processes just killed take a moment to leave; a running one stays.
+            let wait = if alive {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(2)
+            };
+            remove_group(&g.dir, wait);
         }
+    }
+}
+
+/// Remove a cgroup dbduel made (and nothing that is not one), retrying for up to `within`
+/// while its last processes leave; whether it is gone.
+pub fn remove_group(dir: &Path, within: Duration) -> bool {
+    let ours = dir.starts_with(ROOT)
+        && dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX));
+    if !ours {
+        return false;
+    }
+    let deadline = Instant::now() + within;
+    loop {
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -343,7 +384,14 @@ pub struct Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         for dir in &self.back {
-            let _ = std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string());
+            if let Err(e) = std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string())
+            {
+                // dbduel would stay throttled, and the group could not be removed: say so.
+                eprintln!(
+                    "warning: dbduel could not move itself back to {}: {e}",
+                    dir.display()
+                );
+            }
         }
     }
 }
@@ -383,7 +431,7 @@ pub fn block_device_of(path: &Path) -> Result<BlockDevice, String> {
     let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let sys = std::fs::canonicalize(&sys).map_err(|_| {
         format!(
-            "{} is on no block device (device {major}:{minor}: an overlay, tmpfs or network filesystem), so its I/O cannot be throttled; give the contender a data_dir on a disk",
+            "{} is on no block device (device {major}:{minor}: an overlay, tmpfs, btrfs or network filesystem), so its I/O cannot be throttled; give the contender a data_dir on a disk",
             existing.display()
         )
     })?;

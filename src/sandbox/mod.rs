@@ -135,9 +135,10 @@ impl Layout {
         })
     }
 
-    /// Where the data lives: the directory a device profile throttles the disk of.
+    /// Where the data lives (under `data_dir`, the private directory, or the sandbox's):
+    /// the directory a device profile throttles the disk of.
     pub fn data_home(&self) -> &Path {
-        self.data_home.as_deref().unwrap_or(&self.dir)
+        self.datadir.parent().unwrap_or(&self.dir)
     }
 
     /// A command for `program` that runs as the sandbox's owner.
@@ -249,13 +250,19 @@ impl Sandbox {
             config,
             cgroups: Vec::new(),
         };
-        let limits = limits::Limits::for_sandbox(
+        let limits = match limits::Limits::for_sandbox(
             name,
             recipe.memory_limit_bytes(),
             recipe.device_profile(),
             layout.data_home(),
-        )
-        .map_err(SandboxError::Io)?;
+        ) {
+            Ok(l) => l,
+            Err(e) => {
+                // Nothing is recorded yet for `sandbox down` to find: remove what was made.
+                let _ = remove_dir(&layout);
+                return Err(SandboxError::Io(e));
+            }
+        };
         let mut sb = Sandbox {
             layout,
             manifest,
@@ -624,10 +631,7 @@ pub fn remove_found(f: &Found) -> Result<()> {
     }
     // Its cgroups, once the kernel has let its processes go.
     for dir in &f.manifest.cgroups {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while std::fs::remove_dir(dir).is_err() && dir.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        limits::remove_group(dir, Duration::from_secs(5));
     }
     let layout = Layout {
         dir: f.path.clone(),

@@ -13,6 +13,7 @@ pub struct DiskMeter {
     device: Option<String>,
     prev: BTreeMap<String, DiskSnap>,
     at: Instant,
+    last_secs: f64,
 }
 
 impl DiskMeter {
@@ -25,17 +26,23 @@ impl DiskMeter {
             device: whole_disk_of(&names, data_device),
             prev,
             at: Instant::now(),
+            last_secs: 0.0,
         }
     }
 
+    /// Seconds the last tick's rates span.
+    pub fn secs(&self) -> f64 {
+        self.last_secs
+    }
+
     /// The device's rates since the previous tick (or the start); `None` when no disk
-    /// statistics are readable.
+    /// statistics are readable. [`DiskMeter::secs`] says how long that was.
     pub fn tick(&mut self) -> Option<DeviceIo> {
         let cur = read_disks();
         let now = Instant::now();
         let secs = now.duration_since(self.at).as_secs_f64().max(1e-3);
         let rates = disk_rates(&self.prev, &cur, secs);
-        (self.prev, self.at) = (cur, now);
+        (self.prev, self.at, self.last_secs) = (cur, now, secs);
         match &self.device {
             Some(d) => rates.into_iter().find(|r| &r.name == d),
             None => rates.into_iter().max_by(|a, b| {
@@ -56,12 +63,18 @@ pub fn whole_disk_of(names: &[&str], data_device: Option<&str>) -> Option<String
         .map(|n| n.to_string())
 }
 
-/// Means of per-second device readings (all zero for none).
-pub fn mean(samples: &[DeviceIo]) -> DeviceIo {
-    let n = samples.len().max(1) as f64;
-    let sum = |f: fn(&DeviceIo) -> f64| samples.iter().map(f).sum::<f64>() / n;
+/// Means of device readings over the time each spans, (reading, seconds): a short last
+/// interval — where a throttle's burst looks like a high rate — weighs what it lasted (all
+/// zero for none).
+pub fn mean(samples: &[(DeviceIo, f64)]) -> DeviceIo {
+    let total: f64 = samples.iter().map(|s| s.1).sum();
+    let total = if total > 0.0 { total } else { 1.0 };
+    let sum = |f: fn(&DeviceIo) -> f64| samples.iter().map(|s| f(&s.0) * s.1).sum::<f64>() / total;
     DeviceIo {
-        name: samples.first().map(|s| s.name.clone()).unwrap_or_default(),
+        name: samples
+            .first()
+            .map(|s| s.0.name.clone())
+            .unwrap_or_default(),
         read_bytes_per_s: sum(|s| s.read_bytes_per_s),
         write_bytes_per_s: sum(|s| s.write_bytes_per_s),
         read_iops: sum(|s| s.read_iops),
@@ -97,10 +110,17 @@ mod tests {
             busy_pct: r / 10.0,
             ..DeviceIo::default()
         };
-        let m = mean(&[s(100.0), s(300.0)]);
+        let m = mean(&[(s(100.0), 1.0), (s(300.0), 1.0)]);
         assert_eq!(
             (m.name.as_str(), m.read_iops, m.busy_pct),
             ("vda", 200.0, 20.0)
+        );
+        // a tenth of a second at 500/s weighs a tenth
+        let m = mean(&[(s(200.0), 1.0), (s(200.0), 1.0), (s(500.0), 0.1)]);
+        assert!(
+            (m.read_iops - 2.0 * 200.0 / 2.1 - 50.0 / 2.1).abs() < 1e-9,
+            "{}",
+            m.read_iops
         );
         assert_eq!(mean(&[]).read_iops, 0.0);
     }

@@ -235,7 +235,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         duration_s: p.duration_s,
         warmup_s: p.warmup_s,
         names: &names,
-        what: "lookups",
+        what: &format!("{} lookups", p.keys.name()),
     };
     let swept = sweep::run(ctx, &spec, |li, client| {
         let seed = 0x0010_0c0b ^ li as u64;

@@ -133,8 +133,7 @@ impl StepParams {
             StepParams::Queries(q) => q.clients,
             StepParams::Oltp(o) => o.max_threads(),
             StepParams::Lookups(l) => l.threads.max(),
-            // one a table at most; 40 for the seed's tables
-            StepParams::Trickle(t) => t.clients.unwrap_or(40),
+            StepParams::Trickle(t) => t.clients,
             StepParams::Triple(t) => t.threads.max(),
             StepParams::Replication(r) => r.writers,
             _ => 1,
@@ -248,7 +247,10 @@ impl<'a> Unthrottled<'a> {
 
 impl Drop for Unthrottled<'_> {
     fn drop(&mut self) {
-        let _ = self.0.set_throttle(true);
+        if let Err(e) = self.0.set_throttle(true) {
+            // The step failed already; later steps would run unthrottled: say so.
+            eprintln!("warning: the device profile could not be turned back on: {e}");
+        }
     }
 }
 

@@ -21,6 +21,8 @@ pub struct DiskSecond {
     /// The second's number in the step (levels follow one another).
     pub tick: u64,
     pub warmup: bool,
+    /// How long the reading spans (a level's last is often shorter than a second).
+    pub secs: f64,
     #[serde(flatten)]
     pub io: DeviceIo,
 }
@@ -49,11 +51,11 @@ impl LevelRun {
 
     /// The device over the measured seconds (means of its seconds).
     pub fn disk_mean(&self) -> Option<DeviceIo> {
-        let measured: Vec<DeviceIo> = self
+        let measured: Vec<(DeviceIo, f64)> = self
             .disk
             .iter()
             .filter(|s| !s.warmup)
-            .map(|s| s.io.clone())
+            .map(|s| (s.io.clone(), s.secs))
             .collect();
         (!measured.is_empty()).then(|| disk_meter::mean(&measured))
     }
@@ -128,6 +130,7 @@ where
                         level: threads,
                         tick: tick_base + iv.tick,
                         warmup: iv.warmup,
+                        secs: meter.secs(),
                         io,
                     });
                 }

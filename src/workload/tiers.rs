@@ -27,9 +27,8 @@ fn d_small() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrickleParams {
-    /// Clients, each with a table of its own (default: one for every table).
-    #[serde(default)]
-    pub clients: Option<u64>,
+    /// Clients, each with a table of its own (at most the dataset's tables).
+    pub clients: u64,
     pub duration_s: u64,
     /// Seconds at the start left out of the figures.
     #[serde(default)]
@@ -38,13 +37,13 @@ pub struct TrickleParams {
 
 impl TrickleParams {
     pub fn validate(&self) -> Result<(), DecodeError> {
-        if self.clients == Some(0) {
+        if self.clients == 0 {
             return Err(DecodeError::at(
                 KeyPath::root().key("clients"),
                 "clients must be at least 1 (each inserts into a table of its own)",
             ));
         }
-        let threads = Threads::One(self.clients.unwrap_or(1));
+        let threads = Threads::One(self.clients);
         super::oltp::check_levels(&threads, self.duration_s, self.warmup_s)
     }
 }
@@ -135,30 +134,19 @@ impl Worker for InsertWorker {
         self.line.clear();
         self.data.row(self.table, self.next, &mut self.line);
         params_of(&self.line, &self.all, &mut self.params);
-        let r = self.session.run(self.stmt, &self.params);
-        if r.is_ok() {
-            self.next += 1;
-        }
-        (0, r)
+        // On to the next row either way: an insert that failed may still have committed (a
+        // timeout, a lost connection), and retrying its key would fail every insert after it.
+        self.next += 1;
+        (0, self.session.run(self.stmt, &self.params))
     }
 }
 
 /// Row number `n` where table `name` goes on: past the load and any earlier trickle (its
 /// rows are contiguous, one client a table), counted on the primary key's range.
 fn next_row(s: &mut dyn Session, name: &str, rows: u64) -> engine::Result<u64> {
-    let first_id = rows / tiers40::ROWS_PER_ID;
     let mut id = Vec::new();
-    tiers40::Tiers40 {
-        seed: 0,
-        rows: 0,
-        tables: 1,
-    }
-    .row(0, first_id * tiers40::ROWS_PER_ID, &mut id);
-    let id = tiers40::fields(&id)
-        .next()
-        .flatten()
-        .unwrap_or_default()
-        .to_string();
+    tiers40::push_id(&mut id, rows / tiers40::ROWS_PER_ID);
+    let id = String::from_utf8_lossy(&id);
     let past = s.query_i64(&format!("SELECT COUNT(*) FROM {name} WHERE id >= '{id}'"))?;
     // the loaded rows that share the first new row's id
     Ok(rows + (past.max(0) as u64).saturating_sub(rows % tiers40::ROWS_PER_ID))
@@ -167,7 +155,7 @@ fn next_row(s: &mut dyn Session, name: &str, rows: u64) -> engine::Result<u64> {
 pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let data = dataset(ctx)?;
     let engine = ctx.engine;
-    let clients = p.clients.unwrap_or(data.tables);
+    let clients = p.clients;
     if clients > data.tables {
         return Err(StepError::Check(format!(
             "{clients} clients but the dataset has {} tables; each client inserts into a table of its own: use at most {} clients or more tables",
