@@ -214,7 +214,11 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 })?;
                 // Never silently unthrottled: a profile that cannot apply stops the run now.
                 if let Some(p) = c.engine.device_profile() {
-                    let at = std::path::absolute(&out).unwrap_or_else(|_| out.clone());
+                    // where its data will be: its data_dir, else under the results
+                    let at = match c.engine.data_dir() {
+                        Some(d) => d.to_path_buf(),
+                        None => std::path::absolute(&out).unwrap_or_else(|_| out.clone()),
+                    };
                     sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
                         Failure::new(
                             exit::PREREQUISITE,
