@@ -246,3 +246,91 @@ fn an_unreachable_server_is_a_clear_failure() {
         "{stderr}"
     );
 }
+
+/// A MongoDB-wire server that wants a password (FerretDB with its own SCRAM authentication
+/// and one user): a wrong password stops the run before anything runs, exit 1, with the
+/// server's refusal in words and what to check.
+///
+/// FerretDB 1.24's authentication is experimental: the Rust driver's SCRAM conversation with
+/// it does not complete even with the right password ("expected SCRAM authentication to have
+/// completed"), so only the refusal is tested here.
+#[test]
+fn a_wrong_password_is_refused_with_the_servers_words() {
+    if !have_ferretdb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let data = root.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let server = std::process::Command::new(dbduel::sandbox::ferretdb::binary().expect("ferretdb"))
+        .args([
+            format!("--listen-addr=127.0.0.1:{port}"),
+            "--handler=sqlite".into(),
+            format!("--sqlite-url=file:{}/", data.display()),
+            format!("--state-dir={}", root.path().display()),
+            "--telemetry=disable".into(),
+            "--debug-addr=-".into(),
+            "--log-level=warn".into(),
+            "--test-enable-new-auth".into(),
+            "--setup-database=admin".into(),
+            "--setup-username=bench".into(),
+            "--setup-password=the-right-one".into(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ferretdb starts");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(server);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ferretdb never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let study = root.path().join("auth.toml");
+    let secret = root.path().join("password");
+    std::fs::write(&secret, "not-the-one\n").expect("password file");
+    std::fs::write(
+        &study,
+        STUDY.replace(
+            "engine = \"mongodb\"\noptions = { batch_docs = 1000 }",
+            &format!(
+                "engine = \"mongodb\"\ntarget = \"mongodb://bench@127.0.0.1:{port}\"\npassword_file = \"{}\"",
+                secret.display()
+            ),
+        ),
+    )
+    .expect("study");
+    let out = root.path().join("out");
+    let (code, _, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "-q",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("contender `ferret` cannot run here")
+            && stderr.contains(
+                "the server refused the credentials (SCRAM failure: Authentication failed.)"
+            )
+            && stderr.contains("password_env or password_file"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran: {stderr}");
+}

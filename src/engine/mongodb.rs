@@ -160,6 +160,10 @@ pub(crate) fn mongo_err(e: mongodb::error::Error) -> EngineError {
             "no answer from the server ({})",
             message.lines().next().unwrap_or("")
         ),
+        // The driver's own text is its debug dump; the server's words and the fix suffice.
+        K::Authentication { message, .. } => format!(
+            "the server refused the credentials ({message}): check the user in the target and the password its password_env or password_file gives"
+        ),
         _ => e.to_string(),
     };
     EngineError::new(kind, message)
