@@ -410,15 +410,22 @@ fn print_plan(s: &study::Study) {
         s.source
     );
     let d = &f.dataset;
-    match d.tables {
-        1 => println!(
-            "dataset: {} rows of {} (seed {}) into table {}",
-            d.rows, d.generator, d.seed, d.table
-        ),
-        n => println!(
-            "dataset: {n} tables × {} rows of {} (seed {})",
-            d.rows, d.generator, d.seed
-        ),
+    if let Some(w) = d.warehouses {
+        println!(
+            "dataset: TPC-C's nine tables for {w} warehouse(s) (seed {})",
+            d.seed
+        );
+    } else {
+        match d.tables {
+            1 => println!(
+                "dataset: {} rows of {} (seed {}) into table {}",
+                d.rows, d.generator, d.seed, d.table
+            ),
+            n => println!(
+                "dataset: {n} tables × {} rows of {} (seed {})",
+                d.rows, d.generator, d.seed
+            ),
+        }
     }
     // Options and parameters as the study gives them, in its own TOML; what it leaves out
     // takes the defaults the README lists.

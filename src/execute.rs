@@ -97,7 +97,7 @@ pub fn run(
 
     let ds = &study.file.dataset;
     let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
-    let tables = generator.tables(&ds.table, ds.tables);
+    let tables = generator.tables(&ds.table, ds.tables, ds.scale(), ds.seed);
     let dataset_files: Vec<PathBuf> = tables
         .iter()
         .map(|t| work.join(format!("{}.tsv", t.name)))
@@ -112,21 +112,34 @@ pub fn run(
         .iter()
         .any(|s| matches!(s.params, StepParams::Load(_)));
     if needs_data {
-        progress.begin(&format!(
-            "dataset {} ({} tables × {} rows, seed {})",
-            ds.generator, ds.tables, ds.rows, ds.seed
-        ));
+        let all_rows: u64 = tables.iter().map(|t| t.rows).sum();
+        progress.begin(&match ds.warehouses {
+            Some(w) => format!(
+                "dataset {} ({w} warehouses, seed {})",
+                ds.generator, ds.seed
+            ),
+            None => format!(
+                "dataset {} ({} tables × {} rows, seed {})",
+                ds.generator, ds.tables, ds.rows, ds.seed
+            ),
+        });
         let t = Instant::now();
         let bytes = write_dataset(generator, ds, &dataset_files)?;
         let generate_s = t.elapsed().as_secs_f64();
         progress.end(&format!(
             "dataset: {} rows, {} in {generate_s:.1} s",
-            ds.rows * tables.len() as u64,
+            all_rows,
             crate::report::format::bytes(bytes)
         ));
         manifest.dataset = Some(DatasetFacts {
             generator: ds.generator.clone(),
-            rows: ds.rows,
+            // per table; for TPC-C (tables of many sizes) all of them
+            rows: if ds.warehouses.is_some() {
+                all_rows
+            } else {
+                ds.rows
+            },
+            warehouses: ds.warehouses,
             tables: tables.len() as u64,
             seed: ds.seed,
             table: match tables.as_slice() {
@@ -342,7 +355,7 @@ fn run_step(
         engine,
         tables,
         dataset_files,
-        dataset_rows: study.file.dataset.rows,
+        dataset_rows: study.file.dataset.scale(),
         dataset_seed: study.file.dataset.seed,
         data_device,
         progress: &*progress,
@@ -384,12 +397,19 @@ fn run_step(
         (r, None) => r,
         (_, Some(death)) => Err(workload::StepError::Check(death.clone())),
     };
+    // A step whose result is wrong but whose figures stand keeps them, and fails.
+    let (result, wrong) = match result {
+        Err(workload::StepError::Failed(why, workload::Kept(out))) => (Ok(*out), Some(why)),
+        r => (r, None),
+    };
     let (summary, details, error) = match result {
         Ok(out) => {
             let mut s = out.summary;
             s.name = step.name.clone();
             s.kind = step.kind.clone();
-            s.status = if out.interrupted {
+            s.status = if wrong.is_some() {
+                Status::Failed
+            } else if out.interrupted {
                 Status::Interrupted
             } else {
                 Status::Ok
@@ -417,7 +437,14 @@ fn run_step(
                 });
             }
             s.dbduel = Some(own);
-            (s, out.details, None)
+            if let Some(why) = &wrong {
+                s.note = Some(match s.note.take() {
+                    Some(n) => format!("FAILED: {why}; {n}"),
+                    None => format!("FAILED: {why}"),
+                });
+            }
+            let error = wrong.map(|why| format!("{contender} · {}: {why}", step.name));
+            (s, out.details, error)
         }
         Err(workload::StepError::Skipped(reason)) => {
             let s = StepSummary::without_figures(
@@ -580,7 +607,7 @@ fn write_dataset(
                             return Ok(bytes);
                         };
                         bytes += generator
-                            .write_tsv(ds.seed, ds.rows, ds.tables, n as u64, path)
+                            .write_tsv(ds.seed, ds.scale(), ds.tables, n as u64, path)
                             .map_err(|e| ExecError::Dataset {
                                 path: path.clone(),
                                 source: e,

@@ -761,6 +761,7 @@ fn load_warnings_are_the_servers_own() {
         columns: &NARROW,
         unique: Vec::new(),
         indexes: Vec::new(),
+        rows: 0,
     };
     let load = |t: &TableDef, file: &Path| {
         let mut s = engine.connect().expect("connect");

@@ -120,7 +120,7 @@ fn lookups_hit_and_miss_and_the_servers_counters_agree() {
     let engine = open(&root.path().join("a"), None).expect("a FerretDB sandbox");
     let docs = engine.documents().expect("a document engine");
     let table = dbduel::dataset::Generator::Sbtest
-        .tables("sbtest", 1)
+        .tables("sbtest", 1, 500, 42)
         .remove(0);
     let file = root.path().join("rows.tsv");
     let mut text = String::new();

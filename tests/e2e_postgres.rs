@@ -636,6 +636,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
         columns: &COLUMNS,
         unique: Vec::new(),
         indexes: Vec::new(),
+        rows: 0,
     };
     // A table whose rows each raise a WARNING as they go in (a trigger's RAISE WARNING).
     let warned = |name: &str| {

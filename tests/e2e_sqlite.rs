@@ -380,7 +380,7 @@ fn sqlite_loads_report_no_warnings_and_fail_on_a_row_that_does_not_fit() {
             max_clients: 1,
         })
         .expect("open");
-    let table = &dbduel::dataset::Generator::UserLogs.tables("user_logs", 1)[0];
+    let table = &dbduel::dataset::Generator::UserLogs.tables("user_logs", 1, 2, 42)[0];
     let mut s = engine.connect().unwrap();
     s.execute(&engine.dialect().create_table(table)).unwrap();
     let file = root.path().join("rows.tsv");

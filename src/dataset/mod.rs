@@ -7,12 +7,13 @@ pub mod permutation;
 pub mod rng;
 pub mod sbtest;
 pub mod tiers40;
+pub mod tpcc;
 pub mod user_logs;
 
 pub use user_logs::UserLogs;
 
 /// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40"];
+pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40", "tpcc"];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,6 +26,8 @@ pub enum Generator {
     Codes,
     /// The storage study's 40 tables: see [`tiers40::Tiers40`].
     Tiers40,
+    /// TPC-C's nine tables for a number of warehouses: see [`tpcc::Tpcc`].
+    Tpcc,
 }
 
 impl Generator {
@@ -35,6 +38,7 @@ impl Generator {
             Generator::Sbtest => "sbtest",
             Generator::Codes => "codes",
             Generator::Tiers40 => "tiers40",
+            Generator::Tpcc => "tpcc",
         }
     }
 
@@ -45,17 +49,20 @@ impl Generator {
             "sbtest" => Some(Generator::Sbtest),
             "codes" => Some(Generator::Codes),
             "tiers40" => Some(Generator::Tiers40),
+            "tpcc" => Some(Generator::Tpcc),
             _ => None,
         }
     }
 
-    /// The table this generator fills, for engines to build `CREATE TABLE` from.
+    /// The table this generator fills, for engines to build `CREATE TABLE` from (TPC-C's
+    /// nine tables each have their own: see [`tables`](Self::tables)).
     pub fn columns(&self) -> &'static [Column] {
         match self {
             Generator::UserLogs => user_logs::USER_LOGS_COLUMNS,
             Generator::Sbtest => sbtest::SBTEST_COLUMNS,
             Generator::Codes => codes::CODES_COLUMNS,
             Generator::Tiers40 => tiers40::TIERS40_COLUMNS,
+            Generator::Tpcc => &[],
         }
     }
 }
@@ -76,6 +83,8 @@ pub enum ColumnType {
     SmallInt,
     /// A date and time without zone, written `YYYY-MM-DD HH:MM:SS`.
     Timestamp,
+    /// An exact decimal of this many digits, this many after the point, `DECIMAL(p,s)`.
+    Decimal(u8, u8),
 }
 
 impl ColumnType {
@@ -101,6 +110,22 @@ pub struct Column {
     pub auto_increment: bool,
 }
 
+/// A column that the engine does not assign, for the generators' column tables.
+pub(crate) const fn col(
+    name: &'static str,
+    ty: ColumnType,
+    primary_key: bool,
+    nullable: bool,
+) -> Column {
+    Column {
+        name,
+        ty,
+        primary_key,
+        nullable,
+        auto_increment: false,
+    }
+}
+
 /// A generated table as engines create it: its name, columns in file order, and the
 /// secondary indexes built after the load (where that is faster than during it).
 #[derive(Debug, Clone)]
@@ -111,19 +136,24 @@ pub struct TableDef {
     pub unique: Vec<(String, Vec<String>)>,
     /// (index name, columns) created after the rows are in; a column may say `DESC`.
     pub indexes: Vec<(String, Vec<String>)>,
+    /// Rows the dataset puts in it.
+    pub rows: u64,
 }
 
 impl Generator {
     /// The tables this generator fills for a dataset: `user_logs` and `codes` fill one table
     /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`;
-    /// `tiers40` fills `tbl_200…` with the seed's unique key and index.
-    pub fn tables(&self, table: &str, tables: u64) -> Vec<TableDef> {
+    /// `tiers40` fills `tbl_200…` with the seed's unique key and index; `tpcc` fills TPC-C's
+    /// nine tables for `rows` warehouses. `rows` is each table's count otherwise.
+    pub fn tables(&self, table: &str, tables: u64, rows: u64, seed: u64) -> Vec<TableDef> {
         match self {
+            Generator::Tpcc => tpcc::tables(seed, rows),
             Generator::UserLogs | Generator::Codes => vec![TableDef {
                 name: table.to_string(),
                 columns: self.columns(),
                 unique: Vec::new(),
                 indexes: Vec::new(),
+                rows,
             }],
             Generator::Sbtest => (1..=tables.max(1))
                 .map(|n| TableDef {
@@ -131,6 +161,7 @@ impl Generator {
                     columns: self.columns(),
                     unique: Vec::new(),
                     indexes: vec![(format!("k_{n}"), vec!["k".to_string()])],
+                    rows,
                 })
                 .collect(),
             Generator::Tiers40 => {
@@ -143,6 +174,7 @@ impl Generator {
                             indexes: vec![(format!("ink1_{name}"), cols(tiers40::INDEX))],
                             name,
                             columns: self.columns(),
+                            rows,
                         }
                     })
                     .collect()
@@ -165,6 +197,11 @@ impl Generator {
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
             Generator::Codes => codes::Codes { seed, rows }.write_tsv_file(path),
             Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv_file(n, path),
+            Generator::Tpcc => tpcc::Tpcc {
+                seed,
+                warehouses: rows,
+            }
+            .write_tsv_file(n, path),
         }
     }
 }

@@ -6,20 +6,10 @@
 
 use super::rng::{SplitMix64, mix64};
 use super::user_logs::{format_datetime, format_u64};
-use super::{Column, ColumnType};
+use super::{Column, ColumnType, col};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::LazyLock;
-
-const fn col(name: &'static str, ty: ColumnType, primary_key: bool, nullable: bool) -> Column {
-    Column {
-        name,
-        ty,
-        primary_key,
-        nullable,
-        auto_increment: false,
-    }
-}
 
 /// Columns in file order, as the seed declared them.
 pub const TIERS40_COLUMNS: &[Column] = &[

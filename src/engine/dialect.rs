@@ -41,6 +41,7 @@ impl Dialect {
                     ColumnType::Varchar(n) => format!("VARCHAR({n})"),
                     ColumnType::SmallInt => "SMALLINT".to_string(),
                     ColumnType::Timestamp => "TIMESTAMP".to_string(),
+                    ColumnType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
                 };
                 let mut s = format!("{} {ty}", c.name);
                 match (self, c.primary_key && inline_key, c.auto_increment) {

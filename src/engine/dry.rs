@@ -146,4 +146,10 @@ impl Session for DrySession {
         }
         Ok(std::hint::black_box(self.rows))
     }
+
+    /// Rows without values: the dry engine returns nothing to read.
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        out.clear();
+        self.run(stmt, params)
+    }
 }

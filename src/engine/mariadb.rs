@@ -993,7 +993,8 @@ impl Engine for MariadbEngine {
                 "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_insert', \
                  'Com_update', 'Com_delete', 'Com_stmt_execute', 'Com_stmt_prepare', 'Bytes_sent', \
                  'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections', \
-                 'Connection_errors_max_connections', 'Aborted_connects')",
+                 'Connection_errors_max_connections', 'Aborted_connects', 'Com_commit', \
+                 'Com_rollback')",
             )
             .map_err(my_err)?;
         Ok(Some(
@@ -1143,6 +1144,37 @@ impl Session for MysqlSession {
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
         let r = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
         drain(r)
+    }
+
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        out.clear();
+        let MysqlSession { conn, stmts } = self;
+        let st = stmts
+            .get(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        let mut result = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
+        let mut rows = 0u64;
+        let mut has_set = false;
+        let mut affected = 0u64;
+        while let Some(set) = result.iter() {
+            has_set |= !set.columns().as_ref().is_empty();
+            affected += set.affected_rows();
+            for row in set {
+                for v in row.map_err(my_err)?.unwrap() {
+                    out.push(match v {
+                        mysql::Value::NULL => Value::Null,
+                        mysql::Value::Int(n) => Value::Int(n),
+                        mysql::Value::UInt(n) => Value::Int(n as i64),
+                        mysql::Value::Bytes(b) => {
+                            Value::Text(String::from_utf8_lossy(&b).into_owned())
+                        }
+                        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
+                    });
+                }
+                rows += 1;
+            }
+        }
+        Ok(if has_set { rows } else { affected })
     }
 }
 

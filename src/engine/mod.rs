@@ -67,6 +67,44 @@ pub enum Value {
     Null,
 }
 
+impl Value {
+    /// The value as an integer: an `Int`, or text that is one (or a decimal, truncated).
+    pub fn as_i64(&self) -> Result<i64> {
+        match self {
+            Value::Int(n) => Ok(*n),
+            Value::Text(t) => t
+                .parse::<i64>()
+                .or_else(|_| t.parse::<f64>().map(|f| f as i64))
+                .map_err(|_| EngineError::new("client", format!("not a number: {t:?}"))),
+            Value::Null => Err(EngineError::new("client", "a NULL where a number was due")),
+        }
+    }
+
+    /// A decimal amount (e.g. `DECIMAL(12,2)` money) in hundredths, rounded: exact for the
+    /// decimal text servers send, and for the nearest double SQLite keeps.
+    pub fn as_cents(&self) -> Result<i64> {
+        match self {
+            Value::Int(n) => Ok(n * 100),
+            Value::Text(t) => t
+                .parse::<f64>()
+                .map(|f| (f * 100.0).round() as i64)
+                .map_err(|_| EngineError::new("client", format!("not an amount: {t:?}"))),
+            Value::Null => Err(EngineError::new("client", "a NULL where an amount was due")),
+        }
+    }
+
+    /// An amount in hundredths as decimal text (`-12.05`), the form every engine takes for a
+    /// `DECIMAL` parameter without rounding.
+    pub fn cents(c: i64) -> Value {
+        let sign = if c < 0 { "-" } else { "" };
+        Value::Text(format!(
+            "{sign}{}.{:02}",
+            c.unsigned_abs() / 100,
+            c.unsigned_abs() % 100
+        ))
+    }
+}
+
 /// Handle of a statement prepared on one session; only valid on that session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StmtId(pub usize);
@@ -82,6 +120,13 @@ pub trait Session: Send {
     /// Run a prepared statement, reading every row it returns; returns rows returned (for a
     /// query) or rows affected (for a change).
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64>;
+    /// [`run`](Self::run), keeping the values of the rows it returns: `out` is cleared, then
+    /// every row's columns are appended in order (a row of n columns is n values). Integers
+    /// come as `Int` where the protocol says they are integers, NULL as `Null`, everything
+    /// else (decimals, text, dates) as `Text` in the engine's own text form; read them with
+    /// [`Value::as_i64`] and [`Value::as_cents`]. For transactions whose next statement needs
+    /// what the last one read (TPC-C).
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64>;
     /// Run a statement that changes rows, as SQL text, with everything the engine says about
     /// it: rows matched and rows changed where it tells them apart, its warnings and its own
     /// summary. Off the hot path (one call a step). Without more to say than `execute`'s

@@ -303,7 +303,9 @@ fn document(line: &str, req: &LoadRequest<'_>, line_no: u64) -> Result<Document>
                     )
                 })?)
             }
+            // Decimal amounts stay text: a double would round them.
             ColumnType::Text
+            | ColumnType::Decimal(..)
             | ColumnType::Char(_)
             | ColumnType::Varchar(_)
             | ColumnType::Timestamp => Bson::String(text.to_string()),

@@ -45,9 +45,21 @@ const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
 const COM_STMT_EXECUTE: u8 = 0x17;
 
+const MYSQL_TYPE_TINY: u8 = 1;
+const MYSQL_TYPE_SHORT: u8 = 2;
 const MYSQL_TYPE_LONG: u8 = 3;
-const MYSQL_TYPE_LONGLONG: u8 = 8;
+const MYSQL_TYPE_FLOAT: u8 = 4;
+const MYSQL_TYPE_DOUBLE: u8 = 5;
 const MYSQL_TYPE_NULL: u8 = 6;
+const MYSQL_TYPE_TIMESTAMP: u8 = 7;
+const MYSQL_TYPE_LONGLONG: u8 = 8;
+const MYSQL_TYPE_INT24: u8 = 9;
+const MYSQL_TYPE_DATE: u8 = 10;
+const MYSQL_TYPE_TIME: u8 = 11;
+const MYSQL_TYPE_DATETIME: u8 = 12;
+const MYSQL_TYPE_YEAR: u8 = 13;
+/// A column definition's flag for unsigned integers.
+const UNSIGNED_FLAG: u16 = 0x20;
 const MYSQL_TYPE_VAR_STRING: u8 = 253;
 
 /// utf8mb4_general_ci, the collation the `mysql` crate and MariaDB's clients default to.
@@ -77,6 +89,22 @@ struct Prepared {
     /// Parameter types last sent for this statement (two bytes each); re-sent only when
     /// they change.
     sent_types: Option<Vec<u8>>,
+    /// Its result's columns, as the server last described them.
+    columns: Vec<ColType>,
+}
+
+/// A result column's type, as a binary-protocol row encodes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ColType {
+    ty: u8,
+    unsigned: bool,
+}
+
+/// Where the rows of [`WireSession::run_rows`] go: their values, decoded by the columns'
+/// types (which a result's definitions replace when the server sends them).
+struct Decode<'a> {
+    types: &'a mut Vec<ColType>,
+    out: &'a mut Vec<Value>,
 }
 
 /// One connection and its prepared statements.
@@ -105,7 +133,8 @@ enum At {
 pub fn kind_for_code(code: u16) -> &'static str {
     match code {
         1040 => "too_many_connections",
-        1205 | 1213 => "lock",
+        1213 => "deadlock",
+        1205 => "lock_timeout",
         1062 => "constraint",
         1021 | 1114 => "disk_full",
         1091 | 1146 | 1054 | 1064 => "sql",
@@ -218,6 +247,99 @@ impl<'a> Cursor<'a> {
     fn rest(&self) -> &'a [u8] {
         &self.p[self.at.min(self.p.len())..]
     }
+}
+
+/// The type of a column definition packet (`Protocol::ColumnDefinition41`).
+fn column_type(p: &[u8]) -> Result<ColType> {
+    let mut c = Cursor::new(p);
+    // catalog, schema, table, original table, name, original name
+    for _ in 0..6 {
+        let n = c.lenenc()?.unwrap_or(0);
+        c.take(n as usize)?;
+    }
+    c.lenenc()?; // length of the fixed fields
+    c.u16()?; // character set
+    c.u32()?; // display length
+    let ty = c.u8()?;
+    let flags = c.u16()?;
+    Ok(ColType {
+        ty,
+        unsigned: flags & UNSIGNED_FLAG != 0,
+    })
+}
+
+/// One binary-protocol row's values, appended to `out` (the format is the protocol
+/// documentation's `Binary Protocol Resultset Row`: a NULL bitmap offset by two bits, then
+/// each non-NULL value in its type's encoding).
+fn decode_binary_row(p: &[u8], cols: &[ColType], out: &mut Vec<Value>) -> Result<()> {
+    let bitmap_len = (cols.len() + 7 + 2) / 8;
+    let bitmap = p
+        .get(1..1 + bitmap_len)
+        .ok_or_else(|| proto_err("row's NULL bitmap"))?;
+    let mut c = Cursor::new(&p[1 + bitmap_len..]);
+    for (i, col) in cols.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            out.push(Value::Null);
+            continue;
+        }
+        let int = |b: &[u8]| -> i64 {
+            let mut v = [0u8; 8];
+            v[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(v);
+            let shift = 64 - 8 * b.len() as u32;
+            if col.unsigned || shift == 0 {
+                u as i64
+            } else {
+                ((u << shift) as i64) >> shift
+            }
+        };
+        let v = match col.ty {
+            MYSQL_TYPE_TINY => Value::Int(int(c.take(1)?)),
+            MYSQL_TYPE_SHORT | MYSQL_TYPE_YEAR => Value::Int(int(c.take(2)?)),
+            MYSQL_TYPE_LONG | MYSQL_TYPE_INT24 => Value::Int(int(c.take(4)?)),
+            MYSQL_TYPE_LONGLONG => Value::Int(int(c.take(8)?)),
+            MYSQL_TYPE_FLOAT => {
+                let b = c.take(4)?;
+                Value::Text(f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())
+            }
+            MYSQL_TYPE_DOUBLE => {
+                let b = c.take(8)?;
+                Value::Text(f64::from_le_bytes(b.try_into().expect("8 bytes")).to_string())
+            }
+            MYSQL_TYPE_NULL => Value::Null,
+            MYSQL_TYPE_TIMESTAMP | MYSQL_TYPE_DATE | MYSQL_TYPE_DATETIME => {
+                let n = usize::from(c.u8()?);
+                Value::Text(binary_datetime(c.take(n)?))
+            }
+            MYSQL_TYPE_TIME => {
+                let n = usize::from(c.u8()?);
+                c.take(n)?;
+                Value::Text("(time)".into())
+            }
+            // decimals, strings, blobs, enums, sets, bits, JSON: length-encoded bytes
+            _ => {
+                let n = c.lenenc()?.unwrap_or(0);
+                Value::Text(String::from_utf8_lossy(c.take(n as usize)?).into_owned())
+            }
+        };
+        out.push(v);
+    }
+    Ok(())
+}
+
+/// A binary DATE/DATETIME/TIMESTAMP (0, 4, 7 or 11 bytes) as `YYYY-MM-DD HH:MM:SS`.
+fn binary_datetime(b: &[u8]) -> String {
+    let at = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+    let year = at(0) | at(1) << 8;
+    format!(
+        "{year:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        at(2),
+        at(3),
+        at(4),
+        at(5),
+        at(6)
+    )
 }
 
 fn put_lenenc(out: &mut Vec<u8>, v: u64) {
@@ -546,7 +668,17 @@ impl WireSession {
     /// Read a command's results: every result set's rows counted (`first` set, the first
     /// column of the first row, as text) or, for statements without rows, rows affected.
     fn read_results(&mut self, binary: bool, first: Option<&mut Option<String>>) -> Result<u64> {
-        self.read_results_ok(binary, first, None)
+        self.read_results_ok(binary, first, None, None)
+    }
+
+    /// Read `n` column definitions (and the EOF after them) into `types`.
+    fn read_column_types(&mut self, n: u64, types: &mut Vec<ColType>) -> Result<()> {
+        types.clear();
+        for _ in 0..n {
+            let at = self.read_packet()?;
+            types.push(column_type(self.payload(at))?);
+        }
+        self.skip_eof()
     }
 
     /// [`read_results`](Self::read_results), keeping the last OK packet's warning count and
@@ -556,6 +688,7 @@ impl WireSession {
         binary: bool,
         mut first: Option<&mut Option<String>>,
         mut ok: Option<&mut (u16, String)>,
+        mut decode: Option<Decode<'_>>,
     ) -> Result<u64> {
         let mut rows = 0u64;
         let mut affected = 0u64;
@@ -590,11 +723,15 @@ impl WireSession {
                     } else {
                         true
                     };
-                    if follows {
-                        self.skip_packets(columns)?;
-                        self.skip_eof()?;
+                    match decode.as_mut() {
+                        Some(d) if follows => self.read_column_types(columns, d.types)?,
+                        _ if follows => {
+                            self.skip_packets(columns)?;
+                            self.skip_eof()?;
+                        }
+                        _ => {}
                     }
-                    self.read_rows(binary, &mut rows, first.take())?
+                    self.read_rows(binary, &mut rows, first.take(), decode.as_mut())?
                 }
             };
             if !more {
@@ -609,6 +746,7 @@ impl WireSession {
         binary: bool,
         rows: &mut u64,
         mut first: Option<&mut Option<String>>,
+        mut decode: Option<&mut Decode<'_>>,
     ) -> Result<bool> {
         loop {
             let at = self.read_packet()?;
@@ -629,6 +767,9 @@ impl WireSession {
                 _ => {
                     if let Some(slot) = first.take() {
                         *slot = first_text_column(p, binary)?;
+                    }
+                    if let Some(d) = decode.as_deref_mut() {
+                        decode_binary_row(p, d.types, d.out)?;
                     }
                     *rows += 1;
                 }
@@ -672,7 +813,7 @@ impl Session for WireSession {
         self.wbuf.extend_from_slice(sql.as_bytes());
         self.send_built()?;
         let mut ok = (0u16, String::new());
-        let affected = self.read_results_ok(false, None, Some(&mut ok))?;
+        let affected = self.read_results_ok(false, None, Some(&mut ok), None)?;
         Ok(changes_from_ok(affected, ok.0, &ok.1))
     }
 
@@ -706,19 +847,47 @@ impl Session for WireSession {
             self.skip_packets(u64::from(params))?;
             self.skip_eof()?;
         }
+        let mut types = Vec::new();
         if columns > 0 {
-            self.skip_packets(u64::from(columns))?;
-            self.skip_eof()?;
+            self.read_column_types(u64::from(columns), &mut types)?;
         }
         self.stmts.push(Prepared {
             id,
             params: usize::from(params),
             sent_types: None,
+            columns: types,
         });
         Ok(StmtId(self.stmts.len() - 1))
     }
 
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        self.send_execute(stmt, params)?;
+        self.read_results(true, None)
+    }
+
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        out.clear();
+        self.send_execute(stmt, params)?;
+        // The statement's column types, lent out while the reply is read (a changed result
+        // shape replaces them).
+        let mut types = std::mem::take(&mut self.stmts[stmt.0].columns);
+        let r = self.read_results_ok(
+            true,
+            None,
+            None,
+            Some(Decode {
+                types: &mut types,
+                out,
+            }),
+        );
+        self.stmts[stmt.0].columns = types;
+        r
+    }
+}
+
+impl WireSession {
+    /// Send COM_STMT_EXECUTE for a prepared statement with its parameters.
+    fn send_execute(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
         let st = self
             .stmts
             .get_mut(stmt.0)
@@ -785,8 +954,7 @@ impl Session for WireSession {
                 }
             }
         }
-        self.send_built()?;
-        self.read_results(true, None)
+        self.send_built()
     }
 }
 

@@ -30,7 +30,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn kind_for_sqlstate(code: &str) -> &'static str {
     match code {
         "53300" => "too_many_connections",
-        "40001" | "40P01" | "55P03" => "lock",
+        "40P01" => "deadlock",
+        "40001" => "serialization",
+        "55P03" => "lock_timeout",
         c if c.starts_with("23") => "constraint",
         "53100" => "disk_full",
         "57014" => "timeout",
@@ -101,6 +103,27 @@ fn first_column(body: &[u8]) -> Result<Option<String>> {
         .get(6..6 + len as usize)
         .ok_or_else(|| proto_err("data row"))?;
     Ok(Some(String::from_utf8_lossy(v).into_owned()))
+}
+
+/// Every column of a text-format DataRow, appended to `out` (NULL as `Null`).
+fn row_values(body: &[u8], out: &mut Vec<Value>) -> Result<()> {
+    let n = body.get(..2).ok_or_else(|| proto_err("data row"))?;
+    let mut at = 2;
+    for _ in 0..u16::from_be_bytes([n[0], n[1]]) {
+        let l = body.get(at..at + 4).ok_or_else(|| proto_err("data row"))?;
+        let len = i32::from_be_bytes([l[0], l[1], l[2], l[3]]);
+        at += 4;
+        if len < 0 {
+            out.push(Value::Null);
+            continue;
+        }
+        let v = body
+            .get(at..at + len as usize)
+            .ok_or_else(|| proto_err("data row"))?;
+        at += len as usize;
+        out.push(Value::Text(String::from_utf8_lossy(v).into_owned()));
+    }
+    Ok(())
 }
 
 /// One connection and the names of its prepared statements.
@@ -282,6 +305,16 @@ impl PgWire {
 
     /// Read responses up to ReadyForQuery.
     fn read_until_ready(&mut self, want_first: bool) -> Result<Outcome> {
+        self.read_until_ready_into(want_first, None)
+    }
+
+    /// [`read_until_ready`](Self::read_until_ready), every text row's values appended to
+    /// `values` when given.
+    fn read_until_ready_into(
+        &mut self,
+        want_first: bool,
+        mut values: Option<&mut Vec<Value>>,
+    ) -> Result<Outcome> {
         let mut o = Outcome::default();
         loop {
             let (tag, at) = self.next()?;
@@ -290,6 +323,9 @@ impl PgWire {
                 b'D' => {
                     if want_first && o.first.is_none() {
                         o.first = Some(first_column(body)?);
+                    }
+                    if let Some(out) = values.as_deref_mut() {
+                        row_values(body, out)?;
                     }
                     o.rows += 1;
                 }
@@ -387,6 +423,30 @@ impl Session for PgWire {
     /// Bind (parameters as text, results binary), execute, sync: one write, and the rows
     /// returned for a query or the rows changed for a change.
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
+        self.send_bind_execute(stmt, params, 1)?;
+        let o = self.read_until_ready(false)?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
+        }
+    }
+
+    /// Results in text format, each row's columns kept.
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        out.clear();
+        self.send_bind_execute(stmt, params, 0)?;
+        let o = self.read_until_ready_into(false, Some(out))?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
+        }
+    }
+}
+
+impl PgWire {
+    /// Bind (parameters as text, results in `format`: 0 text, 1 binary), execute, sync: one
+    /// write.
+    fn send_bind_execute(&mut self, stmt: StmtId, params: &[Value], format: i16) -> Result<()> {
         self.check()?;
         let name = self
             .stmts
@@ -406,7 +466,7 @@ impl Session for PgWire {
                 }
                 Ok(IsNull::No)
             },
-            [1i16],
+            [format],
             &mut self.wbuf,
         )
         .map_err(|e| {
@@ -423,12 +483,7 @@ impl Session for PgWire {
         })?;
         frontend::execute("", 0, &mut self.wbuf).map_err(io_err)?;
         frontend::sync(&mut self.wbuf);
-        self.flush()?;
-        let o = self.read_until_ready(false)?;
-        match o.error {
-            Some(e) => Err(e),
-            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
-        }
+        self.flush()
     }
 }
 

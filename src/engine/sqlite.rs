@@ -441,14 +441,7 @@ impl Session for SqliteSession {
             .get(stmt.0)
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
         let mut st = self.conn.prepare_cached(sql).map_err(sql_err)?;
-        for (i, p) in params.iter().enumerate() {
-            match p {
-                Value::Int(v) => st.raw_bind_parameter(i + 1, v),
-                Value::Text(v) => st.raw_bind_parameter(i + 1, v.as_str()),
-                Value::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
-            }
-            .map_err(sql_err)?;
-        }
+        bind(&mut st, params)?;
         if st.column_count() > 0 {
             let mut rows = st.raw_query();
             let mut n = 0;
@@ -462,4 +455,48 @@ impl Session for SqliteSession {
             Ok(st.raw_execute().map_err(sql_err)? as u64)
         }
     }
+
+    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        use rusqlite::types::ValueRef;
+        out.clear();
+        let sql = self
+            .stmts
+            .get(stmt.0)
+            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
+        let mut st = self.conn.prepare_cached(sql).map_err(sql_err)?;
+        bind(&mut st, params)?;
+        let columns = st.column_count();
+        if columns == 0 {
+            return Ok(st.raw_execute().map_err(sql_err)? as u64);
+        }
+        let mut rows = st.raw_query();
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            for i in 0..columns {
+                out.push(match row.get_ref(i).map_err(sql_err)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(v) => Value::Int(v),
+                    ValueRef::Real(v) => Value::Text(v.to_string()),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Value::Text(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// Bind a statement's parameters, in order.
+fn bind(st: &mut rusqlite::CachedStatement<'_>, params: &[Value]) -> Result<()> {
+    for (i, p) in params.iter().enumerate() {
+        match p {
+            Value::Int(v) => st.raw_bind_parameter(i + 1, v),
+            Value::Text(v) => st.raw_bind_parameter(i + 1, v.as_str()),
+            Value::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
+        }
+        .map_err(sql_err)?;
+    }
+    Ok(())
 }

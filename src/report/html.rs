@@ -1199,18 +1199,17 @@ fn context(run: &RunData) -> String {
     }
     o.push_str(&dl("Host", &host));
     if let Some(d) = &m.dataset {
-        o.push_str(&dl(
-            "Dataset",
-            &[
-                ("generator".into(), d.generator.clone()),
-                ("rows".into(), format::count(d.rows as f64)),
-                ("tables".into(), d.tables.to_string()),
-                ("seed".into(), d.seed.to_string()),
-                ("table".into(), d.table.clone()),
-                ("file".into(), format::bytes(d.file_bytes)),
-                ("generated in".into(), format::seconds(d.generate_s)),
-            ],
-        ));
+        let mut facts = vec![("generator".into(), d.generator.clone())];
+        facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
+        facts.extend([
+            ("rows".into(), format::count(d.rows as f64)),
+            ("tables".into(), d.tables.to_string()),
+            ("seed".into(), d.seed.to_string()),
+            ("table".into(), d.table.clone()),
+            ("file".into(), format::bytes(d.file_bytes)),
+            ("generated in".into(), format::seconds(d.generate_s)),
+        ]);
+        o.push_str(&dl("Dataset", &facts));
     }
     o.push_str("</div>\n<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
     for (i, c) in m.contenders.iter().enumerate() {

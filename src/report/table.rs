@@ -153,9 +153,13 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
         ),
     ];
     if let Some(d) = &m.dataset {
-        let rows = match d.tables {
-            1 => format!("{} rows", format::count(d.rows as f64)),
-            n => format!("{n} tables × {} rows", format::count(d.rows as f64)),
+        let rows = match (d.warehouses, d.tables) {
+            (Some(w), n) => format!(
+                "{w} warehouse(s): {} rows in {n} tables",
+                format::count(d.rows as f64)
+            ),
+            (None, 1) => format!("{} rows", format::count(d.rows as f64)),
+            (None, n) => format!("{n} tables × {} rows", format::count(d.rows as f64)),
         };
         lines.push(format!(
             "dataset: {} · {rows} · seed {} · table {} · file {}",

@@ -189,8 +189,11 @@ pub struct Host {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatasetFacts {
     pub generator: String,
-    /// Rows per table.
+    /// Rows per table; with `warehouses`, the rows of all tables.
     pub rows: u64,
+    /// TPC-C's scale, for its dataset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<u64>,
     /// How many tables of `rows` each (the sbtest generator makes several).
     #[serde(default = "one_table")]
     pub tables: u64,

@@ -143,6 +143,25 @@ pub trait Worker {
     /// Run operation number `seq` of this client; returns the op kind's index and the rows
     /// it returned or changed.
     fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>);
+
+    /// Closed loop: how long to wait before the next operation, outside its latency (a
+    /// user's keying and think time). None: go on at once.
+    fn pause(&mut self) -> Option<Duration> {
+        None
+    }
+}
+
+/// Sleep until `until` (or the deadline, or a stop), waking every 50 ms to look at the stop
+/// flag.
+fn pause(until: Instant, deadline: Option<Instant>, stop: &AtomicBool) {
+    let until = deadline.map_or(until, |d| until.min(d));
+    loop {
+        let now = Instant::now();
+        if now >= until || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
 }
 
 /// Errors of one kind on one op kind.
@@ -698,7 +717,14 @@ fn drive(
     let mut now = Instant::now();
     while seq < limit && !stop.load(Ordering::Relaxed) {
         let t0 = match schedule.as_mut() {
-            None => now,
+            None => match worker.pause() {
+                None => now,
+                Some(d) => {
+                    pause(now + d, deadline, stop);
+                    now = Instant::now();
+                    now
+                }
+            },
             Some(s) => {
                 let due = start + Duration::from_secs_f64(due_s);
                 due_s += s.next_gap();

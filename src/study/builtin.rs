@@ -17,6 +17,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "storage-tiers",
         include_str!("../../studies/storage-tiers.toml"),
     ),
+    ("tpcc", include_str!("../../studies/tpcc.toml")),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
 

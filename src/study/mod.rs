@@ -215,6 +215,32 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
     Ok(study)
 }
 
+/// Most warehouses a TPC-C dataset may have (the seed ran 5,000; about 100 MB each loaded).
+const MAX_WAREHOUSES: u64 = 100_000;
+
+/// A `tpcc` dataset is sized by its warehouses, never by rows.
+fn tpcc_scale(f: &StudyFile) -> Result<(), DecodeError> {
+    let ds = KeyPath::root().key("dataset");
+    if f.dataset.rows != 0 {
+        return Err(DecodeError::at(
+            ds.key("rows"),
+            "generator tpcc is sized by warehouses, not rows: write `warehouses = N` instead (each has 10 districts, 30,000 customers and 100,000 stock rows)".to_string(),
+        ));
+    }
+    match f.dataset.warehouses {
+        None => Err(DecodeError::at(
+            ds,
+            "generator tpcc needs its scale: add `warehouses = N` (e.g. 4) to [dataset]"
+                .to_string(),
+        )),
+        Some(w) if !(1..=MAX_WAREHOUSES).contains(&w) => Err(DecodeError::at(
+            ds.key("warehouses"),
+            format!("warehouses = {w} is out of range; use 1 to {MAX_WAREHOUSES}"),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 /// A study after its overrides: the file as it will run, its contenders and its steps.
 type Checked = (StudyFile, (Vec<Contender>, Vec<Step>));
 
@@ -395,7 +421,25 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             ),
         ));
     }
-    if !(1..=MAX_ROWS).contains(&f.dataset.rows) {
+    if f.dataset.generator == "tpcc" {
+        tpcc_scale(f)?;
+    } else if let Some(w) = f.dataset.warehouses {
+        return Err(DecodeError::at(
+            ds.key("warehouses"),
+            format!(
+                "warehouses = {w} is a tpcc setting; generator {:?} counts rows (dataset.rows)",
+                f.dataset.generator
+            ),
+        ));
+    } else if f.dataset.rows == 0 {
+        return Err(DecodeError::at(
+            ds.key("rows"),
+            format!(
+                "rows is missing or 0: give the rows per table, 1 to {MAX_ROWS} (e.g. rows = 100000)"
+            ),
+        ));
+    }
+    if f.dataset.generator != "tpcc" && !(1..=MAX_ROWS).contains(&f.dataset.rows) {
         return Err(DecodeError::at(
             ds.key("rows"),
             format!(

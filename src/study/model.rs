@@ -45,8 +45,12 @@ pub struct StudyMeta {
 #[serde(deny_unknown_fields)]
 pub struct DatasetSpec {
     pub generator: String,
-    /// Rows per table.
+    /// Rows per table (for `tpcc`, the warehouses: its tables' rows follow from them).
+    #[serde(default)]
     pub rows: u64,
+    /// TPC-C's scale (`tpcc` only), in place of `rows`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<u64>,
     /// Tables (sbtest: sbtest1..N; user_logs: 1).
     #[serde(default = "default_tables")]
     pub tables: u64,
@@ -54,6 +58,13 @@ pub struct DatasetSpec {
     pub seed: u64,
     #[serde(default = "default_table")]
     pub table: String,
+}
+
+impl DatasetSpec {
+    /// What the generator is sized by: rows per table, or for `tpcc` its warehouses.
+    pub fn scale(&self) -> u64 {
+        self.warehouses.unwrap_or(self.rows)
+    }
 }
 
 fn default_tables() -> u64 {

@@ -28,7 +28,12 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
         return Ok(());
     };
     let tables: Vec<String> = generator
-        .tables(&f.dataset.table, f.dataset.tables)
+        .tables(
+            &f.dataset.table,
+            f.dataset.tables,
+            f.dataset.scale(),
+            f.dataset.seed,
+        )
         .into_iter()
         .map(|t| t.name)
         .collect();
@@ -63,6 +68,22 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
                 format!(
                     "step {:?} works on the storage study's 40-table schema; dataset.generator = \
                      {:?} makes {} instead; use generator = \"tiers40\"",
+                    s.name,
+                    f.dataset.generator,
+                    describe(&tables)
+                ),
+            ));
+        }
+        if matches!(s.params, StepParams::Tpcc(_) | StepParams::TpccCheck(_))
+            && generator != Generator::Tpcc
+            && real.is_some()
+        {
+            return Err(DecodeError::at(
+                at.key("kind"),
+                format!(
+                    "step {:?} runs TPC-C's transactions, which need its nine tables; \
+                     dataset.generator = {:?} makes {} instead; use generator = \"tpcc\" \
+                     with warehouses = N",
                     s.name,
                     f.dataset.generator,
                     describe(&tables)
@@ -145,6 +166,8 @@ fn need(step: &Step, tables: &[String]) -> Option<Need> {
             Some(all("inserts (as sysbench's oltp_insert) into"))
         }
         StepParams::Replication(_) => None,
+        StepParams::Tpcc(_) => Some(all("runs TPC-C's transactions on")),
+        StepParams::TpccCheck(_) => Some(all("checks the consistency of")),
         StepParams::Ddl(_) => Some(Need {
             key: KeyPath::root().key("action"),
             what: format!("changes table {first}"),

@@ -39,7 +39,7 @@ pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepEr
             Better::Lower,
         ));
     }
-    let rows = ctx.dataset_rows * ctx.tables.len() as u64;
+    let rows: u64 = ctx.tables.iter().map(|t| t.rows).sum();
     if let (Some(b), true) = (s.bytes, rows > 0) {
         s.metrics.push(Metric::new(
             "bytes_per_row",

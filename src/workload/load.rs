@@ -74,7 +74,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             .unwrap_or_else(cores)
             .clamp(1, ctx.tables.len() as u64) as usize
     };
-    let total_rows = ctx.dataset_rows * ctx.tables.len() as u64;
+    let total_rows: u64 = ctx.tables.iter().map(|t| t.rows).sum();
     ctx.progress.status(&format!(
         "loading {} rows into {} table(s), {parallel} at a time",
         total_rows,
@@ -135,15 +135,11 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             let n = store.count(&t.name)?;
             // With warnings allowed, rows the engine rejected are missing by design: the
             // table must hold what the engine says it loaded.
-            let want = if p.allow_warnings {
-                o.rows
-            } else {
-                ctx.dataset_rows
-            };
-            if n < 0 || n as u64 != want || o.rows > ctx.dataset_rows || o.rows != want {
+            let want = if p.allow_warnings { o.rows } else { t.rows };
+            if n < 0 || n as u64 != want || o.rows > t.rows || o.rows != want {
                 return Err(StepError::Check(format!(
                     "table {}: loaded {} rows ({} counted in the table) but {} were generated",
-                    t.name, o.rows, n, ctx.dataset_rows
+                    t.name, o.rows, n, t.rows
                 )));
             }
             n_all += n as u64;
@@ -203,8 +199,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         ),
     ];
     if let Some(w) = &warned {
-        s.metrics
-            .extend(w.figures(ctx.dataset_rows * ctx.tables.len() as u64, loaded));
+        s.metrics.extend(w.figures(total_rows, loaded));
     }
     if let Some(r) = unthrottled {
         r.finish()?;
@@ -497,6 +492,14 @@ mod tests {
         fn run(&mut self, _stmt: StmtId, _params: &[Value]) -> crate::engine::Result<u64> {
             Ok(0)
         }
+        fn run_rows(
+            &mut self,
+            _stmt: StmtId,
+            _params: &[Value],
+            _out: &mut Vec<Value>,
+        ) -> crate::engine::Result<u64> {
+            Ok(0)
+        }
     }
 
     fn unused<T>() -> crate::engine::Result<T> {
@@ -558,7 +561,7 @@ mod tests {
                 warnings,
             },
         };
-        let tables = crate::dataset::Generator::UserLogs.tables("user_logs", 1);
+        let tables = crate::dataset::Generator::UserLogs.tables("user_logs", 1, 100, 1);
         let files = vec![std::path::PathBuf::from("unused.tsv")];
         let progress = crate::progress::Progress::new(true);
         let stop = AtomicBool::new(false);

@@ -11,6 +11,7 @@ pub mod queries;
 pub mod replication;
 pub mod sweep;
 pub mod tiers;
+pub mod tpcc;
 pub mod update;
 
 use crate::dataset::TableDef;
@@ -37,6 +38,8 @@ pub const STEP_KINDS: &[&str] = &[
     "catch-up",
     "commit-wait",
     "replica-lag",
+    "tpcc",
+    "tpcc-check",
 ];
 
 /// A step's parameters, decoded for its kind.
@@ -54,6 +57,8 @@ pub enum StepParams {
     Triple(tiers::TripleParams),
     /// `catch-up`, `commit-wait` and `replica-lag`.
     Replication(replication::ReplicationParams),
+    Tpcc(tpcc::TpccParams),
+    TpccCheck(tpcc::check::CheckParams),
 }
 
 impl StepParams {
@@ -68,7 +73,9 @@ impl StepParams {
             | StepParams::Oltp(_)
             | StepParams::Trickle(_)
             | StepParams::Triple(_)
-            | StepParams::Replication(_) => true,
+            | StepParams::Replication(_)
+            | StepParams::Tpcc(_)
+            | StepParams::TpccCheck(_) => true,
         }
     }
 
@@ -86,6 +93,8 @@ impl StepParams {
             "lookups" => StepParams::Lookups(decode(v)?),
             "insert-trickle" => StepParams::Trickle(decode(v)?),
             "select-triple" => StepParams::Triple(decode(v)?),
+            "tpcc" => StepParams::Tpcc(decode(v)?),
+            "tpcc-check" => StepParams::TpccCheck(decode(v)?),
             "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
                 replication::Method::CatchUp,
                 v,
@@ -123,7 +132,8 @@ impl StepParams {
             StepParams::Trickle(p) => p.validate(),
             StepParams::Triple(p) => p.validate(),
             StepParams::Replication(p) => p.validate(),
-            StepParams::Footprint(_) | StepParams::Count(_) => Ok(()),
+            StepParams::Tpcc(p) => p.validate(),
+            StepParams::Footprint(_) | StepParams::Count(_) | StepParams::TpccCheck(_) => Ok(()),
         }
     }
 
@@ -136,6 +146,7 @@ impl StepParams {
             StepParams::Trickle(t) => t.clients,
             StepParams::Triple(t) => t.threads.max(),
             StepParams::Replication(r) => r.writers,
+            StepParams::Tpcc(t) => t.threads.max(),
             _ => 1,
         }
     }
@@ -152,7 +163,7 @@ pub struct StepCtx<'a> {
     pub tables: &'a [TableDef],
     /// Each table's generated tab-separated file, in the same order.
     pub dataset_files: &'a [PathBuf],
-    /// Rows per table.
+    /// Rows per table (for `tpcc`, the warehouses; each table's own count is its `rows`).
     pub dataset_rows: u64,
     /// The dataset's seed: steps that rebuild rows (to look them up, or to insert more of
     /// them) need it.
@@ -188,6 +199,19 @@ pub enum StepError {
     /// restart_command); the reason goes into the report. Later steps still run.
     #[error("{0}")]
     Skipped(String),
+    /// The step ran to the end and its figures stand, but its result is wrong (a TPC-C
+    /// consistency condition broken): the figures are kept, and the step fails.
+    #[error("{0}")]
+    Failed(String, Kept),
+}
+
+/// A failed step's output, kept for the results.
+pub struct Kept(pub Box<StepOutput>);
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kept(..)")
+    }
 }
 
 /// Run one step.
@@ -210,6 +234,8 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Trickle(p) => tiers::run_trickle(p, ctx),
         StepParams::Triple(p) => tiers::run_triple(p, ctx),
         StepParams::Replication(p) => replication::run(p, ctx),
+        StepParams::Tpcc(p) => tpcc::run(p, ctx),
+        StepParams::TpccCheck(p) => tpcc::check::run(p, ctx),
     }
 }
 

@@ -120,6 +120,24 @@ pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result
     Ok(())
 }
 
+/// Seconds at the start of a level of `duration_s` not counted: the warm-up, and everything
+/// before the final fraction (at least one second is counted).
+pub fn skipped_s(duration_s: u64, final_fraction: f64, warmup_s: u64) -> u64 {
+    let keep = ((duration_s as f64) * final_fraction).ceil() as u64;
+    warmup_s.max(duration_s.saturating_sub(keep.max(1)))
+}
+
+/// The share of each level whose mean is its figure: above 0, at most 1.
+pub fn check_final_fraction(final_fraction: f64) -> Result<(), DecodeError> {
+    if final_fraction > 0.0 && final_fraction <= 1.0 {
+        return Ok(());
+    }
+    Err(DecodeError::at(
+        KeyPath::root().key("final_fraction"),
+        "final_fraction must be above 0 and at most 1".to_string(),
+    ))
+}
+
 /// Open-loop arrivals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -216,12 +234,7 @@ impl OltpParams {
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         check_levels(&self.threads, self.duration_s, self.warmup_s)?;
-        if !(self.final_fraction > 0.0 && self.final_fraction <= 1.0) {
-            return at(
-                "final_fraction",
-                "final_fraction must be above 0 and at most 1".into(),
-            );
-        }
+        check_final_fraction(self.final_fraction)?;
         if let Some(r) = self.rate
             && !(r > 0.0 && r <= 10_000_000.0)
         {
@@ -244,9 +257,7 @@ impl OltpParams {
     /// Seconds at the start of a level not counted: the warm-up, and everything before the
     /// final fraction.
     pub fn skipped_s(&self) -> u64 {
-        let keep = ((self.duration_s as f64) * self.final_fraction).ceil() as u64;
-        self.warmup_s
-            .max(self.duration_s.saturating_sub(keep.max(1)))
+        skipped_s(self.duration_s, self.final_fraction, self.warmup_s)
     }
 }
 

@@ -1,0 +1,569 @@
+//! `tpcc`: TPC-C's five transactions in the standard mix on the `tpcc` dataset, over a
+//! sweep of terminal counts, closed loop: tpmC (New-Order transactions a minute over each
+//! level's measured window), its efficiency against the 12.86 tpmC a warehouse that keying
+//! and think times allow, every type's latency, rollbacks, retries and conflicts. Without
+//! think times (the default, as go-tpc and HammerDB run) the figure is TPC-C-like, not a
+//! TPC-C result, and the step's note says so.
+//!
+//! `tpcc-check` ([`check`]) tests the specification's consistency conditions afterwards.
+
+pub mod check;
+pub mod txn;
+
+use super::oltp::{Threads, check_levels};
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::dataset::rng::SplitMix64;
+use crate::dataset::tpcc::Constants;
+use crate::metrics::Latency;
+use crate::results::{Better, Metric, Unit};
+use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec};
+use crate::study::decode::{DecodeError, KeyPath, by_name};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use txn::{CONFLICTS, TXNS, TpccWorker, Txn};
+
+/// The most tpmC a warehouse can give with the specification's keying and think times.
+pub const TPMC_PER_WAREHOUSE: f64 = 12.86;
+
+/// Keying and think times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkTime {
+    /// None: each terminal runs its next transaction at once.
+    #[default]
+    None,
+    /// Clause 5.2.5's keying times and mean think times, outside the response times.
+    Spec,
+}
+
+fn d_final() -> f64 {
+    1.0
+}
+fn d_retries() -> u32 {
+    10
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TpccParams {
+    /// Terminals: one number, or a list to sweep. Terminal i's home warehouse is
+    /// `i % warehouses + 1`.
+    pub threads: Threads,
+    /// Seconds each level runs.
+    pub duration_s: u64,
+    /// Seconds at the start of each level left out of its figures.
+    #[serde(default)]
+    pub warmup_s: u64,
+    /// The share of each level, at its end, whose mean is the level's figure.
+    #[serde(default = "d_final")]
+    pub final_fraction: f64,
+    /// How often a conflict (deadlock, lock-wait timeout, serialization failure, busy) is
+    /// retried before the transaction counts as failed.
+    #[serde(default = "d_retries")]
+    pub retries: u32,
+    #[serde(default, deserialize_with = "by_name")]
+    pub think_time: ThinkTime,
+    /// Restart the engine cold before the first level.
+    #[serde(default)]
+    pub cold_start: bool,
+}
+
+impl TpccParams {
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        check_levels(&self.threads, self.duration_s, self.warmup_s)?;
+        super::oltp::check_final_fraction(self.final_fraction)?;
+        if self.retries > 1000 {
+            return Err(DecodeError::at(
+                KeyPath::root().key("retries"),
+                format!("retries = {} is too many; use 0 to 1000", self.retries),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Seconds at the start of a level not counted.
+    pub fn skipped_s(&self) -> u64 {
+        super::oltp::skipped_s(self.duration_s, self.final_fraction, self.warmup_s)
+    }
+}
+
+/// The standard mix as a deck (clause 5.2.4.2's allowed method): 45 New-Order, 43 Payment
+/// and 4 each of the others in 100 cards, shuffled, dealt, reshuffled when empty — so every
+/// 100 transactions meet the minimum percentages exactly.
+pub struct Mix {
+    cards: [Txn; 100],
+    next: usize,
+}
+
+/// Cards of each type in the deck, in [`TXNS`] order.
+pub const DECK: [usize; 5] = [45, 43, 4, 4, 4];
+
+impl Mix {
+    pub fn new(rng: &mut SplitMix64) -> Mix {
+        let mut cards = [Txn::NewOrder; 100];
+        let mut i = 0;
+        for (t, n) in TXNS.iter().zip(DECK) {
+            cards[i..i + n].fill(*t);
+            i += n;
+        }
+        let mut m = Mix { cards, next: 100 };
+        m.refill(rng);
+        m
+    }
+
+    fn refill(&mut self, rng: &mut SplitMix64) {
+        for i in (1..self.cards.len()).rev() {
+            self.cards.swap(i, rng.below_u64(i as u64 + 1) as usize);
+        }
+        self.next = 0;
+    }
+
+    /// The next transaction, without dealing it.
+    pub fn peek(&mut self, rng: &mut SplitMix64) -> Txn {
+        if self.next == self.cards.len() {
+            self.refill(rng);
+        }
+        self.cards[self.next]
+    }
+
+    pub fn draw(&mut self, rng: &mut SplitMix64) -> Txn {
+        let t = self.peek(rng);
+        self.next += 1;
+        t
+    }
+}
+
+/// A count shared by a level's terminals (a few additions a transaction, not a statement).
+#[derive(Default)]
+pub struct Count(AtomicU64);
+
+impl Count {
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// What a level's terminals counted besides what the runner times, over the whole level
+/// (its warm-up included).
+#[derive(Default)]
+pub struct Counters {
+    /// Per type: transactions rolled back on purpose (New-Order's unused item).
+    pub rollbacks: [Count; 5],
+    /// Per type: attempts retried after a conflict.
+    pub retries: [Count; 5],
+    /// Per type and conflict kind (in [`CONFLICTS`] order).
+    pub conflicts: [[Count; 4]; 5],
+    /// Delivery's districts found with nothing to deliver.
+    pub skipped_deliveries: Count,
+    /// COMMITs the server accepted, and ROLLBACKs sent (planned, after a conflict, after an
+    /// error): what the server's own counters should show.
+    pub commits: Count,
+    pub rollbacks_sent: Count,
+}
+
+/// One transaction type's figures in a level.
+#[derive(Debug, Clone, Serialize)]
+struct TypeFigures {
+    name: &'static str,
+    count: u64,
+    share_pct: f64,
+    latency_us: Option<Latency>,
+    rollbacks: u64,
+    retries: u64,
+    /// Conflicts by kind (only the kinds seen).
+    conflicts: std::collections::BTreeMap<&'static str, u64>,
+    errors: u64,
+}
+
+/// A level's figures.
+#[derive(Debug, Clone, Serialize)]
+struct Level {
+    threads: u64,
+    tpmc: f64,
+    efficiency_pct: f64,
+    tpm_total: f64,
+    transactions: u64,
+    measured_s: f64,
+    types: Vec<TypeFigures>,
+    errors: u64,
+    skipped_deliveries: u64,
+    /// COMMITs and ROLLBACKs sent over the whole level (warm-up included, as a server
+    /// counts them).
+    commits_all: u64,
+    rollbacks_all: u64,
+    dbduel_cpu_us_per_txn: f64,
+    /// New-Order transactions in each 10 s of the level (the seed's axis), warm-up included.
+    new_orders_per_10s: Vec<u64>,
+    first_tick: u64,
+}
+
+pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    if ctx.tables.first().map(|t| t.name.as_str()) != Some("stock") {
+        return Err(StepError::Check(
+            "the tpcc step runs on the tpcc dataset (generator = \"tpcc\")".into(),
+        ));
+    }
+    if ctx.engine.kind() == "dry" {
+        return Err(StepError::Skipped(
+            "the dry engine returns no rows, and TPC-C's transactions read what they write next"
+                .into(),
+        ));
+    }
+    let warehouses = ctx.dataset_rows;
+    let load_c = Constants::load(ctx.dataset_seed);
+    let c = Constants::run(ctx.dataset_seed, load_c);
+    let names: Vec<String> = TXNS.iter().map(|t| t.name().to_string()).collect();
+    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let mut levels = Vec::new();
+    let mut intervals: Vec<IntervalRecord> = Vec::new();
+    let mut interrupted = false;
+    let mut tick_base = 0u64;
+    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+        if ctx.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let spec = RunSpec {
+            clients: threads as usize,
+            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            warmup_s: p.skipped_s(),
+            pacing: Pacing::Closed,
+            seed: li as u64,
+        };
+        let counters = Counters::default();
+        ctx.progress
+            .status(&format!("{threads} terminals connecting"));
+        let make = |client: usize| {
+            TpccWorker::new(
+                ctx.engine,
+                p,
+                &counters,
+                warehouses,
+                c,
+                0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
+                client,
+            )
+            .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
+        };
+        let progress = ctx.progress;
+        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+            let no = iv.per_op.first().map_or(0, |o| o.ops);
+            progress.status(&format!(
+                "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
+                iv.t_s, iv.ops_per_s, no
+            ));
+        })?;
+        let all_failed = out.all_failed();
+        let level = figures(&out, &counters, threads, warehouses, tick_base);
+        intervals.extend(out.level_intervals(tick_base, threads));
+        tick_base += p.duration_s;
+        levels.push(level);
+        if out.interrupted {
+            interrupted = true;
+            break;
+        }
+        if let Some((errors, first)) = all_failed {
+            return Err(StepError::Check(format!(
+                "every transaction failed at {threads} terminals ({errors} errors); first: {first}"
+            )));
+        }
+    }
+    let Some(best) = levels
+        .iter()
+        .max_by(|a, b| a.tpmc.total_cmp(&b.tpmc))
+        .cloned()
+    else {
+        return Err(StepError::Skipped(
+            "interrupted before the first level".into(),
+        ));
+    };
+    let mut s = summary(ctx.title("TPC-C"));
+    s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
+    s.ops_per_s = Some(best.tpm_total / 60.0);
+    s.latency_us = best.types[0].latency_us;
+    s.rows = Some(levels.iter().map(|l| l.transactions).sum());
+    s.errors = Some(levels.iter().map(|l| l.errors).sum());
+    s.metrics = metrics(&levels, &best);
+    s.note = Some(notes(p, ctx, &levels, &best, warehouses, start.as_ref()));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "warehouses": warehouses,
+            "duration_s": p.duration_s,
+            "final_fraction": p.final_fraction,
+            "measured_s_per_level": p.duration_s - p.skipped_s(),
+            "think_time": p.think_time,
+            "retries": p.retries,
+            "constants": { "load": load_c, "run": c },
+            "deck": { "new_order": DECK[0], "payment": DECK[1], "order_status": DECK[2], "delivery": DECK[3], "stock_level": DECK[4] },
+            "levels": levels,
+            "best": best,
+            "cold_start": start.as_ref().map(super::SweepStart::details),
+        }),
+        intervals,
+        interrupted,
+    })
+}
+
+/// One level's figures from the runner's outcome and the terminals' counters.
+fn figures(
+    out: &runner::RunOutcome,
+    counters: &Counters,
+    threads: u64,
+    warehouses: u64,
+    first_tick: u64,
+) -> Level {
+    let per_min = |n: u64| {
+        if out.measured_s > 0.0 {
+            n as f64 * 60.0 / out.measured_s
+        } else {
+            0.0
+        }
+    };
+    let counts: Vec<u64> = out.per_op.iter().map(|h| h.len()).collect();
+    let total: u64 = counts.iter().sum();
+    let types = TXNS
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TypeFigures {
+            name: t.name(),
+            count: counts.get(i).copied().unwrap_or(0),
+            share_pct: if total > 0 {
+                counts[i] as f64 * 100.0 / total as f64
+            } else {
+                0.0
+            },
+            latency_us: out.per_op.get(i).and_then(Latency::of),
+            rollbacks: counters.rollbacks[i].get(),
+            retries: counters.retries[i].get(),
+            conflicts: CONFLICTS
+                .iter()
+                .zip(&counters.conflicts[i])
+                .filter(|(_, n)| n.get() > 0)
+                .map(|(k, n)| (*k, n.get()))
+                .collect(),
+            errors: out
+                .errors
+                .iter()
+                .filter(|e| e.op == t.name())
+                .map(|e| e.count)
+                .sum(),
+        })
+        .collect::<Vec<_>>();
+    let tpmc = per_min(types[0].count);
+    let mut per_10s = Vec::new();
+    for iv in &out.intervals {
+        let slot = (iv.tick / 10) as usize;
+        if per_10s.len() <= slot {
+            per_10s.resize(slot + 1, 0);
+        }
+        per_10s[slot] += iv.per_op.first().map_or(0, |o| o.ops);
+    }
+    Level {
+        threads,
+        tpmc,
+        efficiency_pct: tpmc * 100.0 / (TPMC_PER_WAREHOUSE * warehouses as f64),
+        tpm_total: per_min(total),
+        transactions: total,
+        measured_s: out.measured_s,
+        errors: out.error_count(),
+        skipped_deliveries: counters.skipped_deliveries.get(),
+        commits_all: counters.commits.get(),
+        rollbacks_all: counters.rollbacks_sent.get(),
+        dbduel_cpu_us_per_txn: out.cpu_us_per_op(),
+        new_orders_per_10s: per_10s,
+        types,
+        first_tick,
+    }
+}
+
+fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
+    let sweep = levels.len() > 1;
+    let mut m = vec![
+        Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher),
+        Metric::new(
+            "efficiency_pct",
+            "efficiency",
+            best.efficiency_pct,
+            Unit::Percent,
+            Better::None,
+        ),
+        Metric::new(
+            "tpm_total",
+            "tpmTotal",
+            best.tpm_total,
+            Unit::Count,
+            Better::Higher,
+        ),
+    ];
+    if sweep {
+        m.push(Metric::new(
+            "best_threads",
+            "at terminals",
+            best.threads as f64,
+            Unit::Count,
+            Better::None,
+        ));
+        for l in levels {
+            m.push(Metric::new(
+                &format!("tpmc_t{}", l.threads),
+                &format!("tpmC @{}", l.threads),
+                l.tpmc,
+                Unit::Count,
+                Better::Higher,
+            ));
+        }
+    }
+    for t in &best.types {
+        if let Some(lat) = t.latency_us {
+            m.push(Metric::new(
+                &format!("{}_p99_us", t.name),
+                &format!("{} p99", t.name.replace('_', "-")),
+                lat.p99 as f64,
+                Unit::Micros,
+                Better::Lower,
+            ));
+        }
+    }
+    let conflicts: u64 = best.types.iter().flat_map(|t| t.conflicts.values()).sum();
+    m.push(Metric::new(
+        "conflicts",
+        "conflicts",
+        conflicts as f64,
+        Unit::Count,
+        Better::Lower,
+    ));
+    m.push(Metric::new(
+        "rollback_pct",
+        "New-Order rolled back",
+        if best.types[0].count > 0 {
+            best.types[0].rollbacks as f64 * 100.0 / best.types[0].count as f64
+        } else {
+            0.0
+        },
+        Unit::Percent,
+        Better::None,
+    ));
+    m.push(Metric::new(
+        "cpu_us_per_txn",
+        "dbduel CPU/txn",
+        best.dbduel_cpu_us_per_txn,
+        Unit::Micros,
+        Better::None,
+    ));
+    m
+}
+
+fn notes(
+    p: &TpccParams,
+    ctx: &StepCtx<'_>,
+    levels: &[Level],
+    best: &Level,
+    warehouses: u64,
+    start: Option<&super::SweepStart>,
+) -> String {
+    let mut notes = vec![format!(
+        "{warehouses} warehouse(s); closed loop; each level's figure is the mean of its last {:.0}% ({} of {} s); tpmC counts New-Order transactions completed, the 1% rolled back on purpose included",
+        p.final_fraction * 100.0,
+        p.duration_s - p.skipped_s(),
+        p.duration_s
+    )];
+    notes.push(match p.think_time {
+        ThinkTime::None => format!(
+            "no keying or think times (as go-tpc and HammerDB run): a TPC-C-like figure, not a TPC-C result; the specification's times would allow at most {:.0} tpmC on {warehouses} warehouse(s)",
+            TPMC_PER_WAREHOUSE * warehouses as f64
+        ),
+        ThinkTime::Spec => {
+            "keying and think times as clause 5.2.5 sets them, outside the response times".into()
+        }
+    });
+    let mix: Vec<String> = best
+        .types
+        .iter()
+        .map(|t| format!("{} {:.1}%", t.name, t.share_pct))
+        .collect();
+    notes.push(format!("mix at the best level: {}", mix.join(", ")));
+    for l in levels {
+        let conflicts: Vec<String> = l
+            .types
+            .iter()
+            .filter(|t| !t.conflicts.is_empty())
+            .map(|t| {
+                let kinds: Vec<String> = t
+                    .conflicts
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
+                format!("{}: {} ({} retried)", t.name, kinds.join(", "), t.retries)
+            })
+            .collect();
+        if !conflicts.is_empty() {
+            notes.push(format!(
+                "conflicts at {} terminals: {}",
+                l.threads,
+                conflicts.join("; ")
+            ));
+        }
+    }
+    if best.skipped_deliveries > 0 {
+        notes.push(format!(
+            "{} district deliveries found no new order",
+            best.skipped_deliveries
+        ));
+    }
+    if best.threads < warehouses {
+        notes.push(format!(
+            "{} of {warehouses} warehouses had a terminal at the best level",
+            best.threads
+        ));
+    }
+    notes.extend(start.map(|s| s.note("sweep")));
+    if ctx.engine.embedded() {
+        notes.push("dbduel's CPU per transaction includes the embedded engine's own work".into());
+    }
+    if levels.len() > 1 {
+        notes.push(format!(
+            "best: {:.0} tpmC at {} terminals",
+            best.tpmc, best.threads
+        ));
+    }
+    notes.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deck_deals_the_standard_mix_exactly() {
+        let mut rng = SplitMix64::stream(3, 4);
+        let mut deck = Mix::new(&mut rng);
+        let mut n = [0usize; 5];
+        for _ in 0..10_000 {
+            let peeked = deck.peek(&mut rng);
+            let t = deck.draw(&mut rng);
+            assert_eq!(peeked, t);
+            n[t as usize] += 1;
+        }
+        assert_eq!(n, [4500, 4300, 400, 400, 400]);
+    }
+
+    #[test]
+    fn parameters_are_checked_where_they_are_written() {
+        let p: TpccParams = toml::from_str("threads = [1, 4]\nduration_s = 10\n").unwrap();
+        p.validate().unwrap();
+        assert_eq!(p.skipped_s(), 0);
+        assert_eq!(p.think_time, ThinkTime::None);
+        let p: TpccParams =
+            toml::from_str("threads = 2\nduration_s = 10\nretries = 5000\n").unwrap();
+        assert_eq!(
+            p.validate().unwrap_err().path.to_string(),
+            "retries".to_string()
+        );
+        assert!(toml::from_str::<TpccParams>("threads = 2\nduration_s = 10\nmix = 1\n").is_err());
+    }
+}

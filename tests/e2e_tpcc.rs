@@ -1,0 +1,166 @@
+//! The tpcc study end to end on every contender: the mix dealt as the specification asks,
+//! New-Order's planned rollbacks, commits counted alike by dbduel and by the servers, the
+//! consistency conditions holding after the run, and a corrupted row caught.
+
+mod common;
+
+use common::{figure, read_json, run, run_dir, step};
+use std::path::Path;
+
+fn mariadb_installed() -> bool {
+    Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists()
+}
+
+#[test]
+fn every_contender_runs_the_mix_and_stays_consistent() {
+    let servers = common::have_server("mariadbd", mariadb_installed())
+        && common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some());
+    let out = tempfile::tempdir().expect("tmp");
+    let mut args = vec![
+        "run",
+        "tpcc",
+        "-q",
+        "--scale",
+        "functional",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "step.tpcc.threads=[2, 4]",
+    ];
+    let contenders: &[&str] = if servers {
+        args.push("--all-contenders");
+        &["sqlite-wal", "innodb", "myrocks", "postgres"]
+    } else {
+        &["sqlite-wal"]
+    };
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in contenders {
+        // the load holds what TPC-C's population rules say, for one warehouse
+        let load = step(&summary, c, "load");
+        assert_eq!(
+            figure(load, "rows").map(|r| r as u64),
+            Some(
+                read_json(&dir.join("manifest.json"))["dataset"]["rows"]
+                    .as_u64()
+                    .unwrap()
+            ),
+            "{c}"
+        );
+        let j = read_json(&dir.join(c).join("tpcc.json"));
+        assert_eq!(j["status"], "ok", "{c}: {j:#}");
+        let levels = j["details"]["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 2, "{c}");
+        let mut counts = [0u64; 5];
+        let (mut rollbacks, mut commits, mut rolled) = (0u64, 0u64, 0u64);
+        for l in levels {
+            assert!(l["tpmc"].as_f64().unwrap() > 0.0, "{c}: {l:#}");
+            for (i, t) in l["types"].as_array().unwrap().iter().enumerate() {
+                counts[i] += t["count"].as_u64().unwrap();
+                assert_eq!(t["errors"], 0, "{c}: {t:#}");
+            }
+            rollbacks += l["types"][0]["rollbacks"].as_u64().unwrap();
+            commits += l["commits_all"].as_u64().unwrap();
+            rolled += l["rollbacks_all"].as_u64().unwrap();
+        }
+        // the deck deals 45/43/4/4/4 of every 100 transactions
+        let total: u64 = counts.iter().sum();
+        assert!(total > 400, "{c}: {total} transactions");
+        for (n, want) in counts.iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
+            let pct = *n as f64 * 100.0 / total as f64;
+            assert!((pct - want).abs() <= 1.0, "{c}: {counts:?}");
+        }
+        // about 1 % of New-Orders roll back on their unused item (counted over whole levels,
+        // New-Orders over the measured windows: a loose bound)
+        let pct = rollbacks as f64 * 100.0 / counts[0] as f64;
+        assert!(
+            (0.2..=3.0).contains(&pct),
+            "{c}: {rollbacks} of {}",
+            counts[0]
+        );
+        // dbduel's COMMITs and ROLLBACKs are the server's
+        let server = &j["server_counters"];
+        match *c {
+            "innodb" | "myrocks" => {
+                assert_eq!(server["Com_commit"].as_u64(), Some(commits), "{c}");
+                assert_eq!(server["Com_rollback"].as_u64(), Some(rolled), "{c}");
+            }
+            "postgres" => {
+                assert_eq!(server["xact_rollback"].as_u64(), Some(rolled), "{c}");
+                // PostgreSQL also commits the implicit transaction of each statement a
+                // terminal prepares (Parse then Sync): 40 a terminal, 6 terminals.
+                let xc = server["xact_commit"].as_u64().unwrap();
+                let prepared = 40 * 6;
+                assert!(
+                    xc >= commits + prepared && xc - commits - prepared <= 20,
+                    "{c}: the server committed {xc}, dbduel {commits} and {prepared} prepares"
+                );
+            }
+            _ => {}
+        }
+        let check = step(&summary, c, "consistency");
+        assert_eq!(check["status"], "ok", "{c}: {check:#}");
+        assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{c}");
+    }
+    assert!(stdout.contains("tpmC"), "{stdout}");
+}
+
+#[test]
+fn a_corrupted_row_breaks_its_conditions_and_fails_the_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let study = dir.path().join("broken.toml");
+    std::fs::write(
+        &study,
+        r#"[study]
+name = "broken"
+description = "one district's YTD off by a cent after the load"
+[dataset]
+generator = "tpcc"
+warehouses = 1
+[[contender]]
+name = "lite"
+engine = "sqlite"
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "corrupt"
+kind = "update"
+sql = "UPDATE district SET d_ytd = d_ytd + 0.01 WHERE d_w_id = 1 AND d_id = 3"
+[[step]]
+name = "consistency"
+kind = "tpcc-check"
+"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}\n{stdout}");
+    assert!(
+        stderr.contains("condition 1 (W_YTD = sum(D_YTD)"),
+        "{stderr}"
+    );
+    let run = run_dir(&stderr);
+    let j = read_json(&run.join("lite").join("consistency.json"));
+    assert_eq!(j["status"], "failed");
+    // the figures are kept: condition 1 (warehouse) and 9 (district) broken by one row each
+    let conditions = j["details"]["conditions"].as_array().unwrap();
+    let broken: Vec<(u64, u64)> = conditions
+        .iter()
+        .filter(|c| c["broken"].as_u64() != Some(0))
+        .map(|c| {
+            (
+                c["condition"].as_u64().unwrap(),
+                c["broken"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(broken, vec![(1, 1), (9, 1)], "{conditions:#?}");
+}
