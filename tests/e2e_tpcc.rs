@@ -100,6 +100,45 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
             }
             _ => {}
         }
+        // the schema changes ran under load: the column renamed (the later drop of the new
+        // name found it), the workload going on through each change and after it
+        let hot = read_json(&dir.join(c).join("hot-ddl.json"));
+        assert_eq!(hot["status"], "ok", "{c}: {:#}", hot["summary"]);
+        let runs = hot["details"]["ddl"].as_array().unwrap();
+        let titles: Vec<&str> = runs.iter().map(|r| r["title"].as_str().unwrap()).collect();
+        assert_eq!(
+            titles,
+            [
+                "add column",
+                "rename column",
+                "create index",
+                "drop index",
+                "drop column"
+            ],
+            "{c}"
+        );
+        for r in runs {
+            assert!(r["elapsed_s"].as_f64().is_some(), "{c}: {r:#}");
+            assert!(
+                r["during"]["ops_per_s"].as_f64().unwrap() > 0.0,
+                "{c}: {r:#}"
+            );
+        }
+        let rename = &runs[1];
+        assert!(
+            rename["sql"]
+                .as_str()
+                .unwrap()
+                .contains("RENAME COLUMN c_note TO c_remark"),
+            "{rename:#}"
+        );
+        assert_eq!(rename["during"]["errors"], 0, "{c}: {rename:#}");
+        assert!(
+            runs[4]["sql"]
+                .as_str()
+                .unwrap()
+                .contains("DROP COLUMN c_remark")
+        );
         let check = step(&summary, c, "consistency");
         assert_eq!(check["status"], "ok", "{c}: {check:#}");
         assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{c}");

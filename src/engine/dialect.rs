@@ -135,6 +135,11 @@ impl Dialect {
         format!("ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
     }
 
+    /// `RENAME COLUMN`: MariaDB 10.5+, PostgreSQL and SQLite 3.25+ spell it alike.
+    pub fn rename_column(self, table: &str, column: &str, to: &str) -> String {
+        format!("ALTER TABLE {table} RENAME COLUMN {column} TO {to}")
+    }
+
     pub fn drop_column(self, table: &str, column: &str) -> String {
         format!("ALTER TABLE {table} DROP COLUMN {column}")
     }

@@ -55,6 +55,8 @@ svg .gl{stroke:#e6e9ee}
 svg .axis{stroke:#9aa2b1}
 svg .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
 svg .shade{fill:#eef1f5}
+svg .mark rect{fill:#f2b84b;opacity:.45}
+svg .mark text{font-size:9px;fill:#8a5a00}
 svg .whisker{stroke-width:2.5;stroke-linecap:round;opacity:.55}
 svg .hollow{fill:#fff;stroke-width:2}
 .tablewrap{overflow-x:auto;margin:6px 0 10px}
@@ -502,6 +504,7 @@ fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
             categories: Some(cats.iter().map(|c| c.to_string()).collect()),
             shade: Vec::new(),
             refs: Vec::new(),
+            marks: Vec::new(),
         }),
         key: Vec::new(),
     }]
@@ -625,11 +628,32 @@ fn timeline_of(
             categories: None,
             shade: t.shade,
             refs: t.refs,
+            marks: marks_of(v),
         }),
         caption: t.caption,
         detail,
         key,
     })
+}
+
+/// Each contender's schema changes during the step, numbered in their order.
+fn marks_of(v: &StepView<'_>) -> Vec<svg::Mark> {
+    v.series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, sr)| Some((i, sr.as_ref()?)))
+        .flat_map(|(i, sr)| {
+            sr.marks
+                .iter()
+                .enumerate()
+                .map(move |(k, (a, b, what))| svg::Mark {
+                    from: *a,
+                    to: *b,
+                    number: k + 1,
+                    label: format!("{}: {}. {what}", v.name(i), k + 1),
+                })
+        })
+        .collect()
 }
 
 fn round1(x: f64) -> f64 {
@@ -867,6 +891,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
                 categories: Some(cats.iter().map(|c| c.to_string()).collect()),
                 shade: Vec::new(),
                 refs: Vec::new(),
+                marks: Vec::new(),
             }),
             key: Vec::new(),
         }

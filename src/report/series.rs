@@ -152,6 +152,8 @@ pub struct StepSeries {
     pub disk: String,
     /// Lines that could not be read, per file name.
     pub unreadable: Vec<(String, usize)>,
+    /// Schema changes made during the step: (start, end, what), seconds into the step.
+    pub marks: Vec<(f64, f64, String)>,
 }
 
 /// A run directory as renderers see it: summary, manifest and every step's series.
@@ -262,6 +264,36 @@ pub fn windows(secs: &[Second], n: u64, how: Combine) -> Vec<(f64, f64, usize)> 
         .collect()
 }
 
+/// The schema changes a step made under load (its `details.ddl`), as marks.
+fn marks(ddl: &serde_json::Value) -> Vec<(f64, f64, String)> {
+    let Some(runs) = ddl.as_array() else {
+        return Vec::new();
+    };
+    runs.iter()
+        .filter_map(|r| {
+            let (a, b) = (r["start_s"].as_f64()?, r["end_s"].as_f64()?);
+            let what = format!(
+                "{} on {}",
+                r["title"].as_str().unwrap_or("change"),
+                r["table"].as_str().unwrap_or("?")
+            );
+            let how = match (r["elapsed_s"].as_f64(), r["error"].as_str()) {
+                (Some(s), _) => format!(
+                    "{}{}",
+                    crate::report::format::seconds(s),
+                    r["algorithm"]
+                        .as_str()
+                        .map(|a| format!(", ALGORITHM={a}"))
+                        .unwrap_or_default()
+                ),
+                (None, Some(e)) => format!("failed: {e}"),
+                (None, None) => String::new(),
+            };
+            Some((a, b, format!("{what} ({how})")))
+        })
+        .collect()
+}
+
 /// Read the two series files of one step; `data_device` (e.g. `/dev/vda1`) picks the disk.
 pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) -> StepSeries {
     let mut out = StepSeries::default();
@@ -273,6 +305,9 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
     }
     let step_file = contender_dir.join(format!("{step}.json"));
     if let Ok(text) = std::fs::read_to_string(&step_file) {
+        out.marks = serde_json::from_str::<serde_json::Value>(&text)
+            .map(|v| marks(&v["details"]["ddl"]))
+            .unwrap_or_default();
         let timeline = serde_json::from_str::<serde_json::Value>(&text)
             .map(|mut v| v["details"]["timeline"].take());
         match timeline.map(|t| {

@@ -91,6 +91,17 @@ pub struct LineChart<'a> {
     pub shade: Vec<(f64, f64, String)>,
     /// Horizontal reference lines (a device profile's limit), dashed in a line's colour.
     pub refs: Vec<RefLine>,
+    /// Events over a span of x (a schema change under load): a narrow band, numbered at
+    /// the top, named on hover.
+    pub marks: Vec<Mark>,
+}
+
+/// An event on a timeline: from, to (x), its number and what it was.
+pub struct Mark {
+    pub from: f64,
+    pub to: f64,
+    pub number: usize,
+    pub label: String,
 }
 
 /// A dashed horizontal line at `y`, named by `label` (drawn at one end; `hover` on hover).
@@ -294,6 +305,22 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             n((x1 - x0).max(0.0)),
             n(ph),
             esc(label)
+        );
+    }
+    for m in &c.marks {
+        // at least two pixels wide: a change of milliseconds is still seen
+        let (x0, x1) = (px(m.from), px(m.to));
+        let _ = write!(
+            o,
+            "<g class=\"mark\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text><title>{}</title></g>",
+            n(x0),
+            n(MT),
+            n((x1 - x0).max(2.0)),
+            n(ph),
+            n(x0 + 2.0),
+            n(MT + 10.0),
+            m.number,
+            esc(&m.label)
         );
     }
     // Grid and y ticks.
@@ -694,8 +721,20 @@ mod tests {
                 hover: "hdd: 40 (a, b)".into(),
                 color: "#123456",
             }],
+            marks: vec![Mark {
+                from: 2.0,
+                to: 2.001,
+                number: 1,
+                label: "rename column on t <x>".into(),
+            }],
         };
         let svg = line_chart(&c);
+        // a change of a millisecond is still two pixels wide, numbered, named on hover
+        assert!(
+            svg.contains("<text x=") && svg.contains("rename column on t &lt;x&gt;"),
+            "{svg}"
+        );
+        assert!(svg.contains("width=\"2\""), "{svg}");
         assert!(svg.contains("data-points=\"3\""), "{svg}");
         assert_eq!(count(&svg, "class=\"pt\""), 3);
         assert_eq!(count(&svg, "<polyline"), 1);

@@ -1,7 +1,8 @@
-//! `ddl`: one schema change (create/drop index, add/drop column), timed, in each engine's
-//! own syntax.
+//! `ddl`: one schema change (create/drop index, add/drop/rename column), timed, in each
+//! engine's own syntax.
 
 use super::{StepCtx, StepError, StepOutput, summary};
+use crate::engine::{Dialect, Session};
 use crate::results::{Better, Metric, Unit};
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
@@ -14,6 +15,8 @@ pub enum DdlAction {
     DropIndex,
     AddColumn,
     DropColumn,
+    /// TokuDB's "Hot Column Rename": `column` becomes `to`.
+    RenameColumn,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,6 +36,9 @@ pub struct DdlParams {
     /// SQL type of the new column, for `add_column`, e.g. `VARCHAR(20)`.
     #[serde(default)]
     pub column_type: Option<String>,
+    /// The column's new name, for `rename_column`.
+    #[serde(default)]
+    pub to: Option<String>,
 }
 
 fn identifier(s: &str) -> bool {
@@ -62,7 +68,32 @@ impl DdlParams {
             DdlAction::DropIndex => ident("index", &self.index, "drop_index"),
             DdlAction::AddColumn => ident("column", &self.column, "add_column"),
             DdlAction::DropColumn => ident("column", &self.column, "drop_column"),
+            DdlAction::RenameColumn => ident("column", &self.column, "rename_column"),
         }
+    }
+
+    /// The statement in `d`'s syntax on `table`, and a title for it.
+    pub fn statement(
+        &self,
+        d: Dialect,
+        table: &str,
+    ) -> Result<(String, &'static str), DecodeError> {
+        let target = self.target()?;
+        Ok(match self.action {
+            DdlAction::CreateIndex => {
+                (d.create_index(table, target, &self.columns), "create index")
+            }
+            DdlAction::DropIndex => (d.drop_index(table, target), "drop index"),
+            DdlAction::AddColumn => (
+                d.add_column(table, target, self.column_type.as_deref().unwrap_or("TEXT")),
+                "add column",
+            ),
+            DdlAction::DropColumn => (d.drop_column(table, target), "drop column"),
+            DdlAction::RenameColumn => (
+                d.rename_column(table, target, self.to.as_deref().unwrap_or("")),
+                "rename column",
+            ),
+        })
     }
 
     pub fn validate(&self) -> Result<(), DecodeError> {
@@ -97,44 +128,59 @@ impl DdlParams {
                 }
                 Some(_) => Ok(()),
             },
+            DdlAction::RenameColumn => ident("to", &self.to, "rename_column").map(drop),
             DdlAction::DropIndex | DdlAction::DropColumn => Ok(()),
         }
     }
 }
 
-pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
-    let d = ctx.engine.dialect();
-    let table = &ctx.table().name;
-    let target = p.target().map_err(|e| StepError::Check(e.message))?;
-    let (sql, title) = match p.action {
-        DdlAction::CreateIndex => (d.create_index(table, target, &p.columns), "create index"),
-        DdlAction::DropIndex => (d.drop_index(table, target), "drop index"),
-        DdlAction::AddColumn => (
-            d.add_column(table, target, p.column_type.as_deref().unwrap_or("TEXT")),
-            "add column",
-        ),
-        DdlAction::DropColumn => (d.drop_column(table, target), "drop column"),
-    };
-    let mut session = ctx.engine.connect()?;
+/// A schema change as it ran.
+pub struct Applied {
+    pub elapsed_s: f64,
+    /// The statement as sent (with the algorithm that was accepted).
+    pub ran: String,
+    pub algorithm: Option<&'static str>,
+    /// The server's refusals of cheaper algorithms.
+    pub refused: Vec<String>,
+}
+
+/// Run `sql` on `session` with the cheapest algorithm the server accepts (MariaDB), timed.
+pub fn apply(session: &mut dyn Session, d: Dialect, sql: &str) -> Result<Applied, StepError> {
     let mut refused = Vec::new();
-    let mut done = None;
-    for (attempt, algorithm) in d.ddl_attempts(&sql) {
+    for (attempt, algorithm) in d.ddl_attempts(sql) {
         let t = Instant::now();
         match session.execute(&attempt) {
             Ok(_) => {
-                done = Some((t.elapsed().as_secs_f64(), attempt, algorithm));
-                break;
+                return Ok(Applied {
+                    elapsed_s: t.elapsed().as_secs_f64(),
+                    ran: attempt,
+                    algorithm,
+                    refused,
+                });
             }
             Err(e) if e.kind == "unsupported_algorithm" => refused.push(e.message),
             Err(e) => return Err(e.into()),
         }
     }
-    let Some((elapsed, ran, algorithm)) = done else {
-        return Err(StepError::Check(format!(
-            "the server refused every algorithm for `{sql}`: {}",
-            refused.join("; ")
-        )));
-    };
+    Err(StepError::Check(format!(
+        "the server refused every algorithm for `{sql}`: {}",
+        refused.join("; ")
+    )))
+}
+
+pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let d = ctx.engine.dialect();
+    let table = &ctx.table().name;
+    let (sql, title) = p
+        .statement(d, table)
+        .map_err(|e| StepError::Check(e.message))?;
+    let mut session = ctx.engine.connect()?;
+    let Applied {
+        elapsed_s: elapsed,
+        ran,
+        algorithm,
+        refused,
+    } = apply(session.as_mut(), d, &sql)?;
     let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
     s.note = Some(match algorithm {

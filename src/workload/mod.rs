@@ -4,6 +4,7 @@
 pub mod count;
 pub mod ddl;
 pub mod footprint;
+pub mod hot_ddl;
 pub mod load;
 pub mod lookups;
 pub mod oltp;

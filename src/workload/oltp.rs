@@ -215,6 +215,9 @@ pub struct OltpParams {
     /// — the seed's "cold back-up". An engine that cannot restart runs warm, and says so.
     #[serde(default)]
     pub cold_start: bool,
+    /// Schema changes made on busy tables at chosen seconds of the (one) level.
+    #[serde(default)]
+    pub ddl: Vec<super::hot_ddl::HotChange>,
 }
 
 impl OltpParams {
@@ -235,6 +238,7 @@ impl OltpParams {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         check_levels(&self.threads, self.duration_s, self.warmup_s)?;
         check_final_fraction(self.final_fraction)?;
+        super::hot_ddl::validate(&self.ddl, self.threads.levels().len(), self.duration_s)?;
         if let Some(r) = self.rate
             && !(r > 0.0 && r <= 10_000_000.0)
         {
@@ -575,6 +579,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut intervals: Vec<IntervalRecord> = Vec::new();
     let mut interrupted = false;
     let mut tick_base = 0u64;
+    let mut hot_changes = Vec::new();
     let start = super::SweepStart::begin(p.cold_start, ctx)?;
     for (li, threads) in p.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -607,12 +612,18 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             )
         };
         let progress = ctx.progress;
-        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
-            progress.status(&format!(
-                "{threads} threads t={:.0}s {:.0} tps",
-                iv.t_s, iv.ops_per_s
-            ));
-        })?;
+        let (out, runs) = super::hot_ddl::alongside(engine, &p.ddl, ctx.stop, |clock| {
+            runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+                clock(iv.t_s);
+                progress.status(&format!(
+                    "{threads} threads t={:.0}s {:.0} tps",
+                    iv.t_s, iv.ops_per_s
+                ));
+            })
+        });
+        let mut out = out?;
+        hot_changes = runs;
+        super::hot_ddl::measure(&mut hot_changes, &out.intervals);
         let errors = out.error_count();
         let all_failed = out.all_failed();
         let tps = if out.measured_s > 0.0 {
@@ -779,8 +790,12 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             best.tps, best.threads
         ));
     }
+    let (ddl_metrics, ddl_notes) = super::hot_ddl::figures(&hot_changes);
+    s.metrics.extend(ddl_metrics);
+    notes.extend(ddl_notes);
     s.note = Some(notes.join("; "));
-    Ok(StepOutput {
+    let failed = super::hot_ddl::failures(&hot_changes);
+    let out = StepOutput {
         summary: s,
         details: serde_json::json!({
             "workload": p.workload.name(),
@@ -794,10 +809,12 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "levels": levels,
             "best": best,
             "cold_start": start.as_ref().map(super::SweepStart::details),
+            "ddl": hot_changes,
         }),
         intervals,
         interrupted,
-    })
+    };
+    super::hot_ddl::outcome(out, failed)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 pub mod check;
 pub mod txn;
 
+use super::hot_ddl::{self, HotChange, HotRun};
 use super::oltp::{Threads, check_levels};
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
@@ -67,12 +68,16 @@ pub struct TpccParams {
     /// Restart the engine cold before the first level.
     #[serde(default)]
     pub cold_start: bool,
+    /// Schema changes made on busy tables at chosen seconds of the (one) level.
+    #[serde(default)]
+    pub ddl: Vec<HotChange>,
 }
 
 impl TpccParams {
     pub fn validate(&self) -> Result<(), DecodeError> {
         check_levels(&self.threads, self.duration_s, self.warmup_s)?;
         super::oltp::check_final_fraction(self.final_fraction)?;
+        hot_ddl::validate(&self.ddl, self.threads.levels().len(), self.duration_s)?;
         if self.retries > 1000 {
             return Err(DecodeError::at(
                 KeyPath::root().key("retries"),
@@ -222,6 +227,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut intervals: Vec<IntervalRecord> = Vec::new();
     let mut interrupted = false;
     let mut tick_base = 0u64;
+    let mut hot_changes: Vec<HotRun> = Vec::new();
     for (li, threads) in p.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -250,13 +256,19 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
         };
         let progress = ctx.progress;
-        let mut out = runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
-            let no = iv.per_op.first().map_or(0, |o| o.ops);
-            progress.status(&format!(
-                "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
-                iv.t_s, iv.ops_per_s, no
-            ));
-        })?;
+        let (out, runs) = hot_ddl::alongside(ctx.engine, &p.ddl, ctx.stop, |clock| {
+            runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+                clock(iv.t_s);
+                let no = iv.per_op.first().map_or(0, |o| o.ops);
+                progress.status(&format!(
+                    "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
+                    iv.t_s, iv.ops_per_s, no
+                ));
+            })
+        });
+        let mut out = out?;
+        hot_changes = runs;
+        hot_ddl::measure(&mut hot_changes, &out.intervals);
         let all_failed = out.all_failed();
         let level = figures(&out, &counters, threads, warehouses, tick_base);
         intervals.extend(out.level_intervals(tick_base, threads));
@@ -288,8 +300,16 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.rows = Some(levels.iter().map(|l| l.transactions).sum());
     s.errors = Some(levels.iter().map(|l| l.errors).sum());
     s.metrics = metrics(&levels, &best);
-    s.note = Some(notes(p, ctx, &levels, &best, warehouses, start.as_ref()));
-    Ok(StepOutput {
+    let (ddl_metrics, ddl_notes) = hot_ddl::figures(&hot_changes);
+    s.metrics.extend(ddl_metrics);
+    let mut note = notes(p, ctx, &levels, &best, warehouses, start.as_ref());
+    for n in ddl_notes {
+        note.push_str("; ");
+        note.push_str(&n);
+    }
+    s.note = Some(note);
+    let failed = hot_ddl::failures(&hot_changes);
+    let out = StepOutput {
         summary: s,
         details: serde_json::json!({
             "warehouses": warehouses,
@@ -303,10 +323,12 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "levels": levels,
             "best": best,
             "cold_start": start.as_ref().map(super::SweepStart::details),
+            "ddl": hot_changes,
         }),
         intervals,
         interrupted,
-    })
+    };
+    hot_ddl::outcome(out, failed)
 }
 
 /// One level's figures from the runner's outcome and the terminals' counters.
