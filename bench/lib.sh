@@ -23,6 +23,8 @@ if [ ! -x /usr/bin/time ]; then
 fi
 # MariaDB and PostgreSQL (pgbench ships with the server): installed only when missing.
 bash scripts/install-servers >&2
+# go-tpc, the TPC-C peer: built once from the Go module proxy.
+bash scripts/install-go-tpc >&2
 sysbench --version | grep -q '^sysbench 1\.0' || {
     echo "error: bench/vs-peers compares against sysbench 1.0; found: $(sysbench --version)" >&2
     exit 3

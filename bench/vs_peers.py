@@ -6,7 +6,9 @@ MariaDB: one sandbox, one sbtest dataset loaded by dbduel; on it sysbench 1.0's
 oltp_point_select and oltp_read_only (A) and dbduel's `oltp` step with the same workload (B),
 alternating A B A B at each thread count, same duration. PostgreSQL: one sandbox, `pgbench -i`,
 then `pgbench -S -M prepared` (A) and dbduel's `queries` step running pgbench's SELECT with a
-random aid (B), the same way.
+random aid (B), the same way. TPC-C: one MariaDB sandbox holding two copies of the same
+warehouses, one loaded by `go-tpc tpcc prepare`, one by dbduel; go-tpc's `tpcc run` (A) and
+dbduel's `tpcc` step (B), alternating, same terminals and duration; the rate is tpmC.
 
 Each client's CPU is what the kernel accounted to that process and its threads (wait4's
 rusage: user + system, start to exit, connecting and preparing included); its queries and QPS
@@ -431,6 +433,115 @@ params = [{{ min = 1, max = {accounts} }}]"""
             pair("postgres", "select_only", "pgbench", threads, a.rounds, peer, ours))
 
 
+# ---------------------------------------------------------------- MariaDB: go-tpc
+
+
+def go_tpc_bin():
+    for p in ("/usr/local/bin/go-tpc", "/usr/local/lib/dbduel/go-tpc-v1.0.12/go-tpc"):
+        if os.access(p, os.X_OK):
+            return p
+    raise SystemExit("error: go-tpc is not installed: run scripts/install-go-tpc")
+
+
+def parse_go_tpc(text):
+    """go-tpc's closing summary: tpmC, tpmTotal, each type's count and the failed ones."""
+    t = re.findall(r"tpmC: ([\d.]+), tpmTotal: ([\d.]+)", text)
+    if not t:
+        raise SystemExit(f"error: go-tpc's output lacks its tpmC line:\n{text[-2000:]}")
+    summary = re.findall(r"\[Summary\] (\w+) - Takes\(s\): ([\d.]+), Count: (\d+)", text)
+    counts = {name: (int(n), float(secs)) for name, secs, n in summary}
+    ok = {k: v for k, v in counts.items() if not k.endswith("_ERR")}
+    return {
+        "tpmc": float(t[-1][0]),
+        "tpm_total": float(t[-1][1]),
+        "transactions": sum(n for n, _ in ok.values()),
+        "seconds": max((secs for _, secs in ok.values()), default=0.0),
+        "errors": sum(n for k, (n, _) in counts.items() if k.endswith("_ERR")),
+        "counts": {k: n for k, (n, _) in counts.items()},
+    }
+
+
+def tpcc_part(a, out):
+    """go-tpc (A) and dbduel's tpcc step (B) on one MariaDB sandbox, each on its own copy of
+    the same warehouses: go-tpc's loaded by `go-tpc tpcc prepare`, dbduel's by its load step."""
+    gotpc = go_tpc_bin()
+    w = a.tpcc_warehouses
+    sb = provision(a.dbduel, a.work, "tpcc", f"""[study]
+name = "tpcc"
+description = "bench/vs-peers: dbduel's TPC-C warehouses in one MariaDB sandbox"
+[dataset]
+generator = "tpcc"
+warehouses = {w}
+seed = 42
+[[contender]]
+name = "innodb"
+engine = "mariadb"
+options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_connections = 1000 }} }}
+[[step]]
+name = "load"
+kind = "load"
+""")
+    port, pid, db = sb["port"], sb["pid"], "dbduel_tpcc"
+    [load_json] = glob.glob(os.path.join(a.work, "sandboxes", "tpcc-*", "innodb", "load.json"))
+    [manifest] = glob.glob(os.path.join(a.work, "sandboxes", "tpcc-*", "manifest.json"))
+    with open(load_json) as f:
+        load = json.load(f)["summary"]["elapsed_s"]
+    with open(manifest) as f:
+        generate = json.load(f)["dataset"]["generate_s"]
+    conn = ["-H", "127.0.0.1", "-P", str(port), "-U", "root", "-D", "gotpc"]
+    log(f"tpcc: mariadb {sb.get('server_version')} on port {port}: {w} warehouses; "
+        f"dbduel generated them in {generate:.1f} s and loaded them in {load:.1f} s")
+    prep = run_client([gotpc, "tpcc", "prepare", *conn, "--warehouses", str(w),
+                       "-T", str(os.cpu_count()), "--no-check"],
+                      os.path.join(a.work, "go-tpc-prepare.log"))
+    must(prep, "go-tpc tpcc prepare")
+    log(f"tpcc: go-tpc prepared them in {prep['wall_s']:.1f} s (--no-check, "
+        f"{os.cpu_count()} threads)")
+    out["tpcc"] = {
+        "server_version": sb.get("server_version"), "port": port, "warehouses": w,
+        "go_tpc": tool_version([gotpc, "version"]) or "v1.0.12",
+        "load": {"go_tpc_prepare_s": prep["wall_s"], "go_tpc_prepare_cpu_s": prep["cpu_s"],
+                 "dbduel_generate_s": generate, "dbduel_load_s": load},
+        "pairs": [],
+    }
+    target = f"mysql://root@127.0.0.1:{port}/{db}"
+
+    def commits():
+        c = mysql_counters(port)
+        return c.get("Com_commit", 0) + c.get("Com_rollback", 0)
+
+    def peer(_workload, threads, label):
+        c0, s0 = commits(), tree_cpu_s(pid)
+        r = run_client([gotpc, "tpcc", "run", *conn, "--warehouses", str(w), "-T", str(threads),
+                        "--time", f"{a.duration}s"], os.path.join(a.work, f"{label}.log"))
+        must(r, f"go-tpc ({label})")
+        time.sleep(0.3)
+        s1, c1 = tree_cpu_s(pid), commits()
+        f = parse_go_tpc(r["output"])
+        return measured(r, f["tpmc"], f["transactions"], f["errors"], None, s1 - s0, c1 - c0, f)
+
+    def ours(_workload, threads, label):
+        step = f"""kind = "tpcc"
+threads = {threads}
+duration_s = {a.duration}
+final_fraction = 1.0"""
+        study = dbduel_study(target, "mariadb", step).replace(
+            'generator = "sbtest"', f'generator = "tpcc"\nwarehouses = {w}\nseed = 42'
+        ).replace(f"tables = {TABLES}\nrows = {ROWS}\n", "")
+        c0, s0 = commits(), tree_cpu_s(pid)
+        r = dbduel_run(a.dbduel, a.work, label, study)
+        time.sleep(0.3)
+        s1, c1 = tree_cpu_s(pid), commits()
+        lv = r["step"]["details"]["levels"][0]
+        return measured(r, lv["tpmc"], lv["transactions"], lv["errors"],
+                        (lv["types"][0]["latency_us"] or {}).get("p95"), s1 - s0, c1 - c0,
+                        {k: lv[k] for k in ("tpmc", "tpm_total", "transactions", "measured_s",
+                                            "dbduel_cpu_us_per_txn")})
+
+    for threads in a.tpcc_threads:
+        out["tpcc"]["pairs"].append(pair("tpcc", "tpcc", "go-tpc", threads, a.rounds, peer, ours))
+
+
 # ---------------------------------------------------------------- pairs
 
 
@@ -501,6 +612,7 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
 
 
 def print_table(pairs):
+    # tpcc rows: the rate is tpmC, and CPU is per transaction
     head = (f"{'workload':<26} {'threads':>7} {'peer QPS':>10} {'dbduel QPS':>11} {'ratio':>6}"
             f" {'rounds':>12} {'peer CPU µs/q':>14} {'dbduel CPU µs/q':>16}"
             f" {'server µs/q peer/dbduel':>24}")
@@ -535,7 +647,9 @@ def main():
     a.warmup = env_int("BENCH_WARMUP_S", min(10, a.duration))
     a.pg_scale = env_int("BENCH_PG_SCALE", 10)
     a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
-    parts = os.environ.get("BENCH_PARTS", "mariadb postgres").split()
+    a.tpcc_threads = [int(t) for t in os.environ.get("BENCH_TPCC_THREADS", "8").split()]
+    a.tpcc_warehouses = env_int("BENCH_TPCC_WAREHOUSES", 2)
+    parts = os.environ.get("BENCH_PARTS", "mariadb postgres tpcc").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
     with open("/proc/cpuinfo") as f:
@@ -565,11 +679,20 @@ def main():
         mariadb_part(a, out)
     if "postgres" in parts:
         postgres_part(a, out)
-    pairs = out.get("mariadb", {}).get("pairs", []) + out.get("postgres", {}).get("pairs", [])
+    if "tpcc" in parts:
+        tpcc_part(a, out)
+    pairs = [p for part in ("mariadb", "postgres", "tpcc") for p in out.get(part, {}).get("pairs", [])]
     out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = write_results(a.results, "vs-peers", started, out)
     print()
     print_table(pairs)
+    if "tpcc" in out:
+        l = out["tpcc"]["load"]
+        print(f"tpcc load of {out['tpcc']['warehouses']} warehouses: go-tpc prepare "
+              f"{l['go_tpc_prepare_s']:.1f} s; dbduel {l['dbduel_generate_s'] + l['dbduel_load_s']:.1f} s "
+              f"({l['dbduel_generate_s']:.1f} s generating, {l['dbduel_load_s']:.1f} s loading); "
+              f"ratio {l['go_tpc_prepare_s'] / (l['dbduel_generate_s'] + l['dbduel_load_s']):.2f}× "
+              "(above 1: dbduel faster)")
     print(f"raw results: {path}")
 
 

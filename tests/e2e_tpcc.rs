@@ -54,31 +54,46 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
         let levels = j["details"]["levels"].as_array().unwrap();
         assert_eq!(levels.len(), 2, "{c}");
         let mut counts = [0u64; 5];
-        let (mut rollbacks, mut commits, mut rolled) = (0u64, 0u64, 0u64);
+        let mut dealt = [0u64; 5];
+        let (mut rollbacks, mut commits, mut rolled, mut prepared) = (0u64, 0u64, 0u64, 0u64);
         for l in levels {
             assert!(l["tpmc"].as_f64().unwrap() > 0.0, "{c}: {l:#}");
             for (i, t) in l["types"].as_array().unwrap().iter().enumerate() {
                 counts[i] += t["count"].as_u64().unwrap();
+                dealt[i] += t["dealt_all"].as_u64().unwrap();
                 assert_eq!(t["errors"], 0, "{c}: {t:#}");
             }
             rollbacks += l["types"][0]["rollbacks"].as_u64().unwrap();
             commits += l["commits_all"].as_u64().unwrap();
             rolled += l["rollbacks_all"].as_u64().unwrap();
+            prepared += l["prepares_all"].as_u64().unwrap();
         }
-        // the deck deals 45/43/4/4/4 of every 100 transactions
-        let total: u64 = counts.iter().sum();
+        // Each terminal's deck deals 45/43/4/4/4 of every 100: over a level a type strays
+        // from its share only by what one unfinished deck a terminal can hold back (at most
+        // 100·p·(1−p) cards), 2 + 4 terminals here.
+        let total: u64 = dealt.iter().sum();
         assert!(total > 400, "{c}: {total} transactions");
-        for (n, want) in counts.iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
-            let pct = *n as f64 * 100.0 / total as f64;
-            assert!((pct - want).abs() <= 1.0, "{c}: {counts:?}");
+        for (n, p) in dealt.iter().zip([0.45, 0.43, 0.04, 0.04, 0.04]) {
+            let bound = 6.0 * 100.0 * p * (1.0 - p) + 1.0;
+            assert!(
+                (*n as f64 - p * total as f64).abs() <= bound,
+                "{c}: dealt {dealt:?} of {total}"
+            );
         }
-        // about 1 % of New-Orders roll back on their unused item (counted over whole levels,
-        // New-Orders over the measured windows: a loose bound)
-        let pct = rollbacks as f64 * 100.0 / counts[0] as f64;
+        // and over a long enough run the share is within a point of the standard mix
+        let measured: u64 = counts.iter().sum();
+        if measured >= 4000 {
+            for (n, want) in counts.iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
+                let pct = *n as f64 * 100.0 / measured as f64;
+                assert!((pct - want).abs() <= 1.0, "{c}: {counts:?}");
+            }
+        }
+        // about 1 % of New-Orders roll back on their unused item (both over whole levels)
+        let pct = rollbacks as f64 * 100.0 / dealt[0] as f64;
         assert!(
             (0.2..=3.0).contains(&pct),
             "{c}: {rollbacks} of {}",
-            counts[0]
+            dealt[0]
         );
         // dbduel's COMMITs and ROLLBACKs are the server's
         let server = &j["server_counters"];
@@ -90,9 +105,8 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
             "postgres" => {
                 assert_eq!(server["xact_rollback"].as_u64(), Some(rolled), "{c}");
                 // PostgreSQL also commits the implicit transaction of each statement a
-                // terminal prepares (Parse then Sync): 40 a terminal, 6 terminals.
+                // terminal prepares (Parse then Sync)
                 let xc = server["xact_commit"].as_u64().unwrap();
-                let prepared = 40 * 6;
                 assert!(
                     xc >= commits + prepared && xc - commits - prepared <= 20,
                     "{c}: the server committed {xc}, dbduel {commits} and {prepared} prepares"

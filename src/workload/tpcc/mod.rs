@@ -168,6 +168,12 @@ pub struct Counters {
     /// error): what the server's own counters should show.
     pub commits: Count,
     pub rollbacks_sent: Count,
+    /// Per type: transactions dealt from the decks, whatever became of them.
+    pub dealt: [Count; 5],
+    /// Statements the terminals prepared outside a transaction, as they connected
+    /// (PostgreSQL commits each one's implicit transaction; the batches prepared on first use
+    /// are inside New-Order's).
+    pub prepares: Count,
 }
 
 /// One transaction type's figures in a level.
@@ -175,6 +181,8 @@ pub struct Counters {
 struct TypeFigures {
     name: &'static str,
     count: u64,
+    /// Dealt over the whole level (warm-up included).
+    dealt_all: u64,
     share_pct: f64,
     latency_us: Option<Latency>,
     rollbacks: u64,
@@ -200,6 +208,7 @@ struct Level {
     /// counts them).
     commits_all: u64,
     rollbacks_all: u64,
+    prepares_all: u64,
     dbduel_cpu_us_per_txn: f64,
     /// New-Order transactions in each 10 s of the level (the seed's axis), warm-up included.
     new_orders_per_10s: Vec<u64>,
@@ -354,6 +363,7 @@ fn figures(
         .map(|(i, t)| TypeFigures {
             name: t.name(),
             count: counts.get(i).copied().unwrap_or(0),
+            dealt_all: counters.dealt[i].get(),
             share_pct: if total > 0 {
                 counts[i] as f64 * 100.0 / total as f64
             } else {
@@ -396,6 +406,7 @@ fn figures(
         skipped_deliveries: counters.skipped_deliveries.get(),
         commits_all: counters.commits.get(),
         rollbacks_all: counters.rollbacks_sent.get(),
+        prepares_all: counters.prepares.get(),
         dbduel_cpu_us_per_txn: out.cpu_us_per_op(),
         new_orders_per_10s: per_10s,
         types,

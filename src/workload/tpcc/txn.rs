@@ -68,9 +68,7 @@ enum S {
     NoDistrictUpdate,
     NoOrder,
     NoNewOrder,
-    NoItem,
     NoStockUpdate,
-    NoLine,
     PayWarehouseUpdate,
     PayWarehouse,
     PayDistrictUpdate,
@@ -106,10 +104,7 @@ fn sql(s: S, lock: &str) -> String {
         S::NoDistrictUpdate => "UPDATE district SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?".into(),
         S::NoOrder => "INSERT INTO orders (o_w_id, o_d_id, o_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)".into(),
         S::NoNewOrder => "INSERT INTO new_order (no_w_id, no_d_id, no_o_id) VALUES (?, ?, ?)".into(),
-        S::NoItem => "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?".into(),
-        // the stock rows' district info is chosen per district: see `stock_select`
         S::NoStockUpdate => "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?".into(),
-        S::NoLine => "INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)".into(),
         S::PayWarehouseUpdate => "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?".into(),
         S::PayWarehouse => "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?".into(),
         S::PayDistrictUpdate => "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?".into(),
@@ -124,15 +119,30 @@ fn sql(s: S, lock: &str) -> String {
         S::OsOrder => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1".into(),
         S::OsLines => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
         S::DlNewOrder => format!("SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1{lock}"),
-        S::DlDeleteNewOrder => "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?".into(),
-        S::DlOrder => "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
-        S::DlOrderUpdate => "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?".into(),
-        S::DlLinesUpdate => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
-        S::DlLinesSum => "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?".into(),
+        // Delivery's ten orders at once, by each one's (w, d, o).
+        S::DlDeleteNewOrder => format!("DELETE FROM new_order WHERE {}", ten("no_")),
+        S::DlOrder => format!("SELECT o_d_id, o_c_id FROM orders WHERE {}", ten("o_")),
+        S::DlOrderUpdate => format!("UPDATE orders SET o_carrier_id = ? WHERE {}", ten("o_")),
+        S::DlLinesUpdate => format!("UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE {}", ten("ol_")),
+        S::DlLinesSum => format!("SELECT ol_d_id, SUM(ol_amount) FROM order_line WHERE {} GROUP BY ol_d_id", ten("ol_")),
         S::DlCustomerUpdate => "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?".into(),
         S::SlNextOrder => "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?".into(),
         S::SlCount => "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?".into(),
     }
+}
+
+/// `(w = ? AND d = ? AND o = ?) OR …` for the ten districts' orders (columns named with
+/// `prefix`: `o_w_id`, `o_d_id`, `o_id`): a condition every engine plans as ten primary-key
+/// lookups. (Row-value `IN` lists are not planned alike everywhere, and SQLite uses an index
+/// for each term of an OR only when each names the whole key.)
+fn ten(prefix: &str) -> String {
+    let o = if prefix == "o_" {
+        "o_id"
+    } else {
+        &format!("{prefix}o_id")
+    };
+    vec![format!("({prefix}w_id = ? AND {prefix}d_id = ? AND {o} = ?)"); DISTRICTS as usize]
+        .join(" OR ")
 }
 
 const ALL: [S; STATEMENTS] = [
@@ -141,9 +151,7 @@ const ALL: [S; STATEMENTS] = [
     S::NoDistrictUpdate,
     S::NoOrder,
     S::NoNewOrder,
-    S::NoItem,
     S::NoStockUpdate,
-    S::NoLine,
     S::PayWarehouseUpdate,
     S::PayWarehouse,
     S::PayDistrictUpdate,
@@ -168,6 +176,39 @@ const ALL: [S; STATEMENTS] = [
     S::SlCount,
 ];
 
+/// The statements New-Order sends once for all its lines, one of each for every line count.
+#[derive(Clone, Copy)]
+enum Batch {
+    /// The order's items, by `i_id IN (…)`.
+    Items,
+    /// One supplying warehouse's stock rows, locked, by `s_w_id = ? AND s_i_id IN (…)`.
+    Stock,
+    /// The order's lines, one multi-row INSERT.
+    Lines,
+}
+
+/// Most lines an order has.
+const MAX_LINES: usize = 15;
+
+/// The SQL of a batch of `n` rows.
+fn batch_sql(b: Batch, n: usize, lock: &str) -> String {
+    let list = |one: &str| vec![one; n].join(", ");
+    match b {
+        Batch::Items => format!(
+            "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({})",
+            list("?")
+        ),
+        Batch::Stock => format!(
+            "SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE s_w_id = ? AND s_i_id IN ({}){lock}",
+            list("?")
+        ),
+        Batch::Lines => format!(
+            "INSERT INTO order_line (ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES {}",
+            list("(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)")
+        ),
+    }
+}
+
 /// An order line's input: item, supplying warehouse, quantity.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Line {
@@ -187,8 +228,10 @@ enum Outcome {
 pub struct TpccWorker<'a> {
     session: Box<dyn Session>,
     stmts: [StmtId; STATEMENTS],
-    /// `stock_select[d - 1]`: the stock row with district d's info.
-    stock_select: Vec<StmtId>,
+    /// `batches[b][n]`: batch `b` of `n` rows, prepared when first needed.
+    batches: [[Option<StmtId>; MAX_LINES + 1]; 3],
+    dialect: Dialect,
+    lock: &'static str,
     begin_read: &'static str,
     begin_write: &'static str,
     p: &'a TpccParams,
@@ -204,6 +247,9 @@ pub struct TpccWorker<'a> {
     last: Option<Txn>,
     row: Vec<Value>,
     lines: Vec<Line>,
+    /// Each line's price (hundredths) and district info, in `lines` order.
+    priced: Vec<(i64, Value)>,
+    params: Vec<Value>,
     name: String,
 }
 
@@ -229,13 +275,7 @@ impl<'a> TpccWorker<'a> {
         for (i, s) in ALL.iter().enumerate() {
             stmts[i] = session.prepare(&placeholders(&sql(*s, lock), dialect))?;
         }
-        let mut stock_select = Vec::with_capacity(DISTRICTS as usize);
-        for d in 1..=DISTRICTS {
-            let q = format!(
-                "SELECT s_quantity, s_data, s_dist_{d:02} FROM stock WHERE s_w_id = ? AND s_i_id = ?{lock}"
-            );
-            stock_select.push(session.prepare(&placeholders(&q, dialect))?);
-        }
+        counters.prepares.add(STATEMENTS as u64);
         let (begin_read, begin_write) = match dialect {
             Dialect::Sqlite => ("BEGIN", "BEGIN IMMEDIATE"),
             _ => ("BEGIN", "BEGIN"),
@@ -246,7 +286,9 @@ impl<'a> TpccWorker<'a> {
         Ok(TpccWorker {
             session,
             stmts,
-            stock_select,
+            batches: [[None; MAX_LINES + 1]; 3],
+            dialect,
+            lock,
             begin_read,
             begin_write,
             p,
@@ -259,7 +301,9 @@ impl<'a> TpccWorker<'a> {
             deck,
             last: None,
             row: Vec::with_capacity(16),
-            lines: Vec::with_capacity(15),
+            lines: Vec::with_capacity(MAX_LINES),
+            priced: Vec::with_capacity(MAX_LINES),
+            params: Vec::with_capacity(10 * MAX_LINES),
             name: String::with_capacity(16),
         })
     }
@@ -305,17 +349,41 @@ impl<'a> TpccWorker<'a> {
         self.row[(found as usize).div_ceil(2) - 1].as_i64()
     }
 
-    fn new_order(&mut self) -> engine::Result<Outcome> {
-        let (w, d) = (self.home_w, self.int(1, DISTRICTS as i64));
-        let c = self.customer_id();
-        let count = self.int(5, 15);
+    /// Batch `b` of `n` rows, prepared on its first use.
+    fn batch(&mut self, b: Batch, n: usize) -> engine::Result<StmtId> {
+        if let Some(id) = self.batches[b as usize][n] {
+            return Ok(id);
+        }
+        let id = self
+            .session
+            .prepare(&placeholders(&batch_sql(b, n, self.lock), self.dialect))?;
+        self.batches[b as usize][n] = Some(id);
+        Ok(id)
+    }
+
+    /// Run batch `b` with the parameters gathered in `self.params`.
+    fn run_batch(&mut self, b: Batch, n: usize) -> engine::Result<u64> {
+        let id = self.batch(b, n)?;
+        self.session.run_rows(id, &self.params, &mut self.row)
+    }
+
+    /// The order's lines: 5 to 15 distinct items (the last an unused one in 1 % of orders),
+    /// 1 % from another warehouse, sorted by warehouse and item so that every terminal locks
+    /// stock rows in one order — fewer deadlocks, none hidden.
+    fn order_lines(&mut self, w: i64) {
+        let count = self.int(5, MAX_LINES as i64);
         let rollback = self.rng.chance(1);
         self.lines.clear();
         for i in 0..count {
             let item = if rollback && i == count - 1 {
-                ITEMS as i64 + 1 // unused: the transaction rolls back when it reaches it
+                ITEMS as i64 + 1 // unused: the transaction rolls back when it finds it missing
             } else {
-                nurand(&mut self.rng, 8191, 1, ITEMS, self.c.ol_i_id) as i64
+                loop {
+                    let id = nurand(&mut self.rng, 8191, 1, ITEMS, self.c.ol_i_id) as i64;
+                    if !self.lines.iter().any(|l| l.item == id) {
+                        break id;
+                    }
+                }
             };
             let supply_w = if self.rng.chance(1) {
                 self.remote_w()
@@ -329,8 +397,17 @@ impl<'a> TpccWorker<'a> {
                 quantity,
             });
         }
-        // Stock rows locked in one order by every terminal: fewer deadlocks, none hidden.
         self.lines.sort_unstable();
+    }
+
+    /// Clause 2.4.2: the order, its new-order row and its lines, with the items read in one
+    /// statement, each supplying warehouse's stock rows read and locked in one, and the lines
+    /// inserted in one (each stock row is still updated on its own).
+    fn new_order(&mut self) -> engine::Result<Outcome> {
+        let (w, d) = (self.home_w, self.int(1, DISTRICTS as i64));
+        let c = self.customer_id();
+        self.order_lines(w);
+        let n = self.lines.len();
         let all_local = self.lines.iter().all(|l| l.supply_w == w);
         let (wv, dv) = (Value::Int(w), Value::Int(d));
         self.run(S::NoCustomer, &[wv.clone(), dv.clone(), Value::Int(c)])?;
@@ -350,57 +427,99 @@ impl<'a> TpccWorker<'a> {
                 dv.clone(),
                 Value::Int(o_id),
                 Value::Int(c),
-                Value::Int(count),
+                Value::Int(n as i64),
                 Value::Int(all_local as i64),
             ],
         )?;
         self.run(S::NoNewOrder, &[wv.clone(), dv.clone(), Value::Int(o_id)])?;
-        let mut total = 0i64;
-        for n in 0..self.lines.len() {
-            let l = self.lines[n];
-            if self.run(S::NoItem, &[Value::Int(l.item)])? == 0 {
-                return Ok(Outcome::RolledBack);
-            }
-            let price = self.row[0].as_cents()?;
-            self.session.run_rows(
-                self.stock_select[d as usize - 1],
-                &[Value::Int(l.supply_w), Value::Int(l.item)],
-                &mut self.row,
-            )?;
-            let s_quantity = self.cell(0, "s_quantity")?.as_i64()?;
-            let dist_info = std::mem::replace(&mut self.row[2], Value::Null);
-            let quantity = if s_quantity >= l.quantity + 10 {
-                s_quantity - l.quantity
-            } else {
-                s_quantity - l.quantity + 91
-            };
-            self.run(
-                S::NoStockUpdate,
-                &[
-                    Value::Int(quantity),
-                    Value::Int(l.quantity),
-                    Value::Int((l.supply_w != w) as i64),
-                    Value::Int(l.supply_w),
-                    Value::Int(l.item),
-                ],
-            )?;
-            let amount = l.quantity * price;
-            total += amount;
-            self.run(
-                S::NoLine,
-                &[
-                    wv.clone(),
-                    dv.clone(),
-                    Value::Int(o_id),
-                    Value::Int(n as i64 + 1),
-                    Value::Int(l.item),
-                    Value::Int(l.supply_w),
-                    Value::Int(l.quantity),
-                    Value::cents(amount),
-                    dist_info,
-                ],
-            )?;
+        // The items: one missing is the planned rollback.
+        self.params.clear();
+        self.params
+            .extend(self.lines.iter().map(|l| Value::Int(l.item)));
+        if self.run_batch(Batch::Items, n)? < n as u64 {
+            return Ok(Outcome::RolledBack);
         }
+        self.priced.clear();
+        for l in 0..n {
+            let item = self.lines[l].item;
+            let price = self
+                .row
+                .chunks(4)
+                .find(|r| r[0].as_i64().ok() == Some(item))
+                .ok_or_else(|| EngineError::new("data", format!("item {item} not returned")))?[1]
+                .as_cents()?;
+            self.priced.push((price, Value::Null));
+        }
+        // The stock rows, each supplying warehouse's in one statement.
+        let mut at = 0;
+        while at < n {
+            let supply_w = self.lines[at].supply_w;
+            let end = at
+                + self.lines[at..]
+                    .iter()
+                    .take_while(|l| l.supply_w == supply_w)
+                    .count();
+            self.params.clear();
+            self.params.push(Value::Int(supply_w));
+            self.params
+                .extend(self.lines[at..end].iter().map(|l| Value::Int(l.item)));
+            let found = self.run_batch(Batch::Stock, end - at)?;
+            if found < (end - at) as u64 {
+                return Err(EngineError::new(
+                    "data",
+                    format!("warehouse {supply_w} lacks stock rows for an order's items"),
+                ));
+            }
+            for i in at..end {
+                let l = self.lines[i];
+                let k = self
+                    .row
+                    .chunks(13)
+                    .position(|r| r[0].as_i64().ok() == Some(l.item))
+                    .ok_or_else(|| {
+                        EngineError::new("data", format!("stock {} not returned", l.item))
+                    })?;
+                let r = &mut self.row[k * 13..k * 13 + 13];
+                let s_quantity = r[1].as_i64()?;
+                self.priced[i].1 = std::mem::replace(&mut r[2 + d as usize], Value::Null);
+                let quantity = if s_quantity >= l.quantity + 10 {
+                    s_quantity - l.quantity
+                } else {
+                    s_quantity - l.quantity + 91
+                };
+                self.session.run(
+                    self.stmts[S::NoStockUpdate as usize],
+                    &[
+                        Value::Int(quantity),
+                        Value::Int(l.quantity),
+                        Value::Int((l.supply_w != w) as i64),
+                        Value::Int(l.supply_w),
+                        Value::Int(l.item),
+                    ],
+                )?;
+            }
+            at = end;
+        }
+        // The lines, in one INSERT.
+        let mut total = 0i64;
+        self.params.clear();
+        for (i, l) in self.lines.iter().enumerate() {
+            let (price, dist) = &mut self.priced[i];
+            let amount = l.quantity * *price;
+            total += amount;
+            self.params.extend([
+                wv.clone(),
+                dv.clone(),
+                Value::Int(o_id),
+                Value::Int(i as i64 + 1),
+                Value::Int(l.item),
+                Value::Int(l.supply_w),
+                Value::Int(l.quantity),
+                Value::cents(amount),
+                std::mem::replace(dist, Value::Null),
+            ]);
+        }
+        self.run_batch(Batch::Lines, n)?;
         // The terminal's total (clause 2.4.2.2), in ten-thousandths of a cent: computed, as
         // the specification asks, though only a screen would show it.
         std::hint::black_box(total * (10_000 - discount) * (10_000 + w_tax + d_tax));
@@ -512,34 +631,61 @@ impl<'a> TpccWorker<'a> {
         Ok(Outcome::Committed)
     }
 
+    /// Clause 2.7.4: the oldest undelivered order of each district, found one district at a
+    /// time (each locked), then the ten delivered together: their new-order rows deleted,
+    /// carriers set, lines dated and summed in one statement each; each customer credited.
     fn delivery(&mut self) -> engine::Result<Outcome> {
         let w = Value::Int(self.home_w);
         let carrier = Value::Int(self.int(1, 10));
-        for d in 1..=DISTRICTS as i64 {
-            let dv = Value::Int(d);
-            if self.run(S::DlNewOrder, &[w.clone(), dv.clone()])? == 0 {
+        // (d, o) of each district's order; o = 0 (no such order) where there is none
+        let mut orders = [0i64; DISTRICTS as usize];
+        for (i, o) in orders.iter_mut().enumerate() {
+            if self.run(S::DlNewOrder, &[w.clone(), Value::Int(i as i64 + 1)])? == 0 {
                 // nothing to deliver in this district (clause 2.7.4.2 counts it)
                 self.counters.skipped_deliveries.add(1);
                 continue;
             }
-            let o = self.cell(0, "no_o_id")?.clone();
-            let key = [w.clone(), dv.clone(), o];
-            self.run(S::DlDeleteNewOrder, &key)?;
-            self.run(S::DlOrder, &key)?;
-            let c = self.cell(0, "o_c_id")?.clone();
-            let [kw, kd, ko] = key;
+            *o = self.cell(0, "no_o_id")?.as_i64()?;
+        }
+        if orders.iter().all(|o| *o == 0) {
+            return Ok(Outcome::Committed);
+        }
+        let keyed = |head: &[Value]| {
+            let mut p = head.to_vec();
+            for (i, o) in orders.iter().enumerate() {
+                p.extend([w.clone(), Value::Int(i as i64 + 1), Value::Int(*o)]);
+            }
+            p
+        };
+        let by_order = keyed(&[]);
+        self.run(S::DlDeleteNewOrder, &by_order)?;
+        self.run(S::DlOrder, &by_order)?;
+        let mut customers = [0i64; DISTRICTS as usize];
+        for r in self.row.chunks(2) {
+            customers[r[0].as_i64()? as usize - 1] = r[1].as_i64()?;
+        }
+        self.run(S::DlOrderUpdate, &keyed(&[carrier]))?;
+        self.run(S::DlLinesUpdate, &by_order)?;
+        self.run(S::DlLinesSum, &by_order)?;
+        let mut sums = [0i64; DISTRICTS as usize];
+        for r in self.row.chunks(2) {
+            if r[1] != Value::Null {
+                sums[r[0].as_i64()? as usize - 1] = r[1].as_cents()?;
+            }
+        }
+        for (i, o) in orders.iter().enumerate() {
+            if *o == 0 {
+                continue;
+            }
             self.run(
-                S::DlOrderUpdate,
-                &[carrier.clone(), kw.clone(), kd.clone(), ko.clone()],
+                S::DlCustomerUpdate,
+                &[
+                    Value::cents(sums[i]),
+                    w.clone(),
+                    Value::Int(i as i64 + 1),
+                    Value::Int(customers[i]),
+                ],
             )?;
-            let lines = [kw.clone(), kd.clone(), ko];
-            self.run(S::DlLinesUpdate, &lines)?;
-            self.run(S::DlLinesSum, &lines)?;
-            let sum = match self.cell(0, "SUM(ol_amount)")? {
-                Value::Null => 0,
-                v => v.as_cents()?,
-            };
-            self.run(S::DlCustomerUpdate, &[Value::cents(sum), kw, kd, c])?;
         }
         Ok(Outcome::Committed)
     }
@@ -635,6 +781,7 @@ impl<'a> TpccWorker<'a> {
 impl Worker for TpccWorker<'_> {
     fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
         let t = self.deck.draw(&mut self.rng);
+        self.counters.dealt[t as usize].add(1);
         self.last = Some(t);
         (t as usize, self.transaction(t))
     }
@@ -646,13 +793,19 @@ impl Worker for TpccWorker<'_> {
         if self.p.think_time != ThinkTime::Spec {
             return None;
         }
-        let think = self.last.map_or(0.0, |t| {
-            let mean = t.think_and_keying_s().0;
-            (-(1.0 - self.rng.unit()).ln() * mean).min(10.0 * mean)
-        });
-        let keying = self.deck.peek(&mut self.rng).think_and_keying_s().1;
-        Some(Duration::from_secs_f64(think + keying))
+        let next = self.deck.peek(&mut self.rng);
+        Some(spec_pause(self.last, next, &mut self.rng))
     }
+}
+
+/// Clause 5.2.5's pause between two transactions: the last one's think time (negative
+/// exponential around its mean, capped at ten times it) and the next one's keying time.
+fn spec_pause(last: Option<Txn>, next: Txn, rng: &mut SplitMix64) -> Duration {
+    let think = last.map_or(0.0, |t| {
+        let mean = t.think_and_keying_s().0;
+        (-(1.0 - rng.unit()).ln() * mean).min(10.0 * mean)
+    });
+    Duration::from_secs_f64(think + next.think_and_keying_s().1)
 }
 
 /// Ten-thousandths for a rate such as `0.1234`: [`Value::as_cents`] scaled by 100.
@@ -668,6 +821,56 @@ impl Rate for Value {
                 .map(|f| (f * 10_000.0).round() as i64)
                 .map_err(|_| EngineError::new("client", format!("not a rate: {t:?}"))),
             v => v.as_cents().map(|c| c * 100),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_specifications_pauses_have_their_means_and_caps() {
+        let mut rng = SplitMix64::stream(5, 6);
+        // the first transaction of a terminal: keying time only
+        assert_eq!(
+            spec_pause(None, Txn::NewOrder, &mut rng),
+            Duration::from_secs(18)
+        );
+        let n = 20_000;
+        let mut sum = 0.0;
+        let mut max = 0.0f64;
+        for _ in 0..n {
+            let p = spec_pause(Some(Txn::Payment), Txn::StockLevel, &mut rng).as_secs_f64();
+            sum += p;
+            max = max.max(p);
+        }
+        // Payment's 12 s mean think time (a little under, for the cap) and 2 s of keying
+        let mean = sum / n as f64;
+        assert!((13.3..14.3).contains(&mean), "{mean}");
+        assert!(max <= 122.0 + 1e-9, "{max}");
+    }
+
+    #[test]
+    fn every_statement_has_its_sql_and_the_lock_only_where_asked() {
+        for s in ALL {
+            let plain = sql(s, "");
+            assert!(!plain.contains("FOR UPDATE"), "{plain}");
+            assert_eq!(
+                plain.matches('?').count(),
+                sql(s, " FOR UPDATE").matches('?').count()
+            );
+        }
+        assert!(sql(S::DlNewOrder, " FOR UPDATE").ends_with("LIMIT 1 FOR UPDATE"));
+        for n in 1..=MAX_LINES {
+            assert_eq!(batch_sql(Batch::Items, n, "").matches('?').count(), n);
+            assert_eq!(
+                batch_sql(Batch::Stock, n, " FOR UPDATE")
+                    .matches('?')
+                    .count(),
+                n + 1
+            );
+            assert_eq!(batch_sql(Batch::Lines, n, "").matches('?').count(), 9 * n);
         }
     }
 }
