@@ -26,6 +26,9 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
         out.path().to_str().unwrap(),
         "--set",
         "step.tpcc.threads=[2, 4]",
+        // two levels of 6 s: two windows of the original's 10 s axis
+        "--set",
+        "step.tpcc.duration_s=6",
     ];
     let contenders: &[&str] = if servers {
         args.push("--all-contenders");
@@ -158,6 +161,13 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
         assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{c}");
     }
     assert!(stdout.contains("tpmC"), "{stdout}");
+    // the report draws the original's axis and marks each schema change on the timelines
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("New-Order transactions per 10 s"));
+    assert!(
+        html.contains("class=\"mark\"") && html.contains("2. rename column on customer"),
+        "no marks for the schema changes"
+    );
 }
 
 #[test]

@@ -695,6 +695,61 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
     out
 }
 
+/// A TPC-C step's New-Order transactions in each 10 s of the step (ticks 0–9, 10–19, …): the
+/// 2011 study's axis. None for steps without New-Orders.
+fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
+    let count_fmt = |x: f64| format::count(x);
+    let has = |sr: &StepSeries| {
+        sr.intervals
+            .iter()
+            .any(|i| i.per_op.iter().any(|o| o.op == "new_order"))
+    };
+    if !v.series.iter().flatten().any(|sr| has(sr)) {
+        return None;
+    }
+    timeline(
+        v,
+        Timeline {
+            caption: "New-Order transactions per 10 s".into(),
+            detail: "New-Order transactions completed in each 10 s, the original's axis".into(),
+            unit_fmt: &count_fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: shade.to_vec(),
+            refs: Vec::new(),
+        },
+        &|sr| {
+            // (end, New-Orders, seconds covered) of each window of ten ticks
+            let mut w: Vec<(u64, f64, f64, f64)> = Vec::new();
+            for i in sr.intervals.iter().filter(|i| usable(i)) {
+                let k = i.tick / 10;
+                if w.last().is_none_or(|l| l.0 != k) {
+                    w.push((k, i.t_s, 0.0, 0.0));
+                }
+                let Some(l) = w.last_mut() else { continue };
+                l.1 = l.1.max(i.t_s);
+                l.2 += i
+                    .per_op
+                    .iter()
+                    .filter(|o| o.op == "new_order")
+                    .map(|o| o.ops as f64)
+                    .sum::<f64>();
+                l.3 += i.duration_s();
+            }
+            w.into_iter()
+                .map(|(_, end, n, secs)| {
+                    let note = if secs < 9.99 {
+                        format!("{secs:.1} s only")
+                    } else {
+                        String::new()
+                    };
+                    (end, n, note)
+                })
+                .collect()
+        },
+    )
+}
+
 /// Throughput, tail latency and errors per second of a client step.
 fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
     let shade: Vec<(f64, f64, String)> = warmup_ranges(&v.series)
@@ -795,6 +850,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             windowed(secs, Combine::Max, "worst second")
         },
     ));
+    out.extend(new_orders_per_10s(v, &shade));
     let any_errors = v
         .series
         .iter()

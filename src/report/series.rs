@@ -70,6 +70,17 @@ pub struct Interval {
     /// The sweep level (client count) this interval belongs to, when the step sweeps.
     #[serde(default)]
     pub level: Option<u64>,
+    /// Operations completed of each kind.
+    #[serde(default)]
+    pub per_op: Vec<OpCount>,
+}
+
+/// One op kind's completions in an interval.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OpCount {
+    pub op: String,
+    #[serde(default)]
+    pub ops: u64,
 }
 
 impl Interval {
