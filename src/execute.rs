@@ -426,11 +426,17 @@ fn run_step(
                     Better::None,
                 ));
             }
+            s.machine = machine_share(engine, &samples, host.cores);
+            let disturbed = s.machine.iter().flat_map(|m| m.disturbances()).map(|w| {
+                format!(
+                    "warning: {w}; the step's figures are disturbed and compare will not judge them"
+                )
+            });
             let warnings = [
                 client_cpu_warning(engine, &samples, host.cores),
                 client_memory_warning(engine, own.peak_rss_bytes, host.mem_total_bytes),
             ];
-            for w in warnings.into_iter().flatten() {
+            for w in warnings.into_iter().flatten().chain(disturbed) {
                 s.note = Some(match s.note.take() {
                     Some(n) => format!("{n}; {w}"),
                     None => w,
@@ -526,6 +532,20 @@ fn client_cpu_warning(
             share * 100.0
         )
     })
+}
+
+/// What the rest of the machine did during a step. Not for a replication topology: its
+/// replicas are servers of the contender outside the primary's process tree, and would count
+/// as others.
+fn machine_share(
+    engine: &dyn Engine,
+    samples: &[sysmon::SystemSample],
+    cores: usize,
+) -> Option<sysmon::machine::MachineShare> {
+    if engine.replication().is_some() {
+        return None;
+    }
+    sysmon::machine::MachineShare::of(samples, cores, engine.embedded())
 }
 
 /// Share of the machine's memory above which dbduel's own peak RSS is called out.

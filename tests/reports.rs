@@ -275,6 +275,41 @@ fn a_heavier_query_is_a_significant_regression() {
 }
 
 #[test]
+fn a_step_run_on_a_busy_machine_is_shown_not_judged() {
+    // The heavier run again, its range-query step recorded while other processes used 48%
+    // of the machine: the regression is no longer a verdict, and says why.
+    let dir = tempfile::tempdir().expect("tmp");
+    let copy = dir.path().join("shootout-busy");
+    copy_dir(Path::new(RUN_HEAVY), &copy);
+    let path = copy.join("summary.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for c in summary["contenders"].as_array_mut().unwrap() {
+        for s in c["steps"].as_array_mut().unwrap() {
+            if s["name"] == "range-queries" {
+                s["machine"] = serde_json::json!({
+                    "others_cpu_pct": 48.0, "steal_pct": 0.0,
+                    "min_available_mem_pct": 60.0, "span_s": 11.0
+                });
+            }
+        }
+    }
+    std::fs::write(&path, summary.to_string()).unwrap();
+    let busy = copy.to_str().unwrap();
+    let (code, out, err) = common::run(&["compare", RUN_A, busy, "--fail-on-regression"]);
+    assert_eq!(code, 0, "a disturbed step is no regression: {out}{err}");
+    assert!(
+        !out.contains("regressed: sqlite-wal · range queries"),
+        "{out}"
+    );
+    assert!(out.contains("not judged (the machine was busy)"), "{out}");
+    assert!(
+        out.contains("B: other processes used 48% of the machine's CPU during this step"),
+        "{out}"
+    );
+}
+
+#[test]
 fn compare_rejects_bad_input() {
     let (code, _, err) = common::run(&["compare", RUN_A, RUN_B, "--threshold", "lots"]);
     assert_eq!(code, 2);

@@ -46,6 +46,8 @@ pub enum Kind {
     Differs,
     /// The contender or step is in only one of the runs.
     OnlyInOne,
+    /// Not judged: the machine was busy with other work during the step in A or B.
+    Disturbed,
 }
 
 impl Kind {
@@ -57,6 +59,7 @@ impl Kind {
             Kind::NotJudged => "not judged",
             Kind::Differs => "differs",
             Kind::OnlyInOne => "only in one run",
+            Kind::Disturbed => "disturbed",
         }
     }
 }
@@ -134,6 +137,10 @@ impl Comparison {
         let o = self.count(Kind::OnlyInOne);
         if o > 0 {
             parts.push(format!("{o} in one run only"));
+        }
+        let b = self.count(Kind::Disturbed);
+        if b > 0 {
+            parts.push(format!("{b} not judged (the machine was busy)"));
         }
         parts.join(", ")
     }
@@ -285,6 +292,16 @@ fn step_rows(
         .step(contender, step)
         .map(|s| s.intervals.as_slice())
         .unwrap_or_default();
+    // A step during which the machine was busy with other work is shown, not judged.
+    let disturbed: Vec<String> = [("A", sa), ("B", sb)]
+        .iter()
+        .flat_map(|(run, s)| {
+            s.machine
+                .iter()
+                .flat_map(|m| m.disturbances())
+                .map(move |w| format!("{run}: {w}"))
+        })
+        .collect();
     let keys = verdict::metric_keys(&[Some(sa), Some(sb)]);
     let mut rows = Vec::new();
     for k in keys {
@@ -360,6 +377,14 @@ fn step_rows(
         } else {
             (Kind::NotJudged, noise.why)
         };
+        if !disturbed.is_empty()
+            && matches!(
+                row.verdict,
+                Kind::Regressed | Kind::Improved | Kind::NoSignificantChange
+            )
+        {
+            (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
+        }
         rows.push(row);
     }
     rows

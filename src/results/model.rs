@@ -103,6 +103,9 @@ pub struct StepSummary {
     /// What dbduel itself used during the step (peak RSS, CPU seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dbduel: Option<crate::sysmon::own::OwnUse>,
+    /// What the rest of the machine did meanwhile (other processes' CPU, steal, memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::sysmon::machine::MachineShare>,
 }
 
 impl StepSummary {
@@ -127,6 +130,7 @@ impl StepSummary {
             note: Some(note.into()),
             metrics: Vec::new(),
             dbduel: None,
+            machine: None,
         }
     }
 }

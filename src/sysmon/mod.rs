@@ -36,6 +36,7 @@
 pub mod disk_meter;
 mod facts;
 mod host;
+pub mod machine;
 pub mod own;
 mod procs;
 #[cfg(test)]
