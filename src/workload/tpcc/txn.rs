@@ -346,7 +346,8 @@ impl<'a> TpccWorker<'a> {
                 ),
             ));
         }
-        self.row[(found as usize).div_ceil(2) - 1].as_i64()
+        self.cell((found as usize).div_ceil(2) - 1, "c_id")?
+            .as_i64()
     }
 
     /// Batch `b` of `n` rows, prepared on its first use.
@@ -439,6 +440,12 @@ impl<'a> TpccWorker<'a> {
         if self.run_batch(Batch::Items, n)? < n as u64 {
             return Ok(Outcome::RolledBack);
         }
+        if self.row.len() != 4 * n {
+            return Err(EngineError::new(
+                "data",
+                "the items came back in another shape",
+            ));
+        }
         self.priced.clear();
         for l in 0..n {
             let item = self.lines[l].item;
@@ -464,7 +471,7 @@ impl<'a> TpccWorker<'a> {
             self.params
                 .extend(self.lines[at..end].iter().map(|l| Value::Int(l.item)));
             let found = self.run_batch(Batch::Stock, end - at)?;
-            if found < (end - at) as u64 {
+            if found < (end - at) as u64 || self.row.len() != 13 * found as usize {
                 return Err(EngineError::new(
                     "data",
                     format!("warehouse {supply_w} lacks stock rows for an order's items"),
@@ -661,16 +668,16 @@ impl<'a> TpccWorker<'a> {
         self.run(S::DlDeleteNewOrder, &by_order)?;
         self.run(S::DlOrder, &by_order)?;
         let mut customers = [0i64; DISTRICTS as usize];
-        for r in self.row.chunks(2) {
-            customers[r[0].as_i64()? as usize - 1] = r[1].as_i64()?;
+        for (d, v) in district_pairs(&self.row)? {
+            *slot(&mut customers, d)? = v.as_i64()?;
         }
         self.run(S::DlOrderUpdate, &keyed(&[carrier]))?;
         self.run(S::DlLinesUpdate, &by_order)?;
         self.run(S::DlLinesSum, &by_order)?;
         let mut sums = [0i64; DISTRICTS as usize];
-        for r in self.row.chunks(2) {
-            if r[1] != Value::Null {
-                sums[r[0].as_i64()? as usize - 1] = r[1].as_cents()?;
+        for (d, v) in district_pairs(&self.row)? {
+            if *v != Value::Null {
+                *slot(&mut sums, d)? = v.as_cents()?;
             }
         }
         for (i, o) in orders.iter().enumerate() {
@@ -796,6 +803,25 @@ impl Worker for TpccWorker<'_> {
         let next = self.deck.peek(&mut self.rng);
         Some(spec_pause(self.last, next, &mut self.rng))
     }
+}
+
+/// Rows of (district, value) as a Delivery statement returns them.
+fn district_pairs(row: &[Value]) -> engine::Result<Vec<(i64, &Value)>> {
+    if !row.len().is_multiple_of(2) {
+        return Err(EngineError::new(
+            "data",
+            "a row of (district, value) expected",
+        ));
+    }
+    row.chunks(2).map(|r| Ok((r[0].as_i64()?, &r[1]))).collect()
+}
+
+/// District `d`'s place in a per-district array, or an error for a district that is none.
+fn slot(per: &mut [i64; DISTRICTS as usize], d: i64) -> engine::Result<&mut i64> {
+    usize::try_from(d - 1)
+        .ok()
+        .and_then(|i| per.get_mut(i))
+        .ok_or_else(|| EngineError::new("data", format!("district {d} is not one of the ten")))
 }
 
 /// Clause 5.2.5's pause between two transactions: the last one's think time (negative
