@@ -59,6 +59,12 @@ pub enum Command {
         /// Run every contender of the study.
         #[arg(long, conflicts_with = "contenders")]
         all_contenders: bool,
+        /// Run every contender's steps N times, interleaved across contenders (the order of
+        /// each round is recorded); each figure is then its median with a confidence interval,
+        /// and "tie" where the intervals overlap. 5 or more let differences be judged.
+        /// Same as --set study.repeat=N.
+        #[arg(long, value_name = "N")]
+        repeat: Option<u32>,
         /// Override a study value with a TOML value, e.g. dataset.rows=20000,
         /// contender.NAME.KEY=VALUE, step.NAME.KEY=VALUE (repeatable; applied after --scale).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -93,11 +99,16 @@ pub enum Command {
     },
     /// Compare two runs of a study (before/after a change): per contender per step, the
     /// change from A to B and whether it is beyond the threshold and the run's noise.
+    /// `compare A B`, or several runs a side: `compare A1 A2 A3 -- B1 B2 B3` (each side's
+    /// runs pooled, every figure judged from its samples: 5 or more a side).
     Compare {
-        /// The run to compare against (before).
-        run_a: PathBuf,
-        /// The run to judge (after).
-        run_b: PathBuf,
+        /// The run to compare against (before) and the run to judge (after); or, with `--`,
+        /// the runs of side A.
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        /// After `--`: the runs of side B.
+        #[arg(last = true, value_name = "RUN_B")]
+        runs_b: Vec<PathBuf>,
         /// Smallest change that counts, in percent (`5%` or `5`).
         #[arg(long, default_value = "5%")]
         threshold: String,
@@ -180,13 +191,17 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             scale,
             contenders,
             all_contenders,
-            sets,
+            repeat,
+            mut sets,
             out,
             keep,
             format,
             check,
             skip_resource_check,
         } => {
+            if let Some(n) = repeat {
+                sets.push(format!("study.repeat={n}"));
+            }
             let req = study::Request {
                 study,
                 scale,
@@ -280,18 +295,38 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             Ok(exit::OK)
         }
         Command::Compare {
-            run_a,
-            run_b,
+            runs,
+            runs_b,
             threshold,
             fail_on_regression,
             format,
         } => {
             let threshold = report::compare::parse_threshold(&threshold)
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e))?;
-            let load = |p: &PathBuf| {
-                report::load(p).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))
+            let (side_a, side_b) = match (runs.as_slice(), runs_b.is_empty()) {
+                ([a, b], true) => (vec![a.clone()], vec![b.clone()]),
+                (_, true) => {
+                    return Err(Failure::new(
+                        exit::BAD_INPUT,
+                        format!(
+                            "compare takes two runs (A B), or several a side separated by `--` (A1 A2 -- B1 B2); got {} run(s) and no `--`",
+                            runs.len()
+                        ),
+                    ));
+                }
+                (_, false) => (runs, runs_b),
             };
-            let c = report::compare::compare(&load(&run_a)?, &load(&run_b)?, threshold);
+            let load = |ps: &[PathBuf]| -> Result<report::series::RunData, Failure> {
+                let loaded = ps
+                    .iter()
+                    .map(|p| {
+                        report::load(p).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                report::series::RunData::pooled(loaded)
+                    .map_err(|e| Failure::new(exit::BAD_INPUT, e))
+            };
+            let c = report::compare::compare(&load(&side_a)?, &load(&side_b)?, threshold);
             print!("{}", report::compare::render(&c, format));
             Ok(if fail_on_regression && c.regressions().next().is_some() {
                 exit::FAILED
@@ -435,6 +470,23 @@ fn print_plan(s: &study::Study) {
             c.name,
             c.engine.kind(),
             toml::Value::Table(c.options.clone())
+        );
+    }
+    let rounds = crate::execute::plan(s);
+    if rounds.len() > 1 {
+        let orders: Vec<String> = rounds
+            .iter()
+            .map(|o| {
+                o.iter()
+                    .map(|&i| s.contenders[i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        println!(
+            "rounds: {}, contenders interleaved: {}",
+            rounds.len(),
+            orders.join(" | ")
         );
     }
     for st in &s.steps {

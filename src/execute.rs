@@ -82,6 +82,7 @@ pub fn run(
         },
         dataset: None,
         contenders: Vec::new(),
+        rounds: Vec::new(),
     };
     let mut summary = Summary {
         schema_version: SCHEMA_VERSION,
@@ -153,140 +154,84 @@ pub fn run(
         dir.write_json("manifest.json", &manifest)?;
     }
 
-    for contender in &study.contenders {
-        let mut cs = ContenderSummary {
-            name: contender.name.clone(),
-            engine: contender.engine.kind().to_string(),
-            steps: Vec::new(),
-        };
-        let data_dir = work.join(&contender.name);
-        let open_ctx = OpenCtx {
-            contender: &contender.name,
-            dir: &data_dir,
-            database: &database,
-            max_clients,
-        };
-        progress.begin(&format!(
-            "{} · start {}",
-            contender.name,
-            contender.engine.kind()
+    let env = Env {
+        dir: &dir,
+        work: &work,
+        study,
+        opts,
+        database: &database,
+        max_clients,
+        tables: &tables,
+        dataset_files: &dataset_files,
+        stop,
+    };
+    let rounds = plan(study);
+    if rounds.len() > 1 {
+        manifest.rounds = rounds
+            .iter()
+            .map(|o| {
+                o.iter()
+                    .map(|&i| study.contenders[i].name.clone())
+                    .collect()
+            })
+            .collect();
+        dir.write_json("manifest.json", &manifest)?;
+        progress.note(&format!(
+            "{} rounds, contenders interleaved: {}",
+            rounds.len(),
+            manifest
+                .rounds
+                .iter()
+                .map(|o| o.join(" "))
+                .collect::<Vec<_>>()
+                .join(" | ")
         ));
-        // Data on a device the contender names: its disk is the one measured.
-        let data_on = contender.engine.data_dir().map(Path::to_path_buf);
-        let contender_fs = data_on.as_deref().and_then(sysmon::filesystem_of);
-        let contender_device = contender_fs.as_ref().map(|f| f.source.clone());
-        let opened = contender.engine.open(&open_ctx).and_then(|e| {
-            let info = e.info()?;
-            Ok((e, info))
-        });
-        let engine: Option<Box<dyn Engine>> = match opened {
-            Ok((engine, mut info)) => {
-                progress.end(&format!(
-                    "{} · {} {} ready",
-                    contender.name, info.engine, info.version
-                ));
-                // Where the data lives, when the contender names a device for it.
-                if let (Some(d), Some(fs)) = (&data_on, &contender_fs) {
-                    info.settings.insert(
-                        "data_dir".into(),
-                        format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
-                    );
-                    info.settings
-                        .insert("data_device".into(), fs.source.clone());
-                }
-                // The profile's numbers, and the disk they hold, beside the settings.
-                if let Some(p) = contender.engine.device_profile() {
-                    let disk = crate::sandbox::limits::block_device_of(
-                        data_on.as_deref().unwrap_or(&data_dir),
-                    )
-                    .map(|d| format!("{} ({})", d.name, d.dev))
-                    .unwrap_or_else(|e| e);
-                    info.settings.insert(
-                        "device_profile".into(),
-                        format!("{}, throttled on {disk}", p.describe()),
-                    );
-                }
-                manifest.contenders.push(ContenderFacts {
-                    name: contender.name.clone(),
-                    engine: info.engine,
-                    version: info.version,
-                    options: serde_json::to_value(&contender.options).unwrap_or_default(),
-                    effective: info.settings,
-                });
-                dir.write_json("manifest.json", &manifest)?;
-                Some(engine)
+    }
+    // Each contender's measurements so far, one per round, in study order.
+    let mut measured: Vec<Vec<(String, ContenderSummary)>> =
+        vec![Vec::new(); study.contenders.len()];
+    'rounds: for (r, order) in rounds.iter().enumerate() {
+        for &ci in order {
+            // An interrupted first round still lists every contender (as not run); later
+            // rounds simply stop.
+            if r > 0 && stop.load(Ordering::Relaxed) {
+                break 'rounds;
             }
-            Err(e) => {
-                progress.fail(&format!(
-                    "FAILED {}: engine could not start: {e}",
-                    contender.name
-                ));
-                for s in &study.steps {
-                    cs.steps.push(StepSummary::without_figures(
-                        &s.name,
-                        &s.kind,
-                        Status::Failed,
-                        format!("engine could not start: {e}"),
-                    ));
-                }
-                None
-            }
-        };
-        if let Some(engine) = engine {
-            let cdir = dir.contender_dir(&contender.name)?;
-            let mut blocked: Option<String> = None;
-            for step in &study.steps {
-                if stop.load(Ordering::Relaxed) {
-                    cs.steps.push(StepSummary::without_figures(
-                        &step.name,
-                        &step.kind,
-                        Status::Interrupted,
-                        "not run: interrupted",
-                    ));
-                    continue;
-                }
-                if let Some(why) = &blocked {
-                    cs.steps.push(StepSummary::without_figures(
-                        &step.name,
-                        &step.kind,
-                        Status::Skipped,
-                        format!("not run: {why}"),
-                    ));
-                    continue;
-                }
-                let s = run_step(
-                    &dir,
-                    &cdir,
-                    engine.as_ref(),
-                    study,
-                    step,
-                    &contender.name,
-                    &tables,
-                    &dataset_files,
-                    &manifest.host,
-                    contender_device
-                        .as_deref()
-                        .or(manifest.host.data_device.as_deref()),
-                    progress,
-                    stop,
-                )?;
-                if s.status == Status::Failed {
-                    blocked = Some(format!("step `{}` failed", step.name));
-                }
-                cs.steps.push(s);
-                summary.contenders.retain(|c| c.name != cs.name);
-                summary.contenders.push(cs.clone());
+            let round = (rounds.len() > 1).then_some(r + 1);
+            let label = format!("round {}", r + 1);
+            let mut publish = |cs: &ContenderSummary| -> Result<(), ExecError> {
+                let mut parts: Vec<(String, &ContenderSummary)> =
+                    measured[ci].iter().map(|(l, c)| (l.clone(), c)).collect();
+                parts.push((label.clone(), cs));
+                let merged = crate::results::merge::contender(&parts);
+                summary.contenders = study
+                    .contenders
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        if i == ci {
+                            merged.clone()
+                        } else {
+                            summary
+                                .contenders
+                                .iter()
+                                .find(|x| x.name == c.name)
+                                .cloned()
+                        }
+                    })
+                    .collect();
                 dir.write_json("summary.json", &summary)?;
-            }
-            if let Err(e) = engine.finish(opts.keep) {
-                progress.note(&format!("{}: stopping the engine: {e}", contender.name));
-            }
-        }
-        summary.contenders.retain(|c| c.name != cs.name);
-        summary.contenders.push(cs);
-        dir.write_json("summary.json", &summary)?;
-        if !opts.keep {
-            let _ = std::fs::remove_dir_all(&data_dir);
+                Ok(())
+            };
+            let cs = run_contender(
+                &env,
+                &study.contenders[ci],
+                round,
+                &mut manifest,
+                progress,
+                &mut publish,
+            )?;
+            measured[ci].push((label, cs));
         }
     }
     if !opts.keep {
@@ -314,11 +259,206 @@ pub fn run(
     })
 }
 
+/// What every contender's pass shares.
+struct Env<'a> {
+    dir: &'a RunDir,
+    work: &'a Path,
+    study: &'a Study,
+    opts: &'a RunOptions,
+    database: &'a str,
+    max_clients: u64,
+    tables: &'a [crate::dataset::TableDef],
+    dataset_files: &'a [PathBuf],
+    stop: &'a AtomicBool,
+}
+
+/// The run's plan: for each round, the order its contenders run in (indexes into the study's
+/// contenders). One round runs them in study order. Repeated rounds rotate an order shuffled
+/// from the dataset's seed, so drift on the machine falls on every contender alike, each leads
+/// equally often, and the same seed gives the same plan.
+pub fn plan(study: &Study) -> Vec<Vec<usize>> {
+    let n = study.contenders.len();
+    let rounds = study.file.study.repeat.max(1) as usize;
+    if rounds == 1 {
+        return vec![(0..n).collect()];
+    }
+    let mut base: Vec<usize> = (0..n).collect();
+    // Its own stream of the seed: the plan does not shift any generated row.
+    let mut rng = crate::dataset::rng::SplitMix64::stream(study.file.dataset.seed, 0x0DE5);
+    for i in (1..n).rev() {
+        base.swap(i, rng.below_u64(i as u64 + 1) as usize);
+    }
+    (0..rounds)
+        .map(|r| {
+            let mut o = base.clone();
+            o.rotate_left(r % n.max(1));
+            o
+        })
+        .collect()
+}
+
+/// One pass of one contender: start its engine, run every step, stop it. `publish` is called
+/// with the contender's figures so far after each step, so nothing finished is lost.
+fn run_contender(
+    env: &Env,
+    contender: &crate::study::Contender,
+    round: Option<usize>,
+    manifest: &mut Manifest,
+    progress: &mut Progress,
+    publish: &mut dyn FnMut(&ContenderSummary) -> Result<(), ExecError>,
+) -> Result<ContenderSummary, ExecError> {
+    let (dir, study, stop) = (env.dir, env.study, env.stop);
+    let mut cs = ContenderSummary {
+        name: contender.name.clone(),
+        engine: contender.engine.kind().to_string(),
+        steps: Vec::new(),
+    };
+    // Round 1 writes where a single run does; later rounds beside it in `round-N`.
+    let (rel_dir, data_dir) = match round {
+        Some(r) if r > 1 => (
+            format!("{}/round-{r}", contender.name),
+            env.work.join(format!("{}-round-{r}", contender.name)),
+        ),
+        _ => (contender.name.clone(), env.work.join(&contender.name)),
+    };
+    let in_round = round.map(|r| format!(" (round {r})")).unwrap_or_default();
+    let open_ctx = OpenCtx {
+        contender: &contender.name,
+        dir: &data_dir,
+        database: env.database,
+        max_clients: env.max_clients,
+    };
+    progress.begin(&format!(
+        "{} · start {}{in_round}",
+        contender.name,
+        contender.engine.kind()
+    ));
+    // Data on a device the contender names: its disk is the one measured.
+    let data_on = contender.engine.data_dir().map(Path::to_path_buf);
+    let contender_fs = data_on.as_deref().and_then(sysmon::filesystem_of);
+    let contender_device = contender_fs.as_ref().map(|f| f.source.clone());
+    let opened = contender.engine.open(&open_ctx).and_then(|e| {
+        let info = e.info()?;
+        Ok((e, info))
+    });
+    let engine: Option<Box<dyn Engine>> = match opened {
+        Ok((engine, mut info)) => {
+            progress.end(&format!(
+                "{} · {} {} ready",
+                contender.name, info.engine, info.version
+            ));
+            // Where the data lives, when the contender names a device for it.
+            if let (Some(d), Some(fs)) = (&data_on, &contender_fs) {
+                info.settings.insert(
+                    "data_dir".into(),
+                    format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
+                );
+                info.settings
+                    .insert("data_device".into(), fs.source.clone());
+            }
+            // The profile's numbers, and the disk they hold, beside the settings.
+            if let Some(p) = contender.engine.device_profile() {
+                let disk = crate::sandbox::limits::block_device_of(
+                    data_on.as_deref().unwrap_or(&data_dir),
+                )
+                .map(|d| format!("{} ({})", d.name, d.dev))
+                .unwrap_or_else(|e| e);
+                info.settings.insert(
+                    "device_profile".into(),
+                    format!("{}, throttled on {disk}", p.describe()),
+                );
+            }
+            // Each round's opening replaces the last one's facts, in the study's order.
+            manifest.contenders.retain(|c| c.name != contender.name);
+            manifest.contenders.push(ContenderFacts {
+                name: contender.name.clone(),
+                engine: info.engine,
+                version: info.version,
+                options: serde_json::to_value(&contender.options).unwrap_or_default(),
+                effective: info.settings,
+            });
+            manifest
+                .contenders
+                .sort_by_key(|f| study.contenders.iter().position(|c| c.name == f.name));
+            dir.write_json("manifest.json", manifest)?;
+            Some(engine)
+        }
+        Err(e) => {
+            progress.fail(&format!(
+                "FAILED {}: engine could not start: {e}",
+                contender.name
+            ));
+            for s in &study.steps {
+                cs.steps.push(StepSummary::without_figures(
+                    &s.name,
+                    &s.kind,
+                    Status::Failed,
+                    format!("engine could not start: {e}"),
+                ));
+            }
+            None
+        }
+    };
+    if let Some(engine) = engine {
+        dir.contender_dir(&rel_dir)?;
+        let mut blocked: Option<String> = None;
+        for step in &study.steps {
+            if stop.load(Ordering::Relaxed) {
+                cs.steps.push(StepSummary::without_figures(
+                    &step.name,
+                    &step.kind,
+                    Status::Interrupted,
+                    "not run: interrupted",
+                ));
+                continue;
+            }
+            if let Some(why) = &blocked {
+                cs.steps.push(StepSummary::without_figures(
+                    &step.name,
+                    &step.kind,
+                    Status::Skipped,
+                    format!("not run: {why}"),
+                ));
+                continue;
+            }
+            let s = run_step(
+                dir,
+                &rel_dir,
+                engine.as_ref(),
+                study,
+                step,
+                &contender.name,
+                env.tables,
+                env.dataset_files,
+                &manifest.host,
+                contender_device
+                    .as_deref()
+                    .or(manifest.host.data_device.as_deref()),
+                progress,
+                stop,
+            )?;
+            if s.status == Status::Failed {
+                blocked = Some(format!("step `{}` failed", step.name));
+            }
+            cs.steps.push(s);
+            publish(&cs)?;
+        }
+        if let Err(e) = engine.finish(env.opts.keep) {
+            progress.note(&format!("{}: stopping the engine: {e}", contender.name));
+        }
+    }
+    publish(&cs)?;
+    if !env.opts.keep {
+        let _ = std::fs::remove_dir_all(&data_dir);
+    }
+    Ok(cs)
+}
+
 /// Run one step with the sampler beside it and write its files.
 #[allow(clippy::too_many_arguments)]
 fn run_step(
     dir: &RunDir,
-    cdir: &Path,
+    rel_dir: &str,
     engine: &dyn Engine,
     study: &Study,
     step: &crate::study::Step,
@@ -383,15 +523,7 @@ fn run_step(
         (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
         _ => None,
     };
-    let rel = |suffix: &str| {
-        format!(
-            "{}/{}{suffix}",
-            cdir.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            step.name
-        )
-    };
+    let rel = |suffix: &str| format!("{rel_dir}/{}{suffix}", step.name);
     dir.write_ndjson(&rel(".system.ndjson"), &samples)?;
     let result = match (result, &server_died) {
         (r, None) => r,

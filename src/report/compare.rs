@@ -11,6 +11,11 @@
 //! threshold alone. A figure without a usable series (a single statement, a step shorter than
 //! three seconds) is shown but *not judged*: one measurement cannot tell a change from noise.
 //! A step that ran in A and failed in B is a regression.
+//!
+//! Figures measured over repeated rounds (`--repeat`, or several runs a side pooled) are
+//! judged from their samples instead, every kind alike: a change counts when it is beyond the
+//! threshold and the two intervals for the median ([`Spread`]) are apart; fewer than
+//! [`MIN_SAMPLES`] a side are not judged, and the row says how many more rounds it needs.
 
 use super::Format;
 use super::format;
@@ -18,6 +23,7 @@ use super::html::page;
 use super::series::{self, Interval, RunData};
 use super::svg::{self, Change, esc};
 use super::verdict;
+use crate::results::spread::{MIN_SAMPLES, Spread};
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
 use comfy_table::{CellAlignment, Table, presets};
 use serde::Serialize;
@@ -128,7 +134,10 @@ impl Comparison {
                 "{} with no significant change",
                 self.count(Kind::NoSignificantChange)
             ),
-            format!("{} not judged (measured once)", self.count(Kind::NotJudged)),
+            format!(
+                "{} not judged (too few measurements)",
+                self.count(Kind::NotJudged)
+            ),
         ];
         let d = self.count(Kind::Differs);
         if d > 0 {
@@ -305,8 +314,9 @@ fn step_rows(
     let keys = verdict::metric_keys(&[Some(sa), Some(sb)]);
     let mut rows = Vec::new();
     for k in keys {
-        let va = sa.metrics.iter().find(|m| m.key == k.key).map(|m| m.value);
-        let vb = sb.metrics.iter().find(|m| m.key == k.key).map(|m| m.value);
+        let ma = sa.metrics.iter().find(|m| m.key == k.key);
+        let mb = sb.metrics.iter().find(|m| m.key == k.key);
+        let (va, vb) = (ma.map(|m| m.value), mb.map(|m| m.value));
         let mut row = Row {
             contender: contender.into(),
             step: step.into(),
@@ -343,6 +353,21 @@ fn step_rows(
                 row.why = "a different amount of work".into();
                 rows.push(row);
             }
+            continue;
+        }
+        // Repeated on both sides: the samples speak, for every kind of figure.
+        if let (Some(spa), Some(spb)) =
+            (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()))
+        {
+            let worse = match k.better {
+                Better::Lower => change > 0.0,
+                _ => change < 0.0,
+            };
+            (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, threshold);
+            if !disturbed.is_empty() && row.verdict != Kind::NotJudged {
+                (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
+            }
+            rows.push(row);
             continue;
         }
         let mut noise = noise_of(k, ia, ib);
@@ -388,6 +413,63 @@ fn step_rows(
         rows.push(row);
     }
     rows
+}
+
+/// A change judged from repeated samples on both sides: beyond the threshold, and with the
+/// two intervals for the median apart. Returns the verdict, why, and the relative noise band
+/// shown (the two intervals' relative half-widths added).
+fn judge_samples(
+    a: &Spread,
+    b: &Spread,
+    change: f64,
+    worse: bool,
+    threshold: f64,
+) -> (Kind, String, Option<f64>) {
+    let half = |s: &Spread| (s.hi - s.lo) / 2.0 / s.median.abs().max(f64::MIN_POSITIVE);
+    let band = Some(half(a) + half(b));
+    let rounds = if a.n == b.n {
+        format!("{} rounds a side", a.n)
+    } else {
+        format!("{} and {} rounds", a.n, b.n)
+    };
+    let short = MIN_SAMPLES.saturating_sub(a.n.min(b.n));
+    let beyond = if worse {
+        Kind::Regressed
+    } else {
+        Kind::Improved
+    };
+    if short > 0 {
+        let more = if short == 1 { "round" } else { "rounds" };
+        return (
+            Kind::NotJudged,
+            format!("{rounds}: needs {short} more {more} a side ({MIN_SAMPLES} judge)"),
+            band,
+        );
+    }
+    if !change.is_finite() {
+        (Kind::NotJudged, "from zero".into(), band)
+    } else if change.abs() < threshold {
+        (Kind::NoSignificantChange, "under threshold".into(), band)
+    } else if a.overlaps(b) {
+        (
+            Kind::NoSignificantChange,
+            format!("intervals overlap ({rounds})"),
+            band,
+        )
+    } else {
+        (
+            beyond,
+            format!(
+                "intervals apart ({rounds}, {} each)",
+                if a.confidence <= b.confidence {
+                    a.confidence_text()
+                } else {
+                    b.confidence_text()
+                }
+            ),
+            band,
+        )
+    }
 }
 
 /// `3.1%`, `12%`.
@@ -470,7 +552,7 @@ fn noise_of(m: &Metric, a: &[Interval], b: &[Interval]) -> Noise {
     let why = if matches!(m.unit, Unit::PerSecond | Unit::Seconds | Unit::Micros) && n > 0 {
         format!("{n} s of data")
     } else {
-        "measured once".into()
+        "measured once: --repeat 5 would judge it".into()
     };
     Noise { band, why }
 }

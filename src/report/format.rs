@@ -16,6 +16,28 @@ pub fn value(v: f64, unit: Unit) -> String {
     }
 }
 
+/// A figure as reports print it: its value, and over repeated rounds the median with its
+/// interval for the median, `208 ms [201–215 ms]` (the unit written once when both ends share it).
+pub fn figure(m: &crate::results::Metric) -> String {
+    let v = value(m.value, m.unit);
+    let Some(s) = m.repeated().filter(|s| s.lo != s.hi) else {
+        return v;
+    };
+    format!("{v} [{}]", range(s.lo, s.hi, m.unit))
+}
+
+/// `201–215 ms`; `1.2 KiB–3.4 MiB` when the ends' units differ.
+pub fn range(lo: f64, hi: f64, unit: Unit) -> String {
+    let (a, b) = (value(lo, unit), value(hi, unit));
+    match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+        (Some((na, ua)), Some((_, ub))) if ua == ub => format!("{na}–{b}"),
+        _ => match (a.strip_suffix("/s"), b.ends_with("/s")) {
+            (Some(na), true) => format!("{na}–{b}"),
+            _ => format!("{a}–{b}"),
+        },
+    }
+}
+
 /// Integer with thousands separators (fractions below 100 keep 3 significant digits).
 pub fn count(v: f64) -> String {
     if !v.is_finite() {

@@ -59,6 +59,8 @@ svg .mark rect{fill:#f2b84b;opacity:.45}
 svg .mark text{font-size:9px;fill:#8a5a00}
 svg .whisker{stroke-width:2.5;stroke-linecap:round;opacity:.55}
 svg .hollow{fill:#fff;stroke-width:2}
+svg .ci{stroke:#1b2130;stroke-width:1.5;opacity:.7}
+svg .sample{fill:#fff;stroke:#1b2130;stroke-width:1.2}
 .tablewrap{overflow-x:auto;margin:6px 0 10px}
 table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
 th,td{padding:4px 12px 4px 0;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}
@@ -360,12 +362,12 @@ fn figures_table(v: &StepView<'_>) -> String {
     }
     o.push_str("</tr></thead><tbody>");
     for k in &v.keys {
-        let vals = verdict::values(&v.per, &k.key);
-        let best = best_index(&vals, k.better);
+        let figs = verdict::metrics(&v.per, &k.key);
+        let best = best_index(&figs, k.better);
         let _ = write!(o, "<tr><td>{}</td>", esc(&k.label));
-        for (i, val) in vals.iter().enumerate() {
-            let text = match (val, v.per.get(i).copied().flatten()) {
-                (Some(x), _) => format::value(*x, k.unit),
+        for (i, f) in figs.iter().enumerate() {
+            let text = match (f, v.per.get(i).copied().flatten()) {
+                (Some(f), _) => format::figure(f),
                 (None, Some(p)) if p.status != Status::Ok => p.status.as_str().to_string(),
                 _ => String::new(),
             };
@@ -384,7 +386,7 @@ fn figures_table(v: &StepView<'_>) -> String {
             let _ = write!(
                 o,
                 "<td class=\"left\">{}</td>",
-                esc(&super::table::best(&v.run.summary, &vals, k.better))
+                esc(&super::table::best(&v.run.summary, &figs, k.better))
             );
         }
         o.push_str("</tr>");
@@ -393,12 +395,13 @@ fn figures_table(v: &StepView<'_>) -> String {
     o
 }
 
-/// The contender with the best value, when there is a clear one.
-fn best_index(vals: &[Option<f64>], better: Better) -> Option<usize> {
-    let present: Vec<(usize, f64)> = vals
+/// The contender with the best value, when there is a clear one (for repeated figures: its
+/// interval apart from every other's).
+fn best_index(figs: &[Option<&Metric>], better: Better) -> Option<usize> {
+    let present: Vec<(usize, f64)> = figs
         .iter()
         .enumerate()
-        .filter_map(|(i, v)| v.map(|v| (i, v)))
+        .filter_map(|(i, m)| m.map(|m| (i, m.value)))
         .collect();
     if present.len() < 2 {
         return None;
@@ -410,7 +413,12 @@ fn best_index(vals: &[Option<f64>], better: Better) -> Option<usize> {
     }?;
     let ties = present
         .iter()
-        .filter(|(_, x)| (x - pick.1).abs() <= pick.1.abs() * 0.005)
+        .filter(
+            |(i, x)| match verdict::tied_by_spread(figs[pick.0], figs[*i]) {
+                Some(tied) => tied,
+                None => (x - pick.1).abs() <= pick.1.abs() * 0.005,
+            },
+        )
         .count();
     (ties == 1).then_some(pick.0)
 }
@@ -431,32 +439,38 @@ fn bars(v: &StepView<'_>) -> Vec<Figure> {
         .iter()
         .filter(|k| k.better != Better::None && !(latency_chart && k.unit == Unit::Micros))
         .map(|k| {
-            let vals = verdict::values(&v.per, &k.key);
-            let best = best_index(&vals, k.better);
-            let bars: Vec<Bar> = vals
+            let figs = verdict::metrics(&v.per, &k.key);
+            let best = best_index(&figs, k.better);
+            let bars: Vec<Bar> = figs
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| v.per.get(*i).is_some_and(Option::is_some))
-                .map(|(i, val)| {
+                .map(|(i, f)| {
                     let status = v.per[i].map(|p| p.status).unwrap_or(Status::Skipped);
-                    let text = match val {
-                        Some(x) => format::value(*x, k.unit),
+                    let text = match f {
+                        Some(f) => format::figure(f),
                         None if status != Status::Ok => status.as_str().to_string(),
                         None => "no figure".to_string(),
                     };
                     Bar {
                         label: v.name(i).to_string(),
                         color: svg::color(i),
-                        value: *val,
+                        value: f.map(|f| f.value),
+                        samples: f.map(|f| f.samples.clone()).unwrap_or_default(),
+                        interval: f.and_then(|f| f.repeated()).map(|s| (s.lo, s.hi)),
                         tip: format!("{}: {} {text}", v.name(i), k.label),
                         text,
                         best: best == Some(i),
                     }
                 })
                 .collect();
+            let mut detail = better_words(k.better).to_string();
+            if bars.iter().any(|b| !b.samples.is_empty()) {
+                detail.push_str("; dots: each round, line: the interval for the median");
+            }
             Figure {
                 caption: k.label.clone(),
-                detail: better_words(k.better).into(),
+                detail,
                 svg: svg::bar_chart(&format!("{}: {}", v.step, k.label), &bars),
                 key: Vec::new(),
             }
@@ -1260,6 +1274,12 @@ fn context(run: &RunData) -> String {
             m.overrides.join(" ")
         },
     ));
+    if let Some(r) = super::table::rounds_line(m) {
+        run_items.push((
+            "rounds".into(),
+            r.trim_start_matches("rounds: ").to_string(),
+        ));
+    }
     run_items.push((
         "dbduel".into(),
         format!("{} ({})", m.dbduel.version, m.dbduel.commit),

@@ -211,6 +211,36 @@ impl RunData {
         }
     }
 
+    /// Several runs of one study as one: figures pooled into medians over every run's
+    /// samples ([`crate::results::merge::runs`]), named `A + B + C`. The series and context
+    /// are the first run's. Runs of different studies are refused.
+    pub fn pooled(mut runs: Vec<RunData>) -> Result<RunData, String> {
+        if runs.len() == 1 {
+            return Ok(runs.remove(0));
+        }
+        let Some(first) = runs.first() else {
+            return Err("no run given".into());
+        };
+        if let Some(other) = runs.iter().find(|r| r.summary.study != first.summary.study) {
+            return Err(format!(
+                "{} is a run of study `{}` and {} of `{}`: pool runs of one study",
+                first.name, first.summary.study, other.name, other.summary.study
+            ));
+        }
+        let parts: Vec<(String, &Summary)> =
+            runs.iter().map(|r| (r.name.clone(), &r.summary)).collect();
+        let summary = crate::results::merge::runs(&parts);
+        let name = runs
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let mut out = runs.remove(0);
+        out.summary = summary;
+        out.name = name;
+        Ok(out)
+    }
+
     /// A contender's series of a step (empty when it has none).
     pub fn step(&self, contender: &str, step: &str) -> Option<&StepSeries> {
         self.series.get(&(contender.to_string(), step.to_string()))

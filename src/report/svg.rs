@@ -448,6 +448,10 @@ pub struct Bar {
     pub tip: String,
     /// Marked as the best of the chart.
     pub best: bool,
+    /// Each round's value, drawn as a dot on the bar (empty when measured once).
+    pub samples: Vec<f64>,
+    /// The interval for the median, drawn as a line through the dots.
+    pub interval: Option<(f64, f64)>,
 }
 
 const BAR_ROW: f64 = 24.0;
@@ -472,9 +476,17 @@ pub fn bar_chart(title: &str, bars: &[Bar]) -> String {
     let bar_w = (BW - label_w - text_w - 8.0).max(60.0);
     let max = bars
         .iter()
-        .filter_map(|b| b.value)
+        .flat_map(|b| b.value.iter().chain(&b.samples))
+        .copied()
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
+    let x_of = |v: f64| {
+        if max > 0.0 {
+            label_w + (v.max(0.0) / max * bar_w)
+        } else {
+            label_w
+        }
+    };
     let h = 6.0 + bars.len() as f64 * BAR_ROW + 4.0;
     let points = bars
         .iter()
@@ -515,6 +527,26 @@ pub fn bar_chart(title: &str, bars: &[Bar]) -> String {
                 esc(&b.tip)
             );
             end += w;
+        }
+        // Repeated rounds: the interval as a dark line, each round as a dot.
+        if let Some((lo, hi)) = b.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
+            let _ = write!(
+                o,
+                "<line class=\"ci\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+                n(x_of(lo)),
+                n(y + 11.0),
+                n(x_of(hi)),
+                n(y + 11.0)
+            );
+        }
+        for v in b.samples.iter().filter(|v| v.is_finite()) {
+            let _ = write!(
+                o,
+                "<circle class=\"sample\" cx=\"{}\" cy=\"{}\" r=\"2.4\"/>",
+                n(x_of(*v)),
+                n(y + 11.0)
+            );
+            end = end.max(x_of(*v) + 2.4);
         }
         let _ = write!(
             o,
@@ -755,6 +787,8 @@ mod tests {
                     text: "2".into(),
                     tip: "a: 2".into(),
                     best: true,
+                    samples: vec![1.5, 2.0, 2.5],
+                    interval: Some((1.5, 2.5)),
                 },
                 Bar {
                     label: "b".into(),
@@ -763,11 +797,16 @@ mod tests {
                     text: "failed".into(),
                     tip: String::new(),
                     best: false,
+                    samples: Vec::new(),
+                    interval: None,
                 },
             ],
         );
         assert!(bars.contains("data-points=\"1\""), "{bars}");
         assert_eq!(count(&bars, "class=\"pt\""), 1);
+        // Repeated rounds: a dot per sample and the interval's line.
+        assert_eq!(count(&bars, "class=\"sample\""), 3);
+        assert_eq!(count(&bars, "class=\"ci\""), 1);
         let ch = change_chart(
             "c",
             &[Change {

@@ -6,7 +6,7 @@
 use super::compare::md_cell;
 use super::format;
 use super::verdict::{self, metric_keys, per_contender, step_names, title_of};
-use crate::results::{Better, Manifest, Status, StepSummary, Summary};
+use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
 use comfy_table::{CellAlignment, Table, presets};
 
 /// Render the run as text (`markdown = false`) or Markdown.
@@ -101,8 +101,8 @@ fn markdown_table(s: &Summary) -> String {
             continue;
         }
         for (i, k) in keys.iter().enumerate() {
-            let values = verdict::values(&per, &k.key);
-            let b = best(s, &values, k.better);
+            let figs = verdict::metrics(&per, &k.key);
+            let b = best(s, &figs, k.better);
             let winner = s
                 .contenders
                 .iter()
@@ -111,12 +111,10 @@ fn markdown_table(s: &Summary) -> String {
                 if i == 0 { title.clone() } else { String::new() },
                 md_cell(&k.label),
             ];
-            for (j, (p, v)) in per.iter().zip(&values).enumerate() {
-                row.push(match (p, v) {
-                    (_, Some(v)) if winner == Some(j) => {
-                        format!("**{}**", format::value(*v, k.unit))
-                    }
-                    (_, Some(v)) => format::value(*v, k.unit),
+            for (j, (p, f)) in per.iter().zip(&figs).enumerate() {
+                row.push(match (p, f) {
+                    (_, Some(f)) if winner == Some(j) => format!("**{}**", format::figure(f)),
+                    (_, Some(f)) => format::figure(f),
                     (Some(x), None) if x.status != Status::Ok && i == 0 => {
                         x.status.as_str().to_string()
                     }
@@ -172,6 +170,7 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
     if !m.overrides.is_empty() {
         lines.push(format!("overrides: {}", m.overrides.join(" ")));
     }
+    lines.extend(rounds_line(m));
     for c in &m.contenders {
         let settings: Vec<String> = c
             .effective
@@ -207,6 +206,20 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
     }
 }
 
+/// How a repeated run was made and how to read its figures; `None` for a single round.
+pub(crate) fn rounds_line(m: &Manifest) -> Option<String> {
+    let n = m.rounds.len();
+    if n < 2 {
+        return None;
+    }
+    let orders: Vec<String> = m.rounds.iter().map(|o| o.join(" ")).collect();
+    let conf = crate::results::spread::confidence_for(n) * 100.0;
+    Some(format!(
+        "rounds: {n}, contenders interleaved ({}); each figure is the median of its rounds, [lo–hi] the interval holding the true median with {conf:.1}% confidence (order statistics, any distribution); \"tie\" where intervals overlap",
+        orders.join(" | ")
+    ))
+}
+
 /// The table of figures, for a terminal.
 pub fn comparison(s: &Summary) -> String {
     let mut t = Table::new();
@@ -240,10 +253,10 @@ pub fn comparison(s: &Summary) -> String {
                 if i == 0 { title.clone() } else { String::new() },
                 k.label.clone(),
             ];
-            let values = verdict::values(&per, &k.key);
-            for (p, v) in per.iter().zip(&values) {
-                row.push(match (p, v) {
-                    (_, Some(v)) => format::value(*v, k.unit),
+            let figs = verdict::metrics(&per, &k.key);
+            for (p, f) in per.iter().zip(&figs) {
+                row.push(match (p, f) {
+                    (_, Some(f)) => format::figure(f),
                     (Some(x), None) if x.status != Status::Ok && i == 0 => {
                         x.status.as_str().to_string()
                     }
@@ -251,7 +264,7 @@ pub fn comparison(s: &Summary) -> String {
                 });
             }
             if n >= 2 {
-                row.push(best(s, &values, k.better));
+                row.push(best(s, &figs, k.better));
             }
             t.add_row(row);
         }
@@ -264,12 +277,14 @@ pub fn comparison(s: &Summary) -> String {
     t.to_string()
 }
 
-/// `name ×ratio` of the best value against the next best, or empty when there is no winner.
-pub(crate) fn best(s: &Summary, values: &[Option<f64>], better: Better) -> String {
-    let mut ranked: Vec<(usize, f64)> = values
+/// `name ×ratio` of the best value against the next best, `tie` when they cannot be told
+/// apart, or empty when there is nothing to rank. Figures measured over repeated rounds are a
+/// tie when their intervals for the median overlap; figures measured once when within 0.5 %.
+pub(crate) fn best(s: &Summary, figs: &[Option<&Metric>], better: Better) -> String {
+    let mut ranked: Vec<(usize, f64)> = figs
         .iter()
         .enumerate()
-        .filter_map(|(i, v)| v.filter(|v| v.is_finite()).map(|v| (i, v)))
+        .filter_map(|(i, m)| m.map(|m| m.value).filter(|v| v.is_finite()).map(|v| (i, v)))
         .collect();
     if ranked.len() < 2 || better == Better::None {
         return String::new();
@@ -279,7 +294,10 @@ pub(crate) fn best(s: &Summary, values: &[Option<f64>], better: Better) -> Strin
         _ => ranked.sort_by(|a, b| b.1.total_cmp(&a.1)),
     }
     let (bi, bv) = ranked[0];
-    let (_, nv) = ranked[1];
+    let (ni, nv) = ranked[1];
+    if verdict::tied_by_spread(figs[bi], figs[ni]) == Some(true) {
+        return "tie".into();
+    }
     let name = &s.contenders[bi].name;
     let ratio = match better {
         Better::Lower if bv > 0.0 => nv / bv,
@@ -288,7 +306,7 @@ pub(crate) fn best(s: &Summary, values: &[Option<f64>], better: Better) -> Strin
     };
     if !ratio.is_finite() {
         if bv == nv { "tie".into() } else { name.clone() }
-    } else if ratio < 1.005 {
+    } else if ratio < 1.005 && verdict::tied_by_spread(figs[bi], figs[ni]).is_none() {
         "tie".into()
     } else {
         format!("{name} {ratio:.2}×")

@@ -71,16 +71,31 @@ pub fn metric_keys<'a>(per: &[Option<&'a StepSummary>]) -> Vec<&'a Metric> {
     keys
 }
 
-/// The value of `key` for each contender that ran the step.
-pub fn values(per: &[Option<&StepSummary>], key: &str) -> Vec<Option<f64>> {
+/// The figure `key` for each contender that ran the step (with a finite value).
+pub fn metrics<'a>(per: &[Option<&'a StepSummary>], key: &str) -> Vec<Option<&'a Metric>> {
     per.iter()
         .map(|p| {
             p.filter(|x| x.status == Status::Ok)
                 .and_then(|x| x.metrics.iter().find(|m| m.key == key))
-                .map(|m| m.value)
-                .filter(|v| v.is_finite())
+                .filter(|m| m.value.is_finite())
         })
         .collect()
+}
+
+/// The value of `key` for each contender that ran the step.
+pub fn values(per: &[Option<&StepSummary>], key: &str) -> Vec<Option<f64>> {
+    metrics(per, key)
+        .into_iter()
+        .map(|m| m.map(|m| m.value))
+        .collect()
+}
+
+/// Whether two contenders' figures are a tie by their repeated samples: both measured more
+/// than once and their intervals for the median overlap. `None` when either was measured
+/// once (then only the values can speak).
+pub fn tied_by_spread(a: Option<&Metric>, b: Option<&Metric>) -> Option<bool> {
+    let (a, b) = (a?.repeated()?, b?.repeated()?);
+    Some(a.overlaps(b))
 }
 
 /// The figures a step's sentence is about (see the module's contract).
@@ -183,7 +198,8 @@ fn figures(m: &Metric, a: f64, b: f64) -> String {
 }
 
 /// The clause about one figure, or `None` when fewer than two contenders have it.
-fn clause(s: &Summary, m: &Metric, vals: &[Option<f64>]) -> Option<Clause> {
+fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
+    let vals: Vec<Option<f64>> = figs.iter().map(|f| f.map(|f| f.value)).collect();
     let mut ranked: Vec<(usize, f64)> = vals
         .iter()
         .enumerate()
@@ -207,8 +223,66 @@ fn clause(s: &Summary, m: &Metric, vals: &[Option<f64>]) -> Option<Clause> {
     };
     let (cmp, sup, worst_word, verb) = words(m);
     let label = &m.label;
+    let close = r.is_finite() && r < 1.005 || best == next;
+    // Repeated rounds decide ties by their intervals, not by how close the medians are
+    // (medians within 0.5 % are said to tie below either way).
+    match tied_by_spread(figs[best_i], figs[next_i]) {
+        Some(true) if !close => {
+            let tied: Vec<usize> = ranked
+                .iter()
+                .map(|(i, _)| *i)
+                .filter(|i| tied_by_spread(figs[best_i], figs[*i]) == Some(true))
+                .collect();
+            let each: Vec<String> = tied
+                .iter()
+                .filter_map(|i| figs[*i].map(|f| format!("{} {}", name(*i), format::figure(f))))
+                .collect();
+            let names: Vec<&str> = tied.iter().map(|i| name(*i)).collect();
+            let who = if tied.len() == ranked.len() && tied.len() > 2 {
+                format!("all {}", tied.len())
+            } else {
+                names.join(" and ")
+            };
+            let on = if tied.len() == ranked.len() {
+                format!("on {label}")
+            } else {
+                format!("for {sup}")
+            };
+            let mut text = format!(
+                "{who} tied {on}, their intervals overlapping ({})",
+                each.join("; ")
+            );
+            let (worst_i, _) = ranked[ranked.len() - 1];
+            if !tied.contains(&worst_i)
+                && let Some(f) = figs[worst_i]
+            {
+                text.push_str(&format!(
+                    "; {} {worst_word} ({})",
+                    name(worst_i),
+                    format::figure(f)
+                ));
+            }
+            return Some(Clause { text, pair: None });
+        }
+        _ => {}
+    }
+    let sure = match (
+        figs[best_i].and_then(Metric::repeated),
+        figs[next_i].and_then(Metric::repeated),
+    ) {
+        (Some(a), Some(b)) if !close => format!(
+            " — apart beyond their {} intervals over {} rounds",
+            if a.confidence <= b.confidence {
+                a.confidence_text()
+            } else {
+                b.confidence_text()
+            },
+            a.n.min(b.n)
+        ),
+        _ => String::new(),
+    };
     let mut pair = None;
-    let mut text = if r.is_finite() && r < 1.005 || best == next {
+    let mut text = if close {
         let tied: Vec<&str> = ranked
             .iter()
             .filter(|(_, x)| (x - best).abs() <= best.abs() * 0.005)
@@ -262,7 +336,12 @@ fn clause(s: &Summary, m: &Metric, vals: &[Option<f64>]) -> Option<Clause> {
             v(worst)
         )
     };
-    if m.unit == Unit::Seconds && ranked.iter().all(|(_, x)| *x < 0.010) {
+    if !sure.is_empty() {
+        text.push_str(&sure);
+        if let Some(p) = pair.as_mut() {
+            p.2.push_str(&sure);
+        }
+    } else if m.unit == Unit::Seconds && ranked.iter().all(|(_, x)| *x < 0.010) {
         let caveat = " (each under 10 ms: one short statement, within run-to-run noise)";
         text.push_str(caveat);
         if let Some(p) = pair.as_mut() {
@@ -280,7 +359,7 @@ pub fn step_verdict(s: &Summary, step: &str) -> Verdict {
     let mut clauses: Vec<String> = Vec::new();
     let mut last_pair: Option<(usize, usize)> = None;
     for m in headline_metrics(&keys) {
-        let Some(c) = clause(s, m, &values(&per, &m.key)) else {
+        let Some(c) = clause(s, m, &metrics(&per, &m.key)) else {
             continue;
         };
         // "x was 2× faster than y; x had 3× lower p99 than y" → "…; and had 3× lower p99".

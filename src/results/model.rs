@@ -58,9 +58,17 @@ pub struct Metric {
     pub key: String,
     /// Short label for tables (`seconds`, `rows/s`, `p99`).
     pub label: String,
+    /// The figure; over repeated rounds, the median of `samples`.
     pub value: f64,
     pub unit: Unit,
     pub better: Better,
+    /// Each round's value, in round order, when the step ran more than once (or when runs were
+    /// pooled for `compare`); empty for a single measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
+    /// What `samples` say: median, min–max and the interval for the median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<super::spread::Spread>,
 }
 
 impl Metric {
@@ -71,7 +79,24 @@ impl Metric {
             value,
             unit,
             better,
+            samples: Vec::new(),
+            spread: None,
         }
+    }
+
+    /// The figure measured `samples` times: its value is their median.
+    pub fn with_samples(mut self, samples: Vec<f64>) -> Self {
+        self.spread = super::spread::Spread::of(&samples);
+        if let Some(s) = &self.spread {
+            self.value = s.median;
+        }
+        self.samples = samples;
+        self
+    }
+
+    /// Its spread when measured more than once.
+    pub fn repeated(&self) -> Option<&super::spread::Spread> {
+        self.spread.as_ref().filter(|s| s.n >= 2)
     }
 }
 
@@ -242,4 +267,8 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetFacts>,
     pub contenders: Vec<ContenderFacts>,
+    /// With `repeat` above 1: each round's contender order, as run (a rotation of an order
+    /// shuffled from the dataset's seed, so every contender leads equally often).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<Vec<String>>,
 }

@@ -384,6 +384,9 @@ fn safe_name(path: KeyPath, s: &str) -> Result<(), DecodeError> {
     }
 }
 
+/// Most rounds a study may repeat.
+pub const MAX_REPEAT: u32 = 100;
+
 /// Most rows a table may have: ids are 4-byte integers on every engine (as in sysbench).
 pub const MAX_ROWS: u64 = 2_000_000_000;
 
@@ -401,6 +404,15 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
     }
     for name in f.scale.keys() {
         safe_name(root.key("scale").key(name), name)?;
+    }
+    if !(1..=MAX_REPEAT).contains(&f.study.repeat) {
+        return Err(DecodeError::at(
+            root.key("study").key("repeat"),
+            format!(
+                "repeat = {} is out of range: give 1 (one round) to {MAX_REPEAT}; 5 rounds or more let a difference be judged",
+                f.study.repeat
+            ),
+        ));
     }
     for (i, n) in f.study.default_contenders.iter().flatten().enumerate() {
         if !f.contenders.iter().any(|c| &c.name == n) {

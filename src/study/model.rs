@@ -38,6 +38,14 @@ pub struct StudyMeta {
     /// Contenders run when none is chosen (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_contenders: Option<Vec<String>>,
+    /// Rounds: every contender runs every step this many times, interleaved across
+    /// contenders, and each figure is reported as a median with its spread (`--repeat N`).
+    #[serde(default = "one_round")]
+    pub repeat: u32,
+}
+
+fn one_round() -> u32 {
+    1
 }
 
 /// `[dataset]`: which deterministic generator makes the rows, how many, from which seed.
