@@ -28,11 +28,17 @@ fn a_sweep_on_sqlite_reports_every_level() {
         "--set",
         "step.read-only.duration_s=2",
         "--set",
+        "step.read-only.distribution=zipfian",
+        "--set",
         "step.read-write.threads=[1,2]",
         "--set",
         "step.read-write.duration_s=2",
     ]);
     assert_eq!(code, 0, "{stderr}\n{stdout}");
+    // sysbench's zipfian keys drive a step like any other distribution.
+    let ro = read_json(&run_dir(&stderr).join("sqlite-wal").join("read-only.json"));
+    assert_eq!(ro["details"]["distribution"], "zipfian", "{ro:#}");
+    assert!(ro["details"]["levels"][0]["events"].as_u64().unwrap() > 100);
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
     for c in ["sqlite-wal", "sqlite-rollback"] {

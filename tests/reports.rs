@@ -198,6 +198,17 @@ fn sweeps_get_curves_against_the_client_count() {
         } else {
             // Two contenders × two levels, on both curves.
             assert_eq!(curves, vec![(4, 4), (4, 4)], "step {id}");
+            // p99 is each level's own (its merged histogram), not a mean of seconds' p99s.
+            assert!(
+                body.contains(
+                    "each level&#39;s p99 over its measured window (its merged histogram)"
+                ),
+                "step {id}"
+            );
+        }
+        if id == "read-write" {
+            // sqlite-wal's one-client level: p99 221 µs in read-write.json's details.levels.
+            assert!(body.contains(">sqlite-wal: 1 clients: 221 µs<"), "{body}");
         }
     }
     for (id, charts) in steps {

@@ -1,5 +1,6 @@
 //! Key distributions, drawn the way sysbench 1.0 draws them (`--rand-type`), so figures line
-//! up with published sysbench results: uniform, special (its default), gaussian, pareto.
+//! up with published sysbench results: uniform, special (its default), gaussian, pareto,
+//! zipfian.
 
 use super::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,10 @@ pub enum Distribution {
     Gaussian,
     /// `n * u^power` with power = log(h)/log(1-h), h = 0.2 (sysbench's `rand-pareto-h`).
     Pareto,
+    /// Key k with probability ∝ 1/k^0.8 (sysbench's `--rand-zipfian-exp` default), drawn by
+    /// rejection-inversion (Hörmann & Derflinger) as sysbench draws it — `rand_distr`'s
+    /// `Zipf`, pinned by the lockfile. Key 1 is the hottest, as in sysbench.
+    Zipfian,
 }
 
 /// sysbench 1.0 defaults.
@@ -23,9 +28,11 @@ const RAND_ITER: u64 = 12;
 const SPECIAL_PCT: u64 = 1;
 const SPECIAL_RES: u64 = 75;
 const PARETO_H: f64 = 0.2;
+const ZIPFIAN_EXP: f64 = 0.8;
 
 impl Distribution {
-    pub const NAMES: &'static [&'static str] = &["uniform", "special", "gaussian", "pareto"];
+    pub const NAMES: &'static [&'static str] =
+        &["uniform", "special", "gaussian", "pareto", "zipfian"];
 
     /// A key in `1..=n` (n ≥ 1).
     pub fn sample(self, rng: &mut SplitMix64, n: u64) -> u64 {
@@ -53,6 +60,12 @@ impl Distribution {
                 let v = (n as f64 * rng.unit().powf(power)) as u64;
                 1 + v.min(n - 1)
             }
+            // Setting up the sampler is a few logarithms: cheap beside a query, and it keeps
+            // a distribution a plain value.
+            Distribution::Zipfian => match rand_distr::Zipf::new(n as f64, ZIPFIAN_EXP) {
+                Ok(z) => (rand_distr::Distribution::sample(&z, rng) as u64).clamp(1, n),
+                Err(_) => 1,
+            },
         }
     }
 }
@@ -100,5 +113,32 @@ mod tests {
         );
         let h = histogram(Distribution::Gaussian, 100, 100_000);
         assert!(h[49] > h[5] * 5, "gaussian peaks in the middle");
+    }
+
+    #[test]
+    fn zipfian_follows_its_power_law() {
+        let (n, draws) = (1_000u64, 400_000usize);
+        let h = histogram(Distribution::Zipfian, n, draws);
+        // P(k) = k^-0.8 / H(n, 0.8).
+        let norm: f64 = (1..=n).map(|k| (k as f64).powf(-0.8)).sum();
+        for k in [1u64, 2, 10, 100] {
+            let expected = (k as f64).powf(-0.8) / norm * draws as f64;
+            let got = h[(k - 1) as usize] as f64;
+            assert!(
+                (got - expected).abs() < 5.0 * expected.sqrt() + 0.02 * expected,
+                "key {k}: {got} draws, expected {expected:.0}"
+            );
+        }
+        assert!(h[0] > h[1] && h[1] > h[9] && h[9] > h[99]);
+        // Same seed, same keys.
+        let mut a = SplitMix64::stream(3, 4);
+        let mut b = SplitMix64::stream(3, 4);
+        let xs: Vec<u64> = (0..50)
+            .map(|_| Distribution::Zipfian.sample(&mut a, n))
+            .collect();
+        let ys: Vec<u64> = (0..50)
+            .map(|_| Distribution::Zipfian.sample(&mut b, n))
+            .collect();
+        assert_eq!(xs, ys);
     }
 }

@@ -43,6 +43,21 @@ impl SplitMix64 {
     }
 }
 
+/// So samplers from `rand_distr` (sysbench's zipfian) can draw from our streams.
+impl rand_core::RngCore for SplitMix64 {
+    fn next_u32(&mut self) -> u32 {
+        (SplitMix64::next_u64(self) >> 32) as u32
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        SplitMix64::next_u64(self)
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        rand_core::impls::fill_bytes_via_next(self, dst)
+    }
+}
+
 impl SplitMix64 {
     /// A stream for `(seed, stream)`: independent streams from one seed, e.g. one per
     /// row, table or client.

@@ -348,7 +348,12 @@ fn step_rows(
         };
         row.change = Some(change);
         if k.better == Better::None {
-            if change.abs() > 0.005 {
+            // Repeated figures whose intervals overlap did not change.
+            let same = match (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated())) {
+                (Some(x), Some(y)) => x.overlaps(y),
+                _ => false,
+            };
+            if change.abs() > 0.005 && !same {
                 row.verdict = Kind::Differs;
                 row.why = "a different amount of work".into();
                 rows.push(row);
@@ -453,14 +458,14 @@ fn judge_samples(
     } else if a.overlaps(b) {
         (
             Kind::NoSignificantChange,
-            format!("intervals overlap ({rounds})"),
+            format!("intervals overlap, {rounds}"),
             band,
         )
     } else {
         (
             beyond,
             format!(
-                "intervals apart ({rounds}, {} each)",
+                "intervals apart, {rounds}, {} each",
                 if a.confidence <= b.confidence {
                     a.confidence_text()
                 } else {
@@ -710,11 +715,11 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         format!("A: {} (started {})", c.a, c.a_started),
         format!("B: {} (started {})", c.b, c.b_started),
         format!(
-            "a change counts beyond ±{} and beyond its noise ({SIGMAS:.0} standard errors of the per-second values)",
+            "a change counts beyond ±{} and beyond its noise: for figures repeated {MIN_SAMPLES} times or more a side, the two intervals for the median apart; else {SIGMAS:.0} standard errors of the per-second values",
             pct(c.threshold)
         ),
         format!(
-            "not judged: measured once (one statement, or under {MIN_SECONDS} s of per-second data); lengthen the step or repeat the runs"
+            "not judged: measured once (one statement, or under {MIN_SECONDS} s of per-second data) or fewer than {MIN_SAMPLES} rounds a side; run with --repeat {MIN_SAMPLES}, or compare several runs a side (A1 A2 -- B1 B2)"
         ),
     ];
     if c.differences.is_empty() {

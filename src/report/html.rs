@@ -894,7 +894,9 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
 }
 
 /// Throughput and p99 against the sweep level (client count), for steps whose intervals
-/// carry one: each level's figure is the mean over its measured (non-warm-up) seconds.
+/// carry one: throughput is the mean over each level's measured (non-warm-up) seconds; p99 is
+/// the level's own, from its merged histogram, where the step recorded it (a mean of
+/// per-second p99s would understate the tail), else the mean of its seconds' p99.
 fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
     let levels: BTreeSet<u64> = v
         .series
@@ -906,10 +908,13 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
         return Vec::new();
     }
     let cats: Vec<u64> = levels.into_iter().collect();
-    let per_level = |sr: &StepSeries, f: &dyn Fn(&Interval) -> Option<f64>| -> Vec<(f64, f64)> {
+    let per_level = |sr: &StepSeries, f: &dyn Fn(&Interval) -> Option<f64>, whole: bool| {
         cats.iter()
             .enumerate()
             .filter_map(|(x, lv)| {
+                if whole && let Some(p99) = sr.level_p99.get(lv) {
+                    return Some((x as f64, *p99));
+                }
                 let ys: Vec<f64> = sr
                     .intervals
                     .iter()
@@ -918,19 +923,20 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
                     .collect();
                 (!ys.is_empty()).then(|| (x as f64, ys.iter().sum::<f64>() / ys.len() as f64))
             })
-            .collect()
+            .collect::<Vec<(f64, f64)>>()
     };
     let mk = |caption: &str,
               detail: &str,
               fmt: &dyn Fn(f64) -> String,
               log_y: bool,
-              f: &dyn Fn(&Interval) -> Option<f64>| {
+              f: &dyn Fn(&Interval) -> Option<f64>,
+              whole: bool| {
         let lines: Vec<Line> = v
             .series
             .iter()
             .enumerate()
             .filter_map(|(i, sr)| {
-                let pts = per_level((*sr)?, f);
+                let pts = per_level((*sr)?, f, whole);
                 (!pts.is_empty()).then(|| Line {
                     name: v.name(i).to_string(),
                     color: svg::color(i),
@@ -968,6 +974,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
     };
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
     let lat_fmt = |x: f64| format::micros(x);
+    let whole_p99 = v.series.iter().flatten().any(|sr| !sr.level_p99.is_empty());
     vec![
         mk(
             "throughput by clients",
@@ -975,13 +982,19 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
             &rate_fmt,
             false,
             &|i| Some(i.ops_per_s),
+            false,
         ),
         mk(
             "p99 latency by clients",
-            "mean of each level's per-second p99; log scale",
+            if whole_p99 {
+                "each level's p99 over its measured window (its merged histogram); log scale"
+            } else {
+                "mean of each level's per-second p99; log scale"
+            },
             &lat_fmt,
             true,
             &|i| i.latency_us.map(|l| l.p99),
+            true,
         ),
     ]
 }

@@ -165,6 +165,9 @@ pub struct StepSeries {
     pub unreadable: Vec<(String, usize)>,
     /// Schema changes made during the step: (start, end, what), seconds into the step.
     pub marks: Vec<(f64, f64, String)>,
+    /// A sweep's p99 per level (client count → µs), from each level's merged histogram over
+    /// its measured window (`details.levels`), where the step kind records one.
+    pub level_p99: BTreeMap<u64, f64>,
 }
 
 /// A run directory as renderers see it: summary, manifest and every step's series.
@@ -335,6 +338,17 @@ fn marks(ddl: &serde_json::Value) -> Vec<(f64, f64, String)> {
         .collect()
 }
 
+/// Each sweep level's p99 from a step's `details.levels` (entries with `threads` and
+/// `latency_us.p99`).
+fn level_p99(levels: &serde_json::Value) -> BTreeMap<u64, f64> {
+    levels
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| Some((l["threads"].as_u64()?, l["latency_us"]["p99"].as_f64()?)))
+        .collect()
+}
+
 /// Read the two series files of one step; `data_device` (e.g. `/dev/vda1`) picks the disk.
 pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) -> StepSeries {
     let mut out = StepSeries::default();
@@ -346,20 +360,17 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
     }
     let step_file = contender_dir.join(format!("{step}.json"));
     if let Ok(text) = std::fs::read_to_string(&step_file) {
-        out.marks = serde_json::from_str::<serde_json::Value>(&text)
-            .map(|v| marks(&v["details"]["ddl"]))
-            .unwrap_or_default();
-        let timeline = serde_json::from_str::<serde_json::Value>(&text)
-            .map(|mut v| v["details"]["timeline"].take());
-        match timeline.map(|t| {
-            if t.is_null() {
-                Ok(Vec::new())
-            } else {
-                serde_json::from_value::<Vec<ReplicaPoint>>(t)
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(mut v) => {
+                out.marks = marks(&v["details"]["ddl"]);
+                out.level_p99 = level_p99(&v["details"]["levels"]);
+                let t = v["details"]["timeline"].take();
+                match serde_json::from_value::<Option<Vec<ReplicaPoint>>>(t) {
+                    Ok(points) => out.replicas = points.unwrap_or_default(),
+                    Err(_) => out.unreadable.push((format!("{step}.json"), 1)),
+                }
             }
-        }) {
-            Ok(Ok(points)) => out.replicas = points,
-            _ => out.unreadable.push((format!("{step}.json"), 1)),
+            Err(_) => out.unreadable.push((format!("{step}.json"), 1)),
         }
     }
     let sys_name = format!("{step}.system.ndjson");

@@ -30,6 +30,8 @@ pub enum Keys {
     FullRandom,
     /// Every key once, in a seeded order shared by all clients (then again, from the start).
     Permutation,
+    /// sysbench's zipfian over every key (key 1 hottest, P(k) ∝ k^-0.8).
+    Zipfian,
 }
 
 impl Keys {
@@ -38,6 +40,7 @@ impl Keys {
             Keys::SmallRandom => "small-random",
             Keys::FullRandom => "full-random",
             Keys::Permutation => "permutation",
+            Keys::Zipfian => "zipfian",
         }
     }
 }
@@ -108,6 +111,7 @@ pub struct KeySource {
     range: u64,
     rng: SplitMix64,
     order: Option<Order>,
+    zipfian: bool,
 }
 
 impl KeySource {
@@ -128,12 +132,15 @@ impl KeySource {
             },
             rng: SplitMix64::stream(seed, client as u64),
             order: order.cloned(),
+            zipfian: p.keys == Keys::Zipfian,
         }
     }
 
     pub fn next_key(&mut self) -> u64 {
         match &self.order {
             Some(o) => o.perm.key(o.position.fetch_add(1, Ordering::Relaxed)),
+            None if self.zipfian => crate::dataset::distribution::Distribution::Zipfian
+                .sample(&mut self.rng, self.range),
             None => 1 + self.rng.below_u64(self.range),
         }
     }
@@ -277,6 +284,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             p.small_fraction * 100.0
         ),
         Keys::FullRandom => format!("keys uniform over all {rows} keys"),
+        Keys::Zipfian => format!("keys zipfian over all {rows} keys (sysbench's, exponent 0.8)"),
         Keys::Permutation if order.as_ref().is_some_and(|o| o.taken() > rows) => format!(
             "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
         ),
@@ -409,6 +417,18 @@ mod tests {
         assert!(keys.iter().any(|&x| x > 99_000));
         let mut full = KeySource::new(&params("full-random"), 1_000_000, 7, 3, None);
         assert!((0..10_000).map(|_| full.next_key()).any(|x| x > 100_000));
+    }
+
+    #[test]
+    fn zipfian_keys_cover_the_table_with_key_one_hottest() {
+        let mut k = KeySource::new(&params("zipfian"), 1_000_000, 7, 3, None);
+        let keys: Vec<u64> = (0..200_000).map(|_| k.next_key()).collect();
+        assert!(keys.iter().all(|&x| (1..=1_000_000).contains(&x)));
+        let ones = keys.iter().filter(|&&x| x == 1).count();
+        let tens = keys.iter().filter(|&&x| x == 10).count();
+        // P(1) / P(10) = 10^0.8 ≈ 6.3 under sysbench's exponent.
+        assert!(ones > tens * 4 && ones < tens * 9, "{ones} vs {tens}");
+        assert!(keys.iter().any(|&x| x > 500_000), "the tail is reached");
     }
 
     #[test]
