@@ -65,6 +65,10 @@ pub enum Command {
         /// Same as --set study.repeat=N.
         #[arg(long, value_name = "N")]
         repeat: Option<u32>,
+        /// Show every figure also as a ratio to this contender's (×0.52: 0.52 times its
+        /// figure). Same as --set study.baseline=NAME.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
         /// Override a study value with a TOML value, e.g. dataset.rows=20000,
         /// contender.NAME.KEY=VALUE, step.NAME.KEY=VALUE (repeatable; applied after --scale).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -94,6 +98,28 @@ pub enum Command {
     Report {
         /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
         run_dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Show every figure also as a ratio to this contender's (overrides the run's).
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+    },
+    /// Run a past run again exactly — its study as it ran (scale and overrides applied), seed,
+    /// rounds and contenders — then compare the new run with it and say whether this machine
+    /// reproduced it within the noise (exit 1 when a judged figure differs).
+    Rerun {
+        /// The run directory to reproduce.
+        run_dir: PathBuf,
+        /// Results root for the new run.
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+        /// Keep the data files of the new run.
+        #[arg(long)]
+        keep: bool,
+        /// Smallest change that counts, in percent (`5%` or `5`).
+        #[arg(long, default_value = "5%")]
+        threshold: String,
+        /// Format of the comparison printed at the end.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -192,6 +218,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             contenders,
             all_contenders,
             repeat,
+            baseline,
             mut sets,
             out,
             keep,
@@ -201,6 +228,9 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         } => {
             if let Some(n) = repeat {
                 sets.push(format!("study.repeat={n}"));
+            }
+            if let Some(b) = &baseline {
+                sets.push(format!("study.baseline={b:?}"));
             }
             let req = study::Request {
                 study,
@@ -212,53 +242,96 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             };
             let study =
                 study::load(&req).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            if let Some(b) = &baseline
+                && !study.contenders.iter().any(|c| &c.name == b)
+            {
+                return Err(Failure::new(
+                    exit::BAD_INPUT,
+                    format!(
+                        "--baseline {b}: `{b}` is not among the contenders this run would run ({}); add --contender {b}",
+                        join_names(study.contenders.iter().map(|c| c.name.as_str()))
+                    ),
+                ));
+            }
             if check {
                 print_plan(&study);
                 return Ok(exit::OK);
             }
-            for c in &study.contenders {
-                c.engine.preflight().map_err(|e| {
-                    // Something not installed (or an engine the server lacks) is a missing
-                    // prerequisite; a server that does not answer is a failure.
-                    let code = if e.kind == "missing" {
-                        exit::PREREQUISITE
-                    } else {
-                        exit::FAILED
-                    };
-                    Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
-                })?;
-                // Never silently unthrottled: a profile that cannot apply stops the run now.
-                if let Some(p) = c.engine.device_profile() {
-                    // where its data will be: its data_dir, else under the results
-                    let at = match c.engine.data_dir() {
-                        Some(d) => d.to_path_buf(),
-                        None => std::path::absolute(&out).unwrap_or_else(|_| out.clone()),
-                    };
-                    sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
-                        Failure::new(
-                            exit::PREREQUISITE,
-                            format!(
-                                "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
-                                c.name,
-                                p.describe()
-                            ),
-                        )
-                    })?;
-                }
-            }
-            let stop = install_signal_handlers()?;
-            let mut progress = Progress::new(cli.quiet);
-            let report = execute::run(&study, &RunOptions { out, keep }, &mut progress, &stop)
-                .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+            let report = execute_study(&study, out, keep, cli.quiet)?;
             print!(
                 "{}",
                 report::render(&report.dir.path, &report.summary, &report.manifest, format)
             );
             eprintln!("results: {}", report.dir.path.display());
-            Ok(match report.summary.status {
-                Status::Ok | Status::Skipped => exit::OK,
-                Status::Failed => exit::FAILED,
-                Status::Interrupted => exit::INTERRUPTED,
+            Ok(status_code(report.summary.status))
+        }
+        Command::Rerun {
+            run_dir,
+            out,
+            keep,
+            threshold,
+            format,
+        } => {
+            let threshold = report::compare::parse_threshold(&threshold)
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e))?;
+            let before =
+                report::load(&run_dir).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            let names: Vec<String> = before
+                .summary
+                .contenders
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            let study = study::as_run(
+                &before.manifest,
+                &before.name,
+                names,
+                Some(study::resources::Machine::here(&out)),
+            )
+            .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            let report = execute_study(&study, out, keep, cli.quiet)?;
+            eprintln!("results: {}", report.dir.path.display());
+            let after = report::load(&report.dir.path)
+                .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+            let c = report::compare::compare(&before, &after, threshold);
+            print!("{}", report::compare::render(&c, format));
+            let differ = c
+                .rows
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.verdict,
+                        report::compare::Kind::Regressed | report::compare::Kind::Improved
+                    )
+                })
+                .count();
+            let judged = c
+                .rows
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.verdict,
+                        report::compare::Kind::Regressed
+                            | report::compare::Kind::Improved
+                            | report::compare::Kind::NoSignificantChange
+                    )
+                })
+                .count();
+            let not_judged = c.rows.len() - judged;
+            if differ == 0 {
+                eprintln!(
+                    "reproduced: none of the {judged} judged figures differs from {} beyond the threshold and the noise ({not_judged} shown but not judged)",
+                    before.name
+                );
+            } else {
+                eprintln!(
+                    "NOT reproduced: {differ} of the {judged} judged figures differ from {} beyond the threshold and the noise (see the table)",
+                    before.name
+                );
+            }
+            Ok(match status_code(report.summary.status) {
+                exit::OK if differ > 0 => exit::FAILED,
+                code => code,
             })
         }
         Command::Studies { action: None } => {
@@ -282,15 +355,31 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 ),
             )),
         },
-        Command::Report { run_dir, format } => {
+        Command::Report {
+            run_dir,
+            format,
+            baseline,
+        } => {
             let dir =
                 RunDir::open(&run_dir).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
             let summary = dir
                 .read_summary()
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
-            let manifest = dir
+            let mut manifest = dir
                 .read_manifest()
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            if let Some(b) = baseline {
+                if !summary.contenders.iter().any(|c| c.name == b) {
+                    return Err(Failure::new(
+                        exit::BAD_INPUT,
+                        format!(
+                            "--baseline {b}: no contender `{b}` in this run; its contenders are: {}",
+                            join_names(summary.contenders.iter().map(|c| c.name.as_str()))
+                        ),
+                    ));
+                }
+                manifest.baseline = Some(b);
+            }
             print!("{}", report::render(&dir.path, &summary, &manifest, format));
             Ok(exit::OK)
         }
@@ -415,6 +504,64 @@ fn raise_open_files_limit() {
             lim.rlim_cur = lim.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
         }
+    }
+}
+
+/// Check that every contender can run here, then run the study with Ctrl-C handling and
+/// progress.
+fn execute_study(
+    study: &study::Study,
+    out: PathBuf,
+    keep: bool,
+    quiet: bool,
+) -> Result<execute::RunReport, Failure> {
+    for c in &study.contenders {
+        c.engine.preflight().map_err(|e| {
+            // Something not installed (or an engine the server lacks) is a missing
+            // prerequisite; a server that does not answer is a failure.
+            let code = if e.kind == "missing" {
+                exit::PREREQUISITE
+            } else {
+                exit::FAILED
+            };
+            Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
+        })?;
+        // Never silently unthrottled: a profile that cannot apply stops the run now.
+        if let Some(p) = c.engine.device_profile() {
+            // where its data will be: its data_dir, else under the results
+            let at = match c.engine.data_dir() {
+                Some(d) => d.to_path_buf(),
+                None => std::path::absolute(&out).unwrap_or_else(|_| out.clone()),
+            };
+            sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
+                Failure::new(
+                    exit::PREREQUISITE,
+                    format!(
+                        "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
+                        c.name,
+                        p.describe()
+                    ),
+                )
+            })?;
+        }
+    }
+    let stop = install_signal_handlers()?;
+    let mut progress = Progress::new(quiet);
+    execute::run(study, &RunOptions { out, keep }, &mut progress, &stop)
+        .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+}
+
+/// `a, b, c`.
+fn join_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// The exit code of a run's status.
+fn status_code(s: Status) -> i32 {
+    match s {
+        Status::Ok | Status::Skipped => exit::OK,
+        Status::Failed => exit::FAILED,
+        Status::Interrupted => exit::INTERRUPTED,
     }
 }
 

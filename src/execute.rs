@@ -83,6 +83,13 @@ pub fn run(
         dataset: None,
         contenders: Vec::new(),
         rounds: Vec::new(),
+        // Shown only when that contender runs.
+        baseline: study
+            .file
+            .study
+            .baseline
+            .clone()
+            .filter(|b| study.contenders.iter().any(|c| &c.name == b)),
     };
     let mut summary = Summary {
         schema_version: SCHEMA_VERSION,

@@ -130,6 +130,13 @@ fn twins_tie_and_the_slow_contender_loses_beyond_the_noise() {
         "{stdout}"
     );
     assert!(stdout.contains("slow slowest"), "{stdout}");
+    // The study's published figures stand in their own column, never ranked.
+    assert!(stdout.contains("| paper (published) | best |"), "{stdout}");
+    assert!(stdout.contains("| 500 ms | tie |"), "{stdout}");
+    assert!(
+        stdout.contains("paper (published): published, not measured here — SQLite 3.7 on a laptop; an imagined post"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -155,6 +162,28 @@ fn a_slower_contender_is_judged_slower_with_its_interval_apart() {
         .find(|(t, f, _)| t == "bulk load" && f == "seconds")
         .unwrap_or_else(|| panic!("{md}"));
     assert!(load.2.starts_with("twin-a "), "{md}");
+    // Beside a baseline every directed figure is also its ratio to the baseline's.
+    let (code, md, err) = run(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--format",
+        "markdown",
+        "--baseline",
+        "slow",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(md.contains("| slow (baseline) |"), "{md}");
+    let seconds = md
+        .lines()
+        .find(|l| l.starts_with("|  | seconds |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        seconds.contains(" ×0."),
+        "twin-a's load time as a share of slow's: {seconds}"
+    );
+    let (code, _, err) = run(&["report", dir.to_str().unwrap(), "--baseline", "nobody"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no contender `nobody` in this run"), "{err}");
     assert!(
         md.contains("twin-a was")
             && md.contains("apart beyond their 93.8% intervals over 5 rounds"),
@@ -323,4 +352,63 @@ rate = 200
         "{note}"
     );
     assert!(stdout.contains("other processes used"), "{stdout}");
+}
+
+#[test]
+fn a_past_run_is_rerun_exactly_and_judged_against_the_original() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "run",
+        STUDY,
+        "--contender",
+        "twin-a",
+        "--contender",
+        "slow",
+        "--set",
+        "dataset.rows=3000",
+        "--out",
+        o,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let first = run_dir(&stderr);
+    let (code, stdout, stderr) = run(&["rerun", first.to_str().unwrap(), "--out", o]);
+    let second = run_dir(&stderr);
+    assert_ne!(first, second);
+    let (m1, m2) = (
+        read_json(&first.join("manifest.json")),
+        read_json(&second.join("manifest.json")),
+    );
+    // The same study as it ran, overrides, contenders and interleaving.
+    for key in ["study", "overrides", "source", "rounds", "dataset"] {
+        let (a, b) = (&m1[key], &m2[key]);
+        if key == "dataset" {
+            assert_eq!(a["rows"], b["rows"]);
+            assert_eq!(a["seed"], b["seed"]);
+        } else {
+            assert_eq!(a, b, "{key}");
+        }
+    }
+    let names = |m: &serde_json::Value| -> Vec<String> {
+        m["contenders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&m1), names(&m2));
+    assert_eq!(m2["dataset"]["rows"], 3000);
+    // It says whether this machine reproduced the run, and the exit code agrees.
+    assert!(stdout.contains("dbduel compare"), "{stdout}");
+    if stderr.contains("reproduced: none of the") {
+        assert_eq!(code, 0, "{stderr}");
+    } else {
+        assert!(stderr.contains("NOT reproduced:"), "{stderr}");
+        assert_eq!(code, 1, "{stderr}");
+    }
+    // Something that is not a run directory is refused.
+    let (code, _, err) = run(&["rerun", o]);
+    assert_eq!(code, 2, "{err}");
 }

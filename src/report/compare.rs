@@ -572,11 +572,7 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
             out.push(format!("{key}: {x} → {y}"));
         }
     };
-    diff(
-        "dbduel",
-        format!("{} ({})", ma.dbduel.version, ma.dbduel.commit),
-        format!("{} ({})", mb.dbduel.version, mb.dbduel.commit),
-    );
+    diff("dbduel", ma.dbduel.to_string(), mb.dbduel.to_string());
     diff("host", ma.host.hostname.clone(), mb.host.hostname.clone());
     diff(
         "host CPU",

@@ -69,6 +69,7 @@ td{white-space:nowrap}
 td.wrap{white-space:normal;min-width:16rem}
 th:first-child,td:first-child,.left{text-align:left}
 td.best{font-weight:600}
+th.published,td.published{color:var(--muted);font-style:italic}
 .notes{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.88rem}
 .warn{color:#7f1d1d}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
@@ -159,7 +160,7 @@ pub fn render(run: &RunData) -> String {
     let scale = s.scale.as_deref().unwrap_or("as written");
     let _ = write!(
         b,
-        "<header>\n<h1>{} <span class=\"muted\">· {} scale</span></h1>\n<p class=\"meta\"><span class=\"badge{}\">{}</span> · {} · started {}{} · dbduel {} ({})</p>\n{}</header>\n",
+        "<header>\n<h1>{} <span class=\"muted\">· {} scale</span></h1>\n<p class=\"meta\"><span class=\"badge{}\">{}</span> · {} · started {}{} · dbduel {}</p>\n{}</header>\n",
         esc(&s.study),
         esc(scale),
         if s.status == Status::Ok { "" } else { " bad" },
@@ -170,8 +171,7 @@ pub fn render(run: &RunData) -> String {
             .as_deref()
             .map(|f| format!(", finished {}", esc(f)))
             .unwrap_or_default(),
-        esc(&m.dbduel.version),
-        esc(&m.dbduel.commit),
+        esc(&m.dbduel.to_string()),
         legend(run, None)
     );
     let names = verdict::step_names(s);
@@ -352,9 +352,23 @@ fn figures_table(v: &StepView<'_>) -> String {
     if v.keys.is_empty() {
         return String::new();
     }
+    let base = super::table::baseline_of(&v.run.summary, &v.run.manifest);
     let mut o = String::from("<div class=\"tablewrap\"><table><thead><tr><th>figure</th>");
     for (i, _) in v.per.iter().enumerate() {
-        let _ = write!(o, "<th>{}</th>", esc(v.name(i)));
+        let _ = write!(
+            o,
+            "<th>{}</th>",
+            esc(&super::table::column_name(v.name(i), base == Some(i)))
+        );
+    }
+    let refs = super::reference::of(&v.run.manifest);
+    for r in &refs {
+        let _ = write!(
+            o,
+            "<th class=\"published\" title=\"{}\">{}</th>",
+            esc(&super::reference::describe(r)),
+            esc(&super::reference::column(r))
+        );
     }
     let n = v.per.len();
     if n >= 2 {
@@ -365,9 +379,10 @@ fn figures_table(v: &StepView<'_>) -> String {
         let figs = verdict::metrics(&v.per, &k.key);
         let best = best_index(&figs, k.better);
         let _ = write!(o, "<tr><td>{}</td>", esc(&k.label));
+        let b = base.and_then(|i| figs[i]);
         for (i, f) in figs.iter().enumerate() {
             let text = match (f, v.per.get(i).copied().flatten()) {
-                (Some(f), _) => format::figure(f),
+                (Some(f), _) => super::table::cell(f, b),
                 (None, Some(p)) if p.status != Status::Ok => p.status.as_str().to_string(),
                 _ => String::new(),
             };
@@ -380,6 +395,15 @@ fn figures_table(v: &StepView<'_>) -> String {
                     ""
                 },
                 esc(&text)
+            );
+        }
+        for r in &refs {
+            let _ = write!(
+                o,
+                "<td class=\"published\">{}</td>",
+                super::reference::value(r, v.step, &k.key)
+                    .map(|x| esc(&format::value(x, k.unit)))
+                    .unwrap_or_default()
             );
         }
         if n >= 2 {
@@ -1287,16 +1311,22 @@ fn context(run: &RunData) -> String {
             m.overrides.join(" ")
         },
     ));
+    for r in super::reference::of(m) {
+        run_items.push((
+            super::reference::column(&r),
+            format!(
+                "not measured here — {} on {}; {}",
+                r.engine, r.hardware, r.source
+            ),
+        ));
+    }
     if let Some(r) = super::table::rounds_line(m) {
         run_items.push((
             "rounds".into(),
             r.trim_start_matches("rounds: ").to_string(),
         ));
     }
-    run_items.push((
-        "dbduel".into(),
-        format!("{} ({})", m.dbduel.version, m.dbduel.commit),
-    ));
+    run_items.push(("dbduel".into(), m.dbduel.to_string()));
     o.push_str("<div class=\"grid\">\n");
     o.push_str(&dl("Run", &run_items));
     let mut host = vec![

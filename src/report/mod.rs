@@ -7,6 +7,7 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod html;
+pub mod reference;
 pub mod series;
 pub mod svg;
 pub mod table;

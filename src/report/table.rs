@@ -5,8 +5,10 @@
 
 use super::compare::md_cell;
 use super::format;
+use super::reference;
 use super::verdict::{self, metric_keys, per_contender, step_names, title_of};
 use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
+use crate::study::model::ReferenceSpec;
 use comfy_table::{CellAlignment, Table, presets};
 
 /// Render the run as text (`markdown = false`) or Markdown.
@@ -17,7 +19,11 @@ pub fn render(summary: &Summary, manifest: &Manifest, markdown: bool) -> String 
     let mut out = String::new();
     context(&mut out, summary, manifest, false);
     out.push('\n');
-    out.push_str(&comparison(summary));
+    out.push_str(&comparison(
+        summary,
+        baseline_of(summary, manifest),
+        &super::reference::of(manifest),
+    ));
     out.push('\n');
     let findings = super::findings::findings(summary, manifest);
     if !findings.is_empty() {
@@ -61,7 +67,11 @@ fn render_markdown(s: &Summary, m: &Manifest) -> String {
         }
     }
     out.push_str("\n### Figures\n\n");
-    out.push_str(&markdown_table(s));
+    out.push_str(&markdown_table(
+        s,
+        baseline_of(s, m),
+        &super::reference::of(m),
+    ));
     let notes = notes(s);
     if !notes.is_empty() {
         out.push_str("\n### Notes\n\n");
@@ -73,12 +83,18 @@ fn render_markdown(s: &Summary, m: &Manifest) -> String {
 }
 
 /// The figures as a Markdown table: numbers right-aligned, the best of each figure in bold.
-fn markdown_table(s: &Summary) -> String {
+fn markdown_table(s: &Summary, base: Option<usize>, refs: &[ReferenceSpec]) -> String {
     let n = s.contenders.len();
     let mut header = vec!["step".to_string(), "figure".to_string()];
-    header.extend(s.contenders.iter().map(|c| md_cell(&c.name)));
+    header.extend(
+        s.contenders
+            .iter()
+            .enumerate()
+            .map(|(i, c)| md_cell(&column_name(&c.name, base == Some(i)))),
+    );
+    header.extend(refs.iter().map(|r| md_cell(&reference::column(r))));
     let mut align = vec![":--", ":--"];
-    align.extend(std::iter::repeat_n("--:", n));
+    align.extend(std::iter::repeat_n("--:", n + refs.len()));
     if n >= 2 {
         header.push("best".into());
         align.push(":--");
@@ -94,6 +110,7 @@ fn markdown_table(s: &Summary) -> String {
                 per.iter()
                     .map(|p| p.map(|x| x.status.as_str().to_string()).unwrap_or_default()),
             );
+            row.extend(refs.iter().map(|_| String::new()));
             if n >= 2 {
                 row.push(String::new());
             }
@@ -111,15 +128,23 @@ fn markdown_table(s: &Summary) -> String {
                 if i == 0 { title.clone() } else { String::new() },
                 md_cell(&k.label),
             ];
+            let base_fig = base.and_then(|i| figs[i]);
             for (j, (p, f)) in per.iter().zip(&figs).enumerate() {
                 row.push(match (p, f) {
-                    (_, Some(f)) if winner == Some(j) => format!("**{}**", format::figure(f)),
-                    (_, Some(f)) => format::figure(f),
+                    (_, Some(f)) if winner == Some(j) => format!("**{}**", cell(f, base_fig)),
+                    (_, Some(f)) => cell(f, base_fig),
                     (Some(x), None) if x.status != Status::Ok && i == 0 => {
                         x.status.as_str().to_string()
                     }
                     _ => String::new(),
                 });
+            }
+            for r in refs {
+                row.push(
+                    reference::value(r, &step, &k.key)
+                        .map(|v| format::value(v, k.unit))
+                        .unwrap_or_default(),
+                );
             }
             if n >= 2 {
                 row.push(md_cell(&b));
@@ -145,10 +170,7 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
                 .map(|f| format!(" · data on {f}"))
                 .unwrap_or_default()
         ),
-        format!(
-            "dbduel {} ({}) · started {}",
-            m.dbduel.version, m.dbduel.commit, s.started_at
-        ),
+        format!("dbduel {} · started {}", m.dbduel, s.started_at),
     ];
     if let Some(d) = &m.dataset {
         let rows = match (d.warehouses, d.tables) {
@@ -171,6 +193,7 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
         lines.push(format!("overrides: {}", m.overrides.join(" ")));
     }
     lines.extend(rounds_line(m));
+    lines.extend(reference::of(m).iter().map(reference::describe));
     for c in &m.contenders {
         let settings: Vec<String> = c
             .effective
@@ -206,6 +229,47 @@ fn context(out: &mut String, s: &Summary, m: &Manifest, md: bool) {
     }
 }
 
+/// The index of the run's baseline contender, when it has one that ran.
+pub(crate) fn baseline_of(s: &Summary, m: &Manifest) -> Option<usize> {
+    let b = m.baseline.as_ref()?;
+    s.contenders.iter().position(|c| &c.name == b)
+}
+
+/// A contender's column heading: its name, marked when it is the baseline.
+pub(crate) fn column_name(name: &str, baseline: bool) -> String {
+    if baseline {
+        format!("{name} (baseline)")
+    } else {
+        name.to_string()
+    }
+}
+
+/// A figure's cell: its value (with its interval when repeated) and, beside a baseline's
+/// figure, the ratio to it (`×0.52`: 0.52 times the baseline's). Figures without a better
+/// direction (amounts of work, dbduel's own use) get no ratio.
+pub(crate) fn cell(f: &Metric, base: Option<&Metric>) -> String {
+    let v = format::figure(f);
+    match base {
+        Some(b)
+            if !std::ptr::eq(f, b)
+                && f.better != Better::None
+                && b.value != 0.0
+                && b.value.is_finite() =>
+        {
+            let r = f.value / b.value;
+            let r = if r < 10.0 {
+                format!("{r:.2}")
+            } else if r < 100.0 {
+                format!("{r:.1}")
+            } else {
+                format!("{r:.0}")
+            };
+            format!("{v} ×{r}")
+        }
+        _ => v,
+    }
+}
+
 /// How a repeated run was made and how to read its figures; `None` for a single round.
 pub(crate) fn rounds_line(m: &Manifest) -> Option<String> {
     let n = m.rounds.len();
@@ -221,13 +285,19 @@ pub(crate) fn rounds_line(m: &Manifest) -> Option<String> {
 }
 
 /// The table of figures, for a terminal.
-pub fn comparison(s: &Summary) -> String {
+pub fn comparison(s: &Summary, base: Option<usize>, refs: &[ReferenceSpec]) -> String {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED);
     t.force_no_tty();
     let n = s.contenders.len();
     let mut header = vec!["step".to_string(), "figure".to_string()];
-    header.extend(s.contenders.iter().map(|c| c.name.clone()));
+    header.extend(
+        s.contenders
+            .iter()
+            .enumerate()
+            .map(|(i, c)| column_name(&c.name, base == Some(i))),
+    );
+    header.extend(refs.iter().map(reference::column));
     if n >= 2 {
         header.push("best".into());
     }
@@ -242,6 +312,7 @@ pub fn comparison(s: &Summary) -> String {
                 per.iter()
                     .map(|p| p.map(|x| x.status.as_str().to_string()).unwrap_or_default()),
             );
+            row.extend(refs.iter().map(|_| String::new()));
             if n >= 2 {
                 row.push(String::new());
             }
@@ -254,14 +325,22 @@ pub fn comparison(s: &Summary) -> String {
                 k.label.clone(),
             ];
             let figs = verdict::metrics(&per, &k.key);
+            let b = base.and_then(|i| figs[i]);
             for (p, f) in per.iter().zip(&figs) {
                 row.push(match (p, f) {
-                    (_, Some(f)) => format::figure(f),
+                    (_, Some(f)) => cell(f, b),
                     (Some(x), None) if x.status != Status::Ok && i == 0 => {
                         x.status.as_str().to_string()
                     }
                     _ => String::new(),
                 });
+            }
+            for r in refs {
+                row.push(
+                    reference::value(r, &step, &k.key)
+                        .map(|v| format::value(v, k.unit))
+                        .unwrap_or_default(),
+                );
             }
             if n >= 2 {
                 row.push(best(s, &figs, k.better));
@@ -269,7 +348,7 @@ pub fn comparison(s: &Summary) -> String {
             t.add_row(row);
         }
     }
-    for i in 2..2 + n {
+    for i in 2..2 + n + refs.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }

@@ -188,6 +188,10 @@ pub struct Summary {
 pub struct Build {
     pub version: String,
     pub commit: String,
+    /// Built without optimizations: its own figures (client CPU, throughput it can drive)
+    /// understate a release build's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub debug_build: bool,
 }
 
 impl Build {
@@ -195,7 +199,19 @@ impl Build {
         Build {
             version: env!("CARGO_PKG_VERSION").into(),
             commit: env!("DBDUEL_GIT_COMMIT").into(),
+            debug_build: cfg!(debug_assertions),
         }
+    }
+}
+
+impl std::fmt::Display for Build {
+    /// `0.1.0 (4f417703607b)`, with `, debug build` when it is one.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}", self.version, self.commit)?;
+        if self.debug_build {
+            write!(f, ", debug build")?;
+        }
+        write!(f, ")")
     }
 }
 
@@ -271,4 +287,7 @@ pub struct Manifest {
     /// shuffled from the dataset's seed, so every contender leads equally often).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<Vec<String>>,
+    /// The contender every figure is also shown as a ratio to (`--baseline`, `baseline = …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }

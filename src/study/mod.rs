@@ -121,6 +121,56 @@ pub fn load(req: &Request) -> Result<Study, StudyError> {
     parse(&source, req)
 }
 
+/// The study a past run recorded (its manifest's `study`: the file as it ran, scale and
+/// overrides already applied), to run it again exactly: with the run's contenders, and
+/// labelled with its source, scale and overrides. No scale or override is applied again.
+pub fn as_run(
+    manifest: &crate::results::Manifest,
+    run_name: &str,
+    contenders: Vec<String>,
+    machine: Option<resources::Machine>,
+) -> Result<Study, StudyError> {
+    let err = |message: String| StudyError {
+        origin: format!("{run_name}/manifest.json"),
+        line_col: None,
+        message,
+    };
+    let mut doc = match toml::Value::try_from(&manifest.study) {
+        Ok(toml::Value::Table(t)) => t,
+        Ok(_) | Err(_) => {
+            return Err(err(
+                "the run recorded no study that can be read back (is it from an older dbduel?)"
+                    .into(),
+            ));
+        }
+    };
+    // The document already holds the scale's values: do not apply its scale again.
+    let default_scale = doc
+        .get_mut("study")
+        .and_then(toml::Value::as_table_mut)
+        .and_then(|t| t.remove("default_scale"))
+        .and_then(|v| v.as_str().map(str::to_string));
+    let text = toml::to_string(&doc).map_err(|e| err(format!("writing the study back: {e}")))?;
+    let source = Source::new(
+        format!("{run_name}/manifest.json (the study as it ran)"),
+        text,
+    );
+    let req = Request {
+        study: source.name.clone(),
+        scale: None,
+        sets: Vec::new(),
+        contenders,
+        all_contenders: false,
+        machine,
+    };
+    let mut study = parse(&source, &req)?;
+    study.file.study.default_scale = default_scale;
+    study.source = manifest.source.clone();
+    study.scale = manifest.scale.clone();
+    study.sets = manifest.overrides.clone();
+    Ok(study)
+}
+
 /// Parse, override and validate a study from its source text.
 pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
     let mut doc: toml::Table = toml::from_str(&src.text)
@@ -384,6 +434,53 @@ fn safe_name(path: KeyPath, s: &str) -> Result<(), DecodeError> {
     }
 }
 
+/// `[[reference]]` tables: safe names unlike any contender's, figures on steps of the study,
+/// finite values, a scale the study has.
+fn check_references(f: &StudyFile) -> Result<(), DecodeError> {
+    let root = KeyPath::root();
+    for (i, r) in f.references.iter().enumerate() {
+        let at = root.key("reference").index(i);
+        safe_name(at.key("name"), &r.name)?;
+        if f.contenders.iter().any(|c| c.name == r.name)
+            || f.references[..i].iter().any(|o| o.name == r.name)
+        {
+            return Err(DecodeError::at(
+                at.key("name"),
+                format!(
+                    "reference `{}` has the name of a contender or another reference; give it its own",
+                    r.name
+                ),
+            ));
+        }
+        if let Some(sc) = &r.scale
+            && !f.scale.contains_key(sc)
+        {
+            return Err(DecodeError::at(
+                at.key("scale"),
+                format!("scale = {sc:?} names no [scale.{sc}] table"),
+            ));
+        }
+        for (k, v) in &r.figures {
+            let step = k.split_once('.').map(|(s, _)| s);
+            let known = step.is_some_and(|s| f.steps.iter().any(|x| x.name == s));
+            if !known || !v.is_finite() || *v < 0.0 {
+                return Err(DecodeError::at(
+                    at.key("figures").key(k),
+                    format!(
+                        "figures keys are \"STEP.FIGURE\" with STEP one of this study's steps ({}) and a value of 0 or more; got {k:?} = {v}",
+                        f.steps
+                            .iter()
+                            .map(|x| x.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Most rounds a study may repeat.
 pub const MAX_REPEAT: u32 = 100;
 
@@ -411,6 +508,22 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
             format!(
                 "repeat = {} is out of range: give 1 (one round) to {MAX_REPEAT}; 5 rounds or more let a difference be judged",
                 f.study.repeat
+            ),
+        ));
+    }
+    check_references(f)?;
+    if let Some(b) = &f.study.baseline
+        && !f.contenders.iter().any(|c| &c.name == b)
+    {
+        return Err(DecodeError::at(
+            root.key("study").key("baseline"),
+            format!(
+                "baseline = {b:?} names no [[contender]] of this study; contenders are: {}",
+                f.contenders
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }

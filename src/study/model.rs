@@ -20,6 +20,29 @@ pub struct StudyFile {
     /// with the same keys as `--set` (e.g. `dataset.rows = 100000`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scale: BTreeMap<String, toml::Table>,
+    /// Figures someone published for this experiment, shown beside the run's and marked as
+    /// not measured here.
+    #[serde(rename = "reference", default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<ReferenceSpec>,
+}
+
+/// `[[reference]]`: one published column of figures — who measured them, on what.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// The column's name (`seed-innodb`).
+    pub name: String,
+    /// Where the figures were published.
+    pub source: String,
+    /// Engine and version as published (`InnoDB on MariaDB 10.0.14`).
+    pub engine: String,
+    /// The machine they ran on, as published.
+    pub hardware: String,
+    /// Shown only in runs at this scale (the published dataset's size); absent: always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<String>,
+    /// `"STEP.FIGURE_KEY" = value`, in the figure's own unit (seconds, bytes, …).
+    pub figures: BTreeMap<String, f64>,
 }
 
 /// `[study]`: identity of the study.
@@ -42,6 +65,9 @@ pub struct StudyMeta {
     /// contenders, and each figure is reported as a median with its spread (`--repeat N`).
     #[serde(default = "one_round")]
     pub repeat: u32,
+    /// A contender every report also sets each figure beside, as a ratio (`--baseline NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 fn one_round() -> u32 {
