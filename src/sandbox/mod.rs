@@ -206,8 +206,26 @@ pub struct Sandbox {
     limits: Option<limits::Limits>,
 }
 
-/// A free TCP port on 127.0.0.1, as the kernel hands one out.
+/// Ports sandboxes listen on: below Linux's default ephemeral range (32768–60999), where the
+/// kernel hands out the local ports of outgoing connections — a port picked there can be
+/// taken (or held in TIME-WAIT) by one of them before the server binds it.
+const SANDBOX_PORTS: std::ops::Range<u16> = 20_000..32_768;
+
+/// A free TCP port on 127.0.0.1 below the ephemeral range, tried at random places (so
+/// concurrent dbduels rarely race for one); as the kernel hands one out if none is found.
 pub fn free_port() -> Result<u16> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut rng =
+        crate::dataset::rng::SplitMix64::stream(u64::from(std::process::id()), u64::from(nanos));
+    let span = u64::from(SANDBOX_PORTS.end - SANDBOX_PORTS.start);
+    for _ in 0..64 {
+        let port = SANDBOX_PORTS.start + rng.below_u64(span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| SandboxError::Io(format!("cannot pick a free port: {e}")))?;
     l.local_addr()
@@ -646,4 +664,20 @@ pub fn remove_found(f: &Found) -> Result<()> {
         data_home: f.manifest.data_home.clone(),
     };
     remove_dir(&layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sandbox_ports_stay_below_the_ephemeral_range_and_are_free() {
+        let ports: Vec<u16> = (0..20).map(|_| free_port().expect("a port")).collect();
+        for p in &ports {
+            assert!(SANDBOX_PORTS.contains(p), "{p}");
+            std::net::TcpListener::bind(("127.0.0.1", *p)).expect("free when handed out");
+        }
+        let distinct: std::collections::BTreeSet<_> = ports.iter().collect();
+        assert!(distinct.len() > 10, "{ports:?}");
+    }
 }
