@@ -295,42 +295,17 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
             let c = report::compare::compare(&before, &after, threshold);
             print!("{}", report::compare::render(&c, format));
-            let differ = c
-                .rows
-                .iter()
-                .filter(|r| {
-                    matches!(
-                        r.verdict,
-                        report::compare::Kind::Regressed | report::compare::Kind::Improved
-                    )
-                })
-                .count();
-            let judged = c
-                .rows
-                .iter()
-                .filter(|r| {
-                    matches!(
-                        r.verdict,
-                        report::compare::Kind::Regressed
-                            | report::compare::Kind::Improved
-                            | report::compare::Kind::NoSignificantChange
-                    )
-                })
-                .count();
-            let not_judged = c.rows.len() - judged;
-            if differ == 0 {
-                eprintln!(
-                    "reproduced: none of the {judged} judged figures differs from {} beyond the threshold and the noise ({not_judged} shown but not judged)",
-                    before.name
-                );
-            } else {
-                eprintln!(
-                    "NOT reproduced: {differ} of the {judged} judged figures differ from {} beyond the threshold and the noise (see the table)",
-                    before.name
-                );
+            let reproduced = c.reproduction();
+            match &reproduced {
+                Ok(judged) => eprintln!(
+                    "reproduced: none of the {judged} judged figures differs from {} beyond the threshold and the noise ({} shown but not judged)",
+                    before.name,
+                    c.rows.len() - judged
+                ),
+                Err(why) => eprintln!("NOT reproduced ({}): {why}", before.name),
             }
             Ok(match status_code(report.summary.status) {
-                exit::OK if differ > 0 => exit::FAILED,
+                exit::OK if reproduced.is_err() => exit::FAILED,
                 code => code,
             })
         }

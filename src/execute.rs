@@ -197,6 +197,7 @@ pub fn run(
     // Each contender's measurements so far, one per round, in study order.
     let mut measured: Vec<Vec<(String, ContenderSummary)>> =
         vec![Vec::new(); study.contenders.len()];
+    let mut rounds_run = 0;
     'rounds: for (r, order) in rounds.iter().enumerate() {
         for &ci in order {
             // An interrupted first round still lists every contender (as not run); later
@@ -204,6 +205,7 @@ pub fn run(
             if r > 0 && stop.load(Ordering::Relaxed) {
                 break 'rounds;
             }
+            rounds_run = r + 1;
             let round = (rounds.len() > 1).then_some(r + 1);
             let label = format!("round {}", r + 1);
             let mut publish = |cs: &ContenderSummary| -> Result<(), ExecError> {
@@ -240,6 +242,10 @@ pub fn run(
             )?;
             measured[ci].push((label, cs));
         }
+    }
+    // The manifest says which rounds ran, not only which were planned.
+    if manifest.rounds.len() > rounds_run {
+        manifest.rounds.truncate(rounds_run);
     }
     if !opts.keep {
         let _ = std::fs::remove_dir_all(&work);
@@ -281,8 +287,9 @@ struct Env<'a> {
 
 /// The run's plan: for each round, the order its contenders run in (indexes into the study's
 /// contenders). One round runs them in study order. Repeated rounds rotate an order shuffled
-/// from the dataset's seed, so drift on the machine falls on every contender alike, each leads
-/// equally often, and the same seed gives the same plan.
+/// from the dataset's seed, so drift on the machine falls on every contender alike, the lead
+/// passes from one contender to the next each round (equally often when the rounds are a
+/// multiple of the contenders), and the same seed gives the same plan.
 pub fn plan(study: &Study) -> Vec<Vec<usize>> {
     let n = study.contenders.len();
     let rounds = study.file.study.repeat.max(1) as usize;
@@ -324,7 +331,7 @@ fn run_contender(
     let (rel_dir, data_dir) = match round {
         Some(r) if r > 1 => (
             format!("{}/round-{r}", contender.name),
-            env.work.join(format!("{}-round-{r}", contender.name)),
+            env.work.join(format!("round-{r}")).join(&contender.name),
         ),
         _ => (contender.name.clone(), env.work.join(&contender.name)),
     };

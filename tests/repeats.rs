@@ -264,8 +264,8 @@ fn compare_judges_repeated_runs_and_pools_several_runs_a_side() {
     }
     // Runs measured once, pooled two a side: too few samples, and the row says how many more.
     let fixtures = "tests/fixtures/runs";
-    let f1 = format!("{fixtures}/shootout-20261122-035729");
-    let f2 = format!("{fixtures}/shootout-20261122-035745");
+    let f1 = format!("{fixtures}/shootout-20261122-034526");
+    let f2 = format!("{fixtures}/shootout-20261122-035729");
     let (code, text, err) = run(&["compare", &f1, &f2, "--", &f1, &f2]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -276,6 +276,17 @@ fn compare_judges_repeated_runs_and_pools_several_runs_a_side() {
     let (code, _, err) = run(&["compare", &f1, &f2, &f1]);
     assert_eq!(code, 2);
     assert!(err.contains("A1 A2 -- B1 B2"), "{err}");
+    // Pooled runs must be one experiment, each counted once.
+    let f3 = format!("{fixtures}/shootout-20261122-035745");
+    let (code, _, err) = run(&["compare", &f1, &f3, "--", &f1, &f2]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("ran different studies (they differ at `step"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["compare", &f1, &f1, "--", &f1, &f2]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is given twice on one side"), "{err}");
 }
 
 /// Busy loops that stop when dropped, whatever the test does.
@@ -405,7 +416,7 @@ fn a_past_run_is_rerun_exactly_and_judged_against_the_original() {
     if stderr.contains("reproduced: none of the") {
         assert_eq!(code, 0, "{stderr}");
     } else {
-        assert!(stderr.contains("NOT reproduced:"), "{stderr}");
+        assert!(stderr.contains("NOT reproduced ("), "{stderr}");
         assert_eq!(code, 1, "{stderr}");
     }
     // Something that is not a run directory is refused.

@@ -61,11 +61,33 @@ impl Distribution {
                 1 + v.min(n - 1)
             }
             // Setting up the sampler is a few logarithms: cheap beside a query, and it keeps
-            // a distribution a plain value.
-            Distribution::Zipfian => match rand_distr::Zipf::new(n as f64, ZIPFIAN_EXP) {
-                Ok(z) => (rand_distr::Distribution::sample(&z, rng) as u64).clamp(1, n),
-                Err(_) => 1,
-            },
+            // a distribution a plain value (a hot loop keeps a [`Zipfian`] instead).
+            Distribution::Zipfian => Zipfian::new(n).sample(rng),
+        }
+    }
+}
+
+/// sysbench's zipfian over `1..=n`, set up once for many draws.
+#[derive(Debug, Clone, Copy)]
+pub struct Zipfian {
+    z: Option<rand_distr::Zipf<f64>>,
+    n: u64,
+}
+
+impl Zipfian {
+    pub fn new(n: u64) -> Self {
+        let n = n.max(1);
+        Zipfian {
+            z: rand_distr::Zipf::new(n as f64, ZIPFIAN_EXP).ok(),
+            n,
+        }
+    }
+
+    /// A key in `1..=n`.
+    pub fn sample(&self, rng: &mut SplitMix64) -> u64 {
+        match &self.z {
+            Some(z) => (rand_distr::Distribution::sample(z, rng) as u64).clamp(1, self.n),
+            None => 1,
         }
     }
 }

@@ -113,6 +113,24 @@ impl Comparison {
         self.rows.iter().filter(|r| r.verdict == Kind::Regressed)
     }
 
+    /// Whether B reproduced A: `Ok(judged)` when at least one figure was judged and none
+    /// differs — beyond the noise, in the amount of work, or by being in one run only;
+    /// otherwise `Err` with why, in words.
+    pub fn reproduction(&self) -> Result<usize, String> {
+        let beyond = self.count(Kind::Regressed) + self.count(Kind::Improved);
+        let judged = beyond + self.count(Kind::NoSignificantChange);
+        let other = self.count(Kind::Differs) + self.count(Kind::OnlyInOne);
+        if beyond > 0 || other > 0 {
+            Err(format!(
+                "{beyond} of the {judged} judged figures differ beyond the threshold and the noise; {other} differ in the work done or are in one run only"
+            ))
+        } else if judged == 0 {
+            Err("no figure could be judged (run the original with --repeat 5)".into())
+        } else {
+            Ok(judged)
+        }
+    }
+
     fn count(&self, k: Kind) -> usize {
         self.rows.iter().filter(|r| r.verdict == k).count()
     }
@@ -360,15 +378,30 @@ fn step_rows(
             }
             continue;
         }
-        // Repeated on both sides: the samples speak, for every kind of figure.
-        if let (Some(spa), Some(spb)) =
-            (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()))
-        {
+        // Repeated on both sides: the samples speak, for every kind of figure. Repeated on
+        // one side only: a median against one measurement is no like-for-like judgment.
+        let (ra, rb) = (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()));
+        if ra.is_some() != rb.is_some() {
+            (row.verdict, row.why) = (
+                Kind::NotJudged,
+                "repeated in one run only: compare runs made alike".into(),
+            );
+            rows.push(row);
+            continue;
+        }
+        if let (Some(spa), Some(spb)) = (ra, rb) {
             let worse = match k.better {
                 Better::Lower => change > 0.0,
                 _ => change < 0.0,
             };
             (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, threshold);
+            // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
+            if k.unit == Unit::Micros
+                && (spb.median - spa.median).abs() <= 1.0
+                && matches!(row.verdict, Kind::Regressed | Kind::Improved)
+            {
+                (row.verdict, row.why) = (Kind::NoSignificantChange, "within 1 µs".into());
+            }
             if !disturbed.is_empty() && row.verdict != Kind::NotJudged {
                 (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
             }
@@ -632,7 +665,7 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
 }
 
 /// A JSON value as `path → text` leaves; arrays of named objects are keyed by name.
-fn flatten(v: &serde_json::Value) -> BTreeMap<String, String> {
+pub(crate) fn flatten(v: &serde_json::Value) -> BTreeMap<String, String> {
     fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
         let join = |k: &str| {
             if prefix.is_empty() {

@@ -216,7 +216,8 @@ impl RunData {
 
     /// Several runs of one study as one: figures pooled into medians over every run's
     /// samples ([`crate::results::merge::runs`]), named `A + B + C`. The series and context
-    /// are the first run's. Runs of different studies are refused.
+    /// are the first run's. Runs of different studies as run, or one run given twice, are
+    /// refused.
     pub fn pooled(mut runs: Vec<RunData>) -> Result<RunData, String> {
         if runs.len() == 1 {
             return Ok(runs.remove(0));
@@ -224,11 +225,37 @@ impl RunData {
         let Some(first) = runs.first() else {
             return Err("no run given".into());
         };
-        if let Some(other) = runs.iter().find(|r| r.summary.study != first.summary.study) {
+        // Pooled runs must be the same experiment: the study as run (scale and overrides
+        // applied), and each a different run.
+        if let Some(other) = runs
+            .iter()
+            .find(|r| r.manifest.study != first.manifest.study)
+        {
+            let (fa, fb) = (
+                super::compare::flatten(&first.manifest.study),
+                super::compare::flatten(&other.manifest.study),
+            );
+            let key = fa
+                .iter()
+                .find(|(k, v)| fb.get(*k) != Some(v))
+                .map(|(k, _)| k.clone())
+                .or_else(|| fb.keys().find(|k| !fa.contains_key(*k)).cloned())
+                .unwrap_or_default();
             return Err(format!(
-                "{} is a run of study `{}` and {} of `{}`: pool runs of one study",
-                first.name, first.summary.study, other.name, other.summary.study
+                "{} and {} ran different studies (they differ at `{key}`): pool only runs of one study as run",
+                first.name, other.name
             ));
+        }
+        for (i, r) in runs.iter().enumerate() {
+            if runs[..i]
+                .iter()
+                .any(|o| o.name == r.name && o.summary.started_at == r.summary.started_at)
+            {
+                return Err(format!(
+                    "{} is given twice on one side: each run counts once",
+                    r.name
+                ));
+            }
         }
         let parts: Vec<(String, &Summary)> =
             runs.iter().map(|r| (r.name.clone(), &r.summary)).collect();

@@ -279,7 +279,7 @@ pub(crate) fn rounds_line(m: &Manifest) -> Option<String> {
     let orders: Vec<String> = m.rounds.iter().map(|o| o.join(" ")).collect();
     let conf = crate::results::spread::confidence_for(n) * 100.0;
     Some(format!(
-        "rounds: {n}, contenders interleaved ({}); each figure is the median of its rounds, [lo–hi] the interval holding the true median with {conf:.1}% confidence (order statistics, any distribution); \"tie\" where intervals overlap",
+        "rounds: {n}, contenders interleaved ({}); each figure is the median of its rounds, [lo–hi] the interval holding the true median with {conf:.1}% confidence (order statistics, any distribution); \"tie\" where intervals overlap; timelines are round 1's",
         orders.join(" | ")
     ))
 }

@@ -82,14 +82,6 @@ pub fn metrics<'a>(per: &[Option<&'a StepSummary>], key: &str) -> Vec<Option<&'a
         .collect()
 }
 
-/// The value of `key` for each contender that ran the step.
-pub fn values(per: &[Option<&StepSummary>], key: &str) -> Vec<Option<f64>> {
-    metrics(per, key)
-        .into_iter()
-        .map(|m| m.map(|m| m.value))
-        .collect()
-}
-
 /// Whether two contenders' figures are a tie by their repeated samples: both measured more
 /// than once and their intervals for the median overlap. `None` when either was measured
 /// once (then only the values can speak).
@@ -223,7 +215,10 @@ fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
     };
     let (cmp, sup, worst_word, verb) = words(m);
     let label = &m.label;
-    let close = r.is_finite() && r < 1.005 || best == next;
+    // Close medians tie unless repeated rounds set them apart (then the intervals decide,
+    // as in the table's best column).
+    let close = (r.is_finite() && r < 1.005 || best == next)
+        && tied_by_spread(figs[best_i], figs[next_i]) != Some(false);
     // Repeated rounds decide ties by their intervals, not by how close the medians are
     // (medians within 0.5 % are said to tie below either way).
     match tied_by_spread(figs[best_i], figs[next_i]) {

@@ -7,7 +7,7 @@
 //! undisturbed rounds remain, and the note says which and why; when every round was disturbed
 //! the figures stand and carry the disturbance, so compare does not judge them.
 
-use super::{ContenderSummary, Metric, Status, StepSummary, Summary};
+use super::{ContenderSummary, Metric, Status, StepSummary, Summary, Unit};
 
 /// One measurement of a step and what to call it in notes (`round 2`, a run's name).
 pub struct Part<'a> {
@@ -20,15 +20,23 @@ pub fn step(parts: &[Part]) -> StepSummary {
     if let [one] = parts {
         return one.step.clone();
     }
-    let status = if parts.iter().any(|p| p.step.status == Status::Failed) {
+    // A round that failed fails the step (a crash in any round is a result); rounds that
+    // did not finish (interrupted, or never run) only count when no round finished.
+    let any = |st: Status| parts.iter().any(|p| p.step.status == st);
+    let status = if any(Status::Failed) {
         Status::Failed
-    } else if parts.iter().any(|p| p.step.status == Status::Interrupted) {
-        Status::Interrupted
-    } else if parts.iter().all(|p| p.step.status == Status::Skipped) {
-        Status::Skipped
-    } else {
+    } else if any(Status::Ok) {
         Status::Ok
+    } else if any(Status::Interrupted) {
+        Status::Interrupted
+    } else {
+        Status::Skipped
     };
+    let unfinished: Vec<&str> = parts
+        .iter()
+        .filter(|p| matches!(p.step.status, Status::Interrupted | Status::Skipped))
+        .map(|p| p.label.as_str())
+        .collect();
     let ok: Vec<&Part> = parts
         .iter()
         .filter(|p| p.step.status == Status::Ok)
@@ -58,24 +66,36 @@ pub fn step(parts: &[Part]) -> StepSummary {
         .map(|m| {
             let samples: Vec<f64> = kept
                 .iter()
-                .filter_map(|p| p.step.metrics.iter().find(|x| x.key == m.key))
-                .flat_map(|x| {
-                    if x.samples.is_empty() {
-                        vec![x.value]
-                    } else {
-                        x.samples.clone()
-                    }
+                .flat_map(|p| match p.step.metrics.iter().find(|x| x.key == m.key) {
+                    Some(x) if x.samples.is_empty() => vec![x.value],
+                    Some(x) => x.samples.clone(),
+                    // Counters a step lists only when they are not zero.
+                    None if ZERO_WHEN_ABSENT.contains(&m.key.as_str()) => vec![0.0],
+                    None => Vec::new(),
                 })
+                .filter(|x| x.is_finite())
                 .collect();
-            Metric::new(&m.key, &m.label, m.value, m.unit, m.better).with_samples(samples)
+            let mut merged =
+                Metric::new(&m.key, &m.label, m.value, m.unit, m.better).with_samples(samples);
+            // A count (a client level, rows) is one of the values seen, never a mean of two.
+            if m.unit == Unit::Count
+                && let Some(sp) = &merged.spread
+            {
+                merged.value = lower_median(&merged.samples).unwrap_or(sp.median);
+            }
+            merged
         })
         .collect();
     out.elapsed_s = median(kept.iter().filter_map(|p| p.step.elapsed_s).collect());
     out.ops_per_s = median(kept.iter().filter_map(|p| p.step.ops_per_s).collect());
-    out.errors = kept
-        .iter()
-        .filter_map(|p| p.step.errors)
-        .reduce(|a, b| a + b);
+    // Like every figure, the median round's (summed, five rounds would look five times as bad).
+    out.errors = median(
+        kept.iter()
+            .map(|p| p.step.errors.unwrap_or(0) as f64)
+            .collect(),
+    )
+    .map(|e| e.round() as u64)
+    .filter(|_| kept.iter().any(|p| p.step.errors.is_some()));
     out.dbduel = kept
         .iter()
         .filter_map(|p| p.step.dbduel)
@@ -83,6 +103,17 @@ pub fn step(parts: &[Part]) -> StepSummary {
     if failed.is_none() {
         out.machine = kept[0].step.machine;
         out.note = kept[0].step.note.clone();
+    }
+    if !unfinished.is_empty() && failed.is_none() {
+        let line = format!(
+            "figures from {} round(s); not finished in {}",
+            kept.len(),
+            unfinished.join(", ")
+        );
+        out.note = Some(match out.note.take() {
+            Some(n) => format!("{n}; {line}"),
+            None => line,
+        });
     }
     if !left_out.is_empty() {
         let why: Vec<String> = left_out
@@ -108,6 +139,17 @@ pub fn step(parts: &[Part]) -> StepSummary {
         });
     }
     out
+}
+
+/// Figures a step lists only when they are not zero: a round without one counted none.
+const ZERO_WHEN_ABSENT: &[&str] = &["errors", "warnings"];
+
+/// The lower of the two middle values (the middle one for an odd count): a value that was
+/// measured.
+fn lower_median(xs: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.get((v.len().max(1) - 1) / 2).copied()
 }
 
 /// Every metric of the parts, in first-seen order.
@@ -271,6 +313,56 @@ mod tests {
         let m = step(&parts(&all));
         assert_eq!(m.metrics[0].samples, [1.0, 2.0]);
         assert!(m.machine.is_some_and(|x| !x.disturbances().is_empty()));
+    }
+
+    #[test]
+    fn unfinished_rounds_leave_the_finished_ones_standing() {
+        let rounds = vec![
+            run_of(1.0, Status::Ok),
+            run_of(2.0, Status::Ok),
+            run_of(0.0, Status::Interrupted),
+        ];
+        let m = step(&parts(&rounds));
+        assert_eq!(m.status, Status::Ok);
+        assert_eq!(m.metrics[0].samples, [1.0, 2.0]);
+        let note = m.note.unwrap();
+        assert!(note.contains("not finished in round 3"), "{note}");
+    }
+
+    #[test]
+    fn counters_absent_in_a_round_are_zero_and_counts_stay_values_seen() {
+        let mut with_errors = run_of(1.0, Status::Ok);
+        with_errors.metrics.push(Metric::new(
+            "errors",
+            "errors",
+            3.0,
+            Unit::Count,
+            Better::Lower,
+        ));
+        with_errors.errors = Some(3);
+        let rounds = vec![
+            with_errors,
+            run_of(2.0, Status::Ok),
+            run_of(3.0, Status::Ok),
+        ];
+        let m = step(&parts(&rounds));
+        let errors = m.metrics.iter().find(|x| x.key == "errors").unwrap();
+        assert_eq!(errors.samples, [3.0, 0.0, 0.0]);
+        assert_eq!(errors.value, 0.0);
+        assert_eq!(m.errors, Some(0));
+        let level = |v: f64| {
+            let mut r = run_of(1.0, Status::Ok);
+            r.metrics = vec![Metric::new(
+                "best_threads",
+                "at",
+                v,
+                Unit::Count,
+                Better::None,
+            )];
+            r
+        };
+        let m = step(&parts(&[level(8.0), level(16.0)]));
+        assert_eq!(m.metrics[0].value, 8.0, "a level that ran, not 12");
     }
 
     #[test]

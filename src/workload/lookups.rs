@@ -111,7 +111,7 @@ pub struct KeySource {
     range: u64,
     rng: SplitMix64,
     order: Option<Order>,
-    zipfian: bool,
+    zipfian: Option<crate::dataset::distribution::Zipfian>,
 }
 
 impl KeySource {
@@ -132,16 +132,18 @@ impl KeySource {
             },
             rng: SplitMix64::stream(seed, client as u64),
             order: order.cloned(),
-            zipfian: p.keys == Keys::Zipfian,
+            zipfian: (p.keys == Keys::Zipfian)
+                .then(|| crate::dataset::distribution::Zipfian::new(rows)),
         }
     }
 
     pub fn next_key(&mut self) -> u64 {
         match &self.order {
             Some(o) => o.perm.key(o.position.fetch_add(1, Ordering::Relaxed)),
-            None if self.zipfian => crate::dataset::distribution::Distribution::Zipfian
-                .sample(&mut self.rng, self.range),
-            None => 1 + self.rng.below_u64(self.range),
+            None => match &self.zipfian {
+                Some(z) => z.sample(&mut self.rng),
+                None => 1 + self.rng.below_u64(self.range),
+            },
         }
     }
 }
