@@ -13,6 +13,30 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+/// Write to stdout. A reader that went away (`dbduel report … | head`) ends the output, not
+/// the program: without this, `print!` panics on the broken pipe. Other write errors (a full
+/// disk behind a redirect) are said on stderr.
+fn emit(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|()| o.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("dbduel: writing the output: {e}");
+    }
+}
+
+/// `print!` through [`emit`].
+macro_rules! out {
+    ($($t:tt)*) => { emit(&format!($($t)*)) };
+}
+
+/// `println!` through [`emit`].
+macro_rules! outln {
+    () => { emit("\n") };
+    ($($t:tt)*) => { emit(&format!("{}\n", format_args!($($t)*))) };
+}
+
 /// Exit codes.
 pub mod exit {
     pub const OK: i32 = 0;
@@ -258,7 +282,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 return Ok(exit::OK);
             }
             let report = execute_study(&study, out, keep, cli.quiet)?;
-            print!(
+            out!(
                 "{}",
                 report::render(&report.dir.path, &report.summary, &report.manifest, format)
             );
@@ -294,7 +318,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             let after = report::load(&report.dir.path)
                 .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
             let c = report::compare::compare(&before, &after, threshold);
-            print!("{}", report::compare::render(&c, format));
+            out!("{}", report::compare::render(&c, format));
             let reproduced = c.reproduction();
             match &reproduced {
                 Ok(judged) => eprintln!(
@@ -311,7 +335,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         }
         Command::Studies { action: None } => {
             for (name, text) in builtin::BUILTINS {
-                println!("{name:<12} {}", builtin::description(text));
+                outln!("{name:<12} {}", builtin::description(text));
             }
             Ok(exit::OK)
         }
@@ -319,7 +343,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             action: Some(StudiesAction::Show { name }),
         } => match builtin::get(&name) {
             Some(text) => {
-                print!("{text}");
+                out!("{text}");
                 Ok(exit::OK)
             }
             None => Err(Failure::new(
@@ -355,7 +379,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 }
                 manifest.baseline = Some(b);
             }
-            print!("{}", report::render(&dir.path, &summary, &manifest, format));
+            out!("{}", report::render(&dir.path, &summary, &manifest, format));
             Ok(exit::OK)
         }
         Command::Compare {
@@ -391,7 +415,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     .map_err(|e| Failure::new(exit::BAD_INPUT, e))
             };
             let c = report::compare::compare(&load(&side_a)?, &load(&side_b)?, threshold);
-            print!("{}", report::compare::render(&c, format));
+            out!("{}", report::compare::render(&c, format));
             Ok(if fail_on_regression && c.regressions().next().is_some() {
                 exit::FAILED
             } else {
@@ -407,7 +431,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         } => {
             let found = sandbox::find(&out);
             if found.is_empty() {
-                println!("no sandboxes under {}", out.display());
+                outln!("no sandboxes under {}", out.display());
             }
             for f in found {
                 let state = match (f.running, f.orphaned) {
@@ -416,7 +440,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     (false, false) => "stopped (its dbduel is running)",
                     (false, true) => "stopped, left behind",
                 };
-                println!(
+                outln!(
                     "{:<8} {:<16} {:<28} port {:<5} pid {:<8} {state}  {}",
                     f.manifest.flavor,
                     f.manifest.name,
@@ -437,7 +461,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             let mut failed = false;
             for f in sandbox::find(&out) {
                 if !all && !f.orphaned {
-                    println!(
+                    outln!(
                         "skipping {} (its dbduel {} is running; use --all)",
                         f.path.display(),
                         f.manifest.owner_pid
@@ -445,7 +469,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     continue;
                 }
                 match sandbox::remove_found(&f) {
-                    Ok(()) => println!(
+                    Ok(()) => outln!(
                         "removed {} {} ({})",
                         f.manifest.flavor,
                         f.manifest.name,
@@ -459,7 +483,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             }
             // Cgroups whose dbduel is gone and that hold no process (a `kill -9` left them).
             for dir in sandbox::limits::sweep() {
-                println!("removed cgroup {}", dir.display());
+                outln!("removed cgroup {}", dir.display());
             }
             Ok(if failed { exit::FAILED } else { exit::OK })
         }
@@ -560,7 +584,7 @@ fn install_signal_handlers() -> Result<Arc<AtomicBool>, Failure> {
 
 fn print_plan(s: &study::Study) {
     let f = &s.file;
-    println!(
+    outln!(
         "study {} ({}) from {}",
         f.study.name,
         s.scale.as_deref().unwrap_or("no scale"),
@@ -568,26 +592,31 @@ fn print_plan(s: &study::Study) {
     );
     let d = &f.dataset;
     if let Some(w) = d.warehouses {
-        println!(
+        outln!(
             "dataset: TPC-C's nine tables for {w} warehouse(s) (seed {})",
             d.seed
         );
     } else {
         match d.tables {
-            1 => println!(
+            1 => outln!(
                 "dataset: {} rows of {} (seed {}) into table {}",
-                d.rows, d.generator, d.seed, d.table
+                d.rows,
+                d.generator,
+                d.seed,
+                d.table
             ),
-            n => println!(
+            n => outln!(
                 "dataset: {n} tables × {} rows of {} (seed {})",
-                d.rows, d.generator, d.seed
+                d.rows,
+                d.generator,
+                d.seed
             ),
         }
     }
     // Options and parameters as the study gives them, in its own TOML; what it leaves out
     // takes the defaults the README lists.
     for c in &s.contenders {
-        println!(
+        outln!(
             "contender {}: engine {}, options {}",
             c.name,
             c.engine.kind(),
@@ -605,7 +634,7 @@ fn print_plan(s: &study::Study) {
                     .join(" ")
             })
             .collect();
-        println!(
+        outln!(
             "rounds: {}, contenders interleaved: {}",
             rounds.len(),
             orders.join(" | ")
@@ -618,9 +647,9 @@ fn print_plan(s: &study::Study) {
             given.insert("report_interval_s".into(), toml::Value::Integer(r as i64));
         }
         if given.is_empty() {
-            println!("step {}: {}", st.name, st.kind);
+            outln!("step {}: {}", st.name, st.kind);
         } else {
-            println!(
+            outln!(
                 "step {}: {} {}",
                 st.name,
                 st.kind,
@@ -628,14 +657,14 @@ fn print_plan(s: &study::Study) {
             );
         }
     }
-    println!("(anything not given takes its default)");
+    outln!("(anything not given takes its default)");
 }
 
 fn list(out: &std::path::Path) -> Result<(), Failure> {
     let entries = match std::fs::read_dir(out) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!(
+            outln!(
                 "no runs in {} yet; start one with `dbduel run shootout`",
                 out.display()
             );
@@ -658,14 +687,14 @@ fn list(out: &std::path::Path) -> Result<(), Failure> {
         .collect();
     runs.sort_by(|a, b| b.1.started_at.cmp(&a.1.started_at).then(b.0.cmp(&a.0)));
     if runs.is_empty() {
-        println!(
+        outln!(
             "no runs in {} yet; start one with `dbduel run shootout`",
             out.display()
         );
     }
     for (path, s) in runs {
         let names: Vec<&str> = s.contenders.iter().map(|c| c.name.as_str()).collect();
-        println!(
+        outln!(
             "{}  {:<11} {:<12} {:<10} {}  {}",
             s.started_at,
             s.status.as_str(),

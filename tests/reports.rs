@@ -406,3 +406,28 @@ fn every_run_writes_its_html_report() {
     // Any figure whose change lies within its noise band is reported as no change.
     assert!(out.contains("verdict: "), "{out}");
 }
+
+/// A reader that stops early (`dbduel report … | head`) ends the output quietly: no panic on
+/// the broken pipe, and the exit code still says how the command went.
+#[test]
+fn a_reader_that_goes_away_is_no_panic() {
+    use std::io::Read;
+    let mut child = common::bin()
+        .args(["report", RUN_SWEEP, "--format", "html"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbduel starts");
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("some output");
+    // The pipe is closed here, before the page (130 KB, twice a pipe's buffer) is written.
+    let out = child.wait_with_output().expect("dbduel ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
