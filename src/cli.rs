@@ -321,11 +321,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             out!("{}", report::compare::render(&c, format));
             let reproduced = c.reproduction();
             match &reproduced {
-                Ok(judged) => eprintln!(
-                    "reproduced: none of the {judged} judged figures differs from {} beyond the threshold and the noise ({} shown but not judged)",
-                    before.name,
-                    c.rows.len() - judged
-                ),
+                Ok(how) => eprintln!("reproduced {}: {how}", before.name),
                 Err(why) => eprintln!("NOT reproduced ({}): {why}", before.name),
             }
             Ok(match status_code(report.summary.status) {

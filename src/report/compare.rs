@@ -90,6 +90,10 @@ pub struct Row {
     pub verdict: Kind,
     /// Why, in words.
     pub why: String,
+    /// Judged from repeated samples: how often an unchanged figure would show as changed by
+    /// chance alone ([`crate::results::spread::chance_apart`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chance: Option<f64>,
 }
 
 /// Two runs side by side.
@@ -113,21 +117,59 @@ impl Comparison {
         self.rows.iter().filter(|r| r.verdict == Kind::Regressed)
     }
 
-    /// Whether B reproduced A: `Ok(judged)` when at least one figure was judged and none
-    /// differs — beyond the noise, in the amount of work, or by being in one run only;
-    /// otherwise `Err` with why, in words.
-    pub fn reproduction(&self) -> Result<usize, String> {
-        let beyond = self.count(Kind::Regressed) + self.count(Kind::Improved);
-        let judged = beyond + self.count(Kind::NoSignificantChange);
+    /// Figures judged from repeated samples: how many, and the most of them that chance
+    /// alone would show as changed at least 95 % of the time — so that one figure apart among
+    /// 76 is read as what it likely is.
+    pub fn by_chance(&self) -> Option<(usize, usize)> {
+        let ps: Vec<f64> = self.rows.iter().filter_map(|r| r.chance).collect();
+        if ps.is_empty() {
+            return None;
+        }
+        let mean = ps.iter().sum::<f64>() / ps.len() as f64;
+        Some((
+            ps.len(),
+            crate::results::spread::by_chance_at_most(ps.len(), mean),
+        ))
+    }
+
+    /// Whether B reproduced A, as a sentence: `Ok` when figures were judged and none differs
+    /// beyond what chance explains — no per-second-judged figure beyond the noise, no more
+    /// sample-judged figures apart than chance alone would set apart, none differing in the
+    /// work done or in one run only; otherwise `Err` with why.
+    pub fn reproduction(&self) -> Result<String, String> {
+        let beyond = |r: &&Row| matches!(r.verdict, Kind::Regressed | Kind::Improved);
+        let judged = self.count(Kind::Regressed)
+            + self.count(Kind::Improved)
+            + self.count(Kind::NoSignificantChange);
+        let by_noise = self
+            .rows
+            .iter()
+            .filter(beyond)
+            .filter(|r| r.chance.is_none())
+            .count();
+        let by_samples = self
+            .rows
+            .iter()
+            .filter(beyond)
+            .filter(|r| r.chance.is_some())
+            .count();
+        let allowed = self.by_chance().map_or(0, |(_, k)| k);
         let other = self.count(Kind::Differs) + self.count(Kind::OnlyInOne);
-        if beyond > 0 || other > 0 {
-            Err(format!(
-                "{beyond} of the {judged} judged figures differ beyond the threshold and the noise; {other} differ in the work done or are in one run only"
-            ))
-        } else if judged == 0 {
+        if judged == 0 {
             Err("no figure could be judged (run the original with --repeat 5)".into())
+        } else if by_noise > 0 || by_samples > allowed || other > 0 {
+            Err(format!(
+                "{} of the {judged} judged figures differ beyond the threshold and the noise (chance alone explains up to {allowed}); {other} differ in the work done or are in one run only",
+                by_noise + by_samples
+            ))
+        } else if by_samples > 0 {
+            Ok(format!(
+                "{by_samples} of the {judged} judged figures differs, no more than chance alone explains (up to {allowed})"
+            ))
         } else {
-            Ok(judged)
+            Ok(format!(
+                "none of the {judged} judged figures differs beyond the threshold and the noise"
+            ))
         }
     }
 
@@ -250,6 +292,7 @@ fn status_row(contender: &str, step: &str, title: &str, verdict: Kind, why: Stri
         noise: None,
         verdict,
         why,
+        chance: None,
     }
 }
 
@@ -349,6 +392,7 @@ fn step_rows(
             noise: None,
             verdict: Kind::NoSignificantChange,
             why: String::new(),
+            chance: None,
         };
         let (Some(x), Some(y)) = (va.filter(|v| v.is_finite()), vb.filter(|v| v.is_finite()))
         else {
@@ -395,6 +439,9 @@ fn step_rows(
                 _ => change < 0.0,
             };
             (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, threshold);
+            if row.verdict != Kind::NotJudged {
+                row.chance = Some(crate::results::spread::chance_apart(spa.n, spb.n));
+            }
             // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
             if k.unit == Unit::Micros
                 && (spb.median - spa.median).abs() <= 1.0
@@ -751,6 +798,11 @@ fn header_lines(c: &Comparison) -> Vec<String> {
             "not judged: measured once (one statement, or under {MIN_SECONDS} s of per-second data) or fewer than {MIN_SAMPLES} rounds a side; run with --repeat {MIN_SAMPLES}, or compare several runs a side (A1 A2 -- B1 B2)"
         ),
     ];
+    if let Some((m, k)) = c.by_chance() {
+        l.push(format!(
+            "judged from repeated rounds: {m} figures; even if nothing changed, chance alone would set up to {k} of them apart (95%), so read a lone change with care"
+        ));
+    }
     if c.differences.is_empty() {
         l.push("the runs' context is the same (study, settings, host, dbduel)".into());
     }

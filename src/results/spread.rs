@@ -86,6 +86,32 @@ impl Spread {
     }
 }
 
+/// How often two figures that did not change show min–max intervals apart by chance alone:
+/// for exchangeable samples, all `na` of one side below all `nb` of the other or above them,
+/// 2 / C(na + nb, na) — 1 in 126 at 5 rounds a side. Exact while [`Spread::of`] gives min–max
+/// (up to 8 samples); beyond, where its interval is narrower, an underestimate.
+pub fn chance_apart(na: usize, nb: usize) -> f64 {
+    let n = na + nb;
+    let ln_c: f64 = (0..na)
+        .map(|j| ((n - j) as f64).ln() - ((j + 1) as f64).ln())
+        .sum();
+    (2.0 * (-ln_c).exp()).min(1.0)
+}
+
+/// The most of `m` unchanged figures, each shown as changed with probability `p`, that
+/// chance alone sets apart at least 95 % of the time (Poisson approximation of the count).
+pub fn by_chance_at_most(m: usize, p: f64) -> usize {
+    let lambda = m as f64 * p;
+    let (mut k, mut term) = (0usize, (-lambda).exp());
+    let mut cdf = term;
+    while cdf < 0.95 && k < m {
+        k += 1;
+        term *= lambda / k as f64;
+        cdf += term;
+    }
+    k
+}
+
 /// The confidence of the interval [`Spread::of`] gives for `n` samples.
 pub fn confidence_for(n: usize) -> f64 {
     let xs: Vec<f64> = (0..n).map(|i| i as f64).collect();
@@ -141,6 +167,17 @@ mod tests {
         assert_eq!(three.n, 3);
         assert!((three.confidence - 0.75).abs() < 1e-12);
         assert!(Spread::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn chance_of_unchanged_figures_looking_apart() {
+        assert!((chance_apart(5, 5) - 2.0 / 252.0).abs() < 1e-12);
+        assert!((chance_apart(1, 1) - 1.0).abs() < 1e-12);
+        assert!((chance_apart(3, 2) - 0.2).abs() < 1e-12);
+        // 76 figures at 5 rounds a side: 0.6 expected, up to 2 at 95 %.
+        assert_eq!(by_chance_at_most(76, chance_apart(5, 5)), 2);
+        assert_eq!(by_chance_at_most(1, 0.001), 0);
+        assert_eq!(by_chance_at_most(0, 0.5), 0);
     }
 
     #[test]
