@@ -22,7 +22,10 @@ fn emit(s: &str) {
     if let Err(e) = o.write_all(s.as_bytes()).and_then(|()| o.flush())
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        eprintln!("dbduel: writing the output: {e}");
+        // A cut-off result (a full disk behind `> file`) must not pass for a whole one; the
+        // run's own files are written by then.
+        let _ = writeln!(std::io::stderr(), "dbduel: writing the output: {e}");
+        std::process::exit(exit::FAILED);
     }
 }
 

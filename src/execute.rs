@@ -331,7 +331,11 @@ fn run_contender(
     let (rel_dir, data_dir) = match round {
         Some(r) if r > 1 => (
             format!("{}/round-{r}", contender.name),
-            env.work.join(format!("round-{r}")).join(&contender.name),
+            // `.rounds` is no contender's name (names cannot start with a dot).
+            env.work
+                .join(".rounds")
+                .join(r.to_string())
+                .join(&contender.name),
         ),
         _ => (contender.name.clone(), env.work.join(&contender.name)),
     };

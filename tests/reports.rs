@@ -418,6 +418,9 @@ fn a_reader_that_goes_away_is_no_panic() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("dbduel starts");
+    // Bigger than a pipe's buffer, or the test could not fail.
+    let (_, whole, _) = common::run(&["report", RUN_SWEEP, "--format", "html"]);
+    assert!(whole.len() > 2 * 65_536, "{} bytes", whole.len());
     let mut first = [0u8; 16];
     child
         .stdout

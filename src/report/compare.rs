@@ -439,9 +439,6 @@ fn step_rows(
                 _ => change < 0.0,
             };
             (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, threshold);
-            if row.verdict != Kind::NotJudged {
-                row.chance = Some(crate::results::spread::chance_apart(spa.n, spb.n));
-            }
             // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
             if k.unit == Unit::Micros
                 && (spb.median - spa.median).abs() <= 1.0
@@ -451,6 +448,12 @@ fn step_rows(
             }
             if !disturbed.is_empty() && row.verdict != Kind::NotJudged {
                 (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
+            }
+            if matches!(
+                row.verdict,
+                Kind::Regressed | Kind::Improved | Kind::NoSignificantChange
+            ) {
+                row.chance = Some(crate::results::spread::chance_apart(spa.n, spb.n));
             }
             rows.push(row);
             continue;
@@ -800,7 +803,7 @@ fn header_lines(c: &Comparison) -> Vec<String> {
     ];
     if let Some((m, k)) = c.by_chance() {
         l.push(format!(
-            "judged from repeated rounds: {m} figures; even if nothing changed, chance alone would set up to {k} of them apart (95%), so read a lone change with care"
+            "judged from repeated rounds: {m} figures; even if nothing changed, chance alone would set up to {k} of them apart (95%; figures of one step move together, so several apart in one step can be one chance event): read a lone change with care"
         ));
     }
     if c.differences.is_empty() {

@@ -88,13 +88,15 @@ pub fn step(parts: &[Part]) -> StepSummary {
         .collect();
     out.elapsed_s = median(kept.iter().filter_map(|p| p.step.elapsed_s).collect());
     out.ops_per_s = median(kept.iter().filter_map(|p| p.step.ops_per_s).collect());
-    // Like every figure, the median round's (summed, five rounds would look five times as bad).
-    out.errors = median(
-        kept.iter()
+    // Like the errors figure, the median round's (summed, five rounds would look five times
+    // as bad).
+    out.errors = lower_median(
+        &kept
+            .iter()
             .map(|p| p.step.errors.unwrap_or(0) as f64)
-            .collect(),
+            .collect::<Vec<_>>(),
     )
-    .map(|e| e.round() as u64)
+    .map(|e| e as u64)
     .filter(|_| kept.iter().any(|p| p.step.errors.is_some()));
     out.dbduel = kept
         .iter()
@@ -142,7 +144,7 @@ pub fn step(parts: &[Part]) -> StepSummary {
 }
 
 /// Figures a step lists only when they are not zero: a round without one counted none.
-const ZERO_WHEN_ABSENT: &[&str] = &["errors", "warnings"];
+const ZERO_WHEN_ABSENT: &[&str] = &["errors", "warnings", "rows_rejected"];
 
 /// The lower of the two middle values (the middle one for an odd count): a value that was
 /// measured.

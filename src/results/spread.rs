@@ -48,12 +48,7 @@ impl Spread {
         } else {
             (xs[n / 2 - 1] + xs[n / 2]) / 2.0
         };
-        // The largest k (narrowest interval) whose coverage still reaches 95 %; k = 1 is
-        // min–max, which is as wide as the samples allow.
-        let mut k = 1;
-        while k < n.div_ceil(2) && coverage(n, k + 1) >= CONFIDENCE {
-            k += 1;
-        }
+        let k = interval_rank(n);
         Some(Spread {
             n,
             median,
@@ -86,16 +81,70 @@ impl Spread {
     }
 }
 
-/// How often two figures that did not change show min–max intervals apart by chance alone:
-/// for exchangeable samples, all `na` of one side below all `nb` of the other or above them,
-/// 2 / C(na + nb, na) — 1 in 126 at 5 rounds a side. Exact while [`Spread::of`] gives min–max
-/// (up to 8 samples); beyond, where its interval is narrower, an underestimate.
-pub fn chance_apart(na: usize, nb: usize) -> f64 {
-    let n = na + nb;
-    let ln_c: f64 = (0..na)
+/// The rank k of the interval [`Spread::of`] gives for `n` samples, `[x(k), x(n+1-k)]`: the
+/// largest (narrowest interval) whose coverage still reaches 95 %; k = 1 is min–max, as wide
+/// as the samples allow. One pass over the binomial tail.
+fn interval_rank(n: usize) -> usize {
+    let ln2n = n as f64 * std::f64::consts::LN_2;
+    let (mut k, mut ln_c, mut tail) = (1, 0.0f64, 0.0f64);
+    // coverage(k + 1) = 1 − 2·Σ_{j ≤ k} C(n, j)/2^n
+    while k < n.div_ceil(2) {
+        tail += (ln_c - ln2n).exp(); // adds C(n, k − 1)
+        ln_c += ((n - (k - 1)) as f64).ln() - (k as f64).ln();
+        if 1.0 - 2.0 * (tail + (ln_c - ln2n).exp()) < CONFIDENCE {
+            break;
+        }
+        k += 1;
+    }
+    k
+}
+
+/// ln C(n, k).
+fn ln_choose(n: usize, k: usize) -> f64 {
+    let k = k.min(n - k);
+    (0..k)
         .map(|j| ((n - j) as f64).ln() - ((j + 1) as f64).ln())
-        .sum();
-    (2.0 * (-ln_c).exp()).min(1.0)
+        .sum()
+}
+
+/// How often two figures that did not change show their intervals (as [`Spread::of`] gives
+/// them for `na` and `nb` samples) apart by chance alone, for exchangeable samples: one
+/// side's upper end below the other's lower end, either way round. With ranks r = na + 1 − ka
+/// and s = kb, A's interval lies below B's when at least r of the first r + s − 1 pooled
+/// samples are A's — a hypergeometric tail. At 5 rounds a side (min–max) that is
+/// 2 / C(10, 5), 1 in 126. Sample counts are capped at 100,000 (a run's file could claim more).
+pub fn chance_apart(na: usize, nb: usize) -> f64 {
+    let (na, nb) = (na.clamp(1, 100_000), nb.clamp(1, 100_000));
+    let n = na + nb;
+    let ln_all = ln_choose(n, na);
+    // P(the upper end of side x lies below the lower end of side y)
+    // Σ over i of C(first, i)·C(rest, nx − i) / C(n, nx), each term from the last one, so
+    // the sum takes one pass whatever n is.
+    let below = |nx: usize, kx: usize, ky: usize| -> f64 {
+        let (r, s) = (nx + 1 - kx, ky);
+        let first = r + s - 1;
+        let rest = n - first;
+        let lo = r.max(nx.saturating_sub(rest));
+        let hi = nx.min(first);
+        if lo > hi {
+            return 0.0;
+        }
+        let mut ln_a = ln_choose(first, lo);
+        let mut ln_b = ln_choose(rest, nx - lo);
+        let mut sum = 0.0;
+        for i in lo..=hi {
+            sum += (ln_a + ln_b - ln_all).exp();
+            if i < hi {
+                // C(first, i+1) = C(first, i)·(first − i)/(i + 1);
+                // C(rest, nx−i−1) = C(rest, nx−i)·(nx − i)/(rest − nx + i + 1).
+                ln_a += ((first - i) as f64).ln() - ((i + 1) as f64).ln();
+                ln_b += ((nx - i) as f64).ln() - ((rest - nx + i + 1) as f64).ln();
+            }
+        }
+        sum
+    };
+    let (ka, kb) = (interval_rank(na), interval_rank(nb));
+    (below(na, ka, kb) + below(nb, kb, ka)).min(1.0)
 }
 
 /// The most of `m` unchanged figures, each shown as changed with probability `p`, that
@@ -174,6 +223,17 @@ mod tests {
         assert!((chance_apart(5, 5) - 2.0 / 252.0).abs() < 1e-12);
         assert!((chance_apart(1, 1) - 1.0).abs() < 1e-12);
         assert!((chance_apart(3, 2) - 0.2).abs() < 1e-12);
+        // Beyond 8 a side the interval narrows and apart-by-chance is likelier than min–max:
+        // 10 + 10 (two pooled 5-round runs) by exhaustive enumeration, 0.0011.
+        let p = chance_apart(10, 10);
+        assert!(p > 0.0010 && p < 0.0012, "{p}");
+        // The ranks agree with the intervals Spread::of gives.
+        for n in [1usize, 5, 6, 8, 9, 20, 100] {
+            let xs: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let sp = Spread::of(&xs).unwrap();
+            assert_eq!(sp.lo as usize, interval_rank(n) - 1, "n = {n}");
+        }
+        assert!(chance_apart(usize::MAX, usize::MAX) <= 1.0);
         // 76 figures at 5 rounds a side: 0.6 expected, up to 2 at 95 %.
         assert_eq!(by_chance_at_most(76, chance_apart(5, 5)), 2);
         assert_eq!(by_chance_at_most(1, 0.001), 0);
