@@ -12,6 +12,19 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const STUDY: &str = "tests/studies/repeat_twins.toml";
 
+/// Run the study with `args` into a fresh results root and check it succeeded. Returns the
+/// root (keep it alive), the run directory and stdout.
+fn run_study(args: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let out = tempfile::tempdir().unwrap();
+    let root = out.path().to_str().unwrap().to_string();
+    let mut all = vec!["run", STUDY];
+    all.extend_from_slice(args);
+    all.extend(["--out", root.as_str()]);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    (out, run_dir(&stderr), stdout)
+}
+
 fn metric<'a>(s: &'a serde_json::Value, key: &str) -> &'a serde_json::Value {
     s["metrics"]
         .as_array()
@@ -52,18 +65,7 @@ fn best_column(md: &str) -> Vec<(String, String, String)> {
 #[test]
 fn twins_tie_and_the_slow_contender_loses_beyond_the_noise() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run(&[
-        "run",
-        STUDY,
-        "--all-contenders",
-        "--format",
-        "markdown",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let dir = run_dir(&stderr);
+    let (_out, dir, stdout) = run_study(&["--all-contenders", "--format", "markdown"]);
     let summary = read_json(&dir.join("summary.json"));
     let manifest = read_json(&dir.join("manifest.json"));
     assert_eq!(manifest["rounds"].as_array().unwrap().len(), 5);
@@ -142,19 +144,7 @@ fn twins_tie_and_the_slow_contender_loses_beyond_the_noise() {
 #[test]
 fn a_slower_contender_is_judged_slower_with_its_interval_apart() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = run(&[
-        "run",
-        STUDY,
-        "--contender",
-        "twin-a",
-        "--contender",
-        "slow",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let dir = run_dir(&stderr);
+    let (_out, dir, _) = run_study(&["--contender", "twin-a", "--contender", "slow"]);
     let (code, md, err) = run(&["report", dir.to_str().unwrap(), "--format", "markdown"]);
     assert_eq!(code, 0, "{err}");
     let load = best_column(&md)
@@ -235,19 +225,7 @@ fn the_interleaving_follows_from_the_seed_and_is_recorded() {
 #[test]
 fn compare_judges_repeated_runs_and_pools_several_runs_a_side() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = run(&[
-        "run",
-        STUDY,
-        "--contender",
-        "twin-a",
-        "--contender",
-        "twin-b",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let dir = run_dir(&stderr);
+    let (_out, dir, _) = run_study(&["--contender", "twin-a", "--contender", "twin-b"]);
     let d = dir.to_str().unwrap();
     // A repeated run against itself: every figure judged, none changed.
     let (code, json, err) = run(&["compare", d, d, "--format", "json"]);
@@ -378,22 +356,15 @@ rate = 200
 #[test]
 fn a_past_run_is_rerun_exactly_and_judged_against_the_original() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let out = tempfile::tempdir().unwrap();
-    let o = out.path().to_str().unwrap();
-    let (code, _, stderr) = run(&[
-        "run",
-        STUDY,
+    let (out, first, _) = run_study(&[
         "--contender",
         "twin-a",
         "--contender",
         "slow",
         "--set",
         "dataset.rows=3000",
-        "--out",
-        o,
     ]);
-    assert_eq!(code, 0, "{stderr}");
-    let first = run_dir(&stderr);
+    let o = out.path().to_str().unwrap();
     let (code, stdout, stderr) = run(&["rerun", first.to_str().unwrap(), "--out", o]);
     let second = run_dir(&stderr);
     assert_ne!(first, second);

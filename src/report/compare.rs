@@ -409,9 +409,10 @@ fn step_rows(
             f64::INFINITY * y.signum()
         };
         row.change = Some(change);
+        let (ra, rb) = (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()));
         if k.better == Better::None {
             // Repeated figures whose intervals overlap did not change.
-            let same = match (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated())) {
+            let same = match (ra, rb) {
                 (Some(x), Some(y)) => x.overlaps(y),
                 _ => false,
             };
@@ -424,7 +425,6 @@ fn step_rows(
         }
         // Repeated on both sides: the samples speak, for every kind of figure. Repeated on
         // one side only: a median against one measurement is no like-for-like judgment.
-        let (ra, rb) = (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()));
         if ra.is_some() != rb.is_some() {
             (row.verdict, row.why) = (
                 Kind::NotJudged,

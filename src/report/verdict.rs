@@ -215,13 +215,11 @@ fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
     };
     let (cmp, sup, worst_word, verb) = words(m);
     let label = &m.label;
+    let spread_tie = tied_by_spread(figs[best_i], figs[next_i]);
     // Close medians tie unless repeated rounds set them apart (then the intervals decide,
     // as in the table's best column).
-    let close = (r.is_finite() && r < 1.005 || best == next)
-        && tied_by_spread(figs[best_i], figs[next_i]) != Some(false);
-    // Repeated rounds decide ties by their intervals, not by how close the medians are
-    // (medians within 0.5 % are said to tie below either way).
-    match tied_by_spread(figs[best_i], figs[next_i]) {
+    let close = (r.is_finite() && r < 1.005 || best == next) && spread_tie != Some(false);
+    match spread_tie {
         Some(true) if !close => {
             let tied: Vec<usize> = ranked
                 .iter()
