@@ -293,10 +293,13 @@ fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
                 format!("{all} tied on {label} ({})", v(best))
             }
         } else {
+            let (worst_i, worst) = ranked[ranked.len() - 1];
             format!(
-                "{} tied for {sup} ({label}: {})",
+                "{} tied for {sup} ({label}: {}); {} {worst_word} ({})",
                 tied.join(" and "),
-                v(best)
+                v(best),
+                name(worst_i),
+                v(worst)
             )
         }
     } else if ranked.len() == 2 {
@@ -508,7 +511,7 @@ mod tests {
         ]);
         assert_eq!(
             step_verdict(&s, "fp").sentence,
-            "wal and rollback tied for smallest (files: 1.00 KiB)."
+            "wal and rollback tied for smallest (files: 1.00 KiB); third largest (4.00 KiB)."
         );
         assert_eq!(
             step_verdict(&s, "q").sentence,
