@@ -495,10 +495,10 @@ fn run_step(
         sysmon::Targets {
             // An embedded engine works inside dbduel, so its process is ours; an external
             // server's process is not visible from here.
-            engine_pid: if engine.embedded() {
-                Some(std::process::id() as i32)
+            engine_pids: if engine.embedded() {
+                vec![std::process::id() as i32]
             } else {
-                engine.server_pid()
+                engine.server_pids()
             },
             self_pid: std::process::id() as i32,
         },

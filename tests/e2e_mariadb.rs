@@ -43,6 +43,7 @@ fn recipe() -> Box<MariadbRecipe> {
         memory_limit_mb: None,
         device_profile: None,
         data_dir: None,
+        galera: None,
     })
 }
 
@@ -120,6 +121,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         memory_limit_mb: Some(200),
         device_profile: None,
         data_dir: None,
+        galera: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -170,6 +172,7 @@ fn a_server_that_cannot_start_says_why() {
             memory_limit_mb: None,
             device_profile: None,
             data_dir: None,
+            galera: None,
         }),
         "bad",
         &root.path().join("bad"),

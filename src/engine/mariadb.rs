@@ -3,6 +3,7 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+use super::galera::{GaleraCluster, GaleraOptions};
 use super::mariadb_replication::{MariadbReplica, MariadbTopology, primary_defaults};
 use super::mysql_wire::{ConnectError, WireSession};
 use super::sandbox_err;
@@ -89,6 +90,10 @@ pub struct MariadbOptions {
     /// topology (this server the primary, with a binary log) for the replication steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<MariadbReplica>,
+    /// A Galera cluster of this many nodes instead of one server (each node gets every
+    /// option above): `{ nodes = 3 }`, with its wsrep settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<GaleraOptions>,
     /// Create the dataset's tables split into this many partitions by their primary key
     /// (`PARTITION BY KEY`), 2 to 1024; absent: plain tables.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,8 +166,12 @@ impl super::EngineKind for MariadbOptions {
         let (bp, bc, aria) = self.cache_sizes_mb();
         // about 85 MiB of server overhead and about 1 MiB per connection thread, for the
         // primary and each replica (whose clients are the replication threads)
-        let servers = 1 + self.replicas.len() as u64;
-        let total = ((bp + bc + aria + 85) * servers + clients) << 20;
+        // (A Galera node also maps its write-set cache, gcache, 128 MiB by default.)
+        let (servers, gcache) = match &self.cluster {
+            Some(c) => (u64::from(c.nodes), 128),
+            None => (1 + self.replicas.len() as u64, 0),
+        };
+        let total = ((bp + bc + aria + 85 + gcache) * servers + clients) << 20;
         let key = if bc > bp {
             "block_cache_mb"
         } else if self.buffer_pool_share.is_some() {
@@ -284,6 +293,24 @@ impl MariadbOptions {
         for (i, r) in self.replicas.iter().enumerate() {
             r.validate(&KeyPath::root().key("replicas").index(i))?;
         }
+        if let Some(c) = &self.cluster {
+            c.validate(&KeyPath::root().key("cluster"))?;
+            if !self.replicas.is_empty() {
+                return at(
+                    "cluster",
+                    "a contender is a Galera cluster or a primary with replicas, not both; make them two contenders".into(),
+                );
+            }
+            if se != "innodb" {
+                return at(
+                    "cluster",
+                    format!(
+                        "Galera replicates InnoDB tables only; use storage_engine = \"innodb\" with a cluster (not {:?})",
+                        self.storage_engine
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 
@@ -304,6 +331,7 @@ impl MariadbOptions {
                 self.flush_log_at_trx_commit.is_some(),
             ),
             ("server", !self.server.is_empty()),
+            ("cluster", self.cluster.is_some()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
@@ -459,6 +487,7 @@ impl MariadbOptions {
             memory_limit_mb: self.memory_limit_mb,
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
+            galera: None,
         }
     }
 }
@@ -503,6 +532,37 @@ pub struct MariadbEngine {
     wire_auth: AtomicBool,
     /// The replicas, when the contender is a replication topology.
     topology: Option<MariadbTopology>,
+    /// The other nodes, when the contender is a Galera cluster (this server is node 1).
+    cluster: Option<GaleraCluster>,
+}
+
+/// The server's activity counters set beside what dbduel counted.
+const COUNTERS_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_insert', \
+     'Com_update', 'Com_delete', 'Com_stmt_execute', 'Com_stmt_prepare', 'Bytes_sent', \
+     'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections', \
+     'Connection_errors_max_connections', 'Aborted_connects', 'Com_commit', 'Com_rollback')";
+
+/// A benchmark session on the server at `reach`, in database `db`: the lean wire client, or
+/// the `mysql` crate's when the server wants an authentication method the wire client does
+/// not speak (`wire_auth` remembers that, so later sessions go straight to the crate's).
+pub(crate) fn session_at(
+    reach: &Target,
+    db: &str,
+    timeout_s: u64,
+    wire_auth: &AtomicBool,
+) -> Result<Box<dyn Session>> {
+    if wire_auth.load(Ordering::Relaxed) {
+        match WireSession::connect(reach, db, timeout_s) {
+            Ok(s) => return Ok(Box::new(s)),
+            Err(ConnectError::Failed(e)) => return Err(e),
+            Err(ConnectError::Unsupported(_)) => wire_auth.store(false, Ordering::Relaxed),
+        }
+    }
+    Ok(Box::new(MysqlSession::new(crate_conn(conn_opts(
+        reach,
+        Some(db),
+        timeout_s,
+    ))?)))
 }
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
@@ -551,13 +611,25 @@ fn check_storage_engine(c: &mut mysql::Conn, engine: &str) -> Result<()> {
 impl MariadbEngine {
     /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: MariadbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
+        let mut recipe = opts.recipe(ctx.max_clients);
+        let mut plan = match &opts.cluster {
+            Some(c) => {
+                recipe.settings.extend(c.server_settings());
+                c.plan(ctx.contender)?
+            }
+            None => Vec::new(),
+        };
+        let first = MariadbRecipe {
+            galera: (!plan.is_empty()).then(|| plan.remove(0)),
+            ..recipe.clone()
+        };
         let Provisioned {
             server,
             reach,
             datadir,
         } = Server::provision(
             opts.target.as_ref(),
-            Box::new(opts.recipe(ctx.max_clients)),
+            Box::new(first),
             ctx.contender,
             ctx.dir,
             "mysql",
@@ -575,7 +647,20 @@ impl MariadbEngine {
             datadir,
             wire_auth: AtomicBool::new(true),
             topology: None,
+            cluster: None,
         };
+        if let Some(c) = &engine.opts.cluster {
+            // Node 1 is up and bootstrapped; the rest of the plan joins it.
+            engine.cluster = Some(GaleraCluster::join(
+                c,
+                &engine.server,
+                &engine.reach,
+                &recipe,
+                plan,
+                ctx,
+                engine.opts.query_timeout_s,
+            )?);
+        }
         if !engine.opts.replicas.is_empty() && engine.server.is_external() {
             engine.topology = Some(MariadbTopology::attach(
                 &engine.opts,
@@ -601,6 +686,7 @@ impl MariadbEngine {
                         memory_limit_mb: None,
                         device_profile: None,
                         data_dir: None,
+                        galera: None,
                     };
                     (r.name.clone(), recipe)
                 })
@@ -763,23 +849,22 @@ impl Engine for MariadbEngine {
 
     /// Benchmark sessions speak the lean wire client; a server that wants an authentication
     /// method it does not speak gets the `mysql` crate's.
+    /// A cluster's sessions go to its nodes as the contender places them.
     fn connect(&self) -> Result<Box<dyn Session>> {
-        if self.wire_auth.load(Ordering::Relaxed) {
-            match WireSession::connect(&self.reach, &self.database, self.opts.query_timeout_s) {
-                Ok(mut s) => {
-                    if self.server.is_external() {
-                        s.execute(&self.session_engine_sql())?;
-                    }
-                    return Ok(Box::new(s));
-                }
-                Err(ConnectError::Failed(e)) => return Err(e),
-                Err(ConnectError::Unsupported(_)) => self.wire_auth.store(false, Ordering::Relaxed),
-            }
+        let reach = match &self.cluster {
+            Some(c) => c.next_client_reach(),
+            None => &self.reach,
+        };
+        let mut s = session_at(
+            reach,
+            &self.database,
+            self.opts.query_timeout_s,
+            &self.wire_auth,
+        )?;
+        if self.server.is_external() {
+            s.execute(&self.session_engine_sql())?;
         }
-        Ok(Box::new(MysqlSession {
-            conn: self.conn()?,
-            stmts: Vec::new(),
-        }))
+        Ok(s)
     }
 
     fn info(&self) -> Result<EngineInfo> {
@@ -828,6 +913,9 @@ impl Engine for MariadbEngine {
             settings.insert("target".into(), t.display());
         }
         settings.insert("load_mode".into(), self.opts.load_mode().to_string());
+        if let Some(c) = &self.cluster {
+            settings.extend(c.settings()?);
+        }
         if let Some(t) = &self.topology {
             use super::replication::Replicated;
             for i in 0..t.replica_count() {
@@ -959,6 +1047,14 @@ impl Engine for MariadbEngine {
     }
 
     fn restart(&self, cold: bool) -> Result<RestartOutcome> {
+        if self.cluster.is_some() {
+            // Restarting node 1 alone would measure a rejoin, and all of them a new cluster's
+            // bootstrap: neither is one server's restart.
+            return Err(EngineError::new(
+                "unsupported",
+                "a Galera cluster is not restarted as one server (a node's restart is a rejoin with a state transfer); its steps run warm",
+            ));
+        }
         self.server.restart(
             cold,
             self.datadir.as_deref(),
@@ -981,35 +1077,41 @@ impl Engine for MariadbEngine {
         self.server.set_throttle(on)
     }
 
+    fn cluster(&self) -> Option<&dyn super::cluster::Clustered> {
+        self.cluster
+            .as_ref()
+            .map(|c| c as &dyn super::cluster::Clustered)
+    }
+
     fn replication(&self) -> Option<&dyn super::replication::Replicated> {
         self.topology
             .as_ref()
             .map(|t| t as &dyn super::replication::Replicated)
     }
 
+    /// A cluster's are summed over its live nodes: each counts its own clients' work (a
+    /// write set a node applies for another is not a question it was asked).
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
-        let mut c = self.admin()?;
-        let rows: Vec<(String, String)> = c
-            .query(
-                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_insert', \
-                 'Com_update', 'Com_delete', 'Com_stmt_execute', 'Com_stmt_prepare', 'Bytes_sent', \
-                 'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections', \
-                 'Connection_errors_max_connections', 'Aborted_connects', 'Com_commit', \
-                 'Com_rollback')",
-            )
-            .map_err(my_err)?;
-        Ok(Some(
-            rows.into_iter()
-                .filter_map(|(k, v)| v.parse().ok().map(|v| (k, v)))
-                .collect(),
-        ))
+        let rows: Vec<(String, String)> = match &self.cluster {
+            Some(c) => c.status_sum(COUNTERS_SQL)?,
+            None => self.admin()?.query(COUNTERS_SQL).map_err(my_err)?,
+        };
+        let mut out = BTreeMap::new();
+        for (k, v) in rows {
+            if let Ok(v) = v.parse::<u64>() {
+                *out.entry(k).or_insert(0) += v;
+            }
+        }
+        Ok(Some(out))
     }
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
         let this = *self;
         let replicas = this.topology.map(|t| t.finish(keep));
+        let nodes = this.cluster.map(|c| c.finish(keep));
         this.server.finish(keep)?;
-        replicas.unwrap_or(Ok(()))
+        replicas.unwrap_or(Ok(()))?;
+        nodes.unwrap_or(Ok(()))
     }
 
     fn server_log(&self) -> Option<PathBuf> {

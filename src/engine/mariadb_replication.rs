@@ -330,6 +330,27 @@ impl MariadbTopology {
     }
 }
 
+/// How [`checksum_tables`] sums, in words for reports.
+pub const CHECKSUM_RULE: &str = "CHECKSUM TABLE of every table in the study's database";
+
+/// `CHECKSUM TABLE` of every base table in `db` on one server, sorted by table.
+pub(crate) fn checksum_tables(c: &mut mysql::Conn, db: &str) -> mysql::Result<Vec<TableSum>> {
+    let tables: Vec<String> = c.exec(
+        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+        (db,),
+    )?;
+    let mut out = Vec::with_capacity(tables.len());
+    for t in tables {
+        let row: Option<(String, Option<u64>)> =
+            c.query_first(format!("CHECKSUM TABLE `{db}`.`{t}`"))?;
+        let sum = row
+            .and_then(|(_, s)| s)
+            .map_or_else(|| "NULL".into(), |s| s.to_string());
+        out.push(TableSum { table: t, sum });
+    }
+    Ok(out)
+}
+
 /// Transactions in a GTID position (`0-1-1234,1-2-5`): the sequence numbers summed over its
 /// domains (each domain numbers its own transactions from 1).
 pub fn gtid_transactions(pos: &str) -> u64 {
@@ -451,28 +472,11 @@ impl Replicated for MariadbTopology {
     }
 
     fn checksums(&self, member: Option<usize>) -> Result<Vec<TableSum>> {
-        let db = &self.database;
-        self.admin(member, |c| {
-            let tables: Vec<String> = c.exec(
-                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
-                (db,),
-            )?;
-            let mut out = Vec::with_capacity(tables.len());
-            for t in tables {
-                let row: Option<(String, Option<u64>)> =
-                    c.query_first(format!("CHECKSUM TABLE `{db}`.`{t}`"))?;
-                let sum = row
-                    .and_then(|(_, s)| s)
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| "NULL".into());
-                out.push(TableSum { table: t, sum });
-            }
-            Ok(out)
-        })
+        self.admin(member, |c| checksum_tables(c, &self.database))
     }
 
     fn checksum_rule(&self) -> &'static str {
-        "CHECKSUM TABLE of every table in the study's database"
+        CHECKSUM_RULE
     }
 
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {

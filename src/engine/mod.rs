@@ -2,9 +2,11 @@
 //! dialect helpers steps use, and the registry that turns a contender's `engine = "..."` and
 //! options into a live engine. Steps see nothing engine-specific beyond this module.
 
+pub mod cluster;
 pub mod dialect;
 pub mod documents;
 pub mod dry;
+pub mod galera;
 pub mod mariadb;
 pub mod mariadb_replication;
 pub mod mongodb;
@@ -288,6 +290,20 @@ pub trait Engine: Send + Sync {
     fn server_pid(&self) -> Option<i32> {
         None
     }
+    /// Every server process of the contender — a topology's replicas and a cluster's
+    /// nodes with its primary — whose work is the engine's in system samples.
+    fn server_pids(&self) -> Vec<i32> {
+        let mut pids: Vec<i32> = self.server_pid().into_iter().collect();
+        if let Some(r) = self.replication() {
+            pids.extend((0..r.replica_count()).filter_map(|i| r.replica_pid(i)));
+        }
+        if let Some(c) = self.cluster() {
+            pids.extend((0..c.node_count()).filter_map(|i| c.node_pid(i)));
+        }
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
     /// The server's own activity counters (e.g. MariaDB `Com_select`), to set beside what
     /// dbduel counted. `None` for engines without them.
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
@@ -323,6 +339,10 @@ pub trait Engine: Send + Sync {
     }
     /// The contender's replication, when it is a topology of a primary and replicas.
     fn replication(&self) -> Option<&dyn replication::Replicated> {
+        None
+    }
+    /// The contender's nodes, when it is a cluster whose every node takes writes (Galera).
+    fn cluster(&self) -> Option<&dyn cluster::Clustered> {
         None
     }
     /// Does the engine run inside dbduel's own process?

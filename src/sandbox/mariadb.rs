@@ -41,6 +41,70 @@ pub struct MariadbRecipe {
     pub device_profile: Option<DeviceProfile>,
     /// Keep the data under this directory (on a device the user named).
     pub data_dir: Option<std::path::PathBuf>,
+    /// This server is a node of a Galera cluster.
+    pub galera: Option<GaleraNode>,
+}
+
+/// Where Debian's galera-4 installs the wsrep provider.
+pub const GALERA_PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
+
+/// One node of a Galera cluster on loopback: its own ports for group communication,
+/// incremental and full state transfer, and every node's group-communication address.
+#[derive(Debug, Clone)]
+pub struct GaleraNode {
+    pub cluster_name: String,
+    pub node_name: String,
+    /// Every node's group-communication port on 127.0.0.1, this one's included.
+    pub peers: Vec<u16>,
+    /// This node's group-communication (gmcast) port.
+    pub gcomm_port: u16,
+    /// Where it receives incremental state transfers.
+    pub ist_port: u16,
+    /// Where it receives a full state transfer (rsync).
+    pub sst_port: u16,
+    /// Start a new cluster (`--wsrep-new-cluster`) rather than join the peers.
+    pub bootstrap: bool,
+    /// More `wsrep_provider_options`, `key=value; key=value`.
+    pub provider_options: Vec<String>,
+}
+
+impl GaleraNode {
+    /// The `[mysqld]` lines that make the server this node.
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        let peers: Vec<String> = self
+            .peers
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        let mut provider = vec![
+            format!("gmcast.listen_addr=tcp://127.0.0.1:{}", self.gcomm_port),
+            format!("ist.recv_addr=127.0.0.1:{}", self.ist_port),
+        ];
+        provider.extend(self.provider_options.iter().cloned());
+        vec![
+            ("wsrep_on", "ON".into()),
+            ("wsrep_provider", GALERA_PROVIDER.into()),
+            ("wsrep_cluster_name", self.cluster_name.clone()),
+            (
+                "wsrep_cluster_address",
+                format!("gcomm://{}", peers.join(",")),
+            ),
+            ("wsrep_node_name", self.node_name.clone()),
+            ("wsrep_node_address", "127.0.0.1".into()),
+            (
+                "wsrep_provider_options",
+                format!("\"{}\"", provider.join("; ")),
+            ),
+            ("wsrep_sst_method", "rsync".into()),
+            (
+                "wsrep_sst_receive_address",
+                format!("127.0.0.1:{}", self.sst_port),
+            ),
+            // What Galera requires of every node.
+            ("binlog_format", "ROW".into()),
+            ("innodb_autoinc_lock_mode", "2".into()),
+        ]
+    }
 }
 
 fn am_root() -> bool {
@@ -65,6 +129,17 @@ impl Recipe for MariadbRecipe {
         self.data_dir.as_deref()
     }
 
+    fn service_user(&self) -> Result<Option<super::ServiceUser>> {
+        // A Galera node runs as the `mysql` account: its rsync state transfer, started as
+        // root, drops to `nobody`, cannot read a root-owned 0700 data directory, and the
+        // joiner waits forever for a state that never comes.
+        if self.galera.is_some() && am_root() {
+            super::user::ensure(&["mysql"]).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     fn check_installed(&self) -> Result<()> {
         let hint = "run `make install-servers` (Debian: apt-get install mariadb-server mariadb-plugin-rocksdb)";
         if first_existing(SERVER_PATHS).is_none() {
@@ -77,6 +152,12 @@ impl Recipe for MariadbRecipe {
             return Err(SandboxError::Missing {
                 what: "mariadb-install-db".into(),
                 hint: hint.into(),
+            });
+        }
+        if self.galera.is_some() && !Path::new(GALERA_PROVIDER).exists() {
+            return Err(SandboxError::Missing {
+                what: "the Galera provider (libgalera_smm.so)".into(),
+                hint: "run `make install-servers` (Debian: apt-get install galera-4 rsync)".into(),
             });
         }
         if self.rocksdb && !plugin_dir_has("ha_rocksdb.so") {
@@ -94,17 +175,23 @@ impl Recipe for MariadbRecipe {
             "# Written by dbduel for one sandbox; the server reads only this file.\n[mysqld]\n",
         );
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {v}\n"));
-        if am_root() {
+        match &l.owner {
+            // Started as root, the server drops to its account itself.
+            Some(u) => put("user", &u.name),
             // mariadbd refuses to run as root unless told to; the sandbox belongs to us.
-            put("user", "root");
+            None if am_root() => put("user", "root"),
+            None => {}
         }
         put("port", &l.port.to_string());
         put("bind-address", "127.0.0.1");
         put("socket", &l.socket.display().to_string());
         put("datadir", &l.datadir.display().to_string());
-        put("tmpdir", &l.dir.display().to_string());
+        put("tmpdir", &l.server_dir().display().to_string());
         put("pid-file", &l.pid_file.display().to_string());
-        put("log-error", &l.log_file.display().to_string());
+        if l.owner.is_none() {
+            put("log-error", &l.log_file.display().to_string());
+        } // else its stderr, which dbduel opened into the log, is the log: the account
+        // the server runs as may not reach the sandbox directory.
         put("skip-name-resolve", "1");
         put("local_infile", "1");
         // A restart must be cold: no buffer-pool dump and reload across restarts.
@@ -117,6 +204,9 @@ impl Recipe for MariadbRecipe {
             // Without FORCE a bad RocksDB option only disables the plugin and the server
             // starts without MyRocks; with it the server refuses to start and says why.
             put("rocksdb", "FORCE");
+        }
+        for (k, v) in self.galera.iter().flat_map(GaleraNode::settings) {
+            put(k, &v);
         }
         for (k, v) in &self.settings {
             put(k, v);
@@ -136,8 +226,14 @@ impl Recipe for MariadbRecipe {
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
             .arg("--skip-name-resolve");
-        if am_root() {
-            cmd.arg("--user=root");
+        match &l.owner {
+            Some(u) => {
+                cmd.arg(format!("--user={}", u.name));
+            }
+            None if am_root() => {
+                cmd.arg("--user=root");
+            }
+            None => {}
         }
         let out = cmd.output().map_err(|e| SandboxError::Failed {
             what: "mariadb-install-db".into(),
@@ -168,6 +264,9 @@ impl Recipe for MariadbRecipe {
         let mut cmd = Command::new(server);
         // --defaults-file must come first; nothing else is read (no /etc/mysql).
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));
+        if self.galera.as_ref().is_some_and(|g| g.bootstrap) {
+            cmd.arg("--wsrep-new-cluster");
+        }
         cmd
     }
 

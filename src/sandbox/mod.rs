@@ -125,7 +125,12 @@ impl Layout {
             dir: dir.to_path_buf(),
             datadir: data_home.as_deref().unwrap_or(&base).join("data"),
             socket,
-            config_file: dir.join("server.cnf"),
+            // A server running as another user reads its configuration itself (and so do the
+            // tools it starts, such as Galera's state-transfer scripts): keep it where it can.
+            config_file: match &private {
+                Some(p) => p.join("server.cnf"),
+                None => dir.join("server.cnf"),
+            },
             log_file: dir.join("server.log"),
             pid_file: base.join("server.pid"),
             port,
@@ -139,6 +144,12 @@ impl Layout {
     /// the directory a device profile throttles the disk of.
     pub fn data_home(&self) -> &Path {
         self.datadir.parent().unwrap_or(&self.dir)
+    }
+
+    /// The directory the server itself may write into: the private one when it runs as
+    /// another user, else the sandbox's.
+    pub fn server_dir(&self) -> &Path {
+        self.private.as_deref().unwrap_or(&self.dir)
     }
 
     /// A command for `program` that runs as the sandbox's owner.
@@ -593,7 +604,8 @@ pub struct Found {
     pub orphaned: bool,
 }
 
-/// Every sandbox under `root` (searched a few levels deep: run/work/contender/sandbox).
+/// Every sandbox under `root` (searched a few levels deep: out/run/work/contender/sandbox,
+/// and a topology's members one level under the contender: …/contender/nodes/node-2/sandbox).
 pub fn find(root: &Path) -> Vec<Found> {
     let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
@@ -612,7 +624,7 @@ pub fn find(root: &Path) -> Vec<Found> {
             });
             continue;
         }
-        if depth >= 5 {
+        if depth >= 7 {
             continue;
         }
         if let Ok(entries) = std::fs::read_dir(&d) {

@@ -168,6 +168,7 @@ fn need(step: &Step, tables: &[String]) -> Option<Need> {
         StepParams::Replication(_) => None,
         StepParams::Tpcc(_) => Some(all("runs TPC-C's transactions on")),
         StepParams::TpccCheck(_) => Some(all("checks the consistency of")),
+        StepParams::Checksums(_) => Some(all("compares every copy of")),
         StepParams::Ddl(_) => Some(Need {
             key: KeyPath::root().key("action"),
             what: format!("changes table {first}"),

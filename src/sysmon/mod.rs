@@ -11,7 +11,7 @@
 //! ```ignore
 //! let start = std::time::Instant::now();
 //! let me = std::process::id() as i32;
-//! let sampler = Sampler::start(start, Targets { engine_pid: Some(me), self_pid: me });
+//! let sampler = Sampler::start(start, Targets { engine_pids: vec![me], self_pid: me });
 //! // ... run the benchmark step ...
 //! let samples = sampler.stop();
 //! ```
@@ -56,11 +56,12 @@ use host::{CpuSnap, DiskSnap};
 use procs::{ProcTable, TreeDelta, TreeTracker};
 
 /// Which processes to watch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Targets {
-    /// Root pid of the engine's process tree (e.g. the postmaster). For an
-    /// embedded engine (SQLite) pass dbduel's own pid. `None`: no engine.
-    pub engine_pid: Option<i32>,
+    /// Root pids of the engine's process trees (e.g. the postmaster; every server of a
+    /// topology or cluster), summed as one engine. For an embedded engine (SQLite) pass
+    /// dbduel's own pid. Empty: no engine.
+    pub engine_pids: Vec<i32>,
     /// dbduel's own pid (`std::process::id()`).
     pub self_pid: i32,
 }
@@ -294,19 +295,24 @@ struct Collector {
     ticks_per_s: f64,
     page_bytes: u64,
     prev: Option<Reading>,
-    engine: TreeTracker,
+    /// One tracker per engine root.
+    engine: Vec<TreeTracker>,
     me: TreeTracker,
 }
 
 impl Collector {
     fn new(targets: Targets) -> Collector {
         Collector {
-            targets,
             ticks_per_s: clock_ticks_per_second() as f64,
             page_bytes: page_size(),
             prev: None,
-            engine: TreeTracker::default(),
+            engine: targets
+                .engine_pids
+                .iter()
+                .map(|_| TreeTracker::default())
+                .collect(),
             me: TreeTracker::default(),
+            targets,
         }
     }
 
@@ -327,8 +333,11 @@ impl Collector {
         let prev_table = self.prev.as_ref().map_or(&empty, |p| &p.table);
         let engine = self
             .targets
-            .engine_pid
-            .and_then(|pid| self.engine.update(pid, prev_table, &table, true));
+            .engine_pids
+            .iter()
+            .zip(self.engine.iter_mut())
+            .filter_map(|(&pid, t)| t.update(pid, prev_table, &table, true))
+            .reduce(procs::TreeDelta::plus);
         let me = self
             .me
             .update(self.targets.self_pid, prev_table, &table, false);

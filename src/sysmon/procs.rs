@@ -187,6 +187,23 @@ pub(super) struct TreeDelta {
     pub io: Option<IoBytes>,
 }
 
+impl TreeDelta {
+    /// Two process sets' usage as one (the servers of one cluster).
+    pub fn plus(mut self, other: TreeDelta) -> TreeDelta {
+        self.pids.extend(other.pids);
+        self.cpu_ticks += other.cpu_ticks;
+        self.rss_pages += other.rss_pages;
+        self.io = match (self.io, other.io) {
+            (Some(a), Some(b)) => Some(IoBytes {
+                read: a.read + b.read,
+                write: a.write + b.write,
+            }),
+            _ => None,
+        };
+        self
+    }
+}
+
 /// Tracks one root pid (with or without descendants) across ticks.
 #[derive(Debug, Default)]
 pub(super) struct TreeTracker {

@@ -61,7 +61,7 @@ fn sampler_ticks_cpu_burn_and_prompt_stop() {
     let sampler = Sampler::start(
         start,
         Targets {
-            engine_pid: Some(me()),
+            engine_pids: vec![me()],
             self_pid: me(),
         },
     );
@@ -140,15 +140,15 @@ fn sampler_ticks_cpu_burn_and_prompt_stop() {
 fn missing_engine_is_none_and_short_runs() {
     let _g = serial();
     let targets = Targets {
-        engine_pid: Some(0x3fff_fff0), // above any possible pid_max
+        engine_pids: vec![0x3fff_fff0], // above any possible pid_max
         self_pid: me(),
     };
     // Stopped before 0.2 s: baseline only, no sample.
-    let s = Sampler::start(Instant::now(), targets);
+    let s = Sampler::start(Instant::now(), targets.clone());
     assert!(s.stop().is_empty());
 
     let start = Instant::now();
-    let s = Sampler::start(start, targets);
+    let s = Sampler::start(start, targets.clone());
     sleep(Duration::from_millis(350));
     let t0 = Instant::now();
     let samples = s.stop();

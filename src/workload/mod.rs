@@ -1,6 +1,8 @@
 //! Step kinds: each decodes its own parameters and runs against an `Engine`, producing a
 //! summary with its own metrics. One file per kind; this module only dispatches.
 
+pub mod checksums;
+pub mod cluster;
 pub mod count;
 pub mod ddl;
 pub mod footprint;
@@ -41,6 +43,7 @@ pub const STEP_KINDS: &[&str] = &[
     "replica-lag",
     "tpcc",
     "tpcc-check",
+    "checksums",
 ];
 
 /// A step's parameters, decoded for its kind.
@@ -60,6 +63,7 @@ pub enum StepParams {
     Replication(replication::ReplicationParams),
     Tpcc(tpcc::TpccParams),
     TpccCheck(tpcc::check::CheckParams),
+    Checksums(checksums::ChecksumsParams),
 }
 
 impl StepParams {
@@ -76,7 +80,8 @@ impl StepParams {
             | StepParams::Triple(_)
             | StepParams::Replication(_)
             | StepParams::Tpcc(_)
-            | StepParams::TpccCheck(_) => true,
+            | StepParams::TpccCheck(_)
+            | StepParams::Checksums(_) => true,
         }
     }
 
@@ -96,6 +101,7 @@ impl StepParams {
             "select-triple" => StepParams::Triple(decode(v)?),
             "tpcc" => StepParams::Tpcc(decode(v)?),
             "tpcc-check" => StepParams::TpccCheck(decode(v)?),
+            "checksums" => StepParams::Checksums(decode(v)?),
             "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
                 replication::Method::CatchUp,
                 v,
@@ -134,6 +140,7 @@ impl StepParams {
             StepParams::Triple(p) => p.validate(),
             StepParams::Replication(p) => p.validate(),
             StepParams::Tpcc(p) => p.validate(),
+            StepParams::Checksums(p) => p.validate(),
             StepParams::Footprint(_) | StepParams::Count(_) | StepParams::TpccCheck(_) => Ok(()),
         }
     }
@@ -237,6 +244,7 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         StepParams::Replication(p) => replication::run(p, ctx),
         StepParams::Tpcc(p) => tpcc::run(p, ctx),
         StepParams::TpccCheck(p) => tpcc::check::run(p, ctx),
+        StepParams::Checksums(p) => checksums::run(p, ctx),
     }
 }
 

@@ -8,6 +8,7 @@ use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::distribution::Distribution;
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::sbtest::{C_GROUPS, PAD_GROUPS, digit_groups};
+use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
@@ -218,6 +219,30 @@ pub struct OltpParams {
     /// Schema changes made on busy tables at chosen seconds of the (one) level.
     #[serde(default)]
     pub ddl: Vec<super::hot_ddl::HotChange>,
+    /// Draw every key from the first `hot_rows` rows of each table: a few rows every client
+    /// fights over (row-lock waits on one server, certification conflicts in a cluster).
+    #[serde(default)]
+    pub hot_rows: Option<u64>,
+    /// On a cluster, spread the clients over its first `nodes` nodes (client i on node
+    /// i mod nodes): 1 is a single writer. Absent: as the contender places them. A contender
+    /// of one server has every client on it whatever this says.
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// On a cluster, kill one node's server outright (SIGKILL, as a crash) this many seconds
+    /// into the step, to see how the others go on: `{ node = 3, at_s = 10 }`.
+    #[serde(default)]
+    pub kill_node: Option<KillNode>,
+}
+
+/// A node a step kills on purpose.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillNode {
+    /// The node, numbered from 1 as reports name them (`node-3` is 3); not 1, which holds
+    /// dbduel's administrative connections.
+    pub node: u64,
+    /// Seconds after the step's clients start.
+    pub at_s: u64,
 }
 
 impl OltpParams {
@@ -249,6 +274,47 @@ impl OltpParams {
         }
         if !(1..=1_000_000).contains(&self.range_size) {
             return at("range_size", "range_size must be from 1 to 1000000".into());
+        }
+        if self.hot_rows == Some(0) {
+            return at(
+                "hot_rows",
+                "hot_rows must be at least 1 (leave it out to use every row)".into(),
+            );
+        }
+        if let Some(k) = self.kill_node {
+            let at = |key: &str, m: String| {
+                Err(DecodeError::at(
+                    KeyPath::root().key("kill_node").key(key),
+                    m,
+                ))
+            };
+            if k.node < 2 {
+                return at(
+                    "node",
+                    "node 1 holds dbduel's administrative connections; kill node 2 or above".into(),
+                );
+            }
+            if k.at_s == 0 || k.at_s >= self.duration_s {
+                return at(
+                    "at_s",
+                    format!(
+                        "at_s must be within the step: 1 to {} (duration_s - 1)",
+                        self.duration_s.saturating_sub(1)
+                    ),
+                );
+            }
+            if self.threads.levels().len() > 1 {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("threads"),
+                    "a step that kills a node runs one client count (threads = N), so that before and after compare alike",
+                ));
+            }
+        }
+        if self.nodes.is_some_and(|n| !(1..=64).contains(&n)) {
+            return at(
+                "nodes",
+                "nodes is how many of a cluster's nodes take clients: 1 to 64".into(),
+            );
         }
         Ok(())
     }
@@ -332,6 +398,11 @@ struct OltpWorker<'a> {
     session: Box<dyn Session>,
     /// stmts[table][kind]
     stmts: Vec<[StmtId; KINDS.len()]>,
+    tables: &'a [String],
+    dialect: crate::engine::Dialect,
+    /// The cluster node this client is on, when it was placed on one; a client whose node is
+    /// lost moves to the next live node, as a client behind a load balancer would.
+    home: Option<(&'a dyn Clustered, usize)>,
     p: &'a OltpParams,
     rows: u64,
     rng: SplitMix64,
@@ -343,6 +414,48 @@ struct OltpWorker<'a> {
 }
 
 impl OltpWorker<'_> {
+    /// Prepare every statement on every table on the current session.
+    fn prepare_all(&mut self) -> engine::Result<()> {
+        self.stmts.clear();
+        for t in self.tables {
+            let mut ids = [StmtId(0); KINDS.len()];
+            for (i, k) in KINDS.iter().enumerate() {
+                ids[i] = self
+                    .session
+                    .prepare(&placeholders(&sql(*k, t), self.dialect))?;
+            }
+            self.stmts.push(ids);
+        }
+        Ok(())
+    }
+
+    /// After a lost connection: when this client's node is gone, move to the next node that
+    /// is not and prepare again there. Whether it moved.
+    fn fail_over(&mut self) -> bool {
+        let Some((cluster, node)) = self.home else {
+            return false;
+        };
+        if cluster.node_gone(node).is_none() {
+            return false;
+        }
+        let n = cluster.node_count();
+        for k in 1..n {
+            let next = (node + k) % n;
+            if cluster.node_gone(next).is_some() {
+                continue;
+            }
+            let Ok(session) = cluster.node_session(next) else {
+                continue;
+            };
+            self.session = session;
+            self.home = Some((cluster, next));
+            if self.prepare_all().is_ok() {
+                return true;
+            }
+        }
+        false
+    }
+
     fn table(&mut self) -> usize {
         self.rng.below_u64(self.stmts.len() as u64) as usize
     }
@@ -508,7 +621,13 @@ impl OltpWorker<'_> {
 
 impl Worker for OltpWorker<'_> {
     fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
-        (0, self.event())
+        let r = self.event();
+        if let Err(e) = &r
+            && e.kind == "connection"
+        {
+            self.fail_over();
+        }
+        (0, r)
     }
 }
 
@@ -530,30 +649,30 @@ struct Level {
 }
 
 /// One sysbench client on `engine`: a session with every statement prepared on each of
-/// `tables` (of `rows` rows), its random stream `(stream, client)`.
+/// `tables` (of `rows` rows, or the first `hot_rows`), its random stream `(stream, client)`;
+/// on a cluster, on node `node` when given.
 pub fn worker<'p>(
-    engine: &dyn engine::Engine,
-    tables: &[String],
+    engine: &'p dyn engine::Engine,
+    tables: &'p [String],
     rows: u64,
     p: &'p OltpParams,
     stream: u64,
     client: usize,
+    node: Option<usize>,
 ) -> engine::Result<Box<dyn Worker + 'p>> {
-    let dialect = engine.dialect();
-    let mut session = engine.connect()?;
-    let mut stmts = Vec::with_capacity(tables.len());
-    for t in tables {
-        let mut ids = [StmtId(0); KINDS.len()];
-        for (i, k) in KINDS.iter().enumerate() {
-            ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
-        }
-        stmts.push(ids);
-    }
-    Ok(Box::new(OltpWorker {
+    let home = node.and_then(|n| engine.cluster().map(|c| (c, n)));
+    let session = match home {
+        Some((c, n)) => c.node_session(n)?,
+        None => engine.connect()?,
+    };
+    let mut w = OltpWorker {
         session,
-        stmts,
+        stmts: Vec::with_capacity(tables.len()),
+        tables,
+        dialect: engine.dialect(),
+        home,
         p,
-        rows,
+        rows: p.hot_rows.map_or(rows, |h| h.min(rows)),
         rng: SplitMix64::stream(stream, client as u64),
         one: [Value::Int(0)],
         two: [Value::Int(0), Value::Int(0)],
@@ -568,22 +687,47 @@ pub fn worker<'p>(
             Value::Text(String::new()),
             Value::Text(String::new()),
         ],
-    }))
+    };
+    w.prepare_all()?;
+    Ok(Box::new(w))
 }
 
-pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+/// How many of a cluster's nodes take the step's clients (client i on node i mod that):
+/// the step's `nodes`, else the contender's placement. `None` for one server.
+pub fn client_nodes(engine: &dyn engine::Engine, nodes: Option<u64>) -> Option<usize> {
+    let c = engine.cluster()?;
+    let n = nodes.map_or(c.client_nodes(), |n| n as usize);
+    Some(n.clamp(1, c.node_count()))
+}
+
+/// What a step's levels produced.
+#[derive(Default)]
+struct Ran {
+    levels: Vec<Level>,
+    intervals: Vec<IntervalRecord>,
+    interrupted: bool,
+    hot_changes: Vec<super::hot_ddl::HotRun>,
+    failed_kinds: std::collections::BTreeMap<String, u64>,
+    /// When the step killed a node on purpose, seconds into its level.
+    killed: Option<f64>,
+}
+
+/// Run every level in turn, counting each second the runner records in `ticks`.
+fn run_levels(
+    p: &OltpParams,
+    ctx: &StepCtx<'_>,
+    spread: Option<usize>,
+    kill: Option<(KillNode, &dyn Clustered)>,
+    ticks: &std::sync::atomic::AtomicU64,
+) -> Result<Ran, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
     let names = vec![p.workload.name().to_string()];
-    let mut levels = Vec::new();
-    let mut intervals: Vec<IntervalRecord> = Vec::new();
-    let mut interrupted = false;
+    let mut r = Ran::default();
     let mut tick_base = 0u64;
-    let mut hot_changes = Vec::new();
-    let start = super::SweepStart::begin(p.cold_start, ctx)?;
     for (li, threads) in p.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            interrupted = true;
+            r.interrupted = true;
             break;
         }
         let spec = RunSpec {
@@ -609,12 +753,22 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 p,
                 0x005b_7e57 ^ li as u64,
                 client,
+                spread.map(|n| client % n),
             )
         };
         let progress = ctx.progress;
         let (out, runs) = super::hot_ddl::alongside(engine, &p.ddl, ctx.stop, |clock| {
             runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
                 clock(iv.t_s);
+                if let Some((k, c)) = kill
+                    && r.killed.is_none()
+                    && iv.t_s >= k.at_s as f64
+                {
+                    // Killing is a signal; a node already gone is what the watch reports.
+                    let _ = c.kill_node(k.node as usize - 1);
+                    r.killed = Some(iv.t_s);
+                }
+                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 progress.status(&format!(
                     "{threads} threads t={:.0}s {:.0} tps",
                     iv.t_s, iv.ops_per_s
@@ -622,9 +776,12 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             })
         });
         let mut out = out?;
-        hot_changes = runs;
-        super::hot_ddl::measure(&mut hot_changes, &out.intervals);
+        r.hot_changes = runs;
+        super::hot_ddl::measure(&mut r.hot_changes, &out.intervals);
         let errors = out.error_count();
+        for e in &out.errors {
+            *r.failed_kinds.entry(e.kind.clone()).or_insert(0) += e.count;
+        }
         let all_failed = out.all_failed();
         let tps = if out.measured_s > 0.0 {
             out.ops as f64 / out.measured_s
@@ -636,7 +793,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         } else {
             0.0
         };
-        levels.push(Level {
+        r.levels.push(Level {
             threads,
             tps,
             qps,
@@ -650,10 +807,10 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             dbduel_cpu_us_per_event: out.cpu_us_per_op(),
             first_tick: tick_base,
         });
-        intervals.extend(out.level_intervals(tick_base, threads));
+        r.intervals.extend(out.level_intervals(tick_base, threads));
         tick_base += p.duration_s;
         if out.interrupted {
-            interrupted = true;
+            r.interrupted = true;
             break;
         }
         if let Some((errors, first)) = all_failed {
@@ -663,6 +820,36 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             )));
         }
     }
+    Ok(r)
+}
+
+pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let engine = ctx.engine;
+    let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
+    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let spread = client_nodes(engine, p.nodes);
+    let kill = match (p.kill_node, engine.cluster()) {
+        (Some(k), Some(c)) if k.node as usize > c.node_count() => {
+            return Err(StepError::Check(format!(
+                "kill_node names node {}, and the cluster has {} nodes",
+                k.node,
+                c.node_count()
+            )));
+        }
+        (Some(k), Some(c)) => Some((k, c)),
+        _ => None,
+    };
+    let (ran, cluster) = super::cluster::watched(engine.cluster(), |ticks| {
+        run_levels(p, ctx, spread, kill, ticks)
+    });
+    let Ran {
+        levels,
+        intervals,
+        interrupted,
+        hot_changes,
+        failed_kinds,
+        killed,
+    } = ran?;
     let Some(best) = levels
         .iter()
         .max_by(|a, b| a.tps.total_cmp(&b.tps))
@@ -749,6 +936,15 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             ));
         }
     }
+    // A failed event is not retried (sysbench restarts one that hit a deadlock): the figure
+    // says how many there were, and the note of what kind.
+    s.metrics.push(Metric::new(
+        "failed_events",
+        "failed events",
+        s.errors.unwrap_or(0) as f64,
+        Unit::Count,
+        Better::Lower,
+    ));
     s.metrics.push(Metric::new(
         "cpu_us_per_event",
         "dbduel CPU/event",
@@ -756,7 +952,8 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         Unit::Micros,
         Better::None,
     ));
-    let mut notes = vec![format!(
+    let mut notes = Vec::new();
+    notes.push(format!(
         "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
         match p.rate {
             None => "closed loop".to_string(),
@@ -769,7 +966,17 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         p.final_fraction * 100.0,
         p.duration_s - p.skipped_s(),
         p.duration_s
-    )];
+    ));
+    if !failed_kinds.is_empty() {
+        let kinds: Vec<String> = failed_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        notes.push(format!(
+            "failed events by kind: {} (counted, not retried)",
+            kinds.join(", ")
+        ));
+    }
     if let Some(r) = p.rate {
         for l in &levels {
             if l.tps < r * 0.95 || l.dropped > 0 {
@@ -793,6 +1000,79 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let (ddl_metrics, ddl_notes) = super::hot_ddl::figures(&hot_changes);
     s.metrics.extend(ddl_metrics);
     notes.extend(ddl_notes);
+    let mut unplanned = None;
+    if let Some(c) = &cluster {
+        s.metrics.extend(c.metrics());
+        notes.extend(c.notes());
+        if let Some(a) = c.after_loss(&intervals) {
+            s.metrics.push(Metric::new(
+                "tps_before_loss",
+                "TPS before node loss",
+                a.before,
+                Unit::PerSecond,
+                Better::Higher,
+            ));
+            s.metrics.push(Metric::new(
+                "tps_after_loss",
+                "TPS after node loss",
+                a.after,
+                Unit::PerSecond,
+                Better::Higher,
+            ));
+            if let Some(r) = a.resized_s {
+                s.metrics.push(Metric::new(
+                    "resized_s",
+                    "cluster resized in",
+                    r,
+                    Unit::Seconds,
+                    Better::Lower,
+                ));
+            }
+            notes.push(format!(
+                "{:.0} TPS before the node was lost, {:.0} after on {} node(s) (the seconds until the others agreed it was gone{} counted)",
+                a.before,
+                a.after,
+                c.size_after,
+                a.resized_s.map_or(String::new(), |r| format!(", {r:.1} s,"))
+            ));
+        }
+        let planned = p.kill_node.map(|k| format!("node-{}", k.node));
+        unplanned = c
+            .lost
+            .iter()
+            .find(|l| Some(&l.node) != planned.as_ref())
+            .map(|l| {
+                format!(
+                    "{} was lost {:.1} s into the step ({})",
+                    l.node, l.t_s, l.how
+                )
+            });
+        if let (Some(k), Some(t)) = (p.kill_node, killed) {
+            notes.push(format!(
+                "node-{} killed (SIGKILL) on purpose {t:.1} s into the step",
+                k.node
+            ));
+        }
+        if !p.workload.transactional() || p.skip_trx {
+            notes.push("statements ran in autocommit, which a node retries itself after a certification failure (wsrep_retry_autocommit): clients see fewer failures than the nodes count".into());
+        }
+    } else if p.kill_node.is_some() {
+        notes.push(
+            "kill_node applies to a cluster: this contender is one server, so no node was killed"
+                .into(),
+        );
+    }
+    if let Some(n) = spread {
+        notes.push(format!(
+            "clients spread over {n} of the cluster's {} nodes",
+            engine.cluster().map_or(n, |c| c.node_count())
+        ));
+    } else if p.nodes.is_some_and(|n| n > 1) {
+        notes.push("one server: every client on it (nodes applies to clusters)".into());
+    }
+    if let Some(h) = p.hot_rows {
+        notes.push(format!("keys drawn from the first {h} rows of each table"));
+    }
     s.note = Some(notes.join("; "));
     let failed = super::hot_ddl::failures(&hot_changes);
     let out = StepOutput {
@@ -810,10 +1090,20 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "best": best,
             "cold_start": start.as_ref().map(super::SweepStart::details),
             "ddl": hot_changes,
+            "hot_rows": p.hot_rows,
+            "cluster": cluster,
         }),
         intervals,
         interrupted,
     };
+    if let Some(lost) = unplanned {
+        // The cluster went on, and its figures say how; but a node nobody meant to lose
+        // is a failure of the run.
+        return Err(StepError::Failed(
+            format!("{lost}; the figures stand, with the throughput before and after"),
+            super::Kept(Box::new(out)),
+        ));
+    }
     super::hot_ddl::outcome(out, failed)
 }
 

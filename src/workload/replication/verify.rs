@@ -32,7 +32,7 @@ pub fn checksums_equal(repl: &dyn Replicated) -> Result<Checked, StepError> {
     let primary = repl.checksums(None)?;
     for i in 0..repl.replica_count() {
         let replica = repl.checksums(Some(i))?;
-        if let Some(problem) = difference(&primary, &replica) {
+        if let Some(problem) = difference(("the primary", &primary), ("the replica", &replica)) {
             return Err(StepError::Check(format!(
                 "replica {} does not hold what the primary holds: {problem} ({})",
                 repl.replica_name(i),
@@ -48,24 +48,27 @@ pub fn checksums_equal(repl: &dyn Replicated) -> Result<Checked, StepError> {
     })
 }
 
-/// The first table whose checksum differs, or that one side lacks, in words.
-fn difference(primary: &[TableSum], replica: &[TableSum]) -> Option<String> {
-    for p in primary {
-        match replica.iter().find(|r| r.table == p.table) {
-            None => return Some(format!("table {} is missing on the replica", p.table)),
+/// The first table whose checksum differs, or that one side lacks, in words: `a` is the
+/// reference copy (`the primary`, `node-1`), `b` the one compared with it.
+pub(crate) fn difference(
+    (a_name, a): (&str, &[TableSum]),
+    (b_name, b): (&str, &[TableSum]),
+) -> Option<String> {
+    for p in a {
+        match b.iter().find(|r| r.table == p.table) {
+            None => return Some(format!("table {} is missing on {b_name}", p.table)),
             Some(r) if r.sum != p.sum => {
                 return Some(format!(
-                    "table {} differs: checksum {} on the primary, {} on the replica",
+                    "table {} differs: checksum {} on {a_name}, {} on {b_name}",
                     p.table, p.sum, r.sum
                 ));
             }
             Some(_) => {}
         }
     }
-    replica
-        .iter()
-        .find(|r| !primary.iter().any(|p| p.table == r.table))
-        .map(|r| format!("table {} exists on the replica only", r.table))
+    b.iter()
+        .find(|r| !a.iter().any(|p| p.table == r.table))
+        .map(|r| format!("table {} exists on {b_name} only", r.table))
 }
 
 #[cfg(test)]
@@ -84,15 +87,16 @@ mod tests {
     #[test]
     fn a_difference_names_the_table() {
         let p = sums(&[("a", "1"), ("b", "2")]);
-        assert_eq!(difference(&p, &p), None);
-        let d = difference(&p, &sums(&[("a", "1"), ("b", "3")])).expect("differs");
+        let diff = |r: &[TableSum]| difference(("the primary", &p), ("the replica", r));
+        assert_eq!(diff(&p), None);
+        let d = diff(&sums(&[("a", "1"), ("b", "3")])).expect("differs");
         assert!(
             d.contains("table b differs: checksum 2 on the primary, 3"),
             "{d}"
         );
-        let d = difference(&p, &sums(&[("a", "1")])).expect("missing");
+        let d = diff(&sums(&[("a", "1")])).expect("missing");
         assert!(d.contains("table b is missing"), "{d}");
-        let d = difference(&p, &sums(&[("a", "1"), ("b", "2"), ("c", "0")])).expect("extra");
+        let d = diff(&sums(&[("a", "1"), ("b", "2"), ("c", "0")])).expect("extra");
         assert!(d.contains("table c exists on the replica only"), "{d}");
     }
 }

@@ -77,6 +77,7 @@ pub fn run(
                     &op,
                     0x7e_91ca ^ stream,
                     client,
+                    None,
                 )
             };
             runner::run_closed(&spec, &names, make, ctx.stop, on_interval)?

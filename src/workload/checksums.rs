@@ -1,0 +1,201 @@
+//! `checksums`: after the writes, does every copy hold the same data? A cluster's live nodes
+//! are compared once they have all committed the same last transaction; a topology's replicas
+//! once they have applied everything the primary wrote. A contender of one server has no
+//! copies: the step is skipped on it, saying so.
+
+use super::replication::follow::{Follower, Until};
+use super::replication::verify;
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::engine::cluster::{self, Clustered};
+use crate::results::{Better, Metric, Unit};
+use serde::Deserialize;
+use std::time::{Duration, Instant};
+
+fn d_timeout() -> u64 {
+    300
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksumsParams {
+    /// How long the copies may take to catch up before the step fails, seconds.
+    #[serde(default = "d_timeout")]
+    pub timeout_s: u64,
+}
+
+impl ChecksumsParams {
+    pub fn validate(&self) -> Result<(), crate::study::decode::DecodeError> {
+        if !(1..=86_400).contains(&self.timeout_s) {
+            return Err(crate::study::decode::DecodeError::at(
+                crate::study::decode::KeyPath::root().key("timeout_s"),
+                "timeout_s must be from 1 to 86400",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What was compared, for the step's figures.
+struct Compared {
+    copies: usize,
+    tables: usize,
+    wait_s: f64,
+    check_s: f64,
+    rule: &'static str,
+    what: String,
+}
+
+pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let timeout = Duration::from_secs(p.timeout_s);
+    let c = if let Some(c) = ctx.engine.cluster() {
+        nodes_equal(c, timeout)?
+    } else if let Some(r) = ctx.engine.replication() {
+        let t0 = Instant::now();
+        let mut f = Follower::new(r, t0);
+        let target = f.note_primary()?;
+        let all = f.all();
+        if f.wait(&all, &target, Until::Applied, timeout, ctx.stop)?
+            .is_none()
+        {
+            return Err(StepError::Skipped(
+                "interrupted before the replicas caught up".into(),
+            ));
+        }
+        let wait_s = t0.elapsed().as_secs_f64();
+        let checked = verify::checksums_equal(r)?;
+        Compared {
+            copies: r.replica_count() + 1,
+            tables: study_tables(&checked.sums),
+            wait_s,
+            check_s: checked.elapsed_s,
+            rule: checked.rule,
+            what: format!(
+                "the primary and {} replica(s), after each applied all the primary wrote",
+                r.replica_count()
+            ),
+        }
+    } else {
+        return Err(StepError::Skipped(
+            "one server: it holds the only copy, there is nothing to compare".into(),
+        ));
+    };
+    let mut s = summary(ctx.title("checksums of every copy"));
+    s.elapsed_s = Some(c.wait_s + c.check_s);
+    s.metrics = vec![
+        Metric::new(
+            "copies_equal",
+            "copies equal",
+            c.copies as f64,
+            Unit::Count,
+            Better::None,
+        ),
+        Metric::new(
+            "tables",
+            "tables compared",
+            c.tables as f64,
+            Unit::Count,
+            Better::None,
+        ),
+        Metric::new(
+            "catch_up_s",
+            "caught up in",
+            c.wait_s,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+    ];
+    s.note = Some(format!(
+        "{} copies equal: {} ({}; compared in {:.1} s)",
+        c.copies, c.what, c.rule, c.check_s
+    ));
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "copies": c.copies,
+            "tables": c.tables,
+            "wait_s": c.wait_s,
+            "check_s": c.check_s,
+            "rule": c.rule,
+        }),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}
+
+/// Tables compared, dbduel's own marker table not counted.
+fn study_tables(sums: &[crate::engine::replication::TableSum]) -> usize {
+    sums.iter()
+        .filter(|t| t.table != crate::engine::server::MARKER)
+        .count()
+}
+
+/// Wait until the live nodes agree on their last transaction, then compare each one's
+/// checksums with the first live node's.
+fn nodes_equal(c: &dyn Clustered, timeout: Duration) -> Result<Compared, StepError> {
+    let t0 = Instant::now();
+    let live: Vec<usize> = (0..c.node_count())
+        .filter(|&i| c.node_gone(i).is_none())
+        .collect();
+    loop {
+        let statuses: Vec<_> = live.iter().map(|&i| c.node_status(i).ok()).collect();
+        if statuses.iter().all(Option::is_some) && cluster::settled(&statuses) {
+            break;
+        }
+        if t0.elapsed() > timeout {
+            let seen: Vec<String> = live
+                .iter()
+                .zip(&statuses)
+                .map(|(&i, s)| match s {
+                    Some(s) => format!(
+                        "{}: last committed {}, {} queued",
+                        c.node_name(i),
+                        s.last_committed,
+                        s.recv_queue
+                    ),
+                    None => format!("{}: no answer", c.node_name(i)),
+                })
+                .collect();
+            return Err(StepError::Check(format!(
+                "the nodes did not settle within {} s ({}): {}",
+                timeout.as_secs(),
+                c.settled_rule(),
+                seen.join("; ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let wait_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let Some((&first, rest)) = live.split_first() else {
+        return Err(StepError::Check("no node of the cluster is left".into()));
+    };
+    let reference = c.checksums(first)?;
+    let first_name = c.node_name(first);
+    for &i in rest {
+        let sums = c.checksums(i)?;
+        let name = c.node_name(i);
+        if let Some(problem) = verify::difference((&first_name, &reference), (&name, &sums)) {
+            return Err(StepError::Check(format!(
+                "{name} does not hold what {first_name} holds: {problem} ({})",
+                c.checksum_rule()
+            )));
+        }
+    }
+    let lost = c.node_count() - live.len();
+    Ok(Compared {
+        copies: live.len(),
+        tables: study_tables(&reference),
+        wait_s,
+        check_s: t1.elapsed().as_secs_f64(),
+        rule: c.checksum_rule(),
+        what: if lost == 0 {
+            format!("every node of the {}-node cluster", c.node_count())
+        } else {
+            format!(
+                "the {} nodes left of {} ({lost} lost)",
+                live.len(),
+                c.node_count()
+            )
+        },
+    })
+}

@@ -1,0 +1,376 @@
+//! End to end on real MariaDB Galera clusters provisioned by dbduel: three nodes start,
+//! reach Synced, take writes on every node, hold equal checksums and are removed with
+//! nothing left running; conflicting writes over the nodes are counted exactly as the nodes'
+//! own `wsrep_local_cert_failures` and `wsrep_local_bf_aborts` count them; a node killed on
+//! purpose mid-step leaves a result that says how the others went on (exit 0), and one lost
+//! unplanned fails the run with the figures kept (exit 1). With DBDUEL_REQUIRE_SERVERS=1 (CI)
+//! a missing server fails.
+
+mod common;
+
+use common::{figure, have_server, read_json, run, run_dir, step};
+use dbduel::engine::cluster::{self, Clustered};
+use dbduel::engine::{EngineConfig, OpenCtx};
+use mysql::prelude::Queryable;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn have_galera() -> bool {
+    have_server(
+        "MariaDB with Galera (galera-4, rsync)",
+        (Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists())
+            && Path::new(dbduel::sandbox::mariadb::GALERA_PROVIDER).exists(),
+    )
+}
+
+/// Running processes whose command line names a private sandbox directory of dbduel
+/// process `pid` (a Galera node reads its configuration there).
+fn nodes_of(pid: u32) -> Vec<String> {
+    common::processes_mentioning(&format!("dbduel-sandboxes/{pid}-"))
+}
+
+/// Wait until the live nodes agree on their last transaction.
+fn settle(c: &dyn Clustered) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s: Vec<_> = (0..c.node_count()).map(|i| c.node_status(i).ok()).collect();
+        if cluster::settled(&s) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never settled: {s:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
+    if !have_galera() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let options: toml::Table =
+        toml::from_str("buffer_pool_mb = 64\ncluster = { nodes = 3, flow_control_limit = 32 }")
+            .expect("options");
+    let config = EngineConfig::decode("mariadb", &options, None).expect("valid options");
+    let engine = config
+        .open(&OpenCtx {
+            contender: "galera",
+            dir: root.path(),
+            database: "dbduel_galera",
+            max_clients: 4,
+        })
+        .expect("the cluster starts");
+    let c = engine.cluster().expect("a cluster");
+    assert_eq!(c.node_count(), 3);
+    for i in 0..3 {
+        let s = c.node_status(i).expect("status");
+        assert_eq!(
+            (s.cluster_size, s.state.as_str(), s.ready),
+            (3, "Synced", true)
+        );
+    }
+    // The settings asked for are the ones the nodes run with, read back.
+    let info = engine.info().expect("info");
+    assert_eq!(
+        info.settings["node-3.gcs.fc_limit"], "32",
+        "{:?}",
+        info.settings
+    );
+    assert_eq!(info.settings["node-2.binlog_format"], "ROW");
+    // Every node takes writes; each sees the others' once the cluster settles.
+    let mut s0 = c.node_session(0).expect("node 1");
+    s0.execute("CREATE TABLE w (id INT PRIMARY KEY, node INT NOT NULL)")
+        .expect("create");
+    for i in 0..3 {
+        let mut s = c.node_session(i).expect("session");
+        let n = s
+            .execute(&format!("INSERT INTO w VALUES ({i}, {i})"))
+            .expect("a write on every node");
+        assert_eq!(n, 1);
+    }
+    settle(c);
+    for i in 0..3 {
+        let mut s = c.node_session(i).expect("session");
+        assert_eq!(s.query_i64("SELECT COUNT(*) FROM w").expect("count"), 3);
+    }
+    let sums: Vec<_> = (0..3).map(|i| c.checksums(i).expect("checksums")).collect();
+    assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
+    assert!(sums[0].iter().any(|t| t.table == "w"));
+    // Every node runs as the `mysql` account, from a private directory.
+    let found = dbduel::sandbox::find(root.path());
+    assert_eq!(found.len(), 3, "one sandbox a node");
+    let private: Vec<PathBuf> = found
+        .iter()
+        .filter_map(|f| f.manifest.private_dir.clone())
+        .collect();
+    assert_eq!(private.len(), 3);
+    let pids: Vec<i32> = (0..3).filter_map(|i| c.node_pid(i)).collect();
+    assert_eq!(pids.len(), 3);
+    for pid in &pids {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        let uid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().next())
+            .expect("uid");
+        let mysql = dbduel::sandbox::user::lookup("mysql").expect("a mysql account");
+        if dbduel::sandbox::user::is_root() {
+            assert_eq!(uid, mysql.uid.to_string(), "node {pid} runs as mysql");
+        }
+    }
+    engine.finish(false).expect("finish");
+    for pid in pids {
+        assert!(!dbduel::sandbox::alive(pid), "node {pid} still runs");
+    }
+    for d in private {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+    assert!(dbduel::sandbox::find(root.path()).is_empty());
+}
+
+/// A study of a 3-node cluster: load, then write_only with `writes` (its client count,
+/// duration and the rest), then the checksums of every copy.
+fn study(dir: &Path, writes: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[study]
+name = "galera-test"
+description = "a 3-node cluster under writes"
+
+[dataset]
+generator = "sbtest"
+tables = 1
+rows = 1000
+
+[[contender]]
+name = "galera"
+engine = "mariadb"
+options = {{ buffer_pool_mb = 64, cluster = {{ nodes = 3 }} }}
+
+[[step]]
+name = "load"
+kind = "load"
+
+[[step]]
+name = "writes"
+kind = "oltp"
+workload = "write_only"
+{writes}
+
+[[step]]
+name = "sums"
+kind = "checksums"
+"#
+    );
+    let path = dir.join("galera.toml");
+    std::fs::write(&path, text).expect("study");
+    path
+}
+
+/// The sum over every node of a `wsrep_*` status counter.
+fn cluster_sum(ports: &[u16], counter: &str) -> u64 {
+    ports
+        .iter()
+        .map(|&port| {
+            let opts = mysql::OptsBuilder::new()
+                .ip_or_hostname(Some("127.0.0.1"))
+                .tcp_port(port)
+                .user(Some("root"))
+                .prefer_socket(false);
+            let mut c = mysql::Conn::new(opts).expect("connect to a kept node");
+            let row: Option<(String, String)> = c
+                .query_first(format!("SHOW GLOBAL STATUS LIKE '{counter}'"))
+                .expect("status");
+            row.and_then(|(_, v)| v.parse::<u64>().ok()).expect(counter)
+        })
+        .sum()
+}
+
+#[test]
+fn conflicting_writes_are_counted_as_the_nodes_count_them() {
+    if !have_galera() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    // Every client on two hot rows, over three nodes.
+    let study = study(root.path(), "threads = 6\nduration_s = 4\nhot_rows = 2");
+    let out = root.path().join("out");
+    let out_s = out.to_str().expect("utf-8");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out_s,
+        "--keep",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let hot = step(&summary, "galera", "writes");
+    assert_eq!(hot["status"], "ok", "{hot:#}");
+    let cert = figure(hot, "cert_failures").expect("cert failures");
+    let bf = figure(hot, "bf_aborts").expect("brute-force aborts");
+    assert!(
+        cert + bf > 0.0,
+        "six clients on two rows over three nodes conflict: {hot:#}"
+    );
+    // The kept nodes' own counters since they started: only the hot step wrote concurrently,
+    // so they count exactly what the step reported.
+    let ports: Vec<u16> = dbduel::sandbox::find(&dir)
+        .iter()
+        .map(|f| f.manifest.port)
+        .collect();
+    assert_eq!(ports.len(), 3);
+    assert_eq!(
+        cluster_sum(&ports, "wsrep_local_cert_failures") as f64,
+        cert
+    );
+    assert_eq!(cluster_sum(&ports, "wsrep_local_bf_aborts") as f64, bf);
+    // Clients saw the losers as deadlocks, counted as failed events.
+    let failed = figure(hot, "failed_events").expect("failed events");
+    assert!(failed > 0.0, "{hot:#}");
+    assert!(
+        hot["note"].as_str().is_some_and(|n| n.contains("deadlock")),
+        "{hot:#}"
+    );
+    // Per second in the step's JSON.
+    let details = read_json(&dir.join("galera/writes.json"))["details"].clone();
+    let seconds = details["cluster"]["seconds"].as_array().expect("seconds");
+    assert!(seconds.len() >= 4, "{details:#}");
+    // After the conflicts every node holds the same rows.
+    let sums = step(&summary, "galera", "sums");
+    assert_eq!(figure(sums, "copies_equal"), Some(3.0), "{sums:#}");
+    let (code, _, _) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0);
+    assert!(dbduel::sandbox::find(&dir).is_empty());
+}
+
+#[test]
+fn a_node_killed_on_purpose_is_survived_and_reported() {
+    if !have_galera() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = study(
+        root.path(),
+        "threads = 3\nduration_s = 16\nkill_node = { node = 3, at_s = 3 }",
+    );
+    let out = root.path().join("out");
+    let (pid, code, stdout, stderr) = common::run_with_pid(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(
+        code, 0,
+        "a planned loss is the experiment:\n{stdout}\n{stderr}"
+    );
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let w = step(&summary, "galera", "writes");
+    let note = w["note"].as_str().unwrap_or_default();
+    assert!(note.contains("node-3 was lost"), "{w:#}");
+    assert!(note.contains("SIGKILL"), "how it ended: {note}");
+    assert!(note.contains("went on with 2 node(s)"), "{note}");
+    let before = figure(w, "tps_before_loss").expect("before");
+    let after = figure(w, "tps_after_loss").expect("after");
+    assert!(before > 0.0 && after > 0.0, "{w:#}");
+    let resized = figure(w, "resized_s").expect("the view change");
+    assert!(resized < 14.0, "{w:#}");
+    let sums = step(&summary, "galera", "sums");
+    assert_eq!(figure(sums, "copies_equal"), Some(2.0), "{sums:#}");
+    assert!(
+        nodes_of(pid).is_empty(),
+        "left running: {:?}",
+        nodes_of(pid)
+    );
+}
+
+#[test]
+fn a_node_lost_unplanned_fails_the_run_with_the_figures_kept() {
+    if !have_galera() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = study(root.path(), "threads = 3\nduration_s = 10");
+    let out = root.path().join("out");
+    let child = common::bin()
+        .args([
+            "run",
+            study.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbduel runs");
+    let pid = child.id();
+    // Once the load is done, the writes run: kill node-2 a few seconds in.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let load_done = loop {
+        let done = std::fs::read_dir(&out).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path().join("galera/load.json"))
+                .find(|p| p.exists())
+        });
+        if let Some(p) = done {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "the load never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let run_dir = load_done.parent().and_then(Path::parent).expect("run dir");
+    let node2 = dbduel::sandbox::find(run_dir)
+        .into_iter()
+        .find(|f| {
+            f.manifest
+                .role
+                .as_deref()
+                .is_some_and(|r| r.starts_with("node-2"))
+        })
+        .and_then(|f| f.manifest.pid);
+    let Some(node2) = node2 else {
+        let output = child.wait_with_output().expect("dbduel finishes");
+        panic!(
+            "node-2 is not running 3 s into the writes:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    dbduel::sandbox::signal(node2, 9);
+    let output = child.wait_with_output().expect("dbduel finishes");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "an unplanned loss fails the run:\n{stderr}"
+    );
+    let summary = read_json(&run_dir.join("summary.json"));
+    let w = step(&summary, "galera", "writes");
+    assert_eq!(w["status"], "failed", "{w:#}");
+    assert!(
+        w["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("node-2 was lost")
+            || w["note"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("node-2 was lost"),
+        "{w:#}"
+    );
+    assert!(
+        figure(w, "tps_before_loss").is_some(),
+        "figures kept: {w:#}"
+    );
+    // A failed step ends the contender's run: the later steps say so.
+    let sums = step(&summary, "galera", "sums");
+    assert_eq!(sums["status"], "skipped", "{sums:#}");
+    assert!(
+        nodes_of(pid).is_empty(),
+        "left running: {:?}",
+        nodes_of(pid)
+    );
+}
