@@ -237,6 +237,12 @@ fn conflicting_writes_are_counted_as_the_nodes_count_them() {
     let details = read_json(&dir.join("galera/writes.json"))["details"].clone();
     let seconds = details["cluster"]["seconds"].as_array().expect("seconds");
     assert!(seconds.len() >= 4, "{details:#}");
+    // ... and drawn in the HTML report.
+    let (code, html, stderr) = run(&["report", dir.to_str().expect("utf-8"), "--format", "html"]);
+    assert_eq!(code, 0, "{stderr}");
+    for caption in ["cluster write sets", "cluster conflicts", "flow control"] {
+        assert!(html.contains(caption), "no chart {caption:?}");
+    }
     // After the conflicts every node holds the same rows.
     let sums = step(&summary, "galera", "sums");
     assert_eq!(figure(sums, "copies_equal"), Some(3.0), "{sums:#}");

@@ -152,6 +152,19 @@ pub struct ReplicaPoint {
     pub cpu_pct: Option<f64>,
 }
 
+/// A cluster's second (`details.cluster.seconds` of a step on a Galera contender).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct ClusterPoint {
+    pub t_s: f64,
+    pub dt_s: f64,
+    pub live: usize,
+    pub writesets: u64,
+    pub cert_failures: u64,
+    pub bf_aborts: u64,
+    /// Share of the second flow control paused replication on the most paused node (0–1).
+    pub flow_control_paused: f64,
+}
+
 /// Every series of one step of one contender.
 #[derive(Debug, Clone, Default)]
 pub struct StepSeries {
@@ -159,6 +172,8 @@ pub struct StepSeries {
     pub system: Vec<SystemPoint>,
     /// Each replica's seconds, for a replication step.
     pub replicas: Vec<ReplicaPoint>,
+    /// The cluster's seconds, for a step on a cluster.
+    pub cluster: Vec<ClusterPoint>,
     /// Which disk the I/O figures are for (`vda`, or `all disks`).
     pub disk: String,
     /// Lines that could not be read, per file name.
@@ -392,9 +407,16 @@ pub fn load_step(contender_dir: &Path, step: &str, data_device: Option<&str>) ->
                 out.marks = marks(&v["details"]["ddl"]);
                 out.level_p99 = level_p99(&v["details"]["levels"]);
                 let t = v["details"]["timeline"].take();
-                match serde_json::from_value::<Option<Vec<ReplicaPoint>>>(t) {
-                    Ok(points) => out.replicas = points.unwrap_or_default(),
-                    Err(_) => out.unreadable.push((format!("{step}.json"), 1)),
+                let c = v["details"]["cluster"]["seconds"].take();
+                match (
+                    serde_json::from_value::<Option<Vec<ReplicaPoint>>>(t),
+                    serde_json::from_value::<Option<Vec<ClusterPoint>>>(c),
+                ) {
+                    (Ok(replicas), Ok(cluster)) => {
+                        out.replicas = replicas.unwrap_or_default();
+                        out.cluster = cluster.unwrap_or_default();
+                    }
+                    _ => out.unreadable.push((format!("{step}.json"), 1)),
                 }
             }
             Err(_) => out.unreadable.push((format!("{step}.json"), 1)),

@@ -396,7 +396,7 @@ impl ClusterFigures {
     /// What a reader should know: where the figures come from, and any node lost.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = vec![format!(
-            "cluster of {} nodes: certification failures, brute-force aborts (the client sees them as deadlocks), flow control and write sets from each node's wsrep counters over the whole step; replication latency is group communication's (wsrep_evs_repl_latency), averaged over the step's seconds",
+            "{} nodes; their figures from each node's wsrep counters over the whole step (brute-force aborts reach the client as deadlocks; replication latency is group communication's)",
             self.nodes
         )];
         for l in &self.lost {
