@@ -687,7 +687,7 @@ fn the_wire_client_speaks_every_result_shape() {
         connect("ed", Some("edpw")),
         Err(ConnectError::Unsupported(_))
     ));
-    sb.stop().expect("stop");
+    sb.destroy().expect("destroy");
 }
 
 /// A table whose `v` column holds 3 characters: longer values are truncated.

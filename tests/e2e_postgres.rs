@@ -435,7 +435,8 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
             .expect("no password fails");
         assert!(none.message.contains("password_env"), "{}", none.message);
     }
-    sb.stop().expect("stop");
+    // destroy, not stop: the private directory it ran from goes too.
+    sb.destroy().expect("destroy");
 }
 
 /// Load, clients that connect before the clock, mysqlslap's shape, the same UPDATE twice;

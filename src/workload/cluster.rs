@@ -65,6 +65,14 @@ pub struct NodeDelta {
     pub flow_control_sent: u64,
 }
 
+/// What a step says of its cluster.
+pub struct Told {
+    pub metrics: Vec<Metric>,
+    pub notes: Vec<String>,
+    /// A node lost that the step did not kill on purpose, in words.
+    pub unplanned: Option<String>,
+}
+
 /// How a cluster went on after losing a node.
 #[derive(Debug, Clone, Copy)]
 pub struct AfterLoss {
@@ -348,7 +356,7 @@ impl ClusterFigures {
     }
 
     /// The step's figures from the cluster's own counters.
-    pub fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self) -> Vec<Metric> {
         let mut m = vec![
             Metric::new(
                 "cert_failures",
@@ -393,8 +401,78 @@ impl ClusterFigures {
         m
     }
 
+    /// Everything a step on a cluster reports of it: the figures, the notes, the throughput
+    /// around a lost node, and — when a node was lost that the step did not kill on purpose
+    /// (`planned`: the node it killed, numbered from 0, and when) — what went wrong.
+    /// `autocommit`: the step's statements ran outside transactions.
+    pub fn report(
+        &self,
+        intervals: &[IntervalRecord],
+        planned: Option<(usize, Option<f64>)>,
+        autocommit: bool,
+    ) -> Told {
+        let mut metrics = self.metrics();
+        let mut notes = self.notes();
+        if let Some(a) = self.after_loss(intervals) {
+            metrics.push(Metric::new(
+                "tps_before_loss",
+                "TPS before node loss",
+                a.before,
+                Unit::PerSecond,
+                Better::Higher,
+            ));
+            metrics.push(Metric::new(
+                "tps_after_loss",
+                "TPS after node loss",
+                a.after,
+                Unit::PerSecond,
+                Better::Higher,
+            ));
+            if let Some(r) = a.resized_s {
+                metrics.push(Metric::new(
+                    "resized_s",
+                    "cluster resized in",
+                    r,
+                    Unit::Seconds,
+                    Better::Lower,
+                ));
+            }
+            notes.push(format!(
+                "{:.0} TPS before the node was lost, {:.0} after on {} node(s) (the seconds until the others agreed it was gone{} counted)",
+                a.before,
+                a.after,
+                self.size_after,
+                a.resized_s.map_or(String::new(), |r| format!(", {r:.1} s,"))
+            ));
+        }
+        let planned_name = planned.map(|(n, _)| format!("node-{}", n + 1));
+        if let (Some(name), Some((_, Some(t)))) = (&planned_name, planned) {
+            notes.push(format!(
+                "{name} killed (SIGKILL) on purpose {t:.1} s into the step"
+            ));
+        }
+        if autocommit {
+            notes.push("statements ran in autocommit, which a node retries itself after a certification failure (wsrep_retry_autocommit): clients see fewer failures than the nodes count".into());
+        }
+        let unplanned = self
+            .lost
+            .iter()
+            .find(|l| Some(&l.node) != planned_name.as_ref())
+            .map(|l| {
+                format!(
+                    "{} was lost {:.1} s into the step ({})",
+                    l.node, l.t_s, l.how
+                )
+            });
+        Told {
+            metrics,
+            notes,
+            unplanned,
+        }
+    }
+
     /// What a reader should know: where the figures come from, and any node lost.
-    pub fn notes(&self) -> Vec<String> {
+    fn notes(&self) -> Vec<String> {
         let mut notes = vec![format!(
             "{} nodes; their figures from each node's wsrep counters over the whole step (brute-force aborts reach the client as deadlocks; replication latency is group communication's)",
             self.nodes
@@ -406,5 +484,108 @@ impl ClusterFigures {
             ));
         }
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(tick: u64, t_s: f64, live: usize, size: u64) -> ClusterSecond {
+        ClusterSecond {
+            t_s,
+            tick,
+            live,
+            size,
+            dt_s: 1.0,
+            writesets: 0,
+            replicated_bytes: 0,
+            cert_failures: 0,
+            bf_aborts: 0,
+            flow_control_paused: 0.0,
+            recv_queue: 0,
+            repl_latency_us: None,
+        }
+    }
+
+    fn figures(seconds: Vec<ClusterSecond>, lost: &[&str]) -> ClusterFigures {
+        ClusterFigures {
+            nodes: 3,
+            size_before: 3,
+            size_after: 2,
+            cert_failures: 0,
+            bf_aborts: 0,
+            writesets: 0,
+            replicated_bytes: 0,
+            bytes_per_writeset: None,
+            flow_control_paused: 0.0,
+            repl_latency_us: None,
+            lost: lost
+                .iter()
+                .map(|n| NodeLoss {
+                    node: n.to_string(),
+                    how: "killed".into(),
+                    t_s: 3.5,
+                })
+                .collect(),
+            per_node: Vec::new(),
+            seconds,
+        }
+    }
+
+    fn interval(ops_per_s: f64) -> IntervalRecord {
+        serde_json::from_value(serde_json::json!({
+            "tick": 0, "t_s": 0.0, "warmup": false, "ops": 0, "ops_per_s": ops_per_s,
+            "rows": 0, "errors": 0, "late": 0, "dropped": 0, "latency_us": null, "per_op": []
+        }))
+        .expect("an interval")
+    }
+
+    #[test]
+    fn throughput_around_a_loss_skips_the_ramp_and_the_second_of_the_loss() {
+        // Seconds 0..=2 with three nodes, the loss read during step second 3, the view
+        // changed two readings later.
+        let c = figures(
+            vec![
+                second(1, 1.0, 3, 3),
+                second(2, 2.0, 3, 3),
+                second(3, 3.0, 2, 3),
+                second(3, 4.0, 2, 3),
+                second(5, 5.0, 2, 2),
+            ],
+            &["node-3"],
+        );
+        let iv: Vec<IntervalRecord> = [50.0, 100.0, 120.0, 7.0, 0.0, 80.0, 90.0]
+            .into_iter()
+            .map(interval)
+            .collect();
+        let a = c.after_loss(&iv).expect("a loss");
+        assert_eq!(a.before, 110.0, "seconds 1 and 2");
+        assert_eq!(
+            a.after,
+            (0.0 + 80.0 + 90.0) / 3.0,
+            "from second 4, the stall counted"
+        );
+        assert_eq!(a.resized_s, Some(2.0));
+        // Killed on purpose: reported, not a failure; lost otherwise: a failure.
+        let planned = c.report(&iv, Some((2, Some(3.0))), false);
+        assert!(planned.unplanned.is_none());
+        assert!(
+            planned
+                .notes
+                .iter()
+                .any(|n| n.contains("node-3 killed (SIGKILL) on purpose"))
+        );
+        assert!(planned.metrics.iter().any(|m| m.key == "resized_s"));
+        let unplanned = c.report(&iv, None, false);
+        assert!(
+            unplanned
+                .unplanned
+                .is_some_and(|u| u.starts_with("node-3 was lost 3.5 s into the step"))
+        );
+        // No loss, no figures about one.
+        let calm = figures(vec![second(1, 1.0, 3, 3), second(2, 2.0, 3, 3)], &[]);
+        assert!(calm.after_loss(&iv).is_none());
+        assert!(calm.report(&iv, None, true).unplanned.is_none());
     }
 }

@@ -952,8 +952,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         Unit::Micros,
         Better::None,
     ));
-    let mut notes = Vec::new();
-    notes.push(format!(
+    let mut notes = vec![format!(
         "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
         match p.rate {
             None => "closed loop".to_string(),
@@ -966,7 +965,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         p.final_fraction * 100.0,
         p.duration_s - p.skipped_s(),
         p.duration_s
-    ));
+    )];
     if !failed_kinds.is_empty() {
         let kinds: Vec<String> = failed_kinds
             .iter()
@@ -1002,60 +1001,12 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     notes.extend(ddl_notes);
     let mut unplanned = None;
     if let Some(c) = &cluster {
-        s.metrics.extend(c.metrics());
-        notes.extend(c.notes());
-        if let Some(a) = c.after_loss(&intervals) {
-            s.metrics.push(Metric::new(
-                "tps_before_loss",
-                "TPS before node loss",
-                a.before,
-                Unit::PerSecond,
-                Better::Higher,
-            ));
-            s.metrics.push(Metric::new(
-                "tps_after_loss",
-                "TPS after node loss",
-                a.after,
-                Unit::PerSecond,
-                Better::Higher,
-            ));
-            if let Some(r) = a.resized_s {
-                s.metrics.push(Metric::new(
-                    "resized_s",
-                    "cluster resized in",
-                    r,
-                    Unit::Seconds,
-                    Better::Lower,
-                ));
-            }
-            notes.push(format!(
-                "{:.0} TPS before the node was lost, {:.0} after on {} node(s) (the seconds until the others agreed it was gone{} counted)",
-                a.before,
-                a.after,
-                c.size_after,
-                a.resized_s.map_or(String::new(), |r| format!(", {r:.1} s,"))
-            ));
-        }
-        let planned = p.kill_node.map(|k| format!("node-{}", k.node));
-        unplanned = c
-            .lost
-            .iter()
-            .find(|l| Some(&l.node) != planned.as_ref())
-            .map(|l| {
-                format!(
-                    "{} was lost {:.1} s into the step ({})",
-                    l.node, l.t_s, l.how
-                )
-            });
-        if let (Some(k), Some(t)) = (p.kill_node, killed) {
-            notes.push(format!(
-                "node-{} killed (SIGKILL) on purpose {t:.1} s into the step",
-                k.node
-            ));
-        }
-        if !p.workload.transactional() || p.skip_trx {
-            notes.push("statements ran in autocommit, which a node retries itself after a certification failure (wsrep_retry_autocommit): clients see fewer failures than the nodes count".into());
-        }
+        let planned = p.kill_node.map(|k| (k.node as usize - 1, killed));
+        let autocommit = !p.workload.transactional() || p.skip_trx;
+        let told = c.report(&intervals, planned, autocommit);
+        s.metrics.extend(told.metrics);
+        notes.extend(told.notes);
+        unplanned = told.unplanned;
     } else if p.kill_node.is_some() {
         notes.push(
             "kill_node applies to a cluster: this contender is one server, so no node was killed"
