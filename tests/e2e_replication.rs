@@ -81,6 +81,15 @@ duration_s = 2
 bitmap_min_bytes = 1024
 bitmap_max_bytes = 65536
 apply = "together"
+
+[[step]]
+name = "split"
+kind = "oltp"
+workload = "read_only"
+threads = 2
+duration_s = 2
+final_fraction = 1.0
+split_reads = true
 "#;
 
 #[test]
@@ -186,6 +195,19 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
     // The seed's bitmap rows, applied by both replicas together.
     let b = step(&summary, "topo", "bitmaps");
     assert_eq!(b["status"], "ok", "{b:#}");
+
+    // Reads split from writes go to the replicas: the primary answered none of them.
+    let split = step(&summary, "topo", "split");
+    assert_eq!(split["status"], "ok", "{split:#}");
+    assert!(split["rows"].as_u64().unwrap_or(0) > 50, "{split:#}");
+    let counters = &read_json(&dir.join("topo/split.json"))["server_counters"];
+    assert_eq!(counters["Com_select"].as_u64(), Some(0), "{counters:#}");
+    assert!(
+        split["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("reads split from writes")),
+        "{split:#}"
+    );
 
     // Every member of the topology was stopped and removed.
     let left = processes_mentioning(dir.to_str().expect("utf-8"));

@@ -3,7 +3,7 @@
 //! and the `Replicated` capability over them — positions from GTIDs, state from `SHOW SLAVE
 //! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
 
-use super::mariadb::{MariadbOptions, MysqlSession, conn_opts, crate_conn, my_err};
+use super::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
 use super::replication::{Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use super::server::{Server, extra_settings};
 use super::target::Target;
@@ -481,8 +481,8 @@ impl Replicated for MariadbTopology {
 
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
-        let conn = crate_conn(conn_opts(&m.reach, Some(&self.database), self.timeout_s))?;
-        Ok(Box::new(MysqlSession::new(conn)))
+        let wire = std::sync::atomic::AtomicBool::new(true);
+        super::mariadb::session_at(&m.reach, &self.database, self.timeout_s, &wire)
     }
 
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {

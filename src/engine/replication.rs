@@ -110,7 +110,7 @@ pub trait Replicated: Send + Sync {
     fn checksums(&self, member: Option<usize>) -> Result<Vec<TableSum>>;
     /// How checksums are computed, in words for the report.
     fn checksum_rule(&self) -> &'static str;
-    /// A session on a replica, for tests and diagnosis (never for a step's load).
+    /// A client session on a replica: a split client's reads, tests and diagnosis.
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>>;
     /// Set the primary's group-commit wait (MariaDB `binlog_commit_wait_count` and
     /// `binlog_commit_wait_usec`) and return the values it had; `unsupported` on engines

@@ -232,6 +232,12 @@ pub struct OltpParams {
     /// into the step, to see how the others go on: `{ node = 3, at_s = 10 }`.
     #[serde(default)]
     pub kill_node: Option<KillNode>,
+    /// Each client reads from another server than it writes to, as behind a read/write
+    /// splitting proxy: on a cluster the node after its own, on a primary with replicas a
+    /// replica (client i on replica i mod R). Its reads then run outside the write
+    /// transaction and see what that server has applied. One server: no effect, noted.
+    #[serde(default)]
+    pub split_reads: bool,
 }
 
 /// A node a step kills on purpose.
@@ -346,6 +352,16 @@ enum Kind {
     InsertAuto,
 }
 
+impl Kind {
+    /// A statement that only reads (the ones a split client sends to its reader).
+    fn reads(self) -> bool {
+        matches!(
+            self,
+            Kind::Point | Kind::Simple | Kind::Sum | Kind::Order | Kind::Distinct
+        )
+    }
+}
+
 const KINDS: [Kind; 10] = [
     Kind::Point,
     Kind::Simple,
@@ -394,10 +410,38 @@ pub(crate) fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String
     out
 }
 
+/// `stmts[table][kind]`: a session's prepared statements.
+type Prepared = Vec<[StmtId; KINDS.len()]>;
+
+/// Prepare the statements of every kind `wanted` on every table; the others are left unset.
+fn prepare(
+    session: &mut dyn Session,
+    tables: &[String],
+    dialect: crate::engine::Dialect,
+    wanted: fn(Kind) -> bool,
+) -> engine::Result<Prepared> {
+    let mut out = Vec::with_capacity(tables.len());
+    for t in tables {
+        let mut ids = [StmtId(0); KINDS.len()];
+        for (i, k) in KINDS.iter().enumerate().filter(|(_, k)| wanted(**k)) {
+            ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
+        }
+        out.push(ids);
+    }
+    Ok(out)
+}
+
+/// Where a split client's reads go: a session on another server, with the reads prepared.
+struct Reader {
+    session: Box<dyn Session>,
+    stmts: Prepared,
+}
+
 struct OltpWorker<'a> {
     session: Box<dyn Session>,
-    /// stmts[table][kind]
-    stmts: Vec<[StmtId; KINDS.len()]>,
+    stmts: Prepared,
+    /// Another server's session for the reads, when the step splits them.
+    reader: Option<Reader>,
     tables: &'a [String],
     dialect: crate::engine::Dialect,
     /// The cluster node this client is on, when it was placed on one; a client whose node is
@@ -416,17 +460,22 @@ struct OltpWorker<'a> {
 impl OltpWorker<'_> {
     /// Prepare every statement on every table on the current session.
     fn prepare_all(&mut self) -> engine::Result<()> {
-        self.stmts.clear();
-        for t in self.tables {
-            let mut ids = [StmtId(0); KINDS.len()];
-            for (i, k) in KINDS.iter().enumerate() {
-                ids[i] = self
-                    .session
-                    .prepare(&placeholders(&sql(*k, t), self.dialect))?;
-            }
-            self.stmts.push(ids);
-        }
+        self.stmts = prepare(self.session.as_mut(), self.tables, self.dialect, |_| true)?;
         Ok(())
+    }
+
+    /// The session and statements that run statements of `kind`: the reader's for reads
+    /// when the step splits them.
+    fn run_kind(&mut self, t: usize, kind: Kind, params: Params) -> engine::Result<u64> {
+        let (session, stmts) = match &mut self.reader {
+            Some(r) if kind.reads() => (&mut r.session, &r.stmts),
+            _ => (&mut self.session, &self.stmts),
+        };
+        let values: &[Value] = match params {
+            Params::One => &self.one,
+            Params::Two => &self.two,
+        };
+        session.run(stmts[t][kind as usize], values)
     }
 
     /// After a lost connection: when this client's node is gone, move to the next node that
@@ -466,9 +515,7 @@ impl OltpWorker<'_> {
 
     fn exec1(&mut self, t: usize, k: Kind, a: i64) -> engine::Result<()> {
         self.one[0] = Value::Int(a);
-        self.session
-            .run(self.stmts[t][k as usize], &self.one)
-            .map(|_| ())
+        self.run_kind(t, k, Params::One).map(|_| ())
     }
 
     fn ranges(&mut self, k: Kind, count: u64, n: &mut u64) -> engine::Result<()> {
@@ -479,7 +526,7 @@ impl OltpWorker<'_> {
                 Value::Int(id),
                 Value::Int(id + self.p.range_size as i64 - 1),
             ];
-            self.session.run(self.stmts[t][k as usize], &self.two)?;
+            self.run_kind(t, k, Params::Two)?;
             *n += 1;
         }
         Ok(())
@@ -631,6 +678,13 @@ impl Worker for OltpWorker<'_> {
     }
 }
 
+/// Which of a worker's reused parameter buffers a statement takes.
+#[derive(Clone, Copy)]
+enum Params {
+    One,
+    Two,
+}
+
 /// A level's figures.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Level {
@@ -665,11 +719,23 @@ pub fn worker<'p>(
         Some((c, n)) => c.node_session(n)?,
         None => engine.connect()?,
     };
+    let dialect = engine.dialect();
+    let reader = if p.split_reads {
+        reader_for(engine, home, client)?
+            .map(|mut session| {
+                prepare(session.as_mut(), tables, dialect, Kind::reads)
+                    .map(|stmts| Reader { session, stmts })
+            })
+            .transpose()?
+    } else {
+        None
+    };
     let mut w = OltpWorker {
         session,
         stmts: Vec::with_capacity(tables.len()),
+        reader,
         tables,
-        dialect: engine.dialect(),
+        dialect,
         home,
         p,
         rows: p.hot_rows.map_or(rows, |h| h.min(rows)),
@@ -690,6 +756,22 @@ pub fn worker<'p>(
     };
     w.prepare_all()?;
     Ok(Box::new(w))
+}
+
+/// Where a split client's reads go: the cluster node after its own, or a replica of the
+/// topology (client i on replica i mod R); `None` for one server.
+fn reader_for(
+    engine: &dyn engine::Engine,
+    home: Option<(&dyn Clustered, usize)>,
+    client: usize,
+) -> engine::Result<Option<Box<dyn Session>>> {
+    if let Some((c, node)) = home {
+        return c.node_session((node + 1) % c.node_count()).map(Some);
+    }
+    match engine.replication() {
+        Some(r) if r.replica_count() > 0 => r.replica_session(client % r.replica_count()).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// How many of a cluster's nodes take the step's clients (client i on node i mod that):
@@ -1023,6 +1105,16 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     }
     if let Some(h) = p.hot_rows {
         notes.push(format!("keys drawn from the first {h} rows of each table"));
+    }
+    if p.split_reads {
+        notes.push(
+            if engine.cluster().is_some() || engine.replication().is_some() {
+                "reads split from writes: each client read from another server than it wrote to (a cluster's next node, or a replica), outside its write transaction, seeing what that server had applied"
+            } else {
+                "split_reads: one server, so reads and writes both went to it"
+            }
+            .into(),
+        );
     }
     s.note = Some(notes.join("; "));
     let failed = super::hot_ddl::failures(&hot_changes);
