@@ -37,6 +37,37 @@ pub fn merge(into: &mut Hist, from: &Hist) {
     let _ = into.add(from);
 }
 
+/// `h` in HdrHistogram's V2 compressed ("deflate") encoding, in base64: the form of the
+/// HdrHistogram interval log, which other HdrHistogram tools read. Histograms written this
+/// way by separate processes (a study's shards) add up exactly; a summary would not.
+pub fn encode(h: &Hist) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Serializer as _;
+    let mut bytes = Vec::new();
+    // Serializing into a Vec fails only on a histogram too large to encode (more than
+    // i32::MAX counts), which 1 µs–1 h at 3 digits is not.
+    match hdrhistogram::serialization::V2DeflateSerializer::new().serialize(h, &mut bytes) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+        Err(e) => unreachable!("a latency histogram did not serialize: {e:?}"),
+    }
+}
+
+/// A histogram from [`encode`]'s text, as a histogram of [`new_hist`]'s bounds (so it adds
+/// to any other). The error says what was wrong with the text.
+pub fn decode(text: &str) -> Result<Hist, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("not base64: {e}"))?;
+    let h: Hist = hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("not an HdrHistogram V2 encoding: {e:?}"))?;
+    let mut out = new_hist();
+    out.add(&h)
+        .map_err(|e| format!("a histogram beyond 1 µs–1 h: {e:?}"))?;
+    Ok(out)
+}
+
 /// Latency summary of a histogram, µs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
@@ -72,6 +103,26 @@ pub fn micros(d: std::time::Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn encoded_histograms_decode_to_the_same_counts_and_bad_text_says_why() {
+        let mut h = new_hist();
+        for v in [1, 7, 250, 9_999, 1_234_567, MAX_US] {
+            h.record(v).expect("in range");
+        }
+        let text = encode(&h);
+        assert!(
+            text.is_ascii() && !text.contains('\n'),
+            "one NDJSON field: {text}"
+        );
+        assert_eq!(decode(&text).expect("decodes"), h);
+        assert!(
+            decode("not base64!")
+                .expect_err("bad")
+                .contains("not base64")
+        );
+        assert!(decode("AAAA").expect_err("bad").contains("V2 encoding"));
+    }
+
     use super::*;
 
     #[test]

@@ -179,6 +179,10 @@ pub struct OpInterval {
     pub op: String,
     pub ops: u64,
     pub latency_us: Option<Latency>,
+    /// The second's latency histogram of this kind, as [`metrics::encode`] writes it, so that
+    /// seconds (and shards' seconds) add up to exact percentiles; absent when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hist: Option<String>,
 }
 
 /// One second of a step: operations that completed in `[t_s - 1, t_s)` after the start.
@@ -980,6 +984,7 @@ fn emit(
             op: name.clone(),
             ops: agg.ops[i],
             latency_us: Latency::of(&agg.hists[i]),
+            hist: (!agg.hists[i].is_empty()).then(|| metrics::encode(&agg.hists[i])),
         });
     }
     let tick_ops: u64 = agg.ops.iter().sum();
@@ -1097,6 +1102,24 @@ mod tests {
         let all: u64 = out.intervals.iter().map(|i| i.ops).sum();
         assert_eq!(out.ops_all, all);
         assert!(out.ops_all > out.ops);
+        // Each second's histogram is written whole: the measured seconds' decoded
+        // histograms add up to the run's, every count in place (what a merge of shards adds).
+        let mut kind0 = metrics::new_hist();
+        let mut every = metrics::new_hist();
+        for i in out.intervals.iter().filter(|i| !i.warmup) {
+            for (k, op) in i.per_op.iter().enumerate() {
+                let text = op.hist.as_deref().expect("a histogram each second");
+                let h = metrics::decode(text).expect("decodes");
+                assert_eq!(h.len(), op.ops);
+                if k == 0 {
+                    metrics::merge(&mut kind0, &h);
+                }
+                metrics::merge(&mut every, &h);
+            }
+        }
+        assert_eq!(kind0, out.per_op[0]);
+        assert_eq!(every, out.all);
+        assert_eq!(Latency::of(&every), Latency::of(&out.all));
     }
 
     /// A worker whose connect takes `connect_ms` and whose operations take 1 ms, recording
