@@ -246,30 +246,44 @@ impl GaleraCluster {
             sb.set_role(&format!("node-1 of a {n}-node Galera cluster"))
                 .map_err(sandbox_err)?;
         }
-        let mut list = Vec::with_capacity(others.len());
+        let mut list: Vec<Member> = Vec::with_capacity(others.len());
+        // A node that cannot join fails the cluster: the nodes already joined are stopped
+        // and removed before the error goes up (node 1 is the caller's).
+        let fail = |list: Vec<Member>, e: EngineError| {
+            for m in list {
+                let _ = m.server.finish(false);
+            }
+            Err(e)
+        };
         for node in others {
             let name = node.node_name.clone();
             let recipe = MariadbRecipe {
                 galera: Some(node),
                 ..base.clone()
             };
-            let p = Server::provision(
+            let p = match Server::provision(
                 None,
                 Box::new(recipe),
                 &format!("{}/{name}", ctx.contender),
                 &ctx.dir.join("nodes").join(&name),
                 "mysql",
                 "root",
-            )?;
-            if let Some(mut sb) = p.server.sandbox() {
+            ) {
+                Ok(p) => p,
+                Err(e) => return fail(list, e),
+            };
+            let role = p.server.sandbox().map(|mut sb| {
                 sb.set_role(&format!("{name} of a {n}-node Galera cluster"))
-                    .map_err(sandbox_err)?;
-            }
+                    .map_err(sandbox_err)
+            });
             list.push(Member {
                 name,
                 server: p.server,
                 reach: p.reach,
             });
+            if let Some(Err(e)) = role {
+                return fail(list, e);
+            }
         }
         let cluster = GaleraCluster {
             database: ctx.database.to_string(),
@@ -281,7 +295,10 @@ impl GaleraCluster {
             wire_auth: AtomicBool::new(true),
             provider_keys: opts.provider_options.keys().cloned().collect(),
         };
-        cluster.wait_synced()?;
+        if let Err(e) = cluster.wait_synced() {
+            let _ = cluster.finish(false);
+            return Err(e);
+        }
         Ok(cluster)
     }
 
@@ -425,22 +442,18 @@ impl GaleraCluster {
         Ok(out)
     }
 
-    /// The rows of `sql` (a `SHOW GLOBAL STATUS …`) from every node still running, one
-    /// after another (the caller sums them).
-    pub fn status_sum(&self, sql: &str) -> Result<Vec<(String, String)>> {
+    /// The rows of `sql` (a `SHOW GLOBAL STATUS …`) from every node, one after another (the
+    /// caller sums them); `None` once a node is gone, whose counts can no longer be read — a
+    /// sum over fewer nodes than before would look like a step that undid work.
+    pub fn status_sum(&self, sql: &str) -> Result<Option<Vec<(String, String)>>> {
+        if (0..self.node_count()).any(|i| self.node_gone(i).is_some()) {
+            return Ok(None);
+        }
         let mut rows = Vec::new();
-        for i in (0..self.node_count()).filter(|&i| self.node_gone(i).is_none()) {
+        for i in 0..self.node_count() {
             rows.extend(self.admin(i, |c| c.query::<(String, String), _>(sql))?);
         }
-        Ok(rows)
-    }
-
-    /// The first node (2..) whose server has died, and how.
-    pub fn gone(&self) -> Option<String> {
-        (1..self.node_count()).find_map(|i| {
-            self.node_gone(i)
-                .map(|how| format!("{}: {how}", self.node_name(i)))
-        })
+        Ok(Some(rows))
     }
 
     /// Stop nodes 2.. and remove their sandboxes (or keep them with `keep`). Node 1 is the

@@ -649,32 +649,51 @@ impl MariadbEngine {
             topology: None,
             cluster: None,
         };
-        if let Some(c) = &engine.opts.cluster {
+        // Whatever started, a failure from here on stops and removes it all: nothing is left
+        // for `sandbox down` to find, whose manifests go with the run's work directory.
+        match engine.start_members(&recipe, plan, ctx) {
+            Ok(()) => Ok(engine),
+            Err(e) => {
+                let _ = Box::new(engine).finish(false);
+                Err(e)
+            }
+        }
+    }
+
+    /// Start a cluster's other nodes or a topology's replicas (or attach a target's), then
+    /// claim the study's database.
+    fn start_members(
+        &mut self,
+        recipe: &MariadbRecipe,
+        plan: Vec<crate::sandbox::mariadb::GaleraNode>,
+        ctx: &OpenCtx<'_>,
+    ) -> Result<()> {
+        if let Some(c) = &self.opts.cluster {
             // Node 1 is up and bootstrapped; the rest of the plan joins it.
-            engine.cluster = Some(GaleraCluster::join(
+            self.cluster = Some(GaleraCluster::join(
                 c,
-                &engine.server,
-                &engine.reach,
-                &recipe,
+                &self.server,
+                &self.reach,
+                recipe,
                 plan,
                 ctx,
-                engine.opts.query_timeout_s,
+                self.opts.query_timeout_s,
             )?);
         }
-        if !engine.opts.replicas.is_empty() && engine.server.is_external() {
-            engine.topology = Some(MariadbTopology::attach(
-                &engine.opts,
-                &engine.reach,
-                &engine.database,
+        if !self.opts.replicas.is_empty() && self.server.is_external() {
+            self.topology = Some(MariadbTopology::attach(
+                &self.opts,
+                &self.reach,
+                &self.database,
             )?);
-        } else if !engine.opts.replicas.is_empty() {
+        } else if !self.opts.replicas.is_empty() {
             // Replicas share the contender's storage engine and caches, not its own
             // server settings (those are the primary's).
-            let mut base = engine.opts.clone();
+            let mut base = self.opts.clone();
             base.server = toml::Table::new();
             base.flush_log_at_trx_commit = None;
             let base = base.recipe(0).settings;
-            let recipes = engine
+            let recipes = self
                 .opts
                 .replicas
                 .iter()
@@ -682,7 +701,7 @@ impl MariadbEngine {
                 .map(|(i, r)| {
                     let recipe = MariadbRecipe {
                         settings: r.settings(base.clone(), i as u64 + 2),
-                        rocksdb: engine.opts.is_rocksdb(),
+                        rocksdb: self.opts.is_rocksdb(),
                         memory_limit_mb: None,
                         device_profile: None,
                         data_dir: None,
@@ -691,25 +710,24 @@ impl MariadbEngine {
                     (r.name.clone(), recipe)
                 })
                 .collect();
-            engine.topology = Some(MariadbTopology::provision(
-                &engine.opts,
-                &engine.server,
-                &engine.reach,
+            self.topology = Some(MariadbTopology::provision(
+                &self.opts,
+                &self.server,
+                &self.reach,
                 ctx,
-                &engine.database,
+                &self.database,
                 recipes,
             )?);
         }
-        let mut admin = engine.admin()?;
-        if engine.server.is_external() {
-            check_storage_engine(&mut admin, &engine.opts.storage_engine)?;
+        let mut admin = self.admin()?;
+        if self.server.is_external() {
+            check_storage_engine(&mut admin, &self.opts.storage_engine)?;
             let dir: Option<String> = admin.query_first("SELECT @@datadir").map_err(my_err)?;
-            engine.datadir = dir
+            self.datadir = dir
                 .map(PathBuf::from)
-                .filter(|d| engine.reach.is_local() && d.is_dir());
+                .filter(|d| self.reach.is_local() && d.is_dir());
         }
-        engine.claim_database(&mut admin)?;
-        Ok(engine)
+        self.claim_database(&mut admin)
     }
 
     /// Create the study's database with its marker, or reuse one that has dbduel's marker
@@ -1089,11 +1107,14 @@ impl Engine for MariadbEngine {
             .map(|t| t as &dyn super::replication::Replicated)
     }
 
-    /// A cluster's are summed over its live nodes: each counts its own clients' work (a
-    /// write set a node applies for another is not a question it was asked).
+    /// A cluster's are summed over its nodes: each counts its own clients' work (a write set
+    /// a node applies for another is not a question it was asked); none once a node is lost.
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {
         let rows: Vec<(String, String)> = match &self.cluster {
-            Some(c) => c.status_sum(COUNTERS_SQL)?,
+            Some(c) => match c.status_sum(COUNTERS_SQL)? {
+                Some(rows) => rows,
+                None => return Ok(None),
+            },
             None => self.admin()?.query(COUNTERS_SQL).map_err(my_err)?,
         };
         let mut out = BTreeMap::new();
@@ -1107,11 +1128,10 @@ impl Engine for MariadbEngine {
 
     fn finish(self: Box<Self>, keep: bool) -> Result<()> {
         let this = *self;
-        let replicas = this.topology.map(|t| t.finish(keep));
-        let nodes = this.cluster.map(|c| c.finish(keep));
-        this.server.finish(keep)?;
-        replicas.unwrap_or(Ok(()))?;
-        nodes.unwrap_or(Ok(()))
+        let replicas = this.topology.map_or(Ok(()), |t| t.finish(keep));
+        let nodes = this.cluster.map_or(Ok(()), |c| c.finish(keep));
+        let first = this.server.finish(keep);
+        first.and(replicas).and(nodes)
     }
 
     fn server_log(&self) -> Option<PathBuf> {

@@ -48,7 +48,7 @@ struct Compared {
 pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let timeout = Duration::from_secs(p.timeout_s);
     let c = if let Some(c) = ctx.engine.cluster() {
-        nodes_equal(c, timeout)?
+        nodes_equal(c, timeout, ctx.stop)?
     } else if let Some(r) = ctx.engine.replication() {
         let t0 = Instant::now();
         let mut f = Follower::new(r, t0);
@@ -131,7 +131,11 @@ fn study_tables(sums: &[crate::engine::replication::TableSum]) -> usize {
 
 /// Wait until the live nodes agree on their last transaction, then compare each one's
 /// checksums with the first live node's.
-fn nodes_equal(c: &dyn Clustered, timeout: Duration) -> Result<Compared, StepError> {
+fn nodes_equal(
+    c: &dyn Clustered,
+    timeout: Duration,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Compared, StepError> {
     let t0 = Instant::now();
     let live: Vec<usize> = (0..c.node_count())
         .filter(|&i| c.node_gone(i).is_none())
@@ -140,6 +144,11 @@ fn nodes_equal(c: &dyn Clustered, timeout: Duration) -> Result<Compared, StepErr
         let statuses: Vec<_> = live.iter().map(|&i| c.node_status(i).ok()).collect();
         if statuses.iter().all(Option::is_some) && cluster::settled(&statuses) {
             break;
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(StepError::Skipped(
+                "interrupted before the nodes settled".into(),
+            ));
         }
         if t0.elapsed() > timeout {
             let seen: Vec<String> = live

@@ -88,6 +88,8 @@ pub struct AfterLoss {
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterFigures {
     pub nodes: usize,
+    /// Nodes running when the step began (fewer than `nodes` after an earlier loss).
+    pub live_at_start: usize,
     pub size_before: u64,
     pub size_after: u64,
     pub cert_failures: u64,
@@ -117,6 +119,13 @@ pub fn watched<R>(
     let Some(cluster) = cluster else {
         return (f(&ticks), None);
     };
+    /// Raises `done` however `f` ends, a panic included, so the reader never waits forever.
+    struct Done<'d>(&'d AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     let done = AtomicBool::new(false);
     // Read before the clients start: the step's counters count from here.
     let mut watch = ClusterWatch::begin(cluster);
@@ -136,8 +145,10 @@ pub fn watched<R>(
             }
             watch.finish(ticks.load(Ordering::Relaxed))
         });
-        let out = f(&ticks);
-        done.store(true, Ordering::Relaxed);
+        let out = {
+            let _done = Done(&done);
+            f(&ticks)
+        };
         (out, reader.join().ok())
     })
 }
@@ -151,11 +162,20 @@ pub struct ClusterWatch<'a> {
     last_t: f64,
     seconds: Vec<ClusterSecond>,
     lost: Vec<NodeLoss>,
+    /// Nodes already gone when the watch began (an earlier step lost them): not watched.
+    gone_before: Vec<usize>,
+    /// Readings in a row each node did not answer.
+    misses: Vec<u32>,
 }
+
+/// Readings in a row a node that is still running may miss before it counts as lost (one
+/// can fail on a connection the server closed while idle; dbduel then opens another).
+const MISSES_TO_LOSE: u32 = 3;
 
 impl<'a> ClusterWatch<'a> {
     /// Read every node now: the step's counters count from here.
     pub fn begin(cluster: &'a dyn Clustered) -> Self {
+        let n = cluster.node_count();
         let mut w = ClusterWatch {
             cluster,
             start: Instant::now(),
@@ -164,18 +184,29 @@ impl<'a> ClusterWatch<'a> {
             last_t: 0.0,
             seconds: Vec::new(),
             lost: Vec::new(),
+            gone_before: (0..n).filter(|&i| cluster.node_gone(i).is_some()).collect(),
+            misses: vec![0; n],
         };
         w.first = w.read_all();
         w.last = w.first.clone();
         w
     }
 
-    /// Each node's status, `None` for a node that is gone or does not answer (a loss is
-    /// recorded once, with how its server ended).
+    /// Nodes running when the watch began.
+    fn watched_nodes(&self) -> usize {
+        self.cluster.node_count() - self.gone_before.len()
+    }
+
+    /// Each node's status, `None` for a node that is gone or does not answer. A node is lost
+    /// when its server is seen dead, or after `MISSES_TO_LOSE` readings in a row without an
+    /// answer; the loss is recorded once, with how its server ended.
     fn read_all(&mut self) -> Vec<Option<NodeStatus>> {
         let t_s = self.start.elapsed().as_secs_f64();
         (0..self.cluster.node_count())
             .map(|i| {
+                if self.gone_before.contains(&i) {
+                    return None;
+                }
                 let name = self.cluster.node_name(i);
                 let gone = self.cluster.node_gone(i);
                 let known_lost = match self.lost.iter_mut().find(|l| l.node == name) {
@@ -196,7 +227,13 @@ impl<'a> ClusterWatch<'a> {
                     None if known_lost => None,
                     None => self.cluster.node_status(i).ok(),
                 };
-                if status.is_none() && !known_lost {
+                self.misses[i] = if status.is_some() {
+                    0
+                } else {
+                    self.misses[i] + 1
+                };
+                let lost_now = gone.is_some() || self.misses[i] >= MISSES_TO_LOSE;
+                if status.is_none() && !known_lost && lost_now {
                     self.lost.push(NodeLoss {
                         node: name,
                         how: gone.unwrap_or_else(|| NOT_ANSWERING.into()),
@@ -300,6 +337,7 @@ impl<'a> ClusterWatch<'a> {
             .collect();
         ClusterFigures {
             nodes: self.cluster.node_count(),
+            live_at_start: self.watched_nodes(),
             size_before: self
                 .first
                 .iter()
@@ -332,6 +370,11 @@ impl<'a> ClusterWatch<'a> {
 }
 
 impl ClusterFigures {
+    /// Nodes answering at the step's last reading.
+    fn live_at_end(&self) -> usize {
+        self.seconds.last().map_or(self.live_at_start, |s| s.live)
+    }
+
     /// How the cluster went on after its first node was lost, from the step's per-second
     /// records (`intervals`, all of them in order) and the watch's: the first reading that
     /// missed a node began during the step's second number `tick`. Mean throughput before
@@ -339,7 +382,10 @@ impl ClusterFigures {
     /// left out, the stall while the others agree the node is gone counted), and how long
     /// until the cluster's size said so. `None` without a loss, or a second on either side.
     pub fn after_loss(&self, intervals: &[IntervalRecord]) -> Option<AfterLoss> {
-        let lost = self.seconds.iter().position(|s| s.live < self.nodes)?;
+        let lost = self
+            .seconds
+            .iter()
+            .position(|s| s.live < self.live_at_start)?;
         let k = self.seconds[lost].tick as usize;
         let mean = |iv: &[IntervalRecord]| {
             (!iv.is_empty()).then(|| iv.iter().map(|i| i.ops_per_s).sum::<f64>() / iv.len() as f64)
@@ -441,7 +487,7 @@ impl ClusterFigures {
                 "{:.0} TPS before the node was lost, {:.0} after on {} node(s) (the seconds until the others agreed it was gone{} counted)",
                 a.before,
                 a.after,
-                self.size_after,
+                self.live_at_end(),
                 a.resized_s.map_or(String::new(), |r| format!(", {r:.1} s,"))
             ));
         }
@@ -473,14 +519,21 @@ impl ClusterFigures {
 
     /// What a reader should know: where the figures come from, and any node lost.
     fn notes(&self) -> Vec<String> {
+        let running = if self.live_at_start < self.nodes {
+            format!("{} of {} nodes running", self.live_at_start, self.nodes)
+        } else {
+            format!("{} nodes", self.nodes)
+        };
         let mut notes = vec![format!(
-            "{} nodes; their figures from each node's wsrep counters over the whole step (brute-force aborts reach the client as deadlocks; replication latency is group communication's)",
-            self.nodes
+            "{running}; their figures from each node's wsrep counters over the whole step (brute-force aborts reach the client as deadlocks; replication latency is group communication's)"
         )];
         for l in &self.lost {
             notes.push(format!(
                 "{} was lost {:.1} s into the step ({}); the cluster went on with {} node(s)",
-                l.node, l.t_s, l.how, self.size_after
+                l.node,
+                l.t_s,
+                l.how,
+                self.live_at_end()
             ));
         }
         notes
@@ -511,6 +564,7 @@ mod tests {
     fn figures(seconds: Vec<ClusterSecond>, lost: &[&str]) -> ClusterFigures {
         ClusterFigures {
             nodes: 3,
+            live_at_start: 3,
             size_before: 3,
             size_after: 2,
             cert_failures: 0,

@@ -435,6 +435,8 @@ fn prepare(
 struct Reader {
     session: Box<dyn Session>,
     stmts: Prepared,
+    /// Its cluster node, when it is on one.
+    node: Option<usize>,
 }
 
 struct OltpWorker<'a> {
@@ -479,30 +481,42 @@ impl OltpWorker<'_> {
     }
 
     /// After a lost connection: when this client's node is gone, move to the next node that
-    /// is not and prepare again there. Whether it moved.
-    fn fail_over(&mut self) -> bool {
+    /// is not and prepare again there; when its reader's node is gone, open the reader on
+    /// the next live node other than its own.
+    fn fail_over(&mut self) {
         let Some((cluster, node)) = self.home else {
-            return false;
+            return;
         };
-        if cluster.node_gone(node).is_none() {
-            return false;
-        }
         let n = cluster.node_count();
-        for k in 1..n {
-            let next = (node + k) % n;
-            if cluster.node_gone(next).is_some() {
-                continue;
-            }
-            let Ok(session) = cluster.node_session(next) else {
-                continue;
-            };
-            self.session = session;
-            self.home = Some((cluster, next));
-            if self.prepare_all().is_ok() {
-                return true;
+        let next_live = |from: usize, avoid: Option<usize>| {
+            (1..n)
+                .map(|k| (from + k) % n)
+                .find(|&i| cluster.node_gone(i).is_none() && Some(i) != avoid)
+        };
+        if cluster.node_gone(node).is_some() {
+            let moved = next_live(node, None).and_then(|next| {
+                self.session = cluster.node_session(next).ok()?;
+                self.home = Some((cluster, next));
+                self.prepare_all().ok()
+            });
+            if moved.is_none() {
+                return;
             }
         }
-        false
+        let home = self.home.map(|(_, h)| h);
+        let reader_node = self.reader.as_ref().and_then(|r| r.node);
+        if let Some(rn) = reader_node
+            && cluster.node_gone(rn).is_some()
+            && let Some(next) = next_live(rn, home)
+            && let Ok(mut session) = cluster.node_session(next)
+            && let Ok(stmts) = prepare(session.as_mut(), self.tables, self.dialect, Kind::reads)
+        {
+            self.reader = Some(Reader {
+                session,
+                stmts,
+                node: Some(next),
+            });
+        }
     }
 
     fn table(&mut self) -> usize {
@@ -721,12 +735,7 @@ pub fn worker<'p>(
     };
     let dialect = engine.dialect();
     let reader = if p.split_reads {
-        reader_for(engine, home, client)?
-            .map(|mut session| {
-                prepare(session.as_mut(), tables, dialect, Kind::reads)
-                    .map(|stmts| Reader { session, stmts })
-            })
-            .transpose()?
+        reader_for(engine, home, client, tables)?
     } else {
         None
     };
@@ -758,28 +767,49 @@ pub fn worker<'p>(
     Ok(Box::new(w))
 }
 
-/// Where a split client's reads go: the cluster node after its own, or a replica of the
-/// topology (client i on replica i mod R); `None` for one server.
+/// A split client's reader, its reads prepared on every table: on the cluster node after
+/// its own, or on a replica of the topology (client i on replica i mod R); `None` for one
+/// server.
 fn reader_for(
     engine: &dyn engine::Engine,
     home: Option<(&dyn Clustered, usize)>,
     client: usize,
-) -> engine::Result<Option<Box<dyn Session>>> {
-    if let Some((c, node)) = home {
-        return c.node_session((node + 1) % c.node_count()).map(Some);
-    }
-    match engine.replication() {
-        Some(r) if r.replica_count() > 0 => r.replica_session(client % r.replica_count()).map(Some),
-        _ => Ok(None),
-    }
+    tables: &[String],
+) -> engine::Result<Option<Reader>> {
+    let (mut session, node) = if let Some((c, node)) = home {
+        let n = c.node_count();
+        let next = (1..n)
+            .map(|k| (node + k) % n)
+            .find(|&i| c.node_gone(i).is_none())
+            .unwrap_or(node);
+        (c.node_session(next)?, Some(next))
+    } else {
+        match engine.replication() {
+            Some(r) if r.replica_count() > 0 => {
+                (r.replica_session(client % r.replica_count())?, None)
+            }
+            _ => return Ok(None),
+        }
+    };
+    let stmts = prepare(session.as_mut(), tables, engine.dialect(), Kind::reads)?;
+    Ok(Some(Reader {
+        session,
+        stmts,
+        node,
+    }))
 }
 
-/// How many of a cluster's nodes take the step's clients (client i on node i mod that):
-/// the step's `nodes`, else the contender's placement. `None` for one server.
-pub fn client_nodes(engine: &dyn engine::Engine, nodes: Option<u64>) -> Option<usize> {
+/// The cluster nodes that take the step's clients (client i on the (i mod K)-th of them):
+/// the first K running nodes, K being the step's `nodes`, else the contender's placement
+/// (a node an earlier step lost takes none). `None` for one server.
+pub fn client_nodes(engine: &dyn engine::Engine, nodes: Option<u64>) -> Option<Vec<usize>> {
     let c = engine.cluster()?;
-    let n = nodes.map_or(c.client_nodes(), |n| n as usize);
-    Some(n.clamp(1, c.node_count()))
+    let k = nodes.map_or(c.client_nodes(), |n| n as usize).max(1);
+    let live: Vec<usize> = (0..c.node_count())
+        .filter(|&i| c.node_gone(i).is_none())
+        .take(k)
+        .collect();
+    Some(live)
 }
 
 /// What a step's levels produced.
@@ -790,15 +820,15 @@ struct Ran {
     interrupted: bool,
     hot_changes: Vec<super::hot_ddl::HotRun>,
     failed_kinds: std::collections::BTreeMap<String, u64>,
-    /// When the step killed a node on purpose, seconds into its level.
-    killed: Option<f64>,
+    /// When the step tried to kill a node on purpose: seconds into its level when it did.
+    killed: Option<Option<f64>>,
 }
 
 /// Run every level in turn, counting each second the runner records in `ticks`.
 fn run_levels(
     p: &OltpParams,
     ctx: &StepCtx<'_>,
-    spread: Option<usize>,
+    spread: Option<&[usize]>,
     kill: Option<(KillNode, &dyn Clustered)>,
     ticks: &std::sync::atomic::AtomicU64,
 ) -> Result<Ran, StepError> {
@@ -835,7 +865,9 @@ fn run_levels(
                 p,
                 0x005b_7e57 ^ li as u64,
                 client,
-                spread.map(|n| client % n),
+                spread
+                    .filter(|nodes| !nodes.is_empty())
+                    .map(|nodes| nodes[client % nodes.len()]),
             )
         };
         let progress = ctx.progress;
@@ -846,9 +878,8 @@ fn run_levels(
                     && r.killed.is_none()
                     && iv.t_s >= k.at_s as f64
                 {
-                    // Killing is a signal; a node already gone is what the watch reports.
-                    let _ = c.kill_node(k.node as usize - 1);
-                    r.killed = Some(iv.t_s);
+                    // Once: a kill that fails (the node already gone) is not claimed.
+                    r.killed = Some(c.kill_node(k.node as usize - 1).map(|()| iv.t_s).ok());
                 }
                 ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 progress.status(&format!(
@@ -911,9 +942,9 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let start = super::SweepStart::begin(p.cold_start, ctx)?;
     let spread = client_nodes(engine, p.nodes);
     let kill = match (p.kill_node, engine.cluster()) {
-        (Some(k), Some(c)) if k.node as usize > c.node_count() => {
+        (Some(k), Some(c)) if k.node as usize > c.node_count() || c.node_count() < 3 => {
             return Err(StepError::Check(format!(
-                "kill_node names node {}, and the cluster has {} nodes",
+                "kill_node names node {} of a {}-node cluster; it needs a node that exists, in a cluster of at least 3 (fewer lose their majority with one node)",
                 k.node,
                 c.node_count()
             )));
@@ -922,7 +953,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         _ => None,
     };
     let (ran, cluster) = super::cluster::watched(engine.cluster(), |ticks| {
-        run_levels(p, ctx, spread, kill, ticks)
+        run_levels(p, ctx, spread.as_deref(), kill, ticks)
     });
     let Ran {
         levels,
@@ -1083,7 +1114,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     notes.extend(ddl_notes);
     let mut unplanned = None;
     if let Some(c) = &cluster {
-        let planned = p.kill_node.map(|k| (k.node as usize - 1, killed));
+        let planned = p.kill_node.map(|k| (k.node as usize - 1, killed.flatten()));
         let autocommit = !p.workload.transactional() || p.skip_trx;
         let told = c.report(&intervals, planned, autocommit);
         s.metrics.extend(told.metrics);
@@ -1095,10 +1126,13 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 .into(),
         );
     }
-    if let Some(n) = spread {
+    if let Some(nodes) = &spread {
+        let names: Vec<String> = nodes.iter().map(|&i| format!("node-{}", i + 1)).collect();
         notes.push(format!(
-            "clients spread over {n} of the cluster's {} nodes",
-            engine.cluster().map_or(n, |c| c.node_count())
+            "clients spread over {} of the cluster's {} nodes ({})",
+            nodes.len(),
+            engine.cluster().map_or(nodes.len(), |c| c.node_count()),
+            names.join(", ")
         ));
     } else if p.nodes.is_some_and(|n| n > 1) {
         notes.push("one server: every client on it (nodes applies to clusters)".into());
