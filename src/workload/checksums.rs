@@ -137,9 +137,11 @@ fn nodes_equal(
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Compared, StepError> {
     let t0 = Instant::now();
-    let live: Vec<usize> = (0..c.node_count())
+    // A node that runs but is cut off from the cluster's majority (not `ready`) serves no
+    // queries and holds no agreed state: it is left out, and the note says so.
+    let (live, cut_off): (Vec<usize>, Vec<usize>) = (0..c.node_count())
         .filter(|&i| c.node_gone(i).is_none())
-        .collect();
+        .partition(|&i| c.node_status(i).is_ok_and(|s| s.ready));
     loop {
         let statuses: Vec<_> = live.iter().map(|&i| c.node_status(i).ok()).collect();
         if statuses.iter().all(Option::is_some) && cluster::settled(&statuses) {
@@ -190,18 +192,27 @@ fn nodes_equal(
             )));
         }
     }
-    let lost = c.node_count() - live.len();
+    let lost = c.node_count() - live.len() - cut_off.len();
+    let cut_off_note = if cut_off.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = cut_off.iter().map(|&i| c.node_name(i)).collect();
+        format!(
+            "; {} running but cut off from the majority, left out",
+            names.join(", ")
+        )
+    };
     Ok(Compared {
         copies: live.len(),
         tables: study_tables(&reference),
         wait_s,
         check_s: t1.elapsed().as_secs_f64(),
         rule: c.checksum_rule(),
-        what: if lost == 0 {
+        what: if lost == 0 && cut_off.is_empty() {
             format!("every node of the {}-node cluster", c.node_count())
         } else {
             format!(
-                "the {} nodes left of {} ({lost} lost)",
+                "the {} nodes left of {} ({lost} lost{cut_off_note})",
                 live.len(),
                 c.node_count()
             )
