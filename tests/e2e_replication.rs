@@ -90,6 +90,10 @@ threads = 2
 duration_s = 2
 final_fraction = 1.0
 split_reads = true
+
+[[step]]
+name = "sums"
+kind = "checksums"
 "#;
 
 #[test]
@@ -208,6 +212,10 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
             .is_some_and(|n| n.contains("reads split from writes")),
         "{split:#}"
     );
+
+    // The checksums step compares the primary and both replicas once they caught up.
+    let sums = step(&summary, "topo", "sums");
+    assert_eq!(figure(sums, "copies_equal"), Some(3.0), "{sums:#}");
 
     // Every member of the topology was stopped and removed.
     let left = processes_mentioning(dir.to_str().expect("utf-8"));

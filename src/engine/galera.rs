@@ -130,13 +130,7 @@ impl GaleraOptions {
             out.push(format!("gcs.fc_factor={f}"));
         }
         for (k, v) in &self.provider_options {
-            let value = match v {
-                toml::Value::String(s) => Some(s.clone()),
-                toml::Value::Integer(i) => Some(i.to_string()),
-                toml::Value::Float(f) => Some(f.to_string()),
-                toml::Value::Boolean(b) => Some(b.to_string()),
-                _ => None,
-            };
+            let value = super::server::setting_value(v, ("true", "false"));
             let name_ok = !k.is_empty()
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');

@@ -203,14 +203,7 @@ pub fn extra_settings(
         let name_ok = !k.is_empty()
             && k.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || punct.contains(c));
-        let value = match v {
-            toml::Value::String(s) => Some(s.clone()),
-            toml::Value::Integer(i) => Some(i.to_string()),
-            toml::Value::Float(f) => Some(f.to_string()),
-            toml::Value::Boolean(b) => Some(if *b { on_off.0 } else { on_off.1 }.to_string()),
-            _ => None,
-        };
-        match value {
+        match setting_value(v, on_off) {
             Some(v) if name_ok && !v.contains('\n') => out.push((k.clone(), v)),
             _ => {
                 return Err(DecodeError::at(
@@ -223,6 +216,18 @@ pub fn extra_settings(
         }
     }
     Ok(out)
+}
+
+/// A setting's value as a configuration file writes it: strings as they are, numbers in
+/// decimal, booleans as `on_off` spells them; `None` for arrays, tables and dates.
+pub fn setting_value(v: &toml::Value, on_off: (&str, &str)) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { on_off.0 } else { on_off.1 }.to_string()),
+        _ => None,
+    }
 }
 
 /// With a target the server's own configuration applies: refuse the first of `options`

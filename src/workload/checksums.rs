@@ -3,7 +3,7 @@
 //! once they have applied everything the primary wrote. A contender of one server has no
 //! copies: the step is skipped on it, saying so.
 
-use super::replication::follow::{Follower, Until};
+use super::replication::follow::Follower;
 use super::replication::verify;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::engine::cluster::{self, Clustered};
@@ -51,12 +51,7 @@ pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         nodes_equal(c, timeout, ctx.stop)?
     } else if let Some(r) = ctx.engine.replication() {
         let t0 = Instant::now();
-        let mut f = Follower::new(r, t0);
-        let target = f.note_primary()?;
-        let all = f.all();
-        if f.wait(&all, &target, Until::Applied, timeout, ctx.stop)?
-            .is_none()
-        {
+        if !Follower::new(r, t0).settle(timeout, ctx.stop)? {
             return Err(StepError::Skipped(
                 "interrupted before the replicas caught up".into(),
             ));
