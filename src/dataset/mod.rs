@@ -182,6 +182,22 @@ impl Generator {
         }
     }
 
+    /// About how many bytes of its dataset files this generator writes for each unit of
+    /// scale (a row; a warehouse for `tpcc`), and how much more one engine's copy of the
+    /// tables takes on disk, as a factor of the files. The files' sizes are checked against
+    /// the generators in this module's tests; the factors allow for page and row overhead
+    /// of uncompressed engines (InnoDB took ~1.25× user_logs' file; short rows such as
+    /// codes' carry relatively more header and index per byte).
+    pub fn disk_per_unit(&self) -> (u64, f64) {
+        match self {
+            Generator::UserLogs => (810, 1.5),
+            Generator::Sbtest => (190, 1.5),
+            Generator::Codes => (52, 3.0),
+            Generator::Tiers40 => (380, 1.5),
+            Generator::Tpcc => (78_400_000, 1.5),
+        }
+    }
+
     /// Write table number `n` (0-based, in `tables()` order) as tab-separated rows to
     /// `path`; returns bytes written.
     pub fn write_tsv(
@@ -219,5 +235,32 @@ mod tests {
         assert_eq!(Generator::parse("User_Logs"), None);
         assert_eq!(Generator::parse(""), None);
         assert_eq!(Generator::UserLogs.columns().len(), 3);
+    }
+
+    #[test]
+    fn disk_estimates_follow_what_the_generators_write() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for name in GENERATORS {
+            let g = Generator::parse(name).expect("known");
+            // one warehouse of tpcc (all nine tables), 20,000 rows of the others
+            let (units, tables) = if g == Generator::Tpcc {
+                (1, 9)
+            } else {
+                (20_000, 1)
+            };
+            let written: u64 = (0..tables)
+                .map(|n| {
+                    let path = dir.path().join(format!("{name}-{n}"));
+                    g.write_tsv(42, units, 1, n, &path).expect("write")
+                })
+                .sum();
+            let (per_unit, _) = g.disk_per_unit();
+            let estimate = per_unit * units;
+            let off = estimate.abs_diff(written) as f64 / written as f64;
+            assert!(
+                off < 0.1,
+                "{name}: estimated {estimate} bytes, wrote {written}"
+            );
+        }
     }
 }

@@ -42,12 +42,6 @@ fn free_bytes(path: &Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
-/// Bytes of one generated row in the dataset file, on average (user_logs: ~800 bytes of
-/// text plus ids), and how much a table can take beyond it on disk (uncompressed engines
-/// with their page overhead; measured InnoDB took ~1.25× the file).
-const FILE_BYTES_PER_ROW: u64 = 820;
-const TABLE_FACTOR: f64 = 1.5;
-
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
@@ -86,18 +80,32 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
         }
     }
     if let Some(free) = m.disk_free_bytes {
-        let rows = study
-            .file
-            .dataset
-            .rows
-            .saturating_mul(study.file.dataset.tables);
-        let file = rows.saturating_mul(FILE_BYTES_PER_ROW);
-        let need = file.saturating_add((file as f64 * TABLE_FACTOR) as u64);
+        let ds = &study.file.dataset;
+        let g = crate::dataset::Generator::parse(&ds.generator)
+            .unwrap_or(crate::dataset::Generator::UserLogs);
+        let (units, what) = match g {
+            crate::dataset::Generator::Tpcc => {
+                let w = ds.warehouses.unwrap_or(0);
+                (w, format!("{w} warehouses"))
+            }
+            _ => {
+                let rows = ds.rows.saturating_mul(ds.tables);
+                (rows, format!("{rows} rows"))
+            }
+        };
+        let (per_unit, table_factor) = g.disk_per_unit();
+        let file = units.saturating_mul(per_unit);
+        let need = file.saturating_add((file as f64 * table_factor) as u64);
         if need > free {
+            let key = if g == crate::dataset::Generator::Tpcc {
+                "warehouses"
+            } else {
+                "rows"
+            };
             return Err(DecodeError::at(
-                KeyPath::root().key("dataset").key("rows"),
+                KeyPath::root().key("dataset").key(key),
                 format!(
-                    "{rows} rows need about {} of disk (the dataset file and one contender's table at a time); the results directory's filesystem has {} free",
+                    "{what} need about {} of disk (the dataset files and one contender's tables at a time); the results directory's filesystem has {} free: use a smaller scale or put the results (--out) on a larger filesystem",
                     gib(need),
                     gib(free)
                 ),
@@ -105,4 +113,52 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::{Request, load};
+
+    const GIB: u64 = 1 << 30;
+
+    fn fits(study: &str, scale: &str, disk_gib: u64) -> Result<(), String> {
+        let req = Request {
+            study: study.into(),
+            scale: Some(scale.into()),
+            all_contenders: true,
+            ..Request::default()
+        };
+        let s = load(&req).map_err(|e| e.to_string())?;
+        let m = Machine {
+            mem_bytes: 1 << 40,
+            disk_free_bytes: Some(disk_gib * GIB),
+            open_files: 1 << 20,
+        };
+        check(&s, &m).map_err(|e| format!("{}: {}", e.path, e.message))
+    }
+
+    #[test]
+    fn disk_need_follows_the_generator() {
+        // 10 M codes are ~0.5 GiB of file: they fit a small disk that 10 M log rows would not
+        assert_eq!(fits("point-lookups", "quick", 3), Ok(()));
+        let e = fits("point-lookups", "full", 3).unwrap_err();
+        assert!(
+            e.starts_with("dataset.rows: 1000000000 rows need about"),
+            "{e}"
+        );
+        // a TPC-C dataset is sized by its warehouses, and says so
+        let e = fits("tpcc", "full", 3).unwrap_err();
+        assert!(e.starts_with("dataset.warehouses: "), "{e}");
+        assert!(e.contains("warehouses need about"), "{e}");
+    }
+
+    #[test]
+    fn every_quick_scale_fits_a_modest_disk() {
+        for name in crate::study::builtin::names() {
+            if let Err(e) = fits(name, "quick", 8) {
+                assert!(e.contains("has no scale `quick`"), "{name}: {e}");
+            }
+        }
+    }
 }
