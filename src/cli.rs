@@ -70,6 +70,63 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Splitting a run over several processes or machines (`run --shard I/N`).
+#[derive(clap::Args, Debug, Default)]
+#[command(next_help_heading = "Shards (one run from many client machines)")]
+pub struct ShardArgs {
+    /// Run shard I of N (0-based): every step's clients are divided among the shards, each
+    /// keeping its id in the whole run; steps not divided among clients (load, checks) run on
+    /// shard 0. Shards meet in each target's database before every step and start together.
+    /// Every contender needs a target (MariaDB or PostgreSQL) that all shards reach. Merge
+    /// the shards' run directories with `dbduel merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The number of shards, for a shard whose index comes from the scheduler:
+    /// JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID. Also
+    /// DBDUEL_SHARDS.
+    #[arg(long, value_name = "N", conflicts_with = "shard")]
+    pub shards: Option<u32>,
+    /// The name every shard of this run shares, new for each run (default: DBDUEL_RUN_GROUP,
+    /// or under Slurm the array's job id).
+    #[arg(long, value_name = "NAME")]
+    pub run_group: Option<String>,
+    /// Seconds a shard waits for the others at a meeting point before the run fails, naming
+    /// the shards that did not come (they also wait while shard 0 loads the data).
+    #[arg(long, value_name = "S", default_value_t = 600)]
+    pub barrier_timeout_s: u64,
+}
+
+impl ShardArgs {
+    /// The shard this process runs, from the flags or the scheduler's environment; None for
+    /// an unsharded run.
+    pub fn resolve(&self) -> Result<Option<execute::Sharding>, String> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let shard = match &self.shard {
+            Some(s) => Some(crate::shard::Shard::parse(s)?),
+            None => crate::shard::Shard::from_env(self.shards, env)?,
+        };
+        let Some(shard) = shard else {
+            return Ok(None);
+        };
+        let group = self
+            .run_group
+            .clone()
+            .or_else(|| env("DBDUEL_RUN_GROUP"))
+            .or_else(|| env("SLURM_ARRAY_JOB_ID").map(|j| format!("slurm-{j}")))
+            .ok_or_else(|| {
+                format!(
+                    "shard {shard} needs the run's group, the name all its shards share: pass --run-group NAME (or set DBDUEL_RUN_GROUP), new for each run"
+                )
+            })?;
+        crate::shard::check_group(&group)?;
+        Ok(Some(execute::Sharding {
+            shard,
+            group,
+            timeout: std::time::Duration::from_secs(self.barrier_timeout_s.max(1)),
+        }))
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a study: a built-in name (see `dbduel studies`) or a path to a TOML file.
@@ -115,6 +172,8 @@ pub enum Command {
         /// Run even if the study looks too big for this machine's memory or disk.
         #[arg(long)]
         skip_resource_check: bool,
+        #[command(flatten)]
+        sharding: ShardArgs,
     },
     /// List the built-in studies, or print one (`dbduel studies show NAME > my.toml`).
     Studies {
@@ -170,6 +229,53 @@ pub enum Command {
         fail_on_regression: bool,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+    },
+    /// Make the shards of one run (`run --shard I/N`) into one run: counts and rates added,
+    /// every latency percentile computed from the shards' histograms summed. The merged run
+    /// is an ordinary run directory for `report` and `compare`.
+    Merge {
+        /// Every shard's run directory.
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        /// The merged run's directory (must not exist yet).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Print the Kubernetes objects that run a study's shards (`kubectl apply -f -`): a
+    /// ConfigMap with the study file, an Indexed Job of N pods each running one shard, the
+    /// target passwords as Secret references, and a volume claim for the results.
+    K8s {
+        /// Built-in study name or path to a study file (its contenders need targets).
+        study: String,
+        /// How many shards (pods), each on its own node where the cluster allows.
+        #[arg(long, value_name = "N")]
+        shards: u32,
+        /// Container image with dbduel on its PATH.
+        #[arg(long)]
+        image: String,
+        #[arg(long)]
+        namespace: Option<String>,
+        /// Name of the Job (and prefix of its ConfigMap and claim). Default: dbduel-STUDY.
+        #[arg(long)]
+        name: Option<String>,
+        /// Secret holding each password the study reads (`password_env`), under the variable's
+        /// name as its key.
+        #[arg(long, value_name = "NAME")]
+        secret: Option<String>,
+        /// An existing ReadWriteMany claim for the results; default: one is made.
+        #[arg(long, value_name = "CLAIM")]
+        results_claim: Option<String>,
+        /// Size of the claim made for the results.
+        #[arg(long, default_value = "10Gi")]
+        results_size: String,
+        #[arg(long)]
+        scale: Option<String>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long = "contender", value_name = "NAME")]
+        contenders: Vec<String>,
     },
     /// Private servers dbduel started: list them, or stop and remove them.
     Sandbox {
@@ -252,7 +358,11 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             format,
             check,
             skip_resource_check,
+            sharding,
         } => {
+            let sharding = sharding
+                .resolve()
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e))?;
             if let Some(n) = repeat {
                 sets.push(format!("study.repeat={n}"));
             }
@@ -280,11 +390,16 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     ),
                 ));
             }
+            if let Some(sh) = &sharding {
+                crate::shard::check_study(&study).map_err(|e| {
+                    Failure::new(exit::BAD_INPUT, format!("--shard {}: {e}", sh.shard))
+                })?;
+            }
             if check {
                 print_plan(&study);
                 return Ok(exit::OK);
             }
-            let report = execute_study(&study, out, keep, cli.quiet)?;
+            let report = execute_study(&study, out, keep, sharding, cli.quiet)?;
             out!(
                 "{}",
                 report::render(&report.dir.path, &report.summary, &report.manifest, format)
@@ -316,7 +431,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 Some(study::resources::Machine::here(&out)),
             )
             .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
-            let report = execute_study(&study, out, keep, cli.quiet)?;
+            let report = execute_study(&study, out, keep, None, cli.quiet)?;
             eprintln!("results: {}", report.dir.path.display());
             let after = report::load(&report.dir.path)
                 .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
@@ -331,6 +446,111 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 exit::OK if reproduced.is_err() => exit::FAILED,
                 code => code,
             })
+        }
+        Command::K8s {
+            study,
+            shards,
+            image,
+            namespace,
+            name,
+            secret,
+            results_claim,
+            results_size,
+            scale,
+            sets,
+            contenders,
+        } => {
+            let bad = |e: String| Failure::new(exit::BAD_INPUT, e);
+            if crate::shard::Shard::new(0, shards).is_none() {
+                return Err(bad(format!(
+                    "--shards {shards}: use 1 to {}",
+                    crate::shard::MAX_SHARDS
+                )));
+            }
+            let req = study::Request {
+                study: study.clone(),
+                scale: scale.clone(),
+                sets: sets.clone(),
+                contenders: contenders.clone(),
+                ..study::Request::default()
+            };
+            let loaded = study::load(&req).map_err(|e| bad(e.to_string()))?;
+            crate::shard::check_study(&loaded).map_err(|e| bad(format!("k8s: {e}")))?;
+            let (study_file, study_text) = match builtin::get(&study) {
+                Some(t) => (format!("{study}.toml"), t.to_string()),
+                None => (
+                    "study.toml".to_string(),
+                    std::fs::read_to_string(&study).map_err(|e| bad(format!("{study}: {e}")))?,
+                ),
+            };
+            let mut password_envs = Vec::new();
+            for c in &loaded.contenders {
+                let Some(spec) = loaded.file.contenders.iter().find(|s| s.name == c.name) else {
+                    continue;
+                };
+                if spec.password_file.is_some() {
+                    return Err(bad(format!(
+                        "contender `{}` reads its password from a file, which the pods do not have: use password_env, and --secret",
+                        c.name
+                    )));
+                }
+                password_envs.extend(spec.password_env.clone());
+            }
+            password_envs.sort();
+            password_envs.dedup();
+            let mut run_args = Vec::new();
+            for (flag, v) in scale
+                .iter()
+                .map(|s| ("--scale", s))
+                .chain(sets.iter().map(|s| ("--set", s)))
+                .chain(contenders.iter().map(|s| ("--contender", s)))
+            {
+                run_args.extend([flag.to_string(), v.clone()]);
+            }
+            let launch = crate::k8s::Launch {
+                name: name.unwrap_or_else(|| format!("dbduel-{}", loaded.file.study.name)),
+                namespace,
+                image,
+                shards,
+                study_text,
+                study_file,
+                run_args,
+                password_envs,
+                secret,
+                results_claim,
+                results_size,
+            };
+            let list = crate::k8s::manifests(&launch).map_err(bad)?;
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&list).unwrap_or_default()
+            );
+            Ok(exit::OK)
+        }
+        Command::Merge { runs, out, format } => {
+            use crate::results::shards;
+            let read = runs
+                .iter()
+                .map(|d| shards::ShardRun::read(d))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
+            let (dir, summary, manifest) = shards::merge(read, &out).map_err(|e| {
+                let code = match e {
+                    shards::MergeError::NotOneRun(_) => exit::BAD_INPUT,
+                    shards::MergeError::Results(_) => exit::FAILED,
+                };
+                Failure::new(code, e.to_string())
+            })?;
+            if let Err(e) = report::write_html(&dir, &summary, &manifest) {
+                eprintln!("could not write the HTML report: {e}");
+            }
+            out!("{}", report::render(&dir.path, &summary, &manifest, format));
+            eprintln!(
+                "merged {} shards: {}",
+                manifest.shards.len(),
+                dir.path.display()
+            );
+            Ok(status_code(summary.status))
         }
         Command::Studies { action: None } => {
             for (name, text) in builtin::BUILTINS {
@@ -511,6 +731,7 @@ fn execute_study(
     study: &study::Study,
     out: PathBuf,
     keep: bool,
+    shard: Option<execute::Sharding>,
     quiet: bool,
 ) -> Result<execute::RunReport, Failure> {
     for c in &study.contenders {
@@ -545,8 +766,13 @@ fn execute_study(
     }
     let stop = install_signal_handlers()?;
     let mut progress = Progress::new(quiet);
-    execute::run(study, &RunOptions { out, keep }, &mut progress, &stop)
-        .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+    execute::run(
+        study,
+        &RunOptions { out, keep, shard },
+        &mut progress,
+        &stop,
+    )
+    .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }
 
 /// `a, b, c`.

@@ -7,14 +7,16 @@ use crate::engine::{Engine, OpenCtx};
 use crate::progress::Progress;
 use crate::results::{
     Better, Build, ContenderFacts, ContenderSummary, DatasetFacts, Host, Manifest, Metric, RunDir,
-    SCHEMA_VERSION, Status, StepSummary, Summary, Unit, rfc3339,
+    SCHEMA_VERSION, ShardFacts, Status, StepSummary, Summary, Unit, rfc3339,
 };
+use crate::shard::{Barrier, Shard, Team};
 use crate::study::Study;
 use crate::sysmon;
 use crate::workload::{self, StepCtx, StepParams};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -23,6 +25,18 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Keep data files (databases, dataset) after the run.
     pub keep: bool,
+    /// Run one shard of the study (see [`crate::shard`]).
+    pub shard: Option<Sharding>,
+}
+
+/// Which shard to run, and how the shards meet.
+#[derive(Debug, Clone)]
+pub struct Sharding {
+    pub shard: Shard,
+    /// The name every shard of the run shares in the meeting table.
+    pub group: String,
+    /// How long a shard waits for the others at a meeting point.
+    pub timeout: Duration,
 }
 
 /// A finished (or stopped) run.
@@ -51,7 +65,12 @@ pub fn run(
     progress: &mut Progress,
     stop: &AtomicBool,
 ) -> Result<RunReport, ExecError> {
-    let dir = RunDir::create(&opts.out, &study.file.study.name)?;
+    // A shard's directory says which it is, so shards can share one results volume.
+    let label = match &opts.shard {
+        Some(sh) => format!("{}-{}", study.file.study.name, sh.shard.label()),
+        None => study.file.study.name.clone(),
+    };
+    let dir = RunDir::create(&opts.out, &label)?;
     progress.note(&format!("results: {}", dir.path.display()));
     let work = dir.work_dir();
     std::fs::create_dir_all(&work).map_err(|e| crate::results::ResultsError::Io {
@@ -90,6 +109,18 @@ pub fn run(
             .baseline
             .clone()
             .filter(|b| study.contenders.iter().any(|c| &c.name == b)),
+        shards: opts
+            .shard
+            .iter()
+            .map(|sh| ShardFacts {
+                index: sh.shard.index,
+                count: sh.shard.count,
+                group: sh.group.clone(),
+                hostname: sysmon::host_facts().hostname,
+                clock_offset_ms: Default::default(),
+                run_dir: None,
+            })
+            .collect(),
     };
     let mut summary = Summary {
         schema_version: SCHEMA_VERSION,
@@ -115,10 +146,13 @@ pub fn run(
     let max_clients = study.max_clients();
     // The resource check made sure the limit can be raised this far (unless it was skipped).
     crate::fdlimit::raise_to(study.open_files_needed());
-    let needs_data = study
-        .steps
-        .iter()
-        .any(|s| matches!(s.params, StepParams::Load(_)));
+    // Only the shard that loads needs the dataset.
+    let leads = opts.shard.as_ref().is_none_or(|sh| sh.shard.leads());
+    let needs_data = leads
+        && study
+            .steps
+            .iter()
+            .any(|s| matches!(s.params, StepParams::Load(_)));
     if needs_data {
         let all_rows: u64 = tables.iter().map(|t| t.rows).sum();
         progress.begin(&match ds.warehouses {
@@ -420,8 +454,36 @@ fn run_contender(
     if let Some(engine) = engine {
         dir.contender_dir(&rel_dir)?;
         let mut blocked: Option<String> = None;
-        for step in &study.steps {
+        // A sharded run meets the other shards in this contender's database.
+        let barrier = match &env.opts.shard {
+            Some(sh) => match Barrier::open(engine.as_ref(), sh.shard, &sh.group, sh.timeout) {
+                Ok(b) => Some(Arc::new(b)),
+                Err(e) => {
+                    blocked = Some(format!("the shards cannot meet: {e}"));
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(why) = &blocked {
+            progress.fail(&format!("FAILED {}: {why}", contender.name));
+            cs.steps = study
+                .steps
+                .iter()
+                .map(|s| StepSummary::without_figures(&s.name, &s.kind, Status::Failed, why))
+                .collect();
+        }
+        // Steps not yet recorded (all of them, unless the shards could not meet).
+        let steps = if cs.steps.is_empty() {
+            &study.steps[..]
+        } else {
+            &[]
+        };
+        for step in steps {
             if stop.load(Ordering::Relaxed) {
+                if let Some(b) = &barrier {
+                    b.abandon("interrupted");
+                }
                 cs.steps.push(StepSummary::without_figures(
                     &step.name,
                     &step.kind,
@@ -439,6 +501,33 @@ fn run_contender(
                 ));
                 continue;
             }
+            let team = match &barrier {
+                None => None,
+                Some(b) => match shard_gate(b, &rel_dir, step, stop) {
+                    Gate::Run(team) => Some(team),
+                    Gate::Recorded(s) => {
+                        if s.status != Status::Skipped {
+                            progress.fail(&format!(
+                                "FAILED {} · {}: {}",
+                                contender.name,
+                                step.name,
+                                s.note.as_deref().unwrap_or("")
+                            ));
+                            blocked = Some(format!("step `{}` failed", step.name));
+                        }
+                        cs.steps.push(*s);
+                        publish(&cs)?;
+                        continue;
+                    }
+                },
+            };
+            if let (Some(b), Some(f)) = (&barrier, manifest.shards.first_mut())
+                && let Some(ms) = b.clock_offset_ms()
+            {
+                f.clock_offset_ms
+                    .entry(contender.name.clone())
+                    .or_insert(ms);
+            }
             let s = run_step(
                 dir,
                 &rel_dir,
@@ -454,9 +543,14 @@ fn run_contender(
                     .or(manifest.host.data_device.as_deref()),
                 progress,
                 stop,
+                team.as_ref(),
             )?;
             if s.status == Status::Failed {
-                blocked = Some(format!("step `{}` failed", step.name));
+                let why = format!("step `{}` failed", step.name);
+                if let Some(b) = &barrier {
+                    b.abandon(&format!("{}: {why}", contender.name));
+                }
+                blocked = Some(why);
             }
             cs.steps.push(s);
             publish(&cs)?;
@@ -470,6 +564,45 @@ fn run_contender(
         let _ = std::fs::remove_dir_all(&data_dir);
     }
     Ok(cs)
+}
+
+/// What a shard does about a step.
+enum Gate {
+    /// Run it, as this team.
+    Run(Team),
+    /// Not here: another shard runs it (shard 0, a step not divided among clients; skipped),
+    /// or the shards could not meet (failed, the other shards told). Its record.
+    Recorded(Box<StepSummary>),
+}
+
+/// Meet the other shards before `step`.
+fn shard_gate(
+    b: &Arc<Barrier>,
+    rel_dir: &str,
+    step: &crate::study::Step,
+    stop: &AtomicBool,
+) -> Gate {
+    let point = format!("{rel_dir}/{}", step.name);
+    let record = |status, note: String| {
+        Gate::Recorded(Box::new(StepSummary::without_figures(
+            &step.name, &step.kind, status, note,
+        )))
+    };
+    if let Err(e) = b.meet(&point, stop) {
+        b.abandon(&format!("{point}: {e}"));
+        let status = match e {
+            crate::shard::BarrierError::Interrupted => Status::Interrupted,
+            _ => Status::Failed,
+        };
+        return record(status, e.to_string());
+    }
+    if step.params.divides_clients() || b.shard().leads() {
+        return Gate::Run(Team::new(b.clone(), point));
+    }
+    record(
+        Status::Skipped,
+        "run by shard 0 alone: its work is not divided among clients".into(),
+    )
 }
 
 /// Run one step with the sampler beside it and write its files.
@@ -487,6 +620,7 @@ fn run_step(
     data_device: Option<&str>,
     progress: &mut Progress,
     stop: &AtomicBool,
+    team: Option<&Team>,
 ) -> Result<StepSummary, ExecError> {
     progress.begin(&format!("{contender} · {}", step.name));
     let start = Instant::now();
@@ -518,6 +652,7 @@ fn run_step(
         data_device,
         progress: &*progress,
         stop: &step_stop,
+        team,
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();

@@ -727,7 +727,7 @@ impl MariadbEngine {
                 .map(PathBuf::from)
                 .filter(|d| self.reach.is_local() && d.is_dir());
         }
-        self.claim_database(&mut admin)
+        super::server::claim_racing(|| self.claim_database(&mut admin))
     }
 
     /// Create the study's database with its marker, or reuse one that has dbduel's marker

@@ -412,7 +412,7 @@ impl PostgresEngine {
                 .map(|r| PathBuf::from(r.get::<_, String>(0)));
             engine.datadir = dir.filter(|d| engine.reach.is_local() && d.is_dir());
         }
-        engine.claim_database(&mut admin)?;
+        super::server::claim_racing(|| engine.claim_database(&mut admin))?;
         if engine.opts.stat_statements {
             let mut c = engine.client(&engine.database)?;
             let ok = c

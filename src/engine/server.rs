@@ -190,6 +190,22 @@ impl Server {
     }
 }
 
+/// Claim the study's database with `claim`, allowing for another dbduel creating it at this
+/// moment (the shards of one run start together): a database caught between its creation and
+/// its marker, or a create that lost the race, is looked at again for up to 2 s before the
+/// error stands.
+pub fn claim_racing(mut claim: impl FnMut() -> super::Result<()>) -> super::Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match claim() {
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// A contender's `server = { ... }` table: extra settings for its private server, checked
 /// and written as the server's configuration file expects (`on_off` spells booleans).
 /// Names are letters, digits, `_` and the characters in `punct`.

@@ -4,6 +4,7 @@
 
 pub mod merge;
 pub mod model;
+pub mod shards;
 pub mod spread;
 
 pub use model::*;

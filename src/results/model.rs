@@ -69,6 +69,36 @@ pub struct Metric {
     /// What `samples` say: median, min–max and the interval for the median.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<super::spread::Spread>,
+    /// How a merge of shards recomputes the figure from their per-second histograms, when it
+    /// is not a plain sum (counts, rates) or maximum (seconds, bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Derived>,
+}
+
+/// Where a figure comes from, for a merge of shards to compute it again exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "of")]
+pub enum Derived {
+    /// A latency quantile, µs (`q` in [0, 1]; 1 is the maximum) of the operations measured
+    /// after warm-up: in the level of `level` clients (every level when absent), of the op
+    /// kinds `ops` (all when empty).
+    Quantile {
+        q: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<u64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ops: Vec<String>,
+    },
+    /// The highest of the step's figures whose keys are `prefix` and a level (`tps_t16`).
+    Best { prefix: String },
+    /// The level of that highest figure.
+    BestLevel { prefix: String },
+    /// A figure that adds up over shards though its unit does not say so (a share of a
+    /// target that grows with throughput).
+    Sum,
+    /// A figure of the server or its machine, not of the clients (its disk's reads): every
+    /// shard saw the same, so shard 0's is kept.
+    Shared,
 }
 
 impl Metric {
@@ -81,7 +111,24 @@ impl Metric {
             better,
             samples: Vec::new(),
             spread: None,
+            from: None,
         }
+    }
+
+    /// A latency quantile of the measured operations (see [`Derived::Quantile`]).
+    pub fn quantile(mut self, q: f64, level: Option<u64>, ops: &[&str]) -> Self {
+        self.from = Some(Derived::Quantile {
+            q,
+            level,
+            ops: ops.iter().map(|o| o.to_string()).collect(),
+        });
+        self
+    }
+
+    /// Say how a merge of shards computes it again.
+    pub fn derived(mut self, from: Derived) -> Self {
+        self.from = Some(from);
+        self
     }
 
     /// The figure measured `samples` times: its value is their median.
@@ -290,4 +337,25 @@ pub struct Manifest {
     /// The contender every figure is also shown as a ratio to (`--baseline`, `baseline = …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// A sharded run: this shard; a merged run: every shard, in index order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardFacts>,
+}
+
+/// One shard of a run split over several processes or machines, as it ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardFacts {
+    pub index: u32,
+    pub count: u32,
+    /// The run group the shards met under.
+    pub group: String,
+    pub hostname: String,
+    /// This shard's clock minus each contender's database clock, ms (positive: the shard's
+    /// clock is ahead), measured at the contender's first meeting. Shards start together by
+    /// the database's clock, so this is recorded, not corrected for.
+    #[serde(default)]
+    pub clock_offset_ms: BTreeMap<String, f64>,
+    /// In a merged run: the shard's own run directory, as given to `merge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_dir: Option<String>,
 }

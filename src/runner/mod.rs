@@ -136,6 +136,9 @@ pub struct RunSpec {
     pub pacing: Pacing,
     /// Seed of the open loop's Poisson gaps.
     pub seed: u64,
+    /// A sharded run: only this shard's clients run here (each with its id in the whole
+    /// run, `clients` still counting them all), starting when every shard is ready.
+    pub team: Option<crate::shard::Team>,
 }
 
 /// One client's operations. Created inside its own thread, so it owns its session there.
@@ -303,6 +306,8 @@ pub enum RunError {
     },
     #[error("interrupted while clients were connecting")]
     Interrupted,
+    #[error("{0}")]
+    Shards(#[from] crate::shard::BarrierError),
 }
 
 /// Per-worker counters for the current tick. Latencies go into the worker's recorders, which
@@ -478,6 +483,19 @@ where
 {
     let n_ops = op_names.len();
     let clients = spec.clients.max(1);
+    // The clients that run here, by their id in the whole run; a thread's slot is its place
+    // among them.
+    let ids: Vec<usize> = (0..clients)
+        .filter(|&c| spec.team.as_ref().is_none_or(|t| t.shard.owns(c)))
+        .collect();
+    let here = ids.len();
+    // With shards, every shard's clients start at the instant they agree on.
+    let meet = |stop: &AtomicBool| -> Result<Instant, RunError> {
+        match &spec.team {
+            Some(t) => Ok(t.meet(stop)?),
+            None => Ok(Instant::now()),
+        }
+    };
     // Holds the threads until all exist, then releases them to connect; then holds them
     // again until the clock starts (at once, for `FirstConnect`).
     let release = Gate::default();
@@ -485,7 +503,7 @@ where
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| -> Result<RunOutcome, RunError> {
-        for client in 0..clients {
+        for (slot, &client) in ids.iter().enumerate() {
             let tx = tx.clone();
             let (release, gate, make_worker) = (&release, &gate, &make_worker);
             let bound = spec.bound;
@@ -507,7 +525,7 @@ where
                         Err(error) => {
                             let _ = tx.send(Msg::ConnectFailed { client, error });
                             let _ = tx.send(Msg::Flush {
-                                worker: client,
+                                worker: slot,
                                 tick: 0,
                                 next_tick: 0,
                                 stats: Flushed {
@@ -522,7 +540,7 @@ where
                     if let Some(start) = gate.wait() {
                         let schedule = Schedule::new(spec.pacing, clients, client, spec.seed);
                         drive(
-                            client,
+                            slot,
                             worker.as_mut(),
                             bound,
                             start,
@@ -549,7 +567,7 @@ where
             let cpu_before = process_cpu_s();
             gate.open(Some(start));
             after_gate();
-            let mut outcome = collect(spec, op_names, clients, start, &rx, stop, &mut on, tally);
+            let mut outcome = collect(spec, op_names, here, start, &rx, stop, &mut on, tally);
             outcome.process_cpu_s = process_cpu_s() - cpu_before;
             outcome
         };
@@ -557,7 +575,7 @@ where
             Clock::AllConnected => {
                 let released = Instant::now();
                 release.open(Some(released));
-                let mut tally = ConnectTally::new(clients, released);
+                let mut tally = ConnectTally::new(here, released);
                 if let Err(e) = await_connects(&rx, &mut tally, stop) {
                     gate.open(None);
                     return Err(e);
@@ -567,13 +585,27 @@ where
                     return Err(RunError::Connect(tally.outcome()));
                 }
                 // Connecting is timed apart; the clock starts with every client ready.
-                measure(Instant::now(), &mut tally, &mut on_interval, &|| {})
+                let start = match meet(stop) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        gate.open(None);
+                        return Err(e);
+                    }
+                };
+                measure(start, &mut tally, &mut on_interval, &|| {})
             }
             Clock::FirstConnect => {
                 // The clock starts as the clients are released: connecting counts, and each
                 // client starts its operations once connected, not waiting for the others.
-                let start = Instant::now();
-                let mut tally = ConnectTally::new(clients, start);
+                let start = match meet(stop) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        release.open(None);
+                        gate.open(None);
+                        return Err(e);
+                    }
+                };
+                let mut tally = ConnectTally::new(here, start);
                 // Released once the gate is open, so no client waits at it.
                 let outcome = measure(start, &mut tally, &mut on_interval, &|| {
                     release.open(Some(start))
@@ -692,7 +724,7 @@ impl Schedule {
 /// latency from that time, and drops operations that fall more than `DROP_AFTER` behind.
 #[allow(clippy::too_many_arguments)]
 fn drive(
-    client: usize,
+    slot: usize,
     worker: &mut dyn Worker,
     bound: Bound,
     start: Instant,
@@ -759,7 +791,7 @@ fn drive(
         if cur != tick {
             let full = std::mem::replace(&mut local, Local::new(n_ops));
             let _ = tx.send(Msg::Flush {
-                worker: client,
+                worker: slot,
                 tick,
                 next_tick: cur,
                 stats: take(full, &mut recorders),
@@ -785,7 +817,7 @@ fn drive(
         seq += 1;
     }
     let _ = tx.send(Msg::Flush {
-        worker: client,
+        worker: slot,
         tick,
         next_tick: tick,
         stats: take(local, &mut recorders),
@@ -1045,6 +1077,7 @@ mod tests {
             warmup_s: 0,
             pacing: Pacing::Closed,
             seed: 1,
+            team: None,
         };
         let stop = AtomicBool::new(false);
         let mut seen = 0;
@@ -1077,6 +1110,7 @@ mod tests {
             warmup_s: 1,
             pacing: Pacing::Closed,
             seed: 1,
+            team: None,
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(
@@ -1147,6 +1181,7 @@ mod tests {
             warmup_s: 0,
             pacing: Pacing::Closed,
             seed: 1,
+            team: None,
         }
     }
 
@@ -1307,6 +1342,7 @@ mod tests {
             warmup_s: 0,
             pacing: Pacing::Closed,
             seed: 1,
+            team: None,
         };
         let stop = AtomicBool::new(false);
         let t = Instant::now();
@@ -1341,6 +1377,7 @@ mod tests {
                 poisson: false,
             },
             seed: 1,
+            team: None,
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(
@@ -1375,6 +1412,7 @@ mod tests {
                 poisson: true,
             },
             seed: 3,
+            team: None,
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(

@@ -577,6 +577,7 @@ mod tests {
             data_device: None,
             progress: &progress,
             stop: &stop,
+            team: None,
         };
         let p = LoadParams {
             batch_rows: 10,

@@ -12,7 +12,7 @@ use crate::dataset::rng::SplitMix64;
 use crate::engine::documents::DocSession;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::Worker;
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use crate::sysmon::DeviceIo;
@@ -350,14 +350,20 @@ fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
             best.qps,
             Unit::PerSecond,
             Better::Higher,
-        ),
+        )
+        .derived(Derived::Best {
+            prefix: "qps_t".into(),
+        }),
         Metric::new(
             "best_threads",
             "at clients",
             best.threads as f64,
             Unit::Count,
             Better::None,
-        ),
+        )
+        .derived(Derived::BestLevel {
+            prefix: "qps_t".into(),
+        }),
     ];
     for l in levels {
         let t = l.threads;

@@ -145,6 +145,19 @@ impl StepParams {
         }
     }
 
+    /// Is the step's work divided among clients, so that each shard of a sharded run runs its
+    /// share of them? Other steps (a load, a size, a check, a statement timed alone) run on
+    /// shard 0 only, while the others wait for it.
+    pub fn divides_clients(&self) -> bool {
+        matches!(
+            self,
+            StepParams::Queries(_)
+                | StepParams::Oltp(_)
+                | StepParams::Lookups(_)
+                | StepParams::Tpcc(_)
+        )
+    }
+
     /// Clients this step opens at once (for sizing servers' connection limits).
     pub fn clients(&self) -> u64 {
         match self {
@@ -180,6 +193,9 @@ pub struct StepCtx<'a> {
     pub data_device: Option<&'a str>,
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
+    /// In a sharded run, the step's team: its runs start only this shard's clients, when
+    /// every shard is ready (see [`StepParams::divides_clients`]).
+    pub team: Option<&'a crate::shard::Team>,
 }
 
 /// What a step produced.
@@ -252,6 +268,15 @@ impl StepCtx<'_> {
     /// The first (for single-table datasets: the) table.
     pub fn table(&self) -> &TableDef {
         &self.tables[0]
+    }
+
+    /// What only one shard may do (DDL alongside the load, say): all of it on shard 0 or
+    /// unsharded, nothing on the others.
+    pub fn own<'t, T>(&self, work: &'t [T]) -> &'t [T] {
+        match self.team {
+            Some(t) if !t.shard.leads() => &[],
+            _ => work,
+        }
     }
 
     /// The step's title: the study's, or the kind's default.

@@ -11,7 +11,7 @@ use crate::dataset::sbtest::{C_GROUPS, PAD_GROUPS, digit_groups};
 use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
@@ -854,6 +854,7 @@ fn run_levels(
                 None => Pacing::Closed,
             },
             seed: li as u64,
+            team: ctx.team.cloned(),
         };
         ctx.progress
             .status(&format!("{} threads connecting", threads));
@@ -871,7 +872,7 @@ fn run_levels(
             )
         };
         let progress = ctx.progress;
-        let (out, runs) = super::hot_ddl::alongside(engine, &p.ddl, ctx.stop, |clock| {
+        let (out, runs) = super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |clock| {
             runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
                 clock(iv.t_s);
                 if let Some((k, c)) = kill
@@ -993,13 +994,16 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             Better::Higher,
         ));
         if let Some(lat) = l.latency_us {
-            s.metrics.push(Metric::new(
-                &format!("p99_us_t{}", l.threads),
-                &format!("p99{sfx}"),
-                lat.p99 as f64,
-                Unit::Micros,
-                Better::Lower,
-            ));
+            s.metrics.push(
+                Metric::new(
+                    &format!("p99_us_t{}", l.threads),
+                    &format!("p99{sfx}"),
+                    lat.p99 as f64,
+                    Unit::Micros,
+                    Better::Lower,
+                )
+                .quantile(0.99, Some(l.threads), &[]),
+            );
         }
     }
     if sweep {
@@ -1012,7 +1016,10 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 best.tps,
                 Unit::PerSecond,
                 Better::Higher,
-            ),
+            )
+            .derived(Derived::Best {
+                prefix: "tps_t".into(),
+            }),
         );
         s.metrics.insert(
             1,
@@ -1022,7 +1029,10 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 best.threads as f64,
                 Unit::Count,
                 Better::None,
-            ),
+            )
+            .derived(Derived::BestLevel {
+                prefix: "tps_t".into(),
+            }),
         );
     } else {
         s.metrics.push(Metric::new(
@@ -1033,20 +1043,18 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             Better::Higher,
         ));
         if let Some(lat) = best.latency_us {
-            s.metrics.push(Metric::new(
-                "p95_us",
-                "p95",
-                lat.p95 as f64,
-                Unit::Micros,
-                Better::Lower,
-            ));
-            s.metrics.push(Metric::new(
-                "max_us",
-                "max",
-                lat.max as f64,
-                Unit::Micros,
-                Better::Lower,
-            ));
+            for (key, label, v, q) in [
+                ("p95_us", "p95", lat.p95, 0.95),
+                ("max_us", "max", lat.max, 1.0),
+            ] {
+                s.metrics.push(
+                    Metric::new(key, label, v as f64, Unit::Micros, Better::Lower).quantile(
+                        q,
+                        Some(best.threads),
+                        &[],
+                    ),
+                );
+            }
         }
     }
     // A failed event is not retried (sysbench restarts one that hit a deadlock): the figure

@@ -252,6 +252,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         warmup_s: p.warmup_s,
         pacing: runner::Pacing::Closed,
         seed: 0,
+        team: ctx.team.cloned(),
     };
     ctx.progress
         .status(&format!("{} clients connecting", p.clients));
@@ -332,19 +333,19 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         ),
     ]);
     if let Some(l) = lat {
-        for (key, label, v) in [
-            ("p50_us", "p50", l.p50),
-            ("p95_us", "p95", l.p95),
-            ("p99_us", "p99", l.p99),
-            ("max_us", "max", l.max),
+        for (key, label, v, q) in [
+            ("p50_us", "p50", l.p50, 0.5),
+            ("p95_us", "p95", l.p95, 0.95),
+            ("p99_us", "p99", l.p99, 0.99),
+            ("max_us", "max", l.max, 1.0),
         ] {
-            s.metrics.push(Metric::new(
-                key,
-                label,
-                v as f64,
-                Unit::Micros,
-                Better::Lower,
-            ));
+            s.metrics.push(
+                Metric::new(key, label, v as f64, Unit::Micros, Better::Lower).quantile(
+                    q,
+                    None,
+                    &[],
+                ),
+            );
         }
     }
     s.metrics.extend(connect_metrics(&out.connect));

@@ -5,7 +5,7 @@
 use super::{StepCtx, StepError};
 use crate::engine;
 use crate::metrics::Latency;
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, IntervalRecord, Pacing, RunOutcome, RunSpec, Worker};
 use crate::sysmon::DeviceIo;
 use crate::sysmon::disk_meter::{self, DiskMeter};
@@ -110,6 +110,7 @@ where
             warmup_s: spec.warmup_s,
             pacing: Pacing::Closed,
             seed: li as u64,
+            team: ctx.team.cloned(),
         };
         ctx.progress
             .status(&format!("{threads} clients connecting"));
@@ -180,11 +181,11 @@ pub fn latency_figures(t: u64, lat: &Latency, which: &[&str]) -> Vec<Metric> {
     which
         .iter()
         .map(|&key| {
-            let v = match key {
-                "p50" => lat.p50,
-                "p95" => lat.p95,
-                "p99" => lat.p99,
-                _ => lat.max,
+            let (v, q) = match key {
+                "p50" => (lat.p50, 0.5),
+                "p95" => (lat.p95, 0.95),
+                "p99" => (lat.p99, 0.99),
+                _ => (lat.max, 1.0),
             };
             Metric::new(
                 &format!("{key}_us_t{t}"),
@@ -193,6 +194,7 @@ pub fn latency_figures(t: u64, lat: &Latency, which: &[&str]) -> Vec<Metric> {
                 Unit::Micros,
                 Better::Lower,
             )
+            .quantile(q, Some(t), &[])
         })
         .collect()
 }
@@ -228,6 +230,7 @@ pub fn disk_figures(t: u64, d: &DeviceIo, writes: bool) -> Vec<Metric> {
                 unit,
                 Better::None,
             )
+            .derived(Derived::Shared)
         })
         .collect()
 }

@@ -62,6 +62,7 @@ pub fn run(
             None => Pacing::Closed,
         },
         seed: stream,
+        team: None,
     };
     let engine = ctx.engine;
     let out = match p.writes {

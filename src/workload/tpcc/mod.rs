@@ -16,7 +16,7 @@ use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::Constants;
 use crate::metrics::Latency;
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec};
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::{Deserialize, Serialize};
@@ -248,6 +248,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             warmup_s: p.skipped_s(),
             pacing: Pacing::Closed,
             seed: li as u64,
+            team: ctx.team.cloned(),
         };
         let counters = Counters::default();
         ctx.progress
@@ -265,7 +266,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
         };
         let progress = ctx.progress;
-        let (out, runs) = hot_ddl::alongside(ctx.engine, &p.ddl, ctx.stop, |clock| {
+        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |clock| {
             runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
                 clock(iv.t_s);
                 let no = iv.per_op.first().map_or(0, |o| o.ops);
@@ -417,14 +418,21 @@ fn figures(
 fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
     let sweep = levels.len() > 1;
     let mut m = vec![
-        Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher),
+        Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher).derived(if sweep {
+            Derived::Best {
+                prefix: "tpmc_t".into(),
+            }
+        } else {
+            Derived::Sum
+        }),
         Metric::new(
             "efficiency_pct",
             "efficiency",
             best.efficiency_pct,
             Unit::Percent,
             Better::None,
-        ),
+        )
+        .derived(Derived::Sum),
         Metric::new(
             "tpm_total",
             "tpmTotal",
@@ -434,13 +442,18 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
         ),
     ];
     if sweep {
-        m.push(Metric::new(
-            "best_threads",
-            "at terminals",
-            best.threads as f64,
-            Unit::Count,
-            Better::None,
-        ));
+        m.push(
+            Metric::new(
+                "best_threads",
+                "at terminals",
+                best.threads as f64,
+                Unit::Count,
+                Better::None,
+            )
+            .derived(Derived::BestLevel {
+                prefix: "tpmc_t".into(),
+            }),
+        );
         for l in levels {
             m.push(Metric::new(
                 &format!("tpmc_t{}", l.threads),
@@ -453,13 +466,16 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
     }
     for t in &best.types {
         if let Some(lat) = t.latency_us {
-            m.push(Metric::new(
-                &format!("{}_p99_us", t.name),
-                &format!("{} p99", t.name.replace('_', "-")),
-                lat.p99 as f64,
-                Unit::Micros,
-                Better::Lower,
-            ));
+            m.push(
+                Metric::new(
+                    &format!("{}_p99_us", t.name),
+                    &format!("{} p99", t.name.replace('_', "-")),
+                    lat.p99 as f64,
+                    Unit::Micros,
+                    Better::Lower,
+                )
+                .quantile(0.99, Some(best.threads), &[t.name]),
+            );
         }
     }
     let conflicts: u64 = best.types.iter().flat_map(|t| t.conflicts.values()).sum();

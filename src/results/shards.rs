@@ -1,0 +1,494 @@
+//! The shards of one run made into one run. Counts and rates add up; every latency figure is
+//! computed again from the shards' per-second histograms summed — never an average of
+//! percentiles — and a sweep's best level is chosen again from the summed levels. Each
+//! shard's own use of its client machine is kept beside the figures, and its warnings carry
+//! over. Steps that only shard 0 ran (a load, a check) are shard 0's as they are. The merged
+//! run is an ordinary run directory: reports and compare never know it was merged.
+
+use super::{
+    ContenderSummary, Derived, Manifest, Metric, ResultsError, RunDir, Status, StepSummary,
+    Summary, Unit,
+};
+use crate::metrics::{self, Hist, Latency};
+use crate::runner::{IntervalRecord, OpInterval};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One shard's run directory, read.
+pub struct ShardRun {
+    pub dir: PathBuf,
+    pub summary: Summary,
+    pub manifest: Manifest,
+}
+
+/// Why runs cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// The runs given are not the shards of one run (the message says how).
+    #[error("{0}")]
+    NotOneRun(String),
+}
+
+impl ShardRun {
+    pub fn read(dir: &Path) -> Result<ShardRun, MergeError> {
+        let rd = RunDir::open(dir)?;
+        Ok(ShardRun {
+            dir: dir.to_path_buf(),
+            summary: rd.read_summary()?,
+            manifest: rd.read_manifest()?,
+        })
+    }
+}
+
+/// Check that `runs` are every shard of one run, and put them in shard order.
+pub fn check(mut runs: Vec<ShardRun>) -> Result<Vec<ShardRun>, MergeError> {
+    let bad = |m: String| Err(MergeError::NotOneRun(m));
+    let mut facts = Vec::new();
+    for r in &runs {
+        match r.manifest.shards.as_slice() {
+            [one] => facts.push(one.clone()),
+            [] => {
+                return bad(format!(
+                    "{}: not a shard's run (it ran without --shard)",
+                    r.dir.display()
+                ));
+            }
+            _ => {
+                return bad(format!(
+                    "{}: a merged run already; merge the shards' own runs",
+                    r.dir.display()
+                ));
+            }
+        }
+    }
+    let Some(first) = facts.first().cloned() else {
+        return bad("no runs to merge".into());
+    };
+    for (r, f) in runs.iter().zip(&facts) {
+        if f.group != first.group || f.count != first.count {
+            return bad(format!(
+                "{} is shard {}/{} of run group `{}`, the first is of `{}` with {} shards: these are not the shards of one run",
+                r.dir.display(),
+                f.index,
+                f.count,
+                f.group,
+                first.group,
+                first.count
+            ));
+        }
+        if r.manifest.study != runs[0].manifest.study {
+            return bad(format!(
+                "{} ran another study (or scale, or overrides) than {}",
+                r.dir.display(),
+                runs[0].dir.display()
+            ));
+        }
+    }
+    runs.sort_by_key(|r| r.manifest.shards[0].index);
+    let indexes: Vec<u32> = runs.iter().map(|r| r.manifest.shards[0].index).collect();
+    let missing: Vec<String> = (0..first.count)
+        .filter(|i| !indexes.contains(i))
+        .map(|i| i.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!(
+            "shard(s) {} of {} missing: give every shard's run directory",
+            missing.join(", "),
+            first.count
+        ));
+    }
+    if indexes.len() as u32 != first.count {
+        return bad("a shard is given twice".into());
+    }
+    Ok(runs)
+}
+
+/// Merge the shards `runs` (every shard of one run) into a new run directory `out`, which
+/// must not exist yet. Returns the merged run's files as written.
+pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manifest), MergeError> {
+    let runs = check(runs)?;
+    let dir = new_dir(out)?;
+    let lead = &runs[0];
+    let mut manifest = lead.manifest.clone();
+    manifest.shards = runs
+        .iter()
+        .map(|r| {
+            let mut f = r.manifest.shards[0].clone();
+            f.run_dir = Some(r.dir.display().to_string());
+            f
+        })
+        .collect();
+    let mut summary = lead.summary.clone();
+    for c in summary.contenders.iter_mut() {
+        dir.contender_dir(&c.name)?;
+        let theirs: Vec<Option<&ContenderSummary>> = runs
+            .iter()
+            .map(|r| r.summary.contenders.iter().find(|x| x.name == c.name))
+            .collect();
+        for (si, step) in c.steps.iter_mut().enumerate() {
+            let parts: Vec<(u32, &StepSummary, &Path)> = runs
+                .iter()
+                .zip(&theirs)
+                .filter_map(|(r, cs)| {
+                    let s = (*cs)?.steps.get(si).filter(|s| s.name == step.name)?;
+                    Some((r.manifest.shards[0].index, s, r.dir.as_path()))
+                })
+                .collect();
+            let others_skipped = parts[1..]
+                .iter()
+                .all(|(_, s, _)| s.status == Status::Skipped);
+            let rel = format!("{}/{}", c.name, step.name);
+            if parts.len() < 2 || others_skipped {
+                // Shard 0's step, with its files.
+                for sfx in [".json", ".intervals.ndjson", ".system.ndjson"] {
+                    copy_if_there(
+                        &lead.dir.join(format!("{rel}{sfx}")),
+                        &dir.path.join(format!("{rel}{sfx}")),
+                    )?;
+                }
+                continue;
+            }
+            let ivs: Vec<Vec<IntervalRecord>> = parts
+                .iter()
+                .map(|(_, _, d)| read_intervals(&d.join(format!("{rel}.intervals.ndjson"))))
+                .collect::<Result<_, _>>()?;
+            let merged_ivs = merge_intervals(&ivs);
+            *step = merge_step(&parts, &ivs);
+            dir.write_ndjson(&format!("{rel}.intervals.ndjson"), &merged_ivs)?;
+            for (i, _, d) in &parts {
+                copy_if_there(
+                    &d.join(format!("{rel}.system.ndjson")),
+                    &dir.path.join(format!("{rel}.shard-{i}.system.ndjson")),
+                )?;
+            }
+            copy_if_there(
+                &lead.dir.join(format!("{rel}.system.ndjson")),
+                &dir.path.join(format!("{rel}.system.ndjson")),
+            )?;
+            let per_shard: Vec<serde_json::Value> = parts
+                .iter()
+                .map(|(i, s, d)| {
+                    serde_json::json!({
+                        "shard": i,
+                        "run_dir": d.display().to_string(),
+                        "summary": s,
+                    })
+                })
+                .collect();
+            dir.write_json(
+                &format!("{rel}.json"),
+                &serde_json::json!({ "shards": per_shard }),
+            )?;
+        }
+    }
+    summary.status = worst(runs.iter().map(|r| r.summary.status));
+    summary.finished_at = runs
+        .iter()
+        .filter_map(|r| r.summary.finished_at.clone())
+        .max();
+    dir.write_json("manifest.json", &manifest)?;
+    dir.write_json("summary.json", &summary)?;
+    Ok((dir, summary, manifest))
+}
+
+fn new_dir(out: &Path) -> Result<RunDir, ResultsError> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| ResultsError::Io {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::create_dir(out).map_err(|source| ResultsError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(RunDir {
+        path: out.to_path_buf(),
+    })
+}
+
+fn copy_if_there(from: &Path, to: &Path) -> Result<(), ResultsError> {
+    if from.is_file() {
+        std::fs::copy(from, to).map_err(|source| ResultsError::Io {
+            path: to.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+fn read_intervals(path: &Path) -> Result<Vec<IntervalRecord>, ResultsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(ResultsError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).map_err(|source| ResultsError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })
+        })
+        .collect()
+}
+
+fn worst(statuses: impl Iterator<Item = Status>) -> Status {
+    let all: Vec<Status> = statuses.collect();
+    for s in [Status::Failed, Status::Interrupted, Status::Ok] {
+        if all.contains(&s) {
+            return s;
+        }
+    }
+    Status::Skipped
+}
+
+/// The summed histogram of the measured seconds (after warm-up) of every shard: of the level
+/// of `level` clients (all when None), of the op kinds `ops` (all when empty). None when no
+/// second carries a histogram (a run written before they were kept).
+fn summed(ivs: &[Vec<IntervalRecord>], level: Option<u64>, ops: &[String]) -> Option<Hist> {
+    let mut h = metrics::new_hist();
+    let mut any = false;
+    for iv in ivs.iter().flatten() {
+        if iv.warmup || level.is_some_and(|l| iv.level != Some(l)) {
+            continue;
+        }
+        for op in &iv.per_op {
+            if !ops.is_empty() && !ops.contains(&op.op) {
+                continue;
+            }
+            if let Some(text) = &op.hist {
+                let one = metrics::decode(text).ok()?;
+                metrics::merge(&mut h, &one);
+                any = true;
+            } else if op.ops > 0 {
+                return None;
+            }
+        }
+    }
+    any.then_some(h)
+}
+
+/// One merged step from the shards' records of it and their seconds.
+fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>]) -> StepSummary {
+    let lead = parts[0].1;
+    let mut s = lead.clone();
+    s.status = worst(parts.iter().map(|(_, p, _)| p.status));
+    let sum_u = |f: fn(&StepSummary) -> Option<u64>| -> Option<u64> {
+        parts
+            .iter()
+            .filter_map(|(_, p, _)| f(p))
+            .reduce(|a, b| a + b)
+    };
+    s.rows = sum_u(|p| p.rows);
+    s.errors = sum_u(|p| p.errors);
+    s.bytes = sum_u(|p| p.bytes);
+    s.elapsed_s = parts
+        .iter()
+        .filter_map(|(_, p, _)| p.elapsed_s)
+        .reduce(f64::max);
+    // Figures in shard 0's order, each from every shard that has it.
+    let mut left_out = Vec::new();
+    let mut metrics: Vec<Metric> = Vec::new();
+    for m in &lead.metrics {
+        let values: Vec<f64> = parts
+            .iter()
+            .filter_map(|(_, p, _)| p.metrics.iter().find(|x| x.key == m.key).map(|x| x.value))
+            .collect();
+        let value = match (&m.from, m.unit) {
+            (Some(Derived::Quantile { q, level, ops }), _) => {
+                summed(ivs, *level, ops).map(|h| metrics::quantile(&h, *q) as f64)
+            }
+            // Chosen once every level is summed, below.
+            (Some(Derived::Best { .. } | Derived::BestLevel { .. }), _) => Some(m.value),
+            (Some(Derived::Shared), _) => Some(m.value),
+            (Some(Derived::Sum), _)
+            | (None, Unit::Count | Unit::PerSecond | Unit::BytesPerSecond) => {
+                Some(values.iter().sum())
+            }
+            (None, Unit::Seconds | Unit::Bytes) => values.iter().copied().reduce(f64::max),
+            (None, Unit::Micros | Unit::Percent) => None,
+        };
+        match value {
+            Some(v) => {
+                let mut merged = m.clone();
+                merged.value = v;
+                merged.samples.clear();
+                merged.spread = None;
+                metrics.push(merged);
+            }
+            None => left_out.push(m.label.clone()),
+        }
+    }
+    choose_best(&mut metrics);
+    // The step's headline rate and latency follow its best level when it swept, or all of it.
+    let best_level = metrics.iter().find_map(|m| match &m.from {
+        Some(Derived::BestLevel { .. }) => Some(m.value as u64),
+        _ => None,
+    });
+    s.ops_per_s = match metrics
+        .iter()
+        .find(|m| matches!(m.from, Some(Derived::Best { .. })))
+    {
+        Some(b) => Some(b.value),
+        None => parts
+            .iter()
+            .filter_map(|(_, p, _)| p.ops_per_s)
+            .reduce(|a, b| a + b),
+    };
+    let level = best_level.or_else(|| single_level(ivs));
+    s.latency_us = summed(ivs, level, &[]).and_then(|h| Latency::of(&h));
+    s.metrics = metrics;
+    s.dbduel = parts
+        .iter()
+        .filter_map(|(_, p, _)| p.dbduel)
+        .reduce(|a, b| crate::sysmon::own::OwnUse {
+            peak_rss_bytes: a.peak_rss_bytes.max(b.peak_rss_bytes),
+            cpu_s: a.cpu_s + b.cpu_s,
+        });
+    // The most disturbed shard's machine speaks for the step: compare will not judge it.
+    s.machine = parts
+        .iter()
+        .filter_map(|(_, p, _)| p.machine)
+        .reduce(|a, b| crate::sysmon::machine::MachineShare {
+            others_cpu_pct: a.others_cpu_pct.max(b.others_cpu_pct),
+            steal_pct: a.steal_pct.max(b.steal_pct),
+            min_available_mem_pct: a.min_available_mem_pct.min(b.min_available_mem_pct),
+            span_s: a.span_s.min(b.span_s),
+        });
+    s.note = Some(note(parts, &left_out));
+    s
+}
+
+/// Set `Best` figures to the highest summed level and `BestLevel` ones to its level.
+fn choose_best(metrics: &mut [Metric]) {
+    let best_of = |metrics: &[Metric], prefix: &str| -> Option<(u64, f64)> {
+        metrics
+            .iter()
+            .filter_map(|m| {
+                let level: u64 = m.key.strip_prefix(prefix)?.parse().ok()?;
+                Some((level, m.value))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    for i in 0..metrics.len() {
+        let set = match &metrics[i].from {
+            Some(Derived::Best { prefix }) => best_of(metrics, prefix).map(|(_, v)| v),
+            Some(Derived::BestLevel { prefix }) => best_of(metrics, prefix).map(|(l, _)| l as f64),
+            _ => None,
+        };
+        if let Some(v) = set {
+            metrics[i].value = v;
+        }
+    }
+}
+
+/// The one level the seconds belong to, if they all belong to one.
+fn single_level(ivs: &[Vec<IntervalRecord>]) -> Option<u64> {
+    let mut levels = ivs.iter().flatten().map(|iv| iv.level);
+    let first = levels.next().flatten()?;
+    levels.all(|l| l == Some(first)).then_some(first)
+}
+
+/// The merged step's note: shard 0's account, what the merge did, each shard's warnings.
+fn note(parts: &[(u32, &StepSummary, &Path)], left_out: &[String]) -> String {
+    let lead_note = parts[0].1.note.clone().unwrap_or_default();
+    // Shard 0's own warnings are listed with the others', under its index.
+    let own: Vec<&str> = lead_note
+        .split("; ")
+        .filter(|p| !p.starts_with("warning: "))
+        .collect();
+    let mut n = vec![own.join("; ")];
+    n.push(format!(
+        "merged from {} shards: counts and rates added, latency from their histograms summed",
+        parts.len()
+    ));
+    if !left_out.is_empty() {
+        n.push(format!(
+            "left out (no exact merge; each shard's is in the step's JSON): {}",
+            left_out.join(", ")
+        ));
+    }
+    for (i, p, _) in parts {
+        for w in p
+            .note
+            .iter()
+            .flat_map(|n| n.split("; "))
+            .filter(|w| w.starts_with("warning: "))
+        {
+            n.push(format!("shard {i} {w}"));
+        }
+        if p.status == Status::Failed {
+            n.push(format!("shard {i} FAILED"));
+        }
+    }
+    n.retain(|x| !x.is_empty());
+    n.join("; ")
+}
+
+/// The shards' seconds summed: the same tick of the same level across shards is one second.
+pub fn merge_intervals(ivs: &[Vec<IntervalRecord>]) -> Vec<IntervalRecord> {
+    // By tick first: a sweep's levels follow each other in ticks.
+    let mut by: BTreeMap<(u64, Option<u64>), IntervalRecord> = BTreeMap::new();
+    let mut hists: BTreeMap<(Option<u64>, u64, String), Hist> = BTreeMap::new();
+    for iv in ivs.iter().flatten() {
+        let key = (iv.tick, iv.level);
+        let m = by.entry(key).or_insert_with(|| IntervalRecord {
+            ops: 0,
+            ops_per_s: 0.0,
+            rows: 0,
+            errors: 0,
+            late: 0,
+            dropped: 0,
+            latency_us: None,
+            per_op: Vec::new(),
+            ..iv.clone()
+        });
+        m.ops += iv.ops;
+        m.ops_per_s += iv.ops_per_s;
+        m.rows += iv.rows;
+        m.errors += iv.errors;
+        m.late += iv.late;
+        m.dropped += iv.dropped;
+        m.t_s = m.t_s.max(iv.t_s);
+        for op in &iv.per_op {
+            match m.per_op.iter_mut().find(|o| o.op == op.op) {
+                Some(o) => o.ops += op.ops,
+                None => m.per_op.push(OpInterval {
+                    op: op.op.clone(),
+                    ops: op.ops,
+                    latency_us: None,
+                    hist: None,
+                }),
+            }
+            if let Some(h) = op.hist.as_deref().and_then(|t| metrics::decode(t).ok()) {
+                let into = hists
+                    .entry((iv.level, iv.tick, op.op.clone()))
+                    .or_insert_with(metrics::new_hist);
+                metrics::merge(into, &h);
+            }
+        }
+    }
+    by.into_iter()
+        .map(|((tick, level), mut m)| {
+            let mut all = metrics::new_hist();
+            for o in &mut m.per_op {
+                if let Some(h) = hists.get(&(level, tick, o.op.clone())) {
+                    o.latency_us = Latency::of(h);
+                    o.hist = (!h.is_empty()).then(|| metrics::encode(h));
+                    metrics::merge(&mut all, h);
+                }
+            }
+            m.latency_us = Latency::of(&all);
+            m
+        })
+        .collect()
+}

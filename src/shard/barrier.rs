@@ -1,0 +1,263 @@
+//! The meeting point of a run's shards, kept in the target database itself (the one thing
+//! every shard reaches): a table `dbduel_shards` in dbduel's own marked database where each
+//! shard checks in at each point. Once all have, every shard starts at the same instant of the
+//! database's clock, converted to its own; the offset of each shard's clock from the
+//! database's is measured on the way and recorded.
+//!
+//! A shard that cannot go on (a failed step, Ctrl-C) leaves a `!gone` row, so the others fail
+//! at once naming it instead of waiting out the timeout.
+
+use super::Shard;
+use crate::engine::{Dialect, Engine, EngineError, Session, Value};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// The table's name in the contender's database.
+pub const TABLE: &str = "dbduel_shards";
+
+/// How long after the last shard checked in they all start: time for each to see it.
+const LEAD: Duration = Duration::from_millis(300);
+
+/// How often a waiting shard looks again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Why the shards could not meet.
+#[derive(Debug, thiserror::Error)]
+pub enum BarrierError {
+    #[error(
+        "shards did not meet at `{point}` within {timeout_s} s: shard(s) {missing} of {count} never arrived (are they running, with the same --run-group and study?)"
+    )]
+    Timeout {
+        point: String,
+        timeout_s: u64,
+        missing: String,
+        count: u32,
+    },
+    #[error("shard {shard} of this run stopped: {why}")]
+    Gone { shard: u32, why: String },
+    #[error(
+        "run group `{group}` has already met at `{point}`: a new run needs a new --run-group (DBDUEL_RUN_GROUP)"
+    )]
+    Reused { group: String, point: String },
+    #[error("interrupted while waiting for the other shards")]
+    Interrupted,
+    #[error("the shards' meeting table: {0}")]
+    Engine(#[from] EngineError),
+}
+
+/// One shard's end of the meeting table, on its own session.
+pub struct Barrier {
+    shard: Shard,
+    group: String,
+    timeout: Duration,
+    dialect: Dialect,
+    session: Mutex<Box<dyn Session>>,
+    /// This host's clock minus the database's, ms, as first measured.
+    offset_ms: Mutex<Option<f64>>,
+}
+
+impl Barrier {
+    /// Open the meeting table of `engine`'s database (creating it if no shard has yet).
+    pub fn open(
+        engine: &dyn Engine,
+        shard: Shard,
+        group: &str,
+        timeout: Duration,
+    ) -> Result<Barrier, BarrierError> {
+        super::check_group(group).map_err(|m| EngineError::new("usage", m))?;
+        let dialect = engine.dialect();
+        let ddl = match dialect {
+            Dialect::Mysql => format!(
+                "CREATE TABLE IF NOT EXISTS {TABLE} (run_group VARCHAR(64) NOT NULL, point VARCHAR(200) NOT NULL, shard INT NOT NULL, arrived_us BIGINT NOT NULL, note VARCHAR(500), PRIMARY KEY (run_group, point, shard)) ENGINE=InnoDB"
+            ),
+            Dialect::Postgres => format!(
+                "CREATE TABLE IF NOT EXISTS {TABLE} (run_group text NOT NULL, point text NOT NULL, shard int NOT NULL, arrived_us bigint NOT NULL, note text, PRIMARY KEY (run_group, point, shard))"
+            ),
+            _ => {
+                return Err(EngineError::new(
+                    "unsupported",
+                    format!(
+                        "{} cannot hold the shards' meeting table: sharded runs need MariaDB or PostgreSQL targets",
+                        engine.kind()
+                    ),
+                )
+                .into());
+            }
+        };
+        let mut session = engine.connect()?;
+        // Two shards creating it at once may collide in PostgreSQL's catalog: once more.
+        if session.execute(&ddl).is_err() {
+            std::thread::sleep(Duration::from_millis(200));
+            session.execute(&ddl)?;
+        }
+        Ok(Barrier {
+            shard,
+            group: group.to_string(),
+            timeout,
+            dialect,
+            session: Mutex::new(session),
+            offset_ms: Mutex::new(None),
+        })
+    }
+
+    pub fn shard(&self) -> Shard {
+        self.shard
+    }
+
+    /// This host's clock minus the database's, ms (positive: this host is ahead), as measured
+    /// at the first meeting; None before it.
+    pub fn clock_offset_ms(&self) -> Option<f64> {
+        *self.offset_ms.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now_us_sql(&self) -> &'static str {
+        match self.dialect {
+            Dialect::Postgres => "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
+            _ => "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
+        }
+    }
+
+    fn where_point(&self, point: &str) -> String {
+        format!(
+            "FROM {TABLE} WHERE run_group = '{}' AND point = '{}'",
+            self.group,
+            quote(point)
+        )
+    }
+
+    /// The database's clock (µs since the epoch) and this host's instant at the middle of
+    /// the round trip that read it; the offset is recorded the first time.
+    fn db_clock(&self, s: &mut dyn Session) -> Result<(i64, Instant), EngineError> {
+        let t0 = Instant::now();
+        let db_us = s.query_i64(&format!("SELECT {}", self.now_us_sql()))?;
+        let t1 = Instant::now();
+        let half = (t1 - t0) / 2;
+        let host_us = SystemTime::now()
+            .checked_sub(half)
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_micros() as i64);
+        let mut off = self.offset_ms.lock().unwrap_or_else(|e| e.into_inner());
+        off.get_or_insert((host_us - db_us) as f64 / 1000.0);
+        Ok((db_us, t0 + half))
+    }
+
+    /// Check in at `point` and wait for every shard; returns the instant (on this host's
+    /// monotonic clock) they all start at.
+    pub fn meet(&self, point: &str, stop: &AtomicBool) -> Result<Instant, BarrierError> {
+        let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        let s = guard.as_mut();
+        let inserted = s.execute(&format!(
+            "INSERT INTO {TABLE} (run_group, point, shard, arrived_us) VALUES ('{}', '{}', {}, {})",
+            self.group,
+            quote(point),
+            self.shard.index,
+            self.now_us_sql()
+        ));
+        if let Err(e) = inserted {
+            let mine = s.query_i64(&format!(
+                "SELECT COUNT(*) {} AND shard = {}",
+                self.where_point(point),
+                self.shard.index
+            ))?;
+            return Err(if mine > 0 {
+                BarrierError::Reused {
+                    group: self.group.clone(),
+                    point: point.to_string(),
+                }
+            } else {
+                e.into()
+            });
+        }
+        let deadline = Instant::now() + self.timeout;
+        let count_sql = format!("SELECT COUNT(*) {}", self.where_point(point));
+        let gone_sql = format!("SELECT COUNT(*) {}", self.where_point("!gone"));
+        loop {
+            if s.query_i64(&count_sql)? >= self.shard.count as i64 {
+                break;
+            }
+            if s.query_i64(&gone_sql)? > 0 {
+                return Err(self.gone(s));
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(BarrierError::Interrupted);
+            }
+            if Instant::now() >= deadline {
+                let mut missing = Vec::new();
+                for i in 0..self.shard.count {
+                    let sql = format!("{count_sql} AND shard = {i}");
+                    if s.query_i64(&sql)? == 0 {
+                        missing.push(i.to_string());
+                    }
+                }
+                return Err(BarrierError::Timeout {
+                    point: point.to_string(),
+                    timeout_s: self.timeout.as_secs(),
+                    missing: missing.join(", "),
+                    count: self.shard.count,
+                });
+            }
+            std::thread::sleep(POLL);
+        }
+        let last = s.query_i64(&format!(
+            "SELECT MAX(arrived_us) {}",
+            self.where_point(point)
+        ))?;
+        let (db_now, here) = self.db_clock(s)?;
+        let start_db = last + LEAD.as_micros() as i64;
+        let ahead = Duration::from_micros(start_db.saturating_sub(db_now).max(0) as u64);
+        let start = here + ahead;
+        while Instant::now() < start {
+            std::thread::sleep((start - Instant::now()).min(POLL));
+        }
+        Ok(start)
+    }
+
+    /// The first shard that left, and why.
+    fn gone(&self, s: &mut dyn Session) -> BarrierError {
+        let sql = format!(
+            "SELECT shard, note {} ORDER BY arrived_us",
+            self.where_point("!gone")
+        );
+        let mut row = Vec::new();
+        let read = s.prepare(&sql).and_then(|st| s.run_rows(st, &[], &mut row));
+        let shard = row.first().and_then(|v| v.as_i64().ok()).unwrap_or(-1);
+        let why = match row.get(1) {
+            Some(Value::Text(t)) => t.clone(),
+            _ => match read {
+                Err(e) => format!("(its reason could not be read: {e})"),
+                Ok(_) => "it gave no reason".into(),
+            },
+        };
+        BarrierError::Gone {
+            shard: shard.max(0) as u32,
+            why,
+        }
+    }
+
+    /// Tell the other shards this one cannot go on, so they stop waiting for it.
+    pub fn abandon(&self, why: &str) {
+        let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = guard.execute(&format!(
+            "INSERT INTO {TABLE} (run_group, point, shard, arrived_us, note) VALUES ('{}', '!gone', {}, {}, '{}')",
+            self.group,
+            self.shard.index,
+            self.now_us_sql(),
+            quote(&why.chars().take(400).collect::<String>())
+        ));
+    }
+}
+
+/// Text for a SQL string literal in either dialect: quotes doubled, backslashes left out
+/// (MariaDB reads them as escapes; points and notes never need one).
+fn quote(s: &str) -> String {
+    s.replace('\\', "/").replace('\'', "''")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn literals_cannot_end_early() {
+        assert_eq!(super::quote("it's a\\b"), "it''s a/b");
+    }
+}
