@@ -357,3 +357,111 @@ fn postgres_shards_meet_and_merge_exactly() {
     shard_and_merge(root.path(), &target, "$1", (Counted::Queries, &scans));
     server.stop().ok();
 }
+
+/// One shard of one merged on its own gives back every figure its run reported that a merge
+/// can compute (latency percentiles from the histograms, a sweep's best level), on each step
+/// kind whose clients are divided: oltp, lookups and tpcc sweeps.
+#[test]
+fn one_shard_merged_gives_its_figures_back() {
+    if !common::have_server("MariaDB", Path::new("/usr/sbin/mariadbd").exists()) {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut settings = BTreeMap::new();
+    settings.insert("innodb_buffer_pool_size".to_string(), "64M".to_string());
+    let mut server = Sandbox::create(
+        Box::new(MariadbRecipe {
+            settings,
+            rocksdb: false,
+            memory_limit_mb: None,
+            device_profile: None,
+            data_dir: None,
+            galera: None,
+        }),
+        "target",
+        &root.path().join("target"),
+    )
+    .expect("create");
+    server.start().expect("start");
+    let target = format!("mysql://root@127.0.0.1:{}", server.layout.port);
+    let kinds = [
+        (
+            "oltp",
+            "generator = \"sbtest\"\nrows = 2000",
+            "kind = \"oltp\"\nworkload = \"read_write\"\nthreads = [1, 3]\nduration_s = 3\nwarmup_s = 1",
+        ),
+        (
+            "lookups",
+            "generator = \"codes\"\ntable = \"codes\"\nrows = 4000",
+            "kind = \"lookups\"\nkeys = \"full-random\"\nthreads = [1, 2]\nduration_s = 2",
+        ),
+        (
+            "tpcc",
+            "generator = \"tpcc\"\nwarehouses = 1",
+            "kind = \"tpcc\"\nthreads = [1, 2]\nduration_s = 3",
+        ),
+    ];
+    for (kind, dataset, step_toml) in kinds {
+        let path = root.path().join(format!("{kind}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[study]\nname = \"one-{kind}\"\ndescription = \"x\"\n[dataset]\n{dataset}\n\
+                 [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
+                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"s\"\n{step_toml}\n"
+            ),
+        )
+        .unwrap();
+        let out = root.path().join("out");
+        let (code, _, stderr) = common::run(&[
+            "run",
+            path.to_str().unwrap(),
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+            "--shard",
+            "0/1",
+            "--run-group",
+            &format!("one-{kind}"),
+        ]);
+        assert_eq!(code, 0, "{kind}: {stderr}");
+        let dir = run_dir(&stderr);
+        let merged = root.path().join(format!("merged-{kind}"));
+        let (code, _, stderr) = common::run(&[
+            "merge",
+            dir.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{kind}: {stderr}");
+        let before = read_json(&dir.join("summary.json"));
+        let after = read_json(&merged.join("summary.json"));
+        let (b, a) = (step(&before, "db", "s"), step(&after, "db", "s"));
+        let mut recomputed = 0;
+        for m in b["metrics"].as_array().unwrap() {
+            let key = m["key"].as_str().unwrap();
+            let found = a["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["key"] == key);
+            let mergeable =
+                !m["from"].is_null() || !matches!(m["unit"].as_str(), Some("micros" | "percent"));
+            match found {
+                Some(x) => {
+                    assert!(mergeable, "{kind}: {key} merged without a way to");
+                    let (v, w) = (m["value"].as_f64().unwrap(), x["value"].as_f64().unwrap());
+                    assert!(
+                        (v - w).abs() <= 1e-9 * v.abs().max(1.0),
+                        "{kind}: {key} {v} became {w}"
+                    );
+                    recomputed += usize::from(!m["from"].is_null());
+                }
+                None => assert!(!mergeable, "{kind}: {key} lost"),
+            }
+        }
+        assert!(recomputed >= 3, "{kind}: {recomputed} figures recomputed");
+        assert_eq!(a["latency_us"], b["latency_us"], "{kind}");
+    }
+    server.stop().ok();
+}

@@ -166,6 +166,10 @@ pub struct StepSummary {
     pub ops_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<Latency>,
+    /// The op kinds `latency_us` covers, when not all (TPC-C's is New-Order's): for a merge
+    /// of shards to compute it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_ops: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +202,7 @@ impl StepSummary {
             bytes: None,
             ops_per_s: None,
             latency_us: None,
+            latency_ops: Vec::new(),
             errors: None,
             note: Some(note.into()),
             metrics: Vec::new(),

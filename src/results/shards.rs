@@ -136,11 +136,15 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                     Some((r.manifest.shards[0].index, s, r.dir.as_path()))
                 })
                 .collect();
-            let others_skipped = parts[1..]
-                .iter()
-                .all(|(_, s, _)| s.status == Status::Skipped);
             let rel = format!("{}/{}", c.name, step.name);
-            if parts.len() < 2 || others_skipped {
+            // A step only shard 0 ran (the others skipped it), or one without seconds to add
+            // up (a load, a size), is shard 0's as it is.
+            let others_skipped = parts.len() > 1
+                && parts[1..]
+                    .iter()
+                    .all(|(_, s, _)| s.status == Status::Skipped);
+            let seconds = lead.dir.join(format!("{rel}.intervals.ndjson")).is_file();
+            if parts.len() < runs.len() || others_skipped || !seconds {
                 // Shard 0's step, with its files.
                 for sfx in [".json", ".intervals.ndjson", ".system.ndjson"] {
                     copy_if_there(
@@ -345,7 +349,7 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
             .reduce(|a, b| a + b),
     };
     let level = best_level.or_else(|| single_level(ivs));
-    s.latency_us = summed(ivs, level, &[]).and_then(|h| Latency::of(&h));
+    s.latency_us = summed(ivs, level, &lead.latency_ops).and_then(|h| Latency::of(&h));
     s.metrics = metrics;
     s.dbduel = parts
         .iter()

@@ -307,6 +307,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
     s.ops_per_s = Some(best.tpm_total / 60.0);
     s.latency_us = best.types[0].latency_us;
+    s.latency_ops = vec![best.types[0].name.to_string()];
     s.rows = Some(levels.iter().map(|l| l.transactions).sum());
     s.errors = Some(levels.iter().map(|l| l.errors).sum());
     s.metrics = metrics(&levels, &best);
