@@ -292,6 +292,19 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum SandboxAction {
+    /// Start a private MariaDB or PostgreSQL server and leave it running, to point studies'
+    /// `target`s at (the shards of a sharded run on this machine, or a try of a target);
+    /// prints its target. `dbduel sandbox down` stops and removes it.
+    Up {
+        /// mariadb or postgres.
+        #[arg(value_parser = ["mariadb", "postgres"])]
+        engine: String,
+        /// The sandbox's name (its directory under OUT/sandboxes/).
+        #[arg(long, default_value = "target")]
+        name: String,
+        #[arg(long, default_value = "dbduel-results")]
+        out: PathBuf,
+    },
     /// List sandboxes under the results root: running or not, and whether the dbduel that
     /// started them is still there (`--keep` and crashes leave them behind).
     Status {
@@ -376,6 +389,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 contenders,
                 all_contenders,
                 machine: (!skip_resource_check).then(|| study::resources::Machine::here(&out)),
+                passwords_elsewhere: false,
             };
             let study =
                 study::load(&req).map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
@@ -472,6 +486,8 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 scale: scale.clone(),
                 sets: sets.clone(),
                 contenders: contenders.clone(),
+                // the pods have the passwords, not this machine
+                passwords_elsewhere: true,
                 ..study::Request::default()
             };
             let loaded = study::load(&req).map_err(|e| bad(e.to_string()))?;
@@ -643,6 +659,56 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         }
         Command::List { out } => {
             list(&out)?;
+            Ok(exit::OK)
+        }
+        Command::Sandbox {
+            action: SandboxAction::Up { engine, name, out },
+        } => {
+            let dir = out.join("sandboxes").join(&name);
+            if dir.exists() {
+                return Err(Failure::new(
+                    exit::BAD_INPUT,
+                    format!(
+                        "{} exists: choose another --name, or remove it with `dbduel sandbox down --out {}`",
+                        dir.display(),
+                        out.display()
+                    ),
+                ));
+            }
+            let recipe: Box<dyn sandbox::Recipe> = match engine.as_str() {
+                "mariadb" => Box::new(sandbox::mariadb::MariadbRecipe {
+                    settings: Default::default(),
+                    rocksdb: false,
+                    memory_limit_mb: None,
+                    device_profile: None,
+                    data_dir: None,
+                    galera: None,
+                }),
+                _ => Box::new(sandbox::postgres::PostgresRecipe::default()),
+            };
+            let started = sandbox::Sandbox::create(recipe, &name, &dir).and_then(|mut sb| {
+                sb.start()?;
+                let port = sb.layout.port;
+                sb.finish(true)?;
+                Ok(port)
+            });
+            let port = started.map_err(|e| {
+                let code = match e {
+                    sandbox::SandboxError::Missing { .. } => exit::PREREQUISITE,
+                    _ => exit::FAILED,
+                };
+                Failure::new(code, format!("{engine} sandbox `{name}`: {e}"))
+            })?;
+            let target = match engine.as_str() {
+                "mariadb" => format!("mysql://root@127.0.0.1:{port}"),
+                _ => format!("postgres://dbduel@127.0.0.1:{port}"),
+            };
+            outln!("target = \"{target}\"");
+            eprintln!(
+                "{engine} running in {}; stop and remove it with `dbduel sandbox down --out {}`",
+                dir.display(),
+                out.display()
+            );
             Ok(exit::OK)
         }
         Command::Sandbox {

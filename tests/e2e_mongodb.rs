@@ -96,6 +96,7 @@ fn open(dir: &Path, target: Option<&str>) -> Result<Box<dyn dbduel::engine::Engi
         password_env: None,
         password_file: None,
         restart_command: None,
+        read_password: true,
     });
     let config = EngineConfig::decode("mongodb", &toml::Table::new(), spec.as_ref())
         .map_err(|e| format!("{e:?}"))?;

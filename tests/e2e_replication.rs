@@ -250,6 +250,7 @@ fn open_target(
         password_env: None,
         password_file: None,
         restart_command: None,
+        read_password: true,
     };
     let config =
         EngineConfig::decode(engine, &options, Some(&spec)).map_err(|e| format!("{e:?}"))?;

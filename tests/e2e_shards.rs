@@ -312,6 +312,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
     };
     let target = format!("mysql://root@127.0.0.1:{port}");
     shard_and_merge(root.path(), &target, "?", (Counted::RowsFound, &read));
+    interrupted_shard_stops_the_others(root.path(), &target);
     server.stop().ok();
 }
 
@@ -464,4 +465,156 @@ fn one_shard_merged_gives_its_figures_back() {
         assert_eq!(a["latency_us"], b["latency_us"], "{kind}");
     }
     server.stop().ok();
+}
+
+/// Ctrl-C on one shard: it ends as interrupted (130) and tells the others, which fail at their
+/// next meeting naming it instead of waiting for it.
+fn interrupted_shard_stops_the_others(root: &Path, target: &str) {
+    let path = root.join("two-steps.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
+             [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
+             [[step]]\nname = \"long\"\nkind = \"queries\"\nclients = 2\nduration_s = 4\n\
+             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n\
+             [[step]]\nname = \"after\"\nkind = \"queries\"\nclients = 2\nper_client = 10\n\
+             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = root.join("out");
+    let spawn = |i: u32| {
+        common::bin()
+            .args(["run", path.to_str().unwrap(), "-q", "--out"])
+            .arg(&out)
+            .args(["--shard", &format!("{i}/2"), "--run-group", "e2e-int"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start a shard")
+    };
+    let (zero, one) = (spawn(0), spawn(1));
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    dbduel::sandbox::signal(one.id() as i32, libc::SIGINT);
+    let one = one.wait_with_output().unwrap();
+    assert_eq!(one.status.code(), Some(130), "{}", text(&one.stderr));
+    let began = std::time::Instant::now();
+    let zero = zero.wait_with_output().unwrap();
+    let err = text(&zero.stderr);
+    assert_eq!(zero.status.code(), Some(1), "{err}");
+    assert!(
+        began.elapsed().as_secs() < 8,
+        "shard 0 waited out its timeout"
+    );
+    let s = read_json(&run_dir(&err).join("summary.json"));
+    let note = step(&s, "db", "after")["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.contains("shard 1 of this run stopped: interrupted"),
+        "{note}"
+    );
+}
+
+/// `dbduel k8s` prints objects Kubernetes reads, whose passwords are references: the value in
+/// this environment never appears, and an unset variable is no error (the pods have it).
+#[test]
+fn k8s_prints_the_objects_without_a_secret_value() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = study(
+        dir.path(),
+        "s.toml",
+        "mysql://bench@db7.internal:3306",
+        "?",
+        true,
+    );
+    let toml = std::fs::read_to_string(&path).unwrap().replace(
+        "target = \"mysql://bench@db7.internal:3306\"",
+        "target = \"mysql://bench@db7.internal:3306\"\npassword_env = \"BENCH_PW\"",
+    );
+    std::fs::write(&path, toml).unwrap();
+    let args = [
+        "k8s",
+        path.to_str().unwrap(),
+        "--shards",
+        "3",
+        "--image",
+        "registry.example/dbduel:1",
+        "--secret",
+        "bench-db",
+        "--set",
+        "step.q.per_client=10",
+    ];
+    for value in [Some("s3cret-value"), None] {
+        let mut cmd = common::bin();
+        cmd.args(args);
+        match value {
+            Some(v) => cmd.env("BENCH_PW", v),
+            None => cmd.env_remove("BENCH_PW"),
+        };
+        let out = cmd.output().unwrap();
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!stdout.contains("s3cret-value"));
+        let list: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let job: k8s_openapi::api::batch::v1::Job =
+            serde_json::from_value(list["items"][2].clone()).expect("a Job");
+        let spec = job.spec.unwrap();
+        assert_eq!(spec.completions, Some(3));
+        let c = &spec.template.spec.unwrap().containers[0];
+        let cmd = c.command.clone().unwrap().join(" ");
+        assert!(cmd.ends_with("--set step.q.per_client=10"), "{cmd}");
+        let env = c.env.clone().unwrap();
+        let pw = env.iter().find(|e| e.name == "BENCH_PW").unwrap();
+        assert_eq!(
+            pw.value_from
+                .as_ref()
+                .unwrap()
+                .secret_key_ref
+                .as_ref()
+                .unwrap()
+                .name,
+            "bench-db"
+        );
+    }
+    // a study whose contenders start their own servers cannot be sharded
+    let (code, _, stderr) = common::run(&["k8s", "shootout", "--shards", "2", "--image", "x"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("sharded runs need MariaDB or PostgreSQL"),
+        "{stderr}"
+    );
+}
+
+/// `dbduel sandbox up` leaves a server running for targets (the shards of a run on one
+/// machine); a study runs against it; `sandbox down` removes it.
+#[test]
+fn sandbox_up_gives_a_target_that_down_removes() {
+    if !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some()) {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let out = root.path().join("res");
+    let out_s = out.to_str().unwrap();
+    let (code, stdout, stderr) = common::run(&["sandbox", "up", "postgres", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    let target = stdout
+        .trim()
+        .strip_prefix("target = \"")
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .to_string();
+    let (code, _, stderr) = common::run(&["sandbox", "up", "postgres", "--out", out_s]);
+    assert_eq!(code, 2, "a second of the same name: {stderr}");
+    let path = study(root.path(), "s.toml", &target, "$1", true);
+    let (code, _, stderr) = common::run(&["run", path.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, status, _) = common::run(&["sandbox", "status", "--out", out_s]);
+    assert!(status.contains("running"), "{status}");
+    let (code, down, stderr) = common::run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(down.contains("removed postgres target"), "{down}");
+    assert!(!out.join("sandboxes/target").exists());
 }

@@ -212,6 +212,9 @@ fn replica_target(
             password_env: spec.password_env,
             password_file: spec.password_file,
             restart_command: None,
+            // A replica's password is read where the study is checked, even for `dbduel
+            // k8s` (its primary's may be deferred to the pods).
+            read_password: true,
         },
         scheme,
         default_port,

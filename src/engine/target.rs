@@ -70,6 +70,9 @@ pub struct TargetSpec<'a> {
     pub password_env: Option<&'a str>,
     pub password_file: Option<&'a PathBuf>,
     pub restart_command: Option<&'a str>,
+    /// Read the password now (false: the study is checked here and runs elsewhere, e.g.
+    /// `dbduel k8s`, where the variable is set; the target then has none).
+    pub read_password: bool,
 }
 
 /// Parse a target for an engine whose URL scheme is `scheme` (`mysql` or `postgres`).
@@ -147,6 +150,7 @@ pub fn parse(
                 "give password_env or password_file, not both",
             ));
         }
+        _ if !spec.read_password => None,
         (Some(var), None) => Some(Secret(std::env::var(var).map_err(|_| {
             DecodeError::at(
                 KeyPath::root().key("password_env"),
@@ -203,6 +207,7 @@ mod tests {
             password_env: None,
             password_file: None,
             restart_command: None,
+            read_password: true,
         }
     }
 
@@ -247,6 +252,7 @@ mod tests {
             password_env: Some("PATH"),
             password_file: None,
             restart_command: None,
+            read_password: true,
         };
         let t = parse(&s, "mysql", 3306).unwrap();
         let shown = format!("{t:?} {}", t.display());

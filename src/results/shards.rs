@@ -496,3 +496,74 @@ pub fn merge_intervals(ivs: &[Vec<IntervalRecord>]) -> Vec<IntervalRecord> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Better;
+
+    fn level(key: &str, v: f64) -> Metric {
+        Metric::new(key, key, v, Unit::PerSecond, Better::Higher)
+    }
+
+    #[test]
+    fn the_best_level_is_chosen_again_from_the_summed_levels() {
+        // each shard's best was 8 clients; added up, 16 is
+        let mut m = vec![
+            level("best_tps", 0.0).derived(Derived::Best {
+                prefix: "tps_t".into(),
+            }),
+            level("best_threads", 0.0).derived(Derived::BestLevel {
+                prefix: "tps_t".into(),
+            }),
+            level("tps_t8", 900.0),
+            level("tps_t16", 950.0),
+            level("tps_t16_extra", 5000.0),
+        ];
+        choose_best(&mut m);
+        assert_eq!((m[0].value, m[1].value), (950.0, 16.0));
+    }
+
+    fn second(tick: u64, level: Option<u64>, lat: &[u64]) -> IntervalRecord {
+        let mut h = metrics::new_hist();
+        for &us in lat {
+            h.record(us).unwrap();
+        }
+        IntervalRecord {
+            tick,
+            t_s: tick as f64 + 1.0,
+            warmup: tick == 0,
+            ops: lat.len() as u64,
+            ops_per_s: lat.len() as f64,
+            rows: lat.len() as u64,
+            errors: 0,
+            late: 0,
+            dropped: 0,
+            latency_us: Latency::of(&h),
+            per_op: vec![OpInterval {
+                op: "q".into(),
+                ops: lat.len() as u64,
+                latency_us: Latency::of(&h),
+                hist: Some(metrics::encode(&h)),
+            }],
+            level,
+        }
+    }
+
+    #[test]
+    fn seconds_add_up_and_quantiles_come_from_the_union() {
+        let a = vec![second(0, Some(2), &[5000]), second(1, Some(2), &[100, 200])];
+        let b = vec![
+            second(1, Some(2), &[300, 10_000]),
+            second(2, Some(4), &[50]),
+        ];
+        let merged = merge_intervals(&[a.clone(), b.clone()]);
+        let ticks: Vec<(u64, u64)> = merged.iter().map(|m| (m.tick, m.ops)).collect();
+        assert_eq!(ticks, [(0, 1), (1, 4), (2, 1)]);
+        assert_eq!(merged[1].latency_us.unwrap().max, 10_007);
+        // warm-up left out; the level's four operations, not an average of two medians
+        let h = summed(&[a, b], Some(2), &[]).unwrap();
+        assert_eq!(h.len(), 4);
+        assert_eq!(metrics::quantile(&h, 0.5), 200);
+    }
+}

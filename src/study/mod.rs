@@ -87,6 +87,8 @@ pub struct Request {
     pub all_contenders: bool,
     /// Check the study fits this machine (memory, disk under this results root).
     pub machine: Option<resources::Machine>,
+    /// The study runs elsewhere (`dbduel k8s`): targets' passwords are not read here.
+    pub passwords_elsewhere: bool,
 }
 
 /// Read and validate the study a user asked for.
@@ -162,6 +164,7 @@ pub fn as_run(
         contenders,
         all_contenders: false,
         machine,
+        passwords_elsewhere: false,
     };
     let mut study = parse(&source, &req)?;
     study.file.study.default_scale = default_scale;
@@ -177,7 +180,8 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         .map_err(|e| src.error_at(e.span(), format!("TOML syntax: {}", e.message().trim())))?;
     let file: StudyFile =
         decode(toml::Value::Table(doc.clone())).map_err(|e| file_error(src, &e))?;
-    check(&file).map_err(|e| file_error(src, &e))?;
+    let read_passwords = !req.passwords_elsewhere;
+    check(&file, read_passwords).map_err(|e| file_error(src, &e))?;
 
     // Every scale is checked, not only the one chosen: a mistake in `[scale.full]` must not
     // wait for the first run at that scale.
@@ -186,6 +190,7 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
             src,
             &mut doc.clone(),
             &overrides::scale_overrides(name, table),
+            read_passwords,
         )?;
     }
 
@@ -225,10 +230,10 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         })?);
     }
 
-    let (file, (contenders, steps)) = match apply_all(src, &mut doc, &all)? {
+    let (file, (contenders, steps)) = match apply_all(src, &mut doc, &all, read_passwords)? {
         Some(x) => x,
         None => {
-            let c = check(&file).map_err(|e| file_error(src, &e))?;
+            let c = check(&file, read_passwords).map_err(|e| file_error(src, &e))?;
             (file, c)
         }
     };
@@ -302,6 +307,7 @@ fn apply_all(
     src: &Source,
     doc: &mut toml::Table,
     overrides: &[Override],
+    read_passwords: bool,
 ) -> Result<Option<Checked>, StudyError> {
     let Some(last) = overrides.last() else {
         return Ok(None);
@@ -323,7 +329,7 @@ fn apply_all(
         override_error(src, ov, format!("{}: {}", e.path, e.message))
     };
     let f: StudyFile = decode(toml::Value::Table(doc.clone())).map_err(blame)?;
-    let c = check(&f).map_err(blame)?;
+    let c = check(&f, read_passwords).map_err(blame)?;
     Ok(Some((f, c)))
 }
 
@@ -488,7 +494,7 @@ pub const MAX_REPEAT: u32 = 100;
 pub const MAX_ROWS: u64 = 2_000_000_000;
 
 /// Semantic checks of a decoded study; decodes engine options and step parameters.
-fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
+fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
     let root = KeyPath::root();
     safe_name(root.key("study").key("name"), &f.study.name)?;
     if let Some(s) = &f.study.default_scale
@@ -632,6 +638,7 @@ fn check(f: &StudyFile) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
                 password_env: c.password_env.as_deref(),
                 password_file: c.password_file.as_ref(),
                 restart_command: c.restart_command.as_deref(),
+                read_password: read_passwords,
             });
         if target.is_none() {
             for (key, set) in [
