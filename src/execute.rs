@@ -597,7 +597,7 @@ fn shard_gate(
         return record(status, e.to_string());
     }
     if step.params.divides_clients() || b.shard().leads() {
-        return Gate::Run(Team::new(b.clone(), point));
+        return Gate::Run(Team::new(b.shard(), b.clone(), point));
     }
     record(
         Status::Skipped,

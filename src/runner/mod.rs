@@ -1432,4 +1432,59 @@ mod tests {
         let l = Latency::of(&out.all).expect("latency");
         assert!(l.p50 < 5_000, "no queue at a sustainable rate: {l:?}");
     }
+
+    /// Meets at once, counting its meetings.
+    struct Alone(std::sync::atomic::AtomicU32);
+
+    impl crate::shard::Meet for Alone {
+        fn meet(
+            &self,
+            _point: &str,
+            _stop: &AtomicBool,
+        ) -> Result<Instant, crate::shard::BarrierError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(Instant::now() + Duration::from_millis(50))
+        }
+    }
+
+    #[test]
+    fn a_shard_runs_its_own_clients_by_their_ids_at_its_share_of_the_rate() {
+        let meets = std::sync::Arc::new(Alone(Default::default()));
+        let shard = crate::shard::Shard::new(1, 4).unwrap();
+        let spec = RunSpec {
+            clients: 8,
+            bound: Bound::Duration(Duration::from_secs(2)),
+            warmup_s: 0,
+            pacing: Pacing::Open {
+                rate_per_s: 800.0,
+                poisson: false,
+            },
+            seed: 1,
+            team: Some(crate::shard::Team::new(shard, meets.clone(), "s".into())),
+        };
+        let stop = AtomicBool::new(false);
+        let made = Mutex::new(Vec::new());
+        let out = run_closed(
+            &spec,
+            &names(),
+            |i| {
+                made.lock().unwrap().push(i);
+                Ok(Box::new(Sleepy { us: 100 }) as Box<dyn Worker>)
+            },
+            &stop,
+            |_| {},
+        )
+        .expect("run");
+        let mut made = made.into_inner().unwrap();
+        made.sort();
+        assert_eq!(made, [1, 5], "clients 1 and 5 of 8, by their ids");
+        assert_eq!(
+            meets.0.load(Ordering::Relaxed),
+            1,
+            "one meeting before the clock"
+        );
+        // a quarter of 800/s for 2 s
+        assert!((360..=440).contains(&out.ops), "{}", out.ops);
+        assert_eq!(out.connect.clients, 2);
+    }
 }

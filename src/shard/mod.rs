@@ -10,7 +10,7 @@
 pub mod barrier;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
 pub use barrier::{Barrier, BarrierError};
@@ -155,13 +155,26 @@ pub fn check_group(g: &str) -> Result<(), String> {
     }
 }
 
+/// Where shards meet: the table in the target ([`Barrier`]), or anything else that returns
+/// the instant every shard starts at.
+pub trait Meet: Send + Sync {
+    /// Wait at `point` for every shard; the instant they all start at.
+    fn meet(&self, point: &str, stop: &AtomicBool) -> Result<Instant, BarrierError>;
+}
+
+impl Meet for Barrier {
+    fn meet(&self, point: &str, stop: &AtomicBool) -> Result<Instant, BarrierError> {
+        Barrier::meet(self, point, stop)
+    }
+}
+
 /// What a step's runs need of the shard: whose clients to run, and where to meet the other
 /// shards before each measured run. Cloned into each run's spec; the meeting points of one
 /// step are numbered in the order the runs begin (every shard runs the same plan).
 #[derive(Clone)]
 pub struct Team {
     pub shard: Shard,
-    barrier: Arc<Barrier>,
+    barrier: Arc<dyn Meet>,
     step: String,
     runs: Arc<AtomicU32>,
 }
@@ -173,10 +186,10 @@ impl std::fmt::Debug for Team {
 }
 
 impl Team {
-    /// The team for one step (`contender/step`) of a contender whose barrier is `barrier`.
-    pub fn new(barrier: Arc<Barrier>, step: String) -> Team {
+    /// The team for one step (`contender/step`) of shard `shard`, meeting at `barrier`.
+    pub fn new(shard: Shard, barrier: Arc<dyn Meet>, step: String) -> Team {
         Team {
-            shard: barrier.shard(),
+            shard,
             barrier,
             step,
             runs: Arc::new(AtomicU32::new(0)),
@@ -185,7 +198,7 @@ impl Team {
 
     /// Wait until every shard is ready for the step's next run; returns the common instant to
     /// start it at.
-    pub fn meet(&self, stop: &std::sync::atomic::AtomicBool) -> Result<Instant, BarrierError> {
+    pub fn meet(&self, stop: &AtomicBool) -> Result<Instant, BarrierError> {
         let n = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
         self.barrier.meet(&format!("{}#{n}", self.step), stop)
     }
