@@ -503,16 +503,10 @@ fn run_contender(
             }
             let team = match &barrier {
                 None => None,
-                Some(b) => match shard_gate(b, &rel_dir, step, stop) {
+                Some(b) => match shard_gate(b, &rel_dir, step, stop, progress) {
                     Gate::Run(team) => Some(team),
                     Gate::Recorded(s) => {
                         if s.status != Status::Skipped {
-                            progress.fail(&format!(
-                                "FAILED {} · {}: {}",
-                                contender.name,
-                                step.name,
-                                s.note.as_deref().unwrap_or("")
-                            ));
                             blocked = Some(format!("step `{}` failed", step.name));
                         }
                         cs.steps.push(*s);
@@ -575,12 +569,13 @@ enum Gate {
     Recorded(Box<StepSummary>),
 }
 
-/// Meet the other shards before `step`.
+/// Meet the other shards before `step` (`rel_dir`: the contender's, in this round).
 fn shard_gate(
     b: &Arc<Barrier>,
     rel_dir: &str,
     step: &crate::study::Step,
     stop: &AtomicBool,
+    progress: &mut Progress,
 ) -> Gate {
     let point = format!("{rel_dir}/{}", step.name);
     let record = |status, note: String| {
@@ -588,7 +583,9 @@ fn shard_gate(
             &step.name, &step.kind, status, note,
         )))
     };
+    progress.begin(&format!("{point}: waiting for the other shards"));
     if let Err(e) = b.meet(&point, stop) {
+        progress.fail(&format!("FAILED {point}: {e}"));
         b.abandon(&format!("{point}: {e}"));
         let status = match e {
             crate::shard::BarrierError::Interrupted => Status::Interrupted,
@@ -596,9 +593,12 @@ fn shard_gate(
         };
         return record(status, e.to_string());
     }
-    if step.params.divides_clients() || b.shard().leads() {
-        return Gate::Run(Team::new(b.shard(), b.clone(), point));
+    let shard = b.shard();
+    if step.params.divides_clients() || shard.leads() {
+        progress.end(&format!("{point}: the {} shards met", shard.count));
+        return Gate::Run(Team::new(shard, b.clone(), point));
     }
+    progress.end(&format!("{point}: run by shard 0"));
     record(
         Status::Skipped,
         "run by shard 0 alone: its work is not divided among clients".into(),
