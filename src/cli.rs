@@ -376,6 +376,14 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             let sharding = sharding
                 .resolve()
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e))?;
+            // Only shard 0 writes the dataset and loads it; the others need no disk for it.
+            let machine = (!skip_resource_check).then(|| {
+                let mut m = study::resources::Machine::here(&out);
+                if sharding.as_ref().is_some_and(|s| !s.shard.leads()) {
+                    m.disk_free_bytes = None;
+                }
+                m
+            });
             if let Some(n) = repeat {
                 sets.push(format!("study.repeat={n}"));
             }
@@ -388,7 +396,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 sets,
                 contenders,
                 all_contenders,
-                machine: (!skip_resource_check).then(|| study::resources::Machine::here(&out)),
+                machine,
                 passwords_elsewhere: false,
             };
             let study =
@@ -524,7 +532,11 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 run_args.extend([flag.to_string(), v.clone()]);
             }
             let launch = crate::k8s::Launch {
-                name: name.unwrap_or_else(|| format!("dbduel-{}", loaded.file.study.name)),
+                name: name.unwrap_or_else(|| {
+                    format!("dbduel-{}", loaded.file.study.name)
+                        .to_ascii_lowercase()
+                        .replace('_', "-")
+                }),
                 namespace,
                 image,
                 shards,

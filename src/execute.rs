@@ -456,13 +456,15 @@ fn run_contender(
         let mut blocked: Option<String> = None;
         // A sharded run meets the other shards in this contender's database.
         let barrier = match &env.opts.shard {
-            Some(sh) => match Barrier::open(engine.as_ref(), sh.shard, &sh.group, sh.timeout) {
-                Ok(b) => Some(Arc::new(b)),
-                Err(e) => {
-                    blocked = Some(format!("the shards cannot meet: {e}"));
-                    None
+            Some(sh) => {
+                match Barrier::open(engine.as_ref(), sh.shard, &sh.group, &rel_dir, sh.timeout) {
+                    Ok(b) => Some(Arc::new(b)),
+                    Err(e) => {
+                        blocked = Some(format!("the shards cannot meet: {e}"));
+                        None
+                    }
                 }
-            },
+            }
             None => None,
         };
         if let Some(why) = &blocked {
@@ -504,7 +506,7 @@ fn run_contender(
             let team = match &barrier {
                 None => None,
                 Some(b) => match shard_gate(b, &rel_dir, step, stop, progress) {
-                    Gate::Run(team) => Some(team),
+                    Gate::Run(team) => team,
                     Gate::Recorded(s) => {
                         if s.status != Status::Skipped {
                             blocked = Some(format!("step `{}` failed", step.name));
@@ -522,29 +524,36 @@ fn run_contender(
                     .entry(contender.name.clone())
                     .or_insert(ms);
             }
-            let s = run_step(
-                dir,
-                &rel_dir,
-                engine.as_ref(),
-                study,
-                step,
-                &contender.name,
-                env.tables,
-                env.dataset_files,
-                &manifest.host,
-                contender_device
-                    .as_deref()
-                    .or(manifest.host.data_device.as_deref()),
-                progress,
-                stop,
-                team.as_ref(),
-            )?;
+            // Shard 0 running a step alone says it is busy, so the others wait for it.
+            let alone = barrier.as_deref().filter(|_| team.is_none());
+            let s = beating(alone, || {
+                run_step(
+                    dir,
+                    &rel_dir,
+                    engine.as_ref(),
+                    study,
+                    step,
+                    &contender.name,
+                    env.tables,
+                    env.dataset_files,
+                    &manifest.host,
+                    contender_device
+                        .as_deref()
+                        .or(manifest.host.data_device.as_deref()),
+                    progress,
+                    stop,
+                    team.as_ref(),
+                )
+            })?;
+            // The other shards are told at once when this one cannot go on.
+            if let Some(b) = &barrier
+                && (matches!(s.status, Status::Failed | Status::Interrupted)
+                    || stop.load(Ordering::Relaxed))
+            {
+                b.abandon(&format!("step `{}`: {}", step.name, s.status.as_str()));
+            }
             if s.status == Status::Failed {
-                let why = format!("step `{}` failed", step.name);
-                if let Some(b) = &barrier {
-                    b.abandon(&format!("{}: {why}", contender.name));
-                }
-                blocked = Some(why);
+                blocked = Some(format!("step `{}` failed", step.name));
             }
             cs.steps.push(s);
             publish(&cs)?;
@@ -562,11 +571,36 @@ fn run_contender(
 
 /// What a shard does about a step.
 enum Gate {
-    /// Run it, as this team.
-    Run(Team),
+    /// Run it here: as this shard's part of the team when its clients are divided, else
+    /// (shard 0's own step) alone.
+    Run(Option<Team>),
     /// Not here: another shard runs it (shard 0, a step not divided among clients; skipped),
     /// or the shards could not meet (failed, the other shards told). Its record.
     Recorded(Box<StepSummary>),
+}
+
+/// Run `work`, saying every [`BEAT`](crate::shard::barrier::BEAT) at `barrier` (when there
+/// is one) that this shard is busy with it.
+fn beating<T>(barrier: Option<&Barrier>, work: impl FnOnce() -> T) -> T {
+    let Some(b) = barrier else {
+        return work();
+    };
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                // A beat that fails costs the others only their patience: the timeout.
+                let _ = b.beat();
+                let next = Instant::now() + crate::shard::barrier::BEAT;
+                while !done.load(Ordering::Relaxed) && Instant::now() < next {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 /// Meet the other shards before `step` (`rel_dir`: the contender's, in this round).
@@ -594,9 +628,13 @@ fn shard_gate(
         return record(status, e.to_string());
     }
     let shard = b.shard();
-    if step.params.divides_clients() || shard.leads() {
+    if step.params.divides_clients() {
         progress.end(&format!("{point}: the {} shards met", shard.count));
-        return Gate::Run(Team::new(shard, b.clone(), point));
+        return Gate::Run(Some(Team::new(shard, b.clone(), point)));
+    }
+    if shard.leads() {
+        progress.end(&format!("{point}: the shards met; this one runs it alone"));
+        return Gate::Run(None);
     }
     progress.end(&format!("{point}: run by shard 0"));
     record(

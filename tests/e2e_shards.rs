@@ -313,6 +313,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
     let target = format!("mysql://root@127.0.0.1:{port}");
     shard_and_merge(root.path(), &target, "?", (Counted::RowsFound, &read));
     interrupted_shard_stops_the_others(root.path(), &target);
+    others_wait_while_shard_0_works_alone(root.path(), &target);
     server.stop().ok();
 }
 
@@ -446,8 +447,10 @@ fn one_shard_merged_gives_its_figures_back() {
                 .unwrap()
                 .iter()
                 .find(|x| x["key"] == key);
-            let mergeable =
-                !m["from"].is_null() || !matches!(m["unit"].as_str(), Some("micros" | "percent"));
+            let mergeable = match m["from"]["of"].as_str() {
+                Some(of) => of != "at_own_best",
+                None => !matches!(m["unit"].as_str(), Some("micros" | "percent")),
+            };
             match found {
                 Some(x) => {
                     assert!(mergeable, "{kind}: {key} merged without a way to");
@@ -513,7 +516,7 @@ fn interrupted_shard_stops_the_others(root: &Path, target: &str) {
         .unwrap()
         .to_string();
     assert!(
-        note.contains("shard 1 of this run stopped: interrupted"),
+        note.contains("shard 1 of this run stopped: step `long`: interrupted"),
         "{note}"
     );
 }
@@ -579,6 +582,28 @@ fn k8s_prints_the_objects_without_a_secret_value() {
             "bench-db"
         );
     }
+    // a step that restarts the shared server cannot be sharded
+    let cold = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("kind = \"queries\"", "kind = \"count\"\ncold = true")
+        .replace("clients = ", "# clients = ")
+        .replace("per_client = ", "# per_client = ")
+        .replace("queries = [", "# queries = [")
+        .replace("params = [", "# params = [");
+    let cold_path = dir.path().join("cold.toml");
+    std::fs::write(&cold_path, cold).unwrap();
+    let out = common::bin()
+        .args(["run", cold_path.to_str().unwrap(), "--check"])
+        .args(["--shard", "0/2", "--run-group", "g"])
+        .env("BENCH_PW", "x")
+        .output()
+        .unwrap();
+    let (code, stderr) = (out.status.code().unwrap_or(-1), text(&out.stderr));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("restarts the server (cold = true)"),
+        "{stderr}"
+    );
     // a study whose contenders start their own servers cannot be sharded
     let (code, _, stderr) = common::run(&["k8s", "shootout", "--shards", "2", "--image", "x"]);
     assert_eq!(code, 2);
@@ -617,4 +642,45 @@ fn sandbox_up_gives_a_target_that_down_removes() {
     assert_eq!(code, 0, "{stderr}");
     assert!(down.contains("removed postgres target"), "{down}");
     assert!(!out.join("sandboxes/target").exists());
+}
+
+/// A step shard 0 runs alone may take longer than the meeting's timeout: the others wait for
+/// it as long as it says it is busy.
+fn others_wait_while_shard_0_works_alone(root: &Path, target: &str) {
+    let path = root.join("slow.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
+             [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
+             [[step]]\nname = \"slow\"\nkind = \"update\"\n\
+             sql = \"UPDATE user_logs SET uid = uid WHERE id <= 3 AND SLEEP(1) = 0\"\n\
+             [[step]]\nname = \"after\"\nkind = \"queries\"\nclients = 2\nper_client = 10\n\
+             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = root.join("out");
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            common::bin()
+                .args(["run", path.to_str().unwrap(), "-q", "--out"])
+                .arg(&out)
+                .args(["--shard", &format!("{i}/2"), "--run-group", "e2e-slow"])
+                .args(["--barrier-timeout-s", "1"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start a shard")
+        })
+        .collect();
+    for (i, r) in runs.into_iter().enumerate() {
+        let o = r.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
+        let s = read_json(&run_dir(&err).join("summary.json"));
+        let slow = &step(&s, "db", "slow")["status"];
+        assert_eq!(slow, if i == 0 { "ok" } else { "skipped" });
+        assert_eq!(step(&s, "db", "after")["status"], "ok");
+    }
 }

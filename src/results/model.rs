@@ -93,6 +93,20 @@ pub enum Derived {
     Best { prefix: String },
     /// The level of that highest figure.
     BestLevel { prefix: String },
+    /// A latency quantile, µs, at the best level of the figures keyed `prefix` and a level
+    /// (as [`Derived::Quantile`], once the best level is known).
+    QuantileAtBest {
+        q: f64,
+        prefix: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ops: Vec<String>,
+    },
+    /// The figure keyed `count` over the step's seconds (the longest shard's): a rate whose
+    /// shards may have taken different times (a fixed count of operations each).
+    Rate { count: String },
+    /// A figure of the shard's own best level of a sweep: shards' best levels may differ,
+    /// so it has no merge.
+    AtOwnBest,
     /// A figure that adds up over shards though its unit does not say so (a share of a
     /// target that grows with throughput).
     Sum,

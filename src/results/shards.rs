@@ -137,14 +137,11 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                 })
                 .collect();
             let rel = format!("{}/{}", c.name, step.name);
-            // A step only shard 0 ran (the others skipped it), or one without seconds to add
-            // up (a load, a size), is shard 0's as it is.
-            let others_skipped = parts.len() > 1
-                && parts[1..]
-                    .iter()
-                    .all(|(_, s, _)| s.status == Status::Skipped);
+            // A step not divided among clients ran on shard 0 alone; one without seconds to
+            // add up (skipped, or failed before its first) is shard 0's as it is too.
+            let divided = crate::workload::DIVIDED_KINDS.contains(&step.kind.as_str());
             let seconds = lead.dir.join(format!("{rel}.intervals.ndjson")).is_file();
-            if parts.len() < runs.len() || others_skipped || !seconds {
+            if !divided || !seconds {
                 // Shard 0's step, with its files.
                 for sfx in [".json", ".intervals.ndjson", ".system.ndjson"] {
                     copy_if_there(
@@ -160,6 +157,19 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                 .collect::<Result<_, _>>()?;
             let merged_ivs = merge_intervals(&ivs);
             *step = merge_step(&parts, &ivs);
+            let absent: Vec<String> = runs
+                .iter()
+                .map(|r| r.manifest.shards[0].index)
+                .filter(|i| !parts.iter().any(|(p, _, _)| p == i))
+                .map(|i| i.to_string())
+                .collect();
+            if !absent.is_empty() {
+                let n = step.note.get_or_insert_with(String::new);
+                n.push_str(&format!(
+                    "; shard(s) {} have no record of this step",
+                    absent.join(", ")
+                ));
+            }
             dir.write_ndjson(&format!("{rel}.intervals.ndjson"), &merged_ivs)?;
             for (i, _, d) in &parts {
                 copy_if_there(
@@ -171,6 +181,8 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                 &lead.dir.join(format!("{rel}.system.ndjson")),
                 &dir.path.join(format!("{rel}.system.ndjson")),
             )?;
+            // Shard 0's record (its details; the server's counters over its window, which
+            // every shard's work falls in) with the merged figures, and every shard's own.
             let per_shard: Vec<serde_json::Value> = parts
                 .iter()
                 .map(|(i, s, d)| {
@@ -181,10 +193,13 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                     })
                 })
                 .collect();
-            dir.write_json(
-                &format!("{rel}.json"),
-                &serde_json::json!({ "shards": per_shard }),
-            )?;
+            let mut record = read_json(&lead.dir.join(format!("{rel}.json")))?;
+            if let Some(o) = record.as_object_mut() {
+                o.insert("status".into(), serde_json::json!(step.status));
+                o.insert("summary".into(), serde_json::json!(step));
+                o.insert("shards".into(), serde_json::Value::Array(per_shard));
+            }
+            dir.write_json(&format!("{rel}.json"), &record)?;
         }
     }
     summary.status = worst(runs.iter().map(|r| r.summary.status));
@@ -221,6 +236,21 @@ fn copy_if_there(from: &Path, to: &Path) -> Result<(), ResultsError> {
         })?;
     }
     Ok(())
+}
+
+/// A step's JSON record (an empty object when there is none).
+fn read_json(path: &Path) -> Result<serde_json::Value, ResultsError> {
+    match std::fs::read(path) {
+        Ok(b) => serde_json::from_slice(&b).map_err(|source| ResultsError::Parse {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::json!({})),
+        Err(source) => Err(ResultsError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 fn read_intervals(path: &Path) -> Result<Vec<IntervalRecord>, ResultsError> {
@@ -312,7 +342,16 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
                 summed(ivs, *level, ops).map(|h| metrics::quantile(&h, *q) as f64)
             }
             // Chosen once every level is summed, below.
-            (Some(Derived::Best { .. } | Derived::BestLevel { .. }), _) => Some(m.value),
+            (
+                Some(
+                    Derived::Best { .. }
+                    | Derived::BestLevel { .. }
+                    | Derived::QuantileAtBest { .. }
+                    | Derived::Rate { .. },
+                ),
+                _,
+            ) => Some(m.value),
+            (Some(Derived::AtOwnBest), _) => None,
             (Some(Derived::Shared), _) => Some(m.value),
             (Some(Derived::Sum), _)
             | (None, Unit::Count | Unit::PerSecond | Unit::BytesPerSecond) => {
@@ -333,15 +372,16 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
         }
     }
     choose_best(&mut metrics);
+    at_best_and_rates(&mut metrics, ivs, s.elapsed_s);
     // The step's headline rate and latency follow its best level when it swept, or all of it.
     let best_level = metrics.iter().find_map(|m| match &m.from {
         Some(Derived::BestLevel { .. }) => Some(m.value as u64),
         _ => None,
     });
-    s.ops_per_s = match metrics
+    let headline = metrics
         .iter()
-        .find(|m| matches!(m.from, Some(Derived::Best { .. })))
-    {
+        .find(|m| matches!(m.from, Some(Derived::Best { .. } | Derived::Rate { .. })));
+    s.ops_per_s = match headline {
         Some(b) => Some(b.value),
         None => parts
             .iter()
@@ -395,6 +435,32 @@ fn choose_best(metrics: &mut [Metric]) {
     }
 }
 
+/// Quantiles at the summed best level, and rates of summed counts over the merged span.
+fn at_best_and_rates(metrics: &mut [Metric], ivs: &[Vec<IntervalRecord>], elapsed: Option<f64>) {
+    for i in 0..metrics.len() {
+        let set = match &metrics[i].from {
+            Some(Derived::QuantileAtBest { q, prefix, ops }) => {
+                let level = metrics.iter().find_map(|m| match &m.from {
+                    Some(Derived::BestLevel { prefix: p }) if p == prefix => Some(m.value as u64),
+                    _ => None,
+                });
+                summed(ivs, level, ops).map(|h| metrics::quantile(&h, *q) as f64)
+            }
+            Some(Derived::Rate { count }) => {
+                let n = metrics.iter().find(|m| &m.key == count).map(|m| m.value);
+                match (n, elapsed) {
+                    (Some(n), Some(s)) if s > 0.0 => Some(n / s),
+                    _ => None,
+                }
+            }
+            _ => continue,
+        };
+        if let Some(v) = set {
+            metrics[i].value = v;
+        }
+    }
+}
+
 /// The one level the seconds belong to, if they all belong to one.
 fn single_level(ivs: &[Vec<IntervalRecord>]) -> Option<u64> {
     let mut levels = ivs.iter().flatten().map(|iv| iv.level);
@@ -430,8 +496,14 @@ fn note(parts: &[(u32, &StepSummary, &Path)], left_out: &[String]) -> String {
         {
             n.push(format!("shard {i} {w}"));
         }
-        if p.status == Status::Failed {
-            n.push(format!("shard {i} FAILED"));
+        match p.status {
+            Status::Failed => n.push(format!("shard {i} FAILED")),
+            Status::Skipped | Status::Interrupted => n.push(format!(
+                "shard {i} {}: {}",
+                p.status.as_str(),
+                p.note.as_deref().unwrap_or("")
+            )),
+            Status::Ok => {}
         }
     }
     n.retain(|x| !x.is_empty());

@@ -5,7 +5,9 @@
 //! database's is measured on the way and recorded.
 //!
 //! A shard that cannot go on (a failed step, Ctrl-C) leaves a `!gone` row, so the others fail
-//! at once naming it instead of waiting out the timeout.
+//! at once naming it instead of waiting out the timeout; shard 0, while it runs a step alone
+//! (a load), keeps a `!busy` row fresh, so the others wait for it past the timeout. Both are
+//! the contender's own (its points begin with the contender's name).
 
 use super::Shard;
 use crate::engine::{Dialect, Engine, EngineError, Session, Value};
@@ -22,11 +24,19 @@ const LEAD: Duration = Duration::from_millis(300);
 /// How often a waiting shard looks again.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How often shard 0 says it is busy with a step of its own, and how old that may be for the
+/// others to go on waiting for it.
+pub const BEAT: Duration = Duration::from_secs(5);
+const BUSY_FRESH_US: i64 = 30_000_000;
+
+/// The longest a shard waits at a meeting (a larger `--barrier-timeout-s` is this).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 86_400);
+
 /// Why the shards could not meet.
 #[derive(Debug, thiserror::Error)]
 pub enum BarrierError {
     #[error(
-        "shards did not meet at `{point}` within {timeout_s} s: shard(s) {missing} of {count} never arrived (are they running, with the same --run-group and study?)"
+        "shards did not meet at `{point}` within {timeout_s} s: shard(s) {missing} of {count} never arrived (are they running, with the same study and --run-group? a shard that could not open this contender cannot say so here: see its own output)"
     )]
     Timeout {
         point: String,
@@ -37,9 +47,13 @@ pub enum BarrierError {
     #[error("shard {shard} of this run stopped: {why}")]
     Gone { shard: u32, why: String },
     #[error(
-        "run group `{group}` has already met at `{point}`: a new run needs a new --run-group (DBDUEL_RUN_GROUP)"
+        "shard {shard} of run group `{group}` has already met at `{point}`: a new run needs a new --run-group (DBDUEL_RUN_GROUP), and each shard of a run its own index"
     )]
-    Reused { group: String, point: String },
+    Reused {
+        group: String,
+        point: String,
+        shard: u32,
+    },
     #[error("interrupted while waiting for the other shards")]
     Interrupted,
     #[error("the shards' meeting table: {0}")]
@@ -50,6 +64,8 @@ pub enum BarrierError {
 pub struct Barrier {
     shard: Shard,
     group: String,
+    /// The contender's name (and round), which begins its points.
+    scope: String,
     timeout: Duration,
     dialect: Dialect,
     session: Mutex<Box<dyn Session>>,
@@ -58,11 +74,13 @@ pub struct Barrier {
 }
 
 impl Barrier {
-    /// Open the meeting table of `engine`'s database (creating it if no shard has yet).
+    /// Open the meeting table of `engine`'s database (creating it if no shard has yet), for
+    /// the points of `scope` (the contender).
     pub fn open(
         engine: &dyn Engine,
         shard: Shard,
         group: &str,
+        scope: &str,
         timeout: Duration,
     ) -> Result<Barrier, BarrierError> {
         super::check_group(group).map_err(|m| EngineError::new("usage", m))?;
@@ -86,6 +104,10 @@ impl Barrier {
             }
         };
         let mut session = engine.connect()?;
+        if dialect == Dialect::Mysql {
+            // UNIX_TIMESTAMP reads NOW() in the session's zone: one without summer time.
+            session.execute("SET time_zone = '+00:00'")?;
+        }
         // Two shards creating it at once may collide in PostgreSQL's catalog: once more.
         if session.execute(&ddl).is_err() {
             std::thread::sleep(Duration::from_millis(200));
@@ -94,7 +116,8 @@ impl Barrier {
         Ok(Barrier {
             shard,
             group: group.to_string(),
-            timeout,
+            scope: scope.to_string(),
+            timeout: timeout.min(MAX_TIMEOUT),
             dialect,
             session: Mutex::new(session),
             offset_ms: Mutex::new(None),
@@ -164,14 +187,15 @@ impl Barrier {
                 BarrierError::Reused {
                     group: self.group.clone(),
                     point: point.to_string(),
+                    shard: self.shard.index,
                 }
             } else {
                 e.into()
             });
         }
-        let deadline = Instant::now() + self.timeout;
+        let mut deadline = Instant::now() + self.timeout;
         let count_sql = format!("SELECT COUNT(*) {}", self.where_point(point));
-        let gone_sql = format!("SELECT COUNT(*) {}", self.where_point("!gone"));
+        let gone_sql = format!("SELECT COUNT(*) {}", self.where_point(&self.gone_point()));
         loop {
             if s.query_i64(&count_sql)? >= self.shard.count as i64 {
                 break;
@@ -181,6 +205,10 @@ impl Barrier {
             }
             if stop.load(Ordering::Relaxed) {
                 return Err(BarrierError::Interrupted);
+            }
+            if Instant::now() >= deadline && self.busy_lately(s)? {
+                // Shard 0 is still at a step of its own (a load): wait on.
+                deadline = Instant::now() + self.timeout.min(Duration::from_secs(60));
             }
             if Instant::now() >= deadline {
                 let mut missing = Vec::new();
@@ -217,7 +245,7 @@ impl Barrier {
     fn gone(&self, s: &mut dyn Session) -> BarrierError {
         let sql = format!(
             "SELECT shard, note {} ORDER BY arrived_us",
-            self.where_point("!gone")
+            self.where_point(&self.gone_point())
         );
         let mut row = Vec::new();
         let read = s.prepare(&sql).and_then(|st| s.run_rows(st, &[], &mut row));
@@ -235,29 +263,86 @@ impl Barrier {
         }
     }
 
-    /// Tell the other shards this one cannot go on, so they stop waiting for it.
+    fn gone_point(&self) -> String {
+        format!("{}/!gone", self.scope)
+    }
+
+    fn busy_point(&self) -> String {
+        format!("{}/!busy", self.scope)
+    }
+
+    /// Has shard 0 said lately that it is busy with a step of its own?
+    fn busy_lately(&self, s: &mut dyn Session) -> Result<bool, EngineError> {
+        let sql = format!(
+            "SELECT COALESCE(MAX(arrived_us), 0) - {} {}",
+            self.now_us_sql(),
+            self.where_point(&self.busy_point())
+        );
+        Ok(s.query_i64(&sql)? > -BUSY_FRESH_US)
+    }
+
+    /// Say (as shard 0, every [`BEAT`]) that this shard is busy with a step of its own, so
+    /// the others waiting at the next point do not give up on it.
+    pub fn beat(&self) -> Result<(), EngineError> {
+        let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        let values = format!(
+            "('{}', '{}', {}, {})",
+            self.group,
+            quote(&self.busy_point()),
+            self.shard.index,
+            self.now_us_sql()
+        );
+        let cols = "(run_group, point, shard, arrived_us)";
+        let sql = match self.dialect {
+            Dialect::Postgres => format!(
+                "INSERT INTO {TABLE} {cols} VALUES {values} ON CONFLICT (run_group, point, shard) DO UPDATE SET arrived_us = EXCLUDED.arrived_us"
+            ),
+            _ => format!(
+                "INSERT INTO {TABLE} {cols} VALUES {values} ON DUPLICATE KEY UPDATE arrived_us = VALUES(arrived_us)"
+            ),
+        };
+        guard.execute(&sql).map(drop)
+    }
+
+    /// Tell the other shards this one cannot go on, so they stop waiting for it. Said on
+    /// stderr when even that fails (the connection lost is often why the shard stopped).
     pub fn abandon(&self, why: &str) {
         let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = guard.execute(&format!(
-            "INSERT INTO {TABLE} (run_group, point, shard, arrived_us, note) VALUES ('{}', '!gone', {}, {}, '{}')",
+        let told = guard.execute(&format!(
+            "INSERT INTO {TABLE} (run_group, point, shard, arrived_us, note) VALUES ('{}', '{}', {}, {}, '{}')",
             self.group,
+            quote(&self.gone_point()),
             self.shard.index,
             self.now_us_sql(),
             quote(&why.chars().take(400).collect::<String>())
         ));
+        if let Err(e) = told {
+            eprintln!(
+                "warning: could not tell the other shards that shard {} stopped ({e}); they will wait for it until --barrier-timeout-s",
+                self.shard.index
+            );
+        }
     }
 }
 
 /// Text for a SQL string literal in either dialect: quotes doubled, backslashes left out
-/// (MariaDB reads them as escapes; points and notes never need one).
+/// (MariaDB reads them as escapes; points and notes never need one), and ASCII only (a
+/// column's character set may hold no more).
 fn quote(s: &str) -> String {
-    s.replace('\\', "/").replace('\'', "''")
+    s.chars()
+        .map(|c| match c {
+            '\\' => "/".to_string(),
+            '\'' => "''".to_string(),
+            c if c.is_ascii() && !c.is_ascii_control() => c.to_string(),
+            _ => "?".to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn literals_cannot_end_early() {
-        assert_eq!(super::quote("it's a\\b"), "it''s a/b");
+        assert_eq!(super::quote("it's a\\b · ok"), "it''s a/b ? ok");
     }
 }

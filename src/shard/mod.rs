@@ -43,7 +43,8 @@ impl Shard {
     /// The shard a scheduler's environment names, when `--shard` is not given: a Kubernetes
     /// Indexed Job's `JOB_COMPLETION_INDEX` with the count from `--shards` or
     /// `DBDUEL_SHARDS`; a Slurm job array's `SLURM_ARRAY_TASK_ID` and
-    /// `SLURM_ARRAY_TASK_COUNT` (tasks numbered from 0). `None` when nothing names one.
+    /// `SLURM_ARRAY_TASK_COUNT`, counted from `SLURM_ARRAY_TASK_MIN` (`--array=1-4` is shards 0
+    /// to 3). `None` when nothing names one.
     pub fn from_env(
         shards: Option<u32>,
         env: impl Fn(&str) -> Option<String>,
@@ -67,7 +68,8 @@ impl Shard {
                 "JOB_COMPLETION_INDEX is set but not the number of shards: pass --shards N or set DBDUEL_SHARDS (the Job's completions)",
             )?;
             (i, n, "JOB_COMPLETION_INDEX")
-        } else if let Some(i) = num("SLURM_ARRAY_TASK_ID")? {
+        } else if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+            let i = id.saturating_sub(num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0));
             let n = match count {
                 Some(n) => n,
                 None => num("SLURM_ARRAY_TASK_COUNT")?.ok_or(
@@ -133,6 +135,14 @@ pub fn check_study(study: &crate::study::Study) -> Result<(), String> {
             return Err(format!(
                 "contender `{}` would start a server of its own on each shard; the shards of a run must share one: give it a target = \"mysql://…\" or \"postgres://…\" that every shard reaches",
                 c.name
+            ));
+        }
+    }
+    for s in &study.steps {
+        if let Some(key) = s.params.restarts() {
+            return Err(format!(
+                "step `{}` restarts the server ({key} = true), which the shards share: a restart on one cuts every shard's sessions. Run cold steps unsharded, or set step.{}.{key}=false",
+                s.name, s.name
             ));
         }
     }
@@ -252,6 +262,15 @@ mod tests {
             Shard::from_env(None, env(&slurm)),
             Ok(Some(Shard { index: 0, count: 8 }))
         );
+        let from_one = [
+            ("SLURM_ARRAY_TASK_ID", "4"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert_eq!(
+            Shard::from_env(None, env(&from_one)),
+            Ok(Some(Shard { index: 3, count: 4 }))
+        );
         assert_eq!(Shard::from_env(None, env(&[])), Ok(None));
         let e = Shard::from_env(Some(4), env(&[])).unwrap_err();
         assert!(e.contains("pass --shard I/4"), "{e}");
@@ -264,6 +283,26 @@ mod tests {
             assert_eq!(shards.iter().filter(|s| s.owns(c)).count(), 1, "client {c}");
         }
         assert!(shards[1].owns(5) && !shards[1].owns(4));
+    }
+
+    #[test]
+    fn merge_and_run_agree_on_which_steps_are_divided() {
+        for name in crate::study::builtin::names() {
+            let req = crate::study::Request {
+                study: name.into(),
+                all_contenders: true,
+                ..Default::default()
+            };
+            let study = crate::study::load(&req).expect("a built-in loads");
+            for s in &study.steps {
+                assert_eq!(
+                    s.params.divides_clients(),
+                    crate::workload::DIVIDED_KINDS.contains(&s.kind.as_str()),
+                    "{name}: {}",
+                    s.kind
+                );
+            }
+        }
     }
 
     #[test]

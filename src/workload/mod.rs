@@ -46,6 +46,10 @@ pub const STEP_KINDS: &[&str] = &[
     "checksums",
 ];
 
+/// Step kinds whose work is divided among clients: each shard of a sharded run runs its share
+/// of them (see [`StepParams::divides_clients`]).
+pub const DIVIDED_KINDS: &[&str] = &["queries", "oltp", "lookups", "tpcc"];
+
 /// A step's parameters, decoded for its kind.
 #[derive(Debug, Clone)]
 pub enum StepParams {
@@ -156,6 +160,20 @@ impl StepParams {
                 | StepParams::Lookups(_)
                 | StepParams::Tpcc(_)
         )
+    }
+
+    /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
+    /// that asks for it.
+    pub fn restarts(&self) -> Option<&'static str> {
+        let cold_start = match self {
+            StepParams::Count(c) => return c.cold.then_some("cold"),
+            StepParams::Oltp(o) => o.cold_start,
+            StepParams::Lookups(l) => l.cold_start,
+            StepParams::Triple(t) => t.cold_start,
+            StepParams::Tpcc(t) => t.cold_start,
+            _ => false,
+        };
+        cold_start.then_some("cold_start")
     }
 
     /// Clients this step opens at once (for sizing servers' connection limits).

@@ -12,7 +12,7 @@ use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, Clock, RunSpec, Worker};
 use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::{Deserialize, Serialize};
@@ -330,7 +330,10 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             qps,
             Unit::PerSecond,
             Better::Higher,
-        ),
+        )
+        .derived(Derived::Rate {
+            count: "ops".into(),
+        }),
     ]);
     if let Some(l) = lat {
         for (key, label, v, q) in [

@@ -418,6 +418,9 @@ fn figures(
 
 fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
     let sweep = levels.len() > 1;
+    // For a merge of shards: a figure of the best level adds up over shards when there is
+    // one level; in a sweep each shard's best level may be another.
+    let at_best = |sum: Derived| if sweep { Derived::AtOwnBest } else { sum };
     let mut m = vec![
         Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher).derived(if sweep {
             Derived::Best {
@@ -433,14 +436,15 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::Percent,
             Better::None,
         )
-        .derived(Derived::Sum),
+        .derived(at_best(Derived::Sum)),
         Metric::new(
             "tpm_total",
             "tpmTotal",
             best.tpm_total,
             Unit::Count,
             Better::Higher,
-        ),
+        )
+        .derived(at_best(Derived::Sum)),
     ];
     if sweep {
         m.push(
@@ -475,18 +479,33 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
                     Unit::Micros,
                     Better::Lower,
                 )
-                .quantile(0.99, Some(best.threads), &[t.name]),
+                .derived(if sweep {
+                    Derived::QuantileAtBest {
+                        q: 0.99,
+                        prefix: "tpmc_t".into(),
+                        ops: vec![t.name.to_string()],
+                    }
+                } else {
+                    Derived::Quantile {
+                        q: 0.99,
+                        level: Some(best.threads),
+                        ops: vec![t.name.to_string()],
+                    }
+                }),
             );
         }
     }
     let conflicts: u64 = best.types.iter().flat_map(|t| t.conflicts.values()).sum();
-    m.push(Metric::new(
-        "conflicts",
-        "conflicts",
-        conflicts as f64,
-        Unit::Count,
-        Better::Lower,
-    ));
+    m.push(
+        Metric::new(
+            "conflicts",
+            "conflicts",
+            conflicts as f64,
+            Unit::Count,
+            Better::Lower,
+        )
+        .derived(at_best(Derived::Sum)),
+    );
     m.push(Metric::new(
         "rollback_pct",
         "New-Order rolled back",
