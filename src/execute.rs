@@ -784,6 +784,21 @@ fn run_step(
             );
             (s, serde_json::Value::Null, None)
         }
+        // Ctrl-C while the clients connected or waited for the other shards.
+        Err(
+            e @ workload::StepError::Run(
+                crate::runner::RunError::Interrupted
+                | crate::runner::RunError::Shards(crate::shard::BarrierError::Interrupted),
+            ),
+        ) => {
+            let s = StepSummary::without_figures(
+                &step.name,
+                &step.kind,
+                Status::Interrupted,
+                e.to_string(),
+            );
+            (s, serde_json::Value::Null, None)
+        }
         Err(e) => {
             let msg = format!("{contender} · {}: {e}", step.name);
             let s =
