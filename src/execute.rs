@@ -118,6 +118,7 @@ pub fn run(
                 group: sh.group.clone(),
                 hostname: sysmon::host_facts().hostname,
                 clock_offset_ms: Default::default(),
+                late_start_ms: Default::default(),
                 run_dir: None,
             })
             .collect(),
@@ -517,13 +518,6 @@ fn run_contender(
                     }
                 },
             };
-            if let (Some(b), Some(f)) = (&barrier, manifest.shards.first_mut())
-                && let Some(ms) = b.clock_offset_ms()
-            {
-                f.clock_offset_ms
-                    .entry(contender.name.clone())
-                    .or_insert(ms);
-            }
             // Shard 0 running a step alone says it is busy, so the others wait for it.
             let alone = barrier.as_deref().filter(|_| team.is_none());
             let s = beating(alone, || {
@@ -545,6 +539,15 @@ fn run_contender(
                     team.as_ref(),
                 )
             })?;
+            if let (Some(b), Some(f)) = (&barrier, manifest.shards.first_mut()) {
+                if let Some(ms) = b.clock_offset_ms() {
+                    f.clock_offset_ms.insert(contender.name.clone(), ms);
+                }
+                if b.late_start_ms() > 0.0 {
+                    f.late_start_ms
+                        .insert(contender.name.clone(), b.late_start_ms());
+                }
+            }
             // The other shards are told at once when this one cannot go on.
             if let Some(b) = &barrier
                 && (matches!(s.status, Status::Failed | Status::Interrupted)

@@ -374,6 +374,10 @@ pub struct ShardFacts {
     /// the database's clock, so this is recorded, not corrected for.
     #[serde(default)]
     pub clock_offset_ms: BTreeMap<String, f64>,
+    /// Per contender, how late this shard began a run after the instant the shards agreed
+    /// on, at worst, ms (it saw the meeting complete only then); absent when never late.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub late_start_ms: BTreeMap<String, f64>,
     /// In a merged run: the shard's own run directory, as given to `merge`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_dir: Option<String>,

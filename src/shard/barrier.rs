@@ -71,6 +71,8 @@ pub struct Barrier {
     session: Mutex<Box<dyn Session>>,
     /// This host's clock minus the database's, ms, as first measured.
     offset_ms: Mutex<Option<f64>>,
+    /// How late, at worst, this shard began after the agreed instant, ms.
+    late_ms: Mutex<f64>,
 }
 
 impl Barrier {
@@ -121,6 +123,7 @@ impl Barrier {
             dialect,
             session: Mutex::new(session),
             offset_ms: Mutex::new(None),
+            late_ms: Mutex::new(0.0),
         })
     }
 
@@ -132,6 +135,12 @@ impl Barrier {
     /// at the first meeting; None before it.
     pub fn clock_offset_ms(&self) -> Option<f64> {
         *self.offset_ms.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How late, at worst, this shard began a run after the instant the shards agreed on,
+    /// ms: it saw the meeting complete only then (a slow link to the database).
+    pub fn late_start_ms(&self) -> f64 {
+        *self.late_ms.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn now_us_sql(&self) -> &'static str {
@@ -233,6 +242,10 @@ impl Barrier {
         ))?;
         let (db_now, here) = self.db_clock(s)?;
         let start_db = last + LEAD.as_micros() as i64;
+        if db_now > start_db {
+            let mut late = self.late_ms.lock().unwrap_or_else(|e| e.into_inner());
+            *late = late.max((db_now - start_db) as f64 / 1000.0);
+        }
         let ahead = Duration::from_micros(start_db.saturating_sub(db_now).max(0) as u64);
         let start = here + ahead;
         while Instant::now() < start {
