@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 const CLIENTS: u64 = 8;
+/// Shards of the run, each started as an Indexed Job's pod would be.
+const SHARDS: u32 = 4;
 const PER_CLIENT: u64 = 150;
 
 /// The study: a load, and a queries step of CLIENTS clients, PER_CLIENT queries each, of
@@ -92,7 +94,7 @@ enum Counted {
     RowsFound,
 }
 
-/// Run the study sharded in two and merge, and check what holds on any engine; `counted`
+/// Run the study in SHARDS shards and merge, and check what holds on any engine; `counted`
 /// reads the server's own count of the queries or of the rows they found.
 fn shard_and_merge(
     root: &Path,
@@ -114,7 +116,7 @@ fn shard_and_merge(
     let whole = read_json(&run_dir(&stderr).join("summary.json"));
     let whole_rows = step(&whole, "db", "q")["rows"].as_u64().unwrap();
     // the sharded run: its load runs on shard 0 alone, the queries on both
-    let runs = shards(&full, &out, 2, "e2e-1", None);
+    let runs = shards(&full, &out, SHARDS, "e2e-1", None);
     let mut dirs = Vec::new();
     let mut sum = 0;
     for (i, o) in runs.iter().enumerate() {
@@ -129,7 +131,7 @@ fn shard_and_merge(
         assert!(
             d.to_str()
                 .unwrap()
-                .contains(&format!("sharded-shard-{i}-of-2-")),
+                .contains(&format!("sharded-shard-{i}-of-{SHARDS}-")),
             "{}",
             d.display()
         );
@@ -138,7 +140,7 @@ fn shard_and_merge(
         // each shard ran its own half of the clients, each client its PER_CLIENT queries
         assert_eq!(
             figure(q, "ops"),
-            (CLIENTS / 2 * PER_CLIENT) as f64,
+            (CLIENTS / SHARDS as u64 * PER_CLIENT) as f64,
             "shard {i}"
         );
         sum += figure(q, "ops") as u64;
@@ -206,9 +208,12 @@ fn shard_and_merge(
         );
     }
     let m = read_json(&merged.join("manifest.json"));
-    assert_eq!(m["shards"].as_array().unwrap().len(), 2);
+    assert_eq!(m["shards"].as_array().unwrap().len(), SHARDS as usize);
     assert!(
-        q["note"].as_str().unwrap().contains("merged from 2 shards"),
+        q["note"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("merged from {SHARDS} shards")),
         "{q}"
     );
     // the merged run reads like any other
@@ -234,7 +239,9 @@ fn shard_and_merge(
         root.join("m2").to_str().unwrap(),
     ]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("shard(s) 1 of 2 missing"), "{stderr}");
+    let others: Vec<String> = (1..SHARDS).map(|i| i.to_string()).collect();
+    let missing = format!("shard(s) {} of {SHARDS} missing", others.join(", "));
+    assert!(stderr.contains(&missing), "{stderr}");
     // the server counts what the merged run says: the queries alone, sharded again
     let queries = study(root, "queries.toml", target, placeholder, false);
     let (what, count) = counted;
