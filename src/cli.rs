@@ -413,7 +413,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 ));
             }
             if let Some(sh) = &sharding {
-                crate::shard::check_study(&study).map_err(|e| {
+                study.check_sharding().map_err(|e| {
                     Failure::new(exit::BAD_INPUT, format!("--shard {}: {e}", sh.shard))
                 })?;
             }
@@ -499,7 +499,9 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 ..study::Request::default()
             };
             let loaded = study::load(&req).map_err(|e| bad(e.to_string()))?;
-            crate::shard::check_study(&loaded).map_err(|e| bad(format!("k8s: {e}")))?;
+            loaded
+                .check_sharding()
+                .map_err(|e| bad(format!("k8s: {e}")))?;
             let (study_file, study_text) = match builtin::get(&study) {
                 Some(t) => (format!("{study}.toml"), t.to_string()),
                 None => (

@@ -113,42 +113,6 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// Can `study` run sharded? Every contender must be a server every shard reaches — a
-/// MariaDB or PostgreSQL `target` — for the shards to share its data and meet in it.
-pub fn check_study(study: &crate::study::Study) -> Result<(), String> {
-    if study.file.study.repeat > 1 {
-        return Err(
-            "repeat with shards is not supported: run the sharded study again (with a new run group) and compare the merged runs"
-                .into(),
-        );
-    }
-    for c in &study.contenders {
-        let spec = study.file.contenders.iter().find(|s| s.name == c.name);
-        let kind = c.engine.kind();
-        if !matches!(kind, "mariadb" | "postgres") {
-            return Err(format!(
-                "contender `{}` is {kind}; sharded runs need MariaDB or PostgreSQL contenders (the shards meet in their database)",
-                c.name
-            ));
-        }
-        if spec.is_none_or(|s| s.target.is_none()) {
-            return Err(format!(
-                "contender `{}` would start a server of its own on each shard; the shards of a run must share one: give it a target = \"mysql://…\" or \"postgres://…\" that every shard reaches",
-                c.name
-            ));
-        }
-    }
-    for s in &study.steps {
-        if let Some(key) = s.params.restarts() {
-            return Err(format!(
-                "step `{}` restarts the server ({key} = true), which the shards share: a restart on one cuts every shard's sessions. Run cold steps unsharded, or set step.{}.{key}=false",
-                s.name, s.name
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// A run group names the shards of one run in the barrier table: every shard must be given
 /// the same one, and a new run a new one. Letters, digits, `.`, `_` and `-`, up to 64.
 pub fn check_group(g: &str) -> Result<(), String> {
@@ -283,26 +247,6 @@ mod tests {
             assert_eq!(shards.iter().filter(|s| s.owns(c)).count(), 1, "client {c}");
         }
         assert!(shards[1].owns(5) && !shards[1].owns(4));
-    }
-
-    #[test]
-    fn merge_and_run_agree_on_which_steps_are_divided() {
-        for name in crate::study::builtin::names() {
-            let req = crate::study::Request {
-                study: name.into(),
-                all_contenders: true,
-                ..Default::default()
-            };
-            let study = crate::study::load(&req).expect("a built-in loads");
-            for s in &study.steps {
-                assert_eq!(
-                    s.params.divides_clients(),
-                    crate::workload::DIVIDED_KINDS.contains(&s.kind.as_str()),
-                    "{name}: {}",
-                    s.kind
-                );
-            }
-        }
     }
 
     #[test]

@@ -52,6 +52,43 @@ pub struct Study {
 }
 
 impl Study {
+    /// Can this study run sharded (see [`crate::shard`])? Every contender must be a server
+    /// every shard reaches (a MariaDB or PostgreSQL `target`) for the shards to share its
+    /// data and meet in it; no step may restart it; rounds are not repeated.
+    pub fn check_sharding(&self) -> Result<(), String> {
+        if self.file.study.repeat > 1 {
+            return Err(
+                "repeat with shards is not supported: run the sharded study again (with a new run group) and compare the merged runs"
+                    .into(),
+            );
+        }
+        for c in &self.contenders {
+            let spec = self.file.contenders.iter().find(|s| s.name == c.name);
+            let kind = c.engine.kind();
+            if !matches!(kind, "mariadb" | "postgres") {
+                return Err(format!(
+                    "contender `{}` is {kind}; sharded runs need MariaDB or PostgreSQL contenders (the shards meet in their database)",
+                    c.name
+                ));
+            }
+            if spec.is_none_or(|s| s.target.is_none()) {
+                return Err(format!(
+                    "contender `{}` would start a server of its own on each shard; the shards of a run must share one: give it a target = \"mysql://…\" or \"postgres://…\" that every shard reaches",
+                    c.name
+                ));
+            }
+        }
+        for s in &self.steps {
+            if let Some(key) = s.params.restarts() {
+                return Err(format!(
+                    "step `{}` restarts the server ({key} = true), which the shards share: a restart on one cuts every shard's sessions. Run cold steps unsharded, or set step.{}.{key}=false",
+                    s.name, s.name
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The most clients any step opens at once (at least 1).
     pub fn max_clients(&self) -> u64 {
         self.steps
@@ -703,6 +740,26 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_and_run_agree_on_which_steps_are_divided() {
+        for name in builtin::names() {
+            let req = Request {
+                study: name.into(),
+                all_contenders: true,
+                ..Default::default()
+            };
+            let study = load(&req).expect("a built-in loads");
+            for s in &study.steps {
+                assert_eq!(
+                    s.params.divides_clients(),
+                    crate::workload::DIVIDED_KINDS.contains(&s.kind.as_str()),
+                    "{name}: {}",
+                    s.kind
+                );
+            }
+        }
+    }
 
     /// A one-contender study with these steps (and any extra contender lines).
     fn study(contender: &str, dataset: &str, steps: &str) -> Source {
