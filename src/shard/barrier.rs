@@ -73,6 +73,8 @@ pub struct Barrier {
     offset_ms: Mutex<Option<f64>>,
     /// How late, at worst, this shard began after the agreed instant, ms.
     late_ms: Mutex<f64>,
+    /// The others were told this shard stopped (once is enough: the row is its key's).
+    abandoned: AtomicBool,
 }
 
 impl Barrier {
@@ -124,6 +126,7 @@ impl Barrier {
             session: Mutex::new(session),
             offset_ms: Mutex::new(None),
             late_ms: Mutex::new(0.0),
+            abandoned: AtomicBool::new(false),
         })
     }
 
@@ -320,6 +323,9 @@ impl Barrier {
     /// Tell the other shards this one cannot go on, so they stop waiting for it. Said on
     /// stderr when even that fails (the connection lost is often why the shard stopped).
     pub fn abandon(&self, why: &str) {
+        if self.abandoned.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let mut guard = self.session.lock().unwrap_or_else(|e| e.into_inner());
         let told = guard.execute(&format!(
             "INSERT INTO {TABLE} (run_group, point, shard, arrived_us, note) VALUES ('{}', '{}', {}, {}, '{}')",
