@@ -269,6 +269,26 @@ fn shard_and_merge(
     assert_eq!(after - before, ours, "the server's count");
 }
 
+/// A private MariaDB server for the shards' target, started.
+fn mariadb_target(root: &Path, buffer_pool: &str) -> Sandbox {
+    let settings = BTreeMap::from([(
+        "innodb_buffer_pool_size".to_string(),
+        buffer_pool.to_string(),
+    )]);
+    let recipe = MariadbRecipe {
+        settings,
+        rocksdb: false,
+        memory_limit_mb: None,
+        device_profile: None,
+        data_dir: None,
+        galera: None,
+    };
+    let mut server =
+        Sandbox::create(Box::new(recipe), "target", &root.join("target")).expect("create");
+    server.start().expect("start");
+    server
+}
+
 fn figure(step: &serde_json::Value, key: &str) -> f64 {
     common::figure(step, key).unwrap_or_else(|| panic!("no {key} in {step}"))
 }
@@ -279,22 +299,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut settings = BTreeMap::new();
-    settings.insert("innodb_buffer_pool_size".to_string(), "32M".to_string());
-    let mut server = Sandbox::create(
-        Box::new(MariadbRecipe {
-            settings,
-            rocksdb: false,
-            memory_limit_mb: None,
-            device_profile: None,
-            data_dir: None,
-            galera: None,
-        }),
-        "target",
-        &root.path().join("target"),
-    )
-    .expect("create");
-    server.start().expect("start");
+    let mut server = mariadb_target(root.path(), "32M");
     let port = server.layout.port;
     let mut admin = mysql::Conn::new(
         mysql::OptsBuilder::new()
@@ -376,22 +381,7 @@ fn one_shard_merged_gives_its_figures_back() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut settings = BTreeMap::new();
-    settings.insert("innodb_buffer_pool_size".to_string(), "64M".to_string());
-    let mut server = Sandbox::create(
-        Box::new(MariadbRecipe {
-            settings,
-            rocksdb: false,
-            memory_limit_mb: None,
-            device_profile: None,
-            data_dir: None,
-            galera: None,
-        }),
-        "target",
-        &root.path().join("target"),
-    )
-    .expect("create");
-    server.start().expect("start");
+    let mut server = mariadb_target(root.path(), "64M");
     let target = format!("mysql://root@127.0.0.1:{}", server.layout.port);
     let kinds = [
         (

@@ -193,7 +193,12 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
                     })
                 })
                 .collect();
-            let mut record = read_json(&lead.dir.join(format!("{rel}.json")))?;
+            let lead_record = lead.dir.join(format!("{rel}.json"));
+            let mut record = if lead_record.is_file() {
+                super::read_versioned::<serde_json::Value>(&lead_record)?
+            } else {
+                serde_json::json!({})
+            };
             if let Some(o) = record.as_object_mut() {
                 o.insert("status".into(), serde_json::json!(step.status));
                 o.insert("summary".into(), serde_json::json!(step));
@@ -236,21 +241,6 @@ fn copy_if_there(from: &Path, to: &Path) -> Result<(), ResultsError> {
         })?;
     }
     Ok(())
-}
-
-/// A step's JSON record (an empty object when there is none).
-fn read_json(path: &Path) -> Result<serde_json::Value, ResultsError> {
-    match std::fs::read(path) {
-        Ok(b) => serde_json::from_slice(&b).map_err(|source| ResultsError::Parse {
-            path: path.to_path_buf(),
-            source,
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::json!({})),
-        Err(source) => Err(ResultsError::Io {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
 }
 
 fn read_intervals(path: &Path) -> Result<Vec<IntervalRecord>, ResultsError> {
