@@ -1033,3 +1033,85 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
     let (code, _, _) = run(&["sandbox", "down", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 0);
 }
+
+/// MariaDB's metadata lock and InnoDB's row locks each see only their own waits: a
+/// transaction that holds `customer`'s metadata lock and waits for a row lock held by one
+/// queued behind a change to `customer` is a deadlock neither detector breaks, for
+/// `innodb_lock_wait_timeout` (50 s). The change gives way after its own lock wait and is
+/// made on its next attempt, the workload held up for seconds, not a minute.
+#[test]
+fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
+    use dbduel::engine::{EngineConfig, OpenCtx};
+    use dbduel::workload::hot_ddl::{self, HotChange, LOCK_WAIT_S};
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    if !have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
+    let engine = config
+        .open(&OpenCtx {
+            contender: "hot",
+            dir: &root.path().join("hot"),
+            database: "dbduel_hot",
+            max_clients: 4,
+        })
+        .expect("sandbox");
+    let port = {
+        let mut s = engine.connect().unwrap();
+        for sql in [
+            "CREATE TABLE customer (id INT PRIMARY KEY, c_middle CHAR(2)) ENGINE=InnoDB",
+            "CREATE TABLE warehouse (id INT PRIMARY KEY, ytd INT) ENGINE=InnoDB",
+            "INSERT INTO customer VALUES (1, 'OE')",
+            "INSERT INTO warehouse VALUES (1, 0)",
+        ] {
+            s.execute(sql).unwrap();
+        }
+        s.query_i64("SELECT @@port").unwrap() as u16
+    };
+    let change: HotChange = toml::from_str(
+        "at_s = 0\ntable = \"customer\"\naction = \"rename_column\"\ncolumn = \"c_middle\"\nto = \"c_mi\"\n",
+    )
+    .unwrap();
+    let stop = AtomicBool::new(false);
+    let (held_s, runs) = hot_ddl::alongside(engine.as_ref(), &[change], &stop, |clock| {
+        let mut t1 = conn(port, Some("dbduel_hot"));
+        let mut t2 = conn(port, Some("dbduel_hot"));
+        t1.query_drop("BEGIN").unwrap();
+        let _: Vec<String> = t1.query("SELECT c_middle FROM customer").unwrap();
+        t2.query_drop("BEGIN").unwrap();
+        t2.query_drop("UPDATE warehouse SET ytd = ytd + 1 WHERE id = 1")
+            .unwrap();
+        // t1, holding customer's metadata lock, waits for t2's row lock
+        let waiter = std::thread::spawn(move || {
+            t1.query_drop("UPDATE warehouse SET ytd = ytd + 1 WHERE id = 1")
+                .and_then(|_| t1.query_drop("COMMIT"))
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        clock(0.0); // the change asks for customer's metadata lock, queued behind t1
+        std::thread::sleep(Duration::from_millis(300));
+        // t2 queues behind the change: the cycle is closed
+        let t = Instant::now();
+        let _: Vec<String> = t2.query("SELECT c_middle FROM customer").unwrap();
+        let held = t.elapsed().as_secs_f64();
+        t2.query_drop("COMMIT").unwrap();
+        waiter.join().unwrap().expect("t1 commits");
+        std::thread::sleep(Duration::from_secs(2)); // the change's next attempt
+        held
+    });
+    let r = &runs[0];
+    assert_eq!(r.error, None, "{r:?}");
+    assert!(r.gave_way >= 1, "{r:?}");
+    assert!(r.elapsed_s.unwrap() >= LOCK_WAIT_S as f64, "{r:?}");
+    assert!(
+        held_s < 3.0 * LOCK_WAIT_S as f64,
+        "the workload was held {held_s:.1} s: {r:?}"
+    );
+    let mut s = engine.connect().unwrap();
+    assert_eq!(
+        s.query_i64("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'dbduel_hot' AND column_name = 'c_mi'")
+            .unwrap(),
+        1
+    );
+}

@@ -3,6 +3,12 @@
 //! drops an index — the seed's Hot Column Add/Drop/Rename and hot indexing. Each change is
 //! timed with the algorithm MariaDB accepted, and the workload's throughput, worst
 //! per-second p99 and errors are taken from its own seconds before, during and after it.
+//!
+//! A change waits at most [`LOCK_WAIT_S`] for its table's lock, then gives way and asks
+//! again, as pt-online-schema-change and gh-ost do: a change queued for the lock holds up
+//! every new transaction on the table, and on MariaDB a transaction that holds the table's
+//! metadata lock while it waits for a row lock of one queued behind the change is a deadlock
+//! no detector sees (it lasts `innodb_lock_wait_timeout`, 50 s by default).
 
 use super::ddl::{self, DdlAction, DdlParams};
 use super::{StepError, StepOutput};
@@ -16,6 +22,13 @@ use std::time::{Duration, Instant};
 
 /// Seconds of the workload before a change (and after it) that its effect is measured over.
 pub const WINDOW_S: f64 = 5.0;
+
+/// Seconds a change waits for its table's lock before it gives way and asks again.
+pub const LOCK_WAIT_S: u64 = 2;
+
+/// What a server change's session does between two attempts: the transactions it held up go
+/// first.
+const GIVE_WAY: Duration = Duration::from_millis(100);
 
 /// One change, as a study writes it: `{ at_s = 10, table = "customer", action =
 /// "rename_column", column = "c_middle", to = "c_initials" }`.
@@ -114,6 +127,9 @@ pub struct HotRun {
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
     pub elapsed_s: Option<f64>,
+    /// Times it gave way to the workload, having waited [`LOCK_WAIT_S`] for the table's lock
+    /// (or been chosen as a deadlock's victim), before it was made.
+    pub gave_way: u32,
     pub error: Option<String>,
     pub before: Window,
     pub during: Window,
@@ -179,6 +195,7 @@ fn make_changes(
             start_s: None,
             end_s: None,
             elapsed_s: None,
+            gave_way: 0,
             error: None,
             before: Window::default(),
             during: Window::default(),
@@ -215,20 +232,26 @@ fn make_changes(
         let applied = s.map_err(StepError::from).and_then(|s| {
             loop {
                 match ddl::apply(s.as_mut(), d, &run.sql) {
-                    // SQLite's write lock: asked for again at once (see `open_session`)
-                    Err(StepError::Engine(e))
-                        if e.kind == "busy" && !done.load(Ordering::Relaxed) =>
-                    {
-                        waits += 1;
-                        std::thread::sleep(Duration::from_micros(200));
-                    }
+                    Err(StepError::Engine(e)) if !done.load(Ordering::Relaxed) => match e.kind {
+                        // SQLite's write lock: asked for again at once (see `open_session`)
+                        "busy" => {
+                            waits += 1;
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        "lock_timeout" | "deadlock" => {
+                            waits += 1;
+                            run.gave_way += 1;
+                            std::thread::sleep(GIVE_WAY);
+                        }
+                        _ => break Err(StepError::Engine(e)),
+                    },
                     r => break r,
                 }
             }
         });
         match applied {
             Ok(a) => {
-                // the change's time includes its wait for the lock
+                // the change's time includes its waits for the lock
                 run.elapsed_s = Some(if waits > 0 {
                     t.elapsed().as_secs_f64()
                 } else {
@@ -245,15 +268,20 @@ fn make_changes(
     runs
 }
 
-/// The changes' own session. On SQLite it does not wait in SQLite's busy handler, whose
-/// sleeps grow to 100 ms while the terminals, newly waiting, poll every millisecond or two
-/// and always take the write lock first: a change would wait for the level to end. It asks
-/// again every 0.2 ms instead, as often as they do.
+/// The changes' own session. On a server it waits at most [`LOCK_WAIT_S`] for a table's
+/// lock. On SQLite it does not wait in SQLite's busy handler, whose sleeps grow to 100 ms
+/// while the terminals, newly waiting, poll every millisecond or two and always take the
+/// write lock first: a change would wait for the level to end. It asks again every 0.2 ms
+/// instead, as often as they do.
 fn open_session(engine: &dyn Engine) -> crate::engine::Result<Box<dyn crate::engine::Session>> {
+    use crate::engine::Dialect;
     let mut s = engine.connect()?;
-    if engine.dialect() == crate::engine::Dialect::Sqlite {
-        s.execute("PRAGMA busy_timeout = 0")?;
-    }
+    match engine.dialect() {
+        Dialect::Sqlite => s.execute("PRAGMA busy_timeout = 0")?,
+        Dialect::Mysql => s.execute(&format!("SET SESSION lock_wait_timeout = {LOCK_WAIT_S}"))?,
+        Dialect::Postgres => s.execute(&format!("SET lock_timeout = '{LOCK_WAIT_S}s'"))?,
+        _ => 0,
+    };
     Ok(s)
 }
 
@@ -337,10 +365,16 @@ pub fn figures(runs: &[HotRun]) -> (Vec<crate::results::Metric>, Vec<String>) {
                     Better::Higher,
                 ));
                 notes.push(format!(
-                    "{label} at {:.1} s took {}{}: {:.0} → {:.0} → {:.0} ops/s before/during/after, worst p99 {} → {} → {} µs, {} error(s) during",
+                    "{label} at {:.1} s took {}{}{}: {:.0} → {:.0} → {:.0} ops/s before/during/after, worst p99 {} → {} → {} µs, {} error(s) during",
                     r.start_s.unwrap_or(0.0),
                     crate::report::format::seconds(s),
                     r.algorithm.map(|a| format!(" (ALGORITHM={a})")).unwrap_or_default(),
+                    match r.gave_way {
+                        0 => String::new(),
+                        n => format!(
+                            ", having given way to the workload {n} time(s) (it waits at most {LOCK_WAIT_S} s for the table's lock)"
+                        ),
+                    },
                     r.before.ops_per_s,
                     r.during.ops_per_s,
                     r.after.ops_per_s,
@@ -441,6 +475,7 @@ mod tests {
             start_s: Some(7.2),
             end_s: Some(8.5),
             elapsed_s: Some(1.3),
+            gave_way: 0,
             error: None,
             before: Window::default(),
             during: Window::default(),
