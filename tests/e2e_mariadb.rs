@@ -741,23 +741,30 @@ fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Con
     c
 }
 
+/// A MariaDB engine with default options on a sandbox of its own under `root`, its database
+/// `dbduel_<name>`.
+fn sandboxed_engine(root: &Path, name: &str) -> Box<dyn dbduel::engine::Engine> {
+    use dbduel::engine::{EngineConfig, OpenCtx};
+    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
+    config
+        .open(&OpenCtx {
+            contender: name,
+            dir: &root.join(name),
+            database: &format!("dbduel_{name}"),
+            max_clients: 4,
+        })
+        .expect("sandbox")
+}
+
 #[test]
 fn load_warnings_are_the_servers_own() {
     use dbduel::dataset::TableDef;
-    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    use dbduel::engine::LoadRequest;
     if !have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
-    let engine = config
-        .open(&OpenCtx {
-            contender: "warn",
-            dir: &root.path().join("warn"),
-            database: "dbduel_warn",
-            max_clients: 4,
-        })
-        .expect("sandbox");
+    let engine = sandboxed_engine(root.path(), "warn");
     let dialect = engine.dialect();
     let table = |name: &str| TableDef {
         name: name.into(),
@@ -1041,7 +1048,6 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
 /// made on its next attempt, the workload held up for seconds, not a minute.
 #[test]
 fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
-    use dbduel::engine::{EngineConfig, OpenCtx};
     use dbduel::workload::hot_ddl::{self, HotChange, LOCK_WAIT_S};
     use std::sync::atomic::AtomicBool;
     use std::time::{Duration, Instant};
@@ -1049,15 +1055,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
-    let engine = config
-        .open(&OpenCtx {
-            contender: "hot",
-            dir: &root.path().join("hot"),
-            database: "dbduel_hot",
-            max_clients: 4,
-        })
-        .expect("sandbox");
+    let engine = sandboxed_engine(root.path(), "hot");
     let port = {
         let mut s = engine.connect().unwrap();
         for sql in [
