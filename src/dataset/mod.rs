@@ -2,6 +2,7 @@
 //! description of the tables they fill.
 
 pub mod codes;
+pub(crate) mod digits;
 pub mod distribution;
 pub mod permutation;
 pub mod rng;

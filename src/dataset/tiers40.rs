@@ -4,8 +4,8 @@
 //! col14)`. Every row is a pure function of `(seed, table, n)`, so a client can rebuild the
 //! keys of any row to look it up, and a trickle of inserts goes on where the load stopped.
 
+use super::digits::{format_datetime, format_u64};
 use super::rng::{SplitMix64, mix64};
-use super::user_logs::{format_datetime, format_u64};
 use super::{Column, ColumnType, col};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;

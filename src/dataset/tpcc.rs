@@ -11,8 +11,8 @@
 //! primary-key columns come first in each table, in key order. Dates are one fixed instant
 //! (the specification's "current date/time" of the load), so a seed names one dataset.
 
+use super::digits::format_u64;
 use super::rng::{SplitMix64, mix64};
-use super::user_logs::format_u64;
 use super::{Column, ColumnType, TableDef, col};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
