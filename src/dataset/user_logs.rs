@@ -393,7 +393,7 @@ fn push_u64(out: &mut Text, v: u64) {
     }
 }
 
-/// Exactly `width` decimal digits of `v`, zero-padded (`width` <= 8).
+/// Exactly `width` decimal digits of `v`, zero-padded (`width` in 1..=8).
 fn push_padded(out: &mut Text, v: u32, width: usize) {
     out.push_word(padded_word(v) >> (8 * (8 - width)), width);
 }
