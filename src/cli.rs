@@ -498,17 +498,17 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 passwords_elsewhere: true,
                 ..study::Request::default()
             };
-            let loaded = study::load(&req).map_err(|e| bad(e.to_string()))?;
+            // the text the pods get is the text checked here
+            let source = study::source(&study).map_err(|e| bad(e.to_string()))?;
+            let loaded = study::parse(&source, &req).map_err(|e| bad(e.to_string()))?;
             loaded
                 .check_sharding()
                 .map_err(|e| bad(format!("k8s: {e}")))?;
-            let (study_file, study_text) = match builtin::get(&study) {
-                Some(t) => (format!("{study}.toml"), t.to_string()),
-                None => (
-                    "study.toml".to_string(),
-                    std::fs::read_to_string(&study).map_err(|e| bad(format!("{study}: {e}")))?,
-                ),
+            let study_file = match builtin::get(&study) {
+                Some(_) => format!("{study}.toml"),
+                None => "study.toml".to_string(),
             };
+            let study_text = source.text;
             let mut password_envs = Vec::new();
             for c in &loaded.contenders {
                 let Some(spec) = loaded.file.contenders.iter().find(|s| s.name == c.name) else {

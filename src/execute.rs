@@ -89,7 +89,7 @@ pub fn run(
         study: serde_json::to_value(&study.file).unwrap_or_default(),
         started_at: rfc3339(started),
         host: Host {
-            hostname: facts.hostname,
+            hostname: facts.hostname.clone(),
             cpu_model: facts.cpu_model,
             cores: facts.cores,
             mem_total_bytes: facts.mem_total_bytes,
@@ -116,7 +116,7 @@ pub fn run(
                 index: sh.shard.index,
                 count: sh.shard.count,
                 group: sh.group.clone(),
-                hostname: sysmon::host_facts().hostname,
+                hostname: facts.hostname.clone(),
                 clock_offset_ms: Default::default(),
                 late_start_ms: Default::default(),
                 run_dir: None,
@@ -631,7 +631,7 @@ fn shard_gate(
         return record(status, e.to_string());
     }
     let shard = b.shard();
-    if step.params.divides_clients() {
+    if crate::workload::divides_clients(&step.kind) {
         progress.end(&format!("{point}: the {} shards met", shard.count));
         return Gate::Run(Some(Team::new(shard, b.clone(), point)));
     }

@@ -208,7 +208,7 @@ pub fn push_id(out: &mut Vec<u8>, id: u64) {
 }
 
 fn push_hex16(out: &mut Vec<u8>, v: u64) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    use super::digits::HEX;
     for i in (0..16).rev() {
         out.push(HEX[((v >> (i * 4)) & 15) as usize]);
     }

@@ -139,7 +139,7 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
             let rel = format!("{}/{}", c.name, step.name);
             // A step not divided among clients ran on shard 0 alone; one without seconds to
             // add up (skipped, or failed before its first) is shard 0's as it is too.
-            let divided = crate::workload::DIVIDED_KINDS.contains(&step.kind.as_str());
+            let divided = crate::workload::divides_clients(&step.kind);
             let seconds = lead.dir.join(format!("{rel}.intervals.ndjson")).is_file();
             if !divided || !seconds {
                 // Shard 0's step, with its files.
@@ -219,15 +219,9 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
 
 fn new_dir(out: &Path) -> Result<RunDir, ResultsError> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| ResultsError::Io {
-            path: parent.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(parent).map_err(super::io(parent))?;
     }
-    std::fs::create_dir(out).map_err(|source| ResultsError::Io {
-        path: out.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir(out).map_err(super::io(out))?;
     Ok(RunDir {
         path: out.to_path_buf(),
     })
@@ -235,10 +229,7 @@ fn new_dir(out: &Path) -> Result<RunDir, ResultsError> {
 
 fn copy_if_there(from: &Path, to: &Path) -> Result<(), ResultsError> {
     if from.is_file() {
-        std::fs::copy(from, to).map_err(|source| ResultsError::Io {
-            path: to.to_path_buf(),
-            source,
-        })?;
+        std::fs::copy(from, to).map_err(super::io(to))?;
     }
     Ok(())
 }
@@ -247,12 +238,7 @@ fn read_intervals(path: &Path) -> Result<Vec<IntervalRecord>, ResultsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(ResultsError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+        Err(e) => return Err(super::io(path)(e)),
     };
     text.lines()
         .filter(|l| !l.trim().is_empty())

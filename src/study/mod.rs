@@ -130,12 +130,17 @@ pub struct Request {
 
 /// Read and validate the study a user asked for.
 pub fn load(req: &Request) -> Result<Study, StudyError> {
-    let source = match builtin::get(&req.study) {
-        Some(text) => Source::new(format!("studies/{}.toml", req.study), text),
+    parse(&source(&req.study)?, req)
+}
+
+/// The text of a study: a built-in's name or a file's path.
+pub fn source(study: &str) -> Result<Source, StudyError> {
+    Ok(match builtin::get(study) {
+        Some(text) => Source::new(format!("studies/{study}.toml"), text),
         None => {
-            let path = std::path::Path::new(&req.study);
+            let path = std::path::Path::new(study);
             let bytes = std::fs::read(path).map_err(|e| StudyError {
-                origin: req.study.clone(),
+                origin: study.to_string(),
                 line_col: None,
                 message: if e.kind() == std::io::ErrorKind::NotFound {
                     format!(
@@ -147,17 +152,16 @@ pub fn load(req: &Request) -> Result<Study, StudyError> {
                 },
             })?;
             let text = String::from_utf8(bytes).map_err(|e| StudyError {
-                origin: req.study.clone(),
+                origin: study.to_string(),
                 line_col: None,
                 message: format!(
                     "not a text file: invalid UTF-8 at byte {}; a study file is TOML text",
                     e.utf8_error().valid_up_to()
                 ),
             })?;
-            Source::new(req.study.clone(), text)
+            Source::new(study, text)
         }
-    };
-    parse(&source, req)
+    })
 }
 
 /// The study a past run recorded (its manifest's `study`: the file as it ran, scale and
@@ -218,7 +222,7 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
     let file: StudyFile =
         decode(toml::Value::Table(doc.clone())).map_err(|e| file_error(src, &e))?;
     let read_passwords = !req.passwords_elsewhere;
-    check(&file, read_passwords).map_err(|e| file_error(src, &e))?;
+    let checked = check(&file, read_passwords).map_err(|e| file_error(src, &e))?;
 
     // Every scale is checked, not only the one chosen: a mistake in `[scale.full]` must not
     // wait for the first run at that scale.
@@ -269,10 +273,7 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
 
     let (file, (contenders, steps)) = match apply_all(src, &mut doc, &all, read_passwords)? {
         Some(x) => x,
-        None => {
-            let c = check(&file, read_passwords).map_err(|e| file_error(src, &e))?;
-            (file, c)
-        }
+        None => (file, checked),
     };
 
     let chosen: &[String] = if req.all_contenders {
@@ -740,26 +741,6 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merge_and_run_agree_on_which_steps_are_divided() {
-        for name in builtin::names() {
-            let req = Request {
-                study: name.into(),
-                all_contenders: true,
-                ..Default::default()
-            };
-            let study = load(&req).expect("a built-in loads");
-            for s in &study.steps {
-                assert_eq!(
-                    s.params.divides_clients(),
-                    crate::workload::DIVIDED_KINDS.contains(&s.kind.as_str()),
-                    "{name}: {}",
-                    s.kind
-                );
-            }
-        }
-    }
 
     /// A one-contender study with these steps (and any extra contender lines).
     fn study(contender: &str, dataset: &str, steps: &str) -> Source {

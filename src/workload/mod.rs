@@ -47,8 +47,14 @@ pub const STEP_KINDS: &[&str] = &[
 ];
 
 /// Step kinds whose work is divided among clients: each shard of a sharded run runs its share
-/// of them (see [`StepParams::divides_clients`]).
+/// of them. Other steps (a load, a size, a check, a statement timed alone) run on shard 0
+/// only, while the others wait for it.
 pub const DIVIDED_KINDS: &[&str] = &["queries", "oltp", "lookups", "tpcc"];
+
+/// Is a step of this kind divided among clients (see [`DIVIDED_KINDS`])?
+pub fn divides_clients(kind: &str) -> bool {
+    DIVIDED_KINDS.contains(&kind)
+}
 
 /// A step's parameters, decoded for its kind.
 #[derive(Debug, Clone)]
@@ -149,19 +155,6 @@ impl StepParams {
         }
     }
 
-    /// Is the step's work divided among clients, so that each shard of a sharded run runs its
-    /// share of them? Other steps (a load, a size, a check, a statement timed alone) run on
-    /// shard 0 only, while the others wait for it.
-    pub fn divides_clients(&self) -> bool {
-        matches!(
-            self,
-            StepParams::Queries(_)
-                | StepParams::Oltp(_)
-                | StepParams::Lookups(_)
-                | StepParams::Tpcc(_)
-        )
-    }
-
     /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
     /// that asks for it.
     pub fn restarts(&self) -> Option<&'static str> {
@@ -212,7 +205,7 @@ pub struct StepCtx<'a> {
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
     /// In a sharded run, the step's team: its runs start only this shard's clients, when
-    /// every shard is ready (see [`StepParams::divides_clients`]).
+    /// every shard is ready (see [`divides_clients`]).
     pub team: Option<&'a crate::shard::Team>,
 }
 

@@ -1043,17 +1043,14 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             Better::Higher,
         ));
         if let Some(lat) = best.latency_us {
-            for (key, label, v, q) in [
-                ("p95_us", "p95", lat.p95, 0.95),
-                ("max_us", "max", lat.max, 1.0),
-            ] {
-                s.metrics.push(
-                    Metric::new(key, label, v as f64, Unit::Micros, Better::Lower).quantile(
-                        q,
-                        Some(best.threads),
-                        &[],
-                    ),
-                );
+            for key in ["p95", "max"] {
+                s.metrics.push(super::sweep::latency_metric(
+                    &format!("{key}_us"),
+                    key,
+                    &lat,
+                    key,
+                    Some(best.threads),
+                ));
             }
         }
     }

@@ -336,19 +336,14 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         }),
     ]);
     if let Some(l) = lat {
-        for (key, label, v, q) in [
-            ("p50_us", "p50", l.p50, 0.5),
-            ("p95_us", "p95", l.p95, 0.95),
-            ("p99_us", "p99", l.p99, 0.99),
-            ("max_us", "max", l.max, 1.0),
-        ] {
-            s.metrics.push(
-                Metric::new(key, label, v as f64, Unit::Micros, Better::Lower).quantile(
-                    q,
-                    None,
-                    &[],
-                ),
-            );
+        for key in ["p50", "p95", "p99", "max"] {
+            s.metrics.push(super::sweep::latency_metric(
+                &format!("{key}_us"),
+                key,
+                &l,
+                key,
+                None,
+            ));
         }
     }
     s.metrics.extend(connect_metrics(&out.connect));

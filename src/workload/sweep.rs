@@ -181,22 +181,34 @@ pub fn latency_figures(t: u64, lat: &Latency, which: &[&str]) -> Vec<Metric> {
     which
         .iter()
         .map(|&key| {
-            let (v, q) = match key {
-                "p50" => (lat.p50, 0.5),
-                "p95" => (lat.p95, 0.95),
-                "p99" => (lat.p99, 0.99),
-                _ => (lat.max, 1.0),
-            };
-            Metric::new(
+            latency_metric(
                 &format!("{key}_us_t{t}"),
                 &format!("{key} @{t}"),
-                v as f64,
-                Unit::Micros,
-                Better::Lower,
+                lat,
+                key,
+                Some(t),
             )
-            .quantile(q, Some(t), &[])
         })
         .collect()
+}
+
+/// The latency figure `key` (p50, p95, p99 or max) of `lat` as metric `id`, with the quantile
+/// a merge of shards computes it again from (over the clients' histograms at `level`, or the
+/// step's when `None`).
+pub fn latency_metric(
+    id: &str,
+    label: &str,
+    lat: &Latency,
+    key: &str,
+    level: Option<u64>,
+) -> Metric {
+    let (v, q) = match key {
+        "p50" => (lat.p50, 0.5),
+        "p95" => (lat.p95, 0.95),
+        "p99" => (lat.p99, 0.99),
+        _ => (lat.max, 1.0),
+    };
+    Metric::new(id, label, v as f64, Unit::Micros, Better::Lower).quantile(q, level, &[])
 }
 
 /// Level `t`'s data device as figures: reads (and writes, with `writes`) in bytes and

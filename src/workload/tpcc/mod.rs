@@ -420,7 +420,13 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
     let sweep = levels.len() > 1;
     // For a merge of shards: a figure of the best level adds up over shards when there is
     // one level; in a sweep each shard's best level may be another.
-    let at_best = |sum: Derived| if sweep { Derived::AtOwnBest } else { sum };
+    let at_best = || {
+        if sweep {
+            Derived::AtOwnBest
+        } else {
+            Derived::Sum
+        }
+    };
     let mut m = vec![
         Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher).derived(if sweep {
             Derived::Best {
@@ -436,7 +442,7 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::Percent,
             Better::None,
         )
-        .derived(at_best(Derived::Sum)),
+        .derived(at_best()),
         Metric::new(
             "tpm_total",
             "tpmTotal",
@@ -444,7 +450,7 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::Count,
             Better::Higher,
         )
-        .derived(at_best(Derived::Sum)),
+        .derived(at_best()),
     ];
     if sweep {
         m.push(
@@ -471,28 +477,22 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
     }
     for t in &best.types {
         if let Some(lat) = t.latency_us {
-            m.push(
-                Metric::new(
-                    &format!("{}_p99_us", t.name),
-                    &format!("{} p99", t.name.replace('_', "-")),
-                    lat.p99 as f64,
-                    Unit::Micros,
-                    Better::Lower,
-                )
-                .derived(if sweep {
-                    Derived::QuantileAtBest {
-                        q: 0.99,
-                        prefix: "tpmc_t".into(),
-                        ops: vec![t.name.to_string()],
-                    }
-                } else {
-                    Derived::Quantile {
-                        q: 0.99,
-                        level: Some(best.threads),
-                        ops: vec![t.name.to_string()],
-                    }
-                }),
+            let p99 = Metric::new(
+                &format!("{}_p99_us", t.name),
+                &format!("{} p99", t.name.replace('_', "-")),
+                lat.p99 as f64,
+                Unit::Micros,
+                Better::Lower,
             );
+            m.push(if sweep {
+                p99.derived(Derived::QuantileAtBest {
+                    q: 0.99,
+                    prefix: "tpmc_t".into(),
+                    ops: vec![t.name.to_string()],
+                })
+            } else {
+                p99.quantile(0.99, Some(best.threads), &[t.name])
+            });
         }
     }
     let conflicts: u64 = best.types.iter().flat_map(|t| t.conflicts.values()).sum();
@@ -504,7 +504,7 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::Count,
             Better::Lower,
         )
-        .derived(at_best(Derived::Sum)),
+        .derived(at_best()),
     );
     m.push(Metric::new(
         "rollback_pct",
