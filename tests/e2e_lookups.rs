@@ -172,16 +172,9 @@ duration_s = 1
     );
 }
 
-fn have_mariadb() -> bool {
-    common::have_server(
-        "mariadbd",
-        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
-    )
-}
-
 #[test]
 fn mariadb_counts_the_lookups_and_partitions_the_table() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

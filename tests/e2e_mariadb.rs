@@ -10,51 +10,16 @@ use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Whether MariaDB is installed; fails the test instead when servers are required.
-fn have_mariadb() -> bool {
-    let installed =
-        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists();
-    if !installed {
-        assert!(
-            std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
-            "mariadbd is not installed and DBDUEL_REQUIRE_SERVERS=1: run `make install-servers`"
-        );
-        eprintln!("skipping: mariadbd not installed (run `make install-servers`)");
-    }
-    installed
-}
-
-fn conn(port: u16, db: Option<&str>) -> mysql::Conn {
-    let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
-        .user(Some("root"))
-        .prefer_socket(false)
-        .db_name(db);
-    mysql::Conn::new(opts).expect("connect to sandbox")
-}
-
-fn recipe() -> Box<MariadbRecipe> {
-    let mut settings = BTreeMap::new();
-    settings.insert("innodb_buffer_pool_size".to_string(), "32M".to_string());
-    Box::new(MariadbRecipe {
-        settings,
-        rocksdb: false,
-        memory_limit_mb: None,
-        device_profile: None,
-        data_dir: None,
-        galera: None,
-    })
-}
-
 #[test]
 fn sandboxes_start_stop_restart_side_by_side() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut a = Sandbox::create(recipe(), "a", &root.path().join("a")).expect("create a");
-    let mut b = Sandbox::create(recipe(), "b", &root.path().join("b")).expect("create b");
+    let mut a = Sandbox::create(common::mariadb_recipe("32M"), "a", &root.path().join("a"))
+        .expect("create a");
+    let mut b = Sandbox::create(common::mariadb_recipe("32M"), "b", &root.path().join("b"))
+        .expect("create b");
     a.start().expect("start a");
     b.start().expect("start b");
     assert_ne!(a.layout.port, b.layout.port);
@@ -65,11 +30,11 @@ fn sandboxes_start_stop_restart_side_by_side() {
             .unwrap_or("")
             .contains("MariaDB")
     );
-    let v: Option<String> = conn(a.layout.port, None)
+    let v: Option<String> = common::mysql_conn(a.layout.port, None)
         .query_first("SELECT @@port")
         .unwrap();
     assert_eq!(v, Some(a.layout.port.to_string()));
-    let v: Option<String> = conn(b.layout.port, None)
+    let v: Option<String> = common::mysql_conn(b.layout.port, None)
         .query_first("SELECT @@port")
         .unwrap();
     assert_eq!(v, Some(b.layout.port.to_string()));
@@ -79,7 +44,7 @@ fn sandboxes_start_stop_restart_side_by_side() {
     a.restart().expect("restart");
     assert_ne!(a.pid(), Some(pid));
     assert!(!sandbox::alive(pid));
-    let _ = conn(a.layout.port, None);
+    let _ = common::mysql_conn(a.layout.port, None);
 
     // stop: the process is gone and the manifest says so
     let pid_b = b.pid().expect("pid");
@@ -108,7 +73,7 @@ fn sandboxes_start_stop_restart_side_by_side() {
 /// log says nothing, and dbduel says what happened.
 #[test]
 fn a_server_killed_at_its_memory_limit_is_named_as_such() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -135,8 +100,8 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
     sb.start().expect("start under the limit");
     assert_eq!(sb.exited(), None);
     // one value of 400 MB, built and sent whole: twice the limit
-    let r: mysql::Result<Option<u64>> =
-        conn(sb.layout.port, None).query_first("SELECT LENGTH(REPEAT('x', 400000000))");
+    let r: mysql::Result<Option<u64>> = common::mysql_conn(sb.layout.port, None)
+        .query_first("SELECT LENGTH(REPEAT('x', 400000000))");
     assert!(r.is_err(), "the server answered: {r:?}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let how = loop {
@@ -155,7 +120,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
 
 #[test]
 fn a_server_that_cannot_start_says_why() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -185,7 +150,12 @@ fn a_server_that_cannot_start_says_why() {
         "{err}"
     );
     // A server that provisions but then cannot start: its log's tail is in the error.
-    let mut s = Sandbox::create(recipe(), "late", &root.path().join("late")).expect("create");
+    let mut s = Sandbox::create(
+        common::mariadb_recipe("32M"),
+        "late",
+        &root.path().join("late"),
+    )
+    .expect("create");
     let cnf = root.path().join("late").join("server.cnf");
     let text = std::fs::read_to_string(&cnf).unwrap() + "no_such_variable_at_all = 1\n";
     std::fs::write(&cnf, text).unwrap();
@@ -199,7 +169,7 @@ fn a_server_that_cannot_start_says_why() {
 
 #[test]
 fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let out = tempfile::tempdir().expect("tmp");
@@ -248,7 +218,7 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
                 .join("sandbox.json"),
         );
         let port = sb["port"].as_u64().unwrap() as u16;
-        let mut db = conn(port, Some("dbduel_shootout"));
+        let mut db = common::mysql_conn(port, Some("dbduel_shootout"));
         let n: Option<i64> = db.query_first("SELECT COUNT(*) FROM user_logs").unwrap();
         assert_eq!(n, Some(20000));
         let changed: Option<i64> = db
@@ -329,7 +299,7 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
 
 #[test]
 fn no_server_is_left_after_a_run() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let out = tempfile::tempdir().expect("tmp");
@@ -401,16 +371,20 @@ queries = ["SELECT COUNT(*) FROM user_logs WHERE id < 100"]
 
 #[test]
 fn external_targets_are_used_but_never_harmed() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
     // Someone else's server, with a password user and a database of their own.
-    let mut theirs =
-        Sandbox::create(recipe(), "theirs", &root.path().join("theirs")).expect("create");
+    let mut theirs = Sandbox::create(
+        common::mariadb_recipe("32M"),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
     theirs.start().expect("start");
     let port = theirs.layout.port;
-    let mut admin = conn(port, None);
+    let mut admin = common::mysql_conn(port, None);
     admin
         .query_drop("CREATE USER bench@'127.0.0.1' IDENTIFIED BY 's3cret-pw'")
         .unwrap();
@@ -588,14 +562,19 @@ fn wire_target(port: u16, user: &str, password: Option<&str>) -> dbduel::engine:
 fn the_wire_client_speaks_every_result_shape() {
     use dbduel::engine::mysql_wire::{ConnectError, WireSession};
     use dbduel::engine::{Session, Value};
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut sb = Sandbox::create(recipe(), "wire", &root.path().join("wire")).expect("create");
+    let mut sb = Sandbox::create(
+        common::mariadb_recipe("32M"),
+        "wire",
+        &root.path().join("wire"),
+    )
+    .expect("create");
     sb.start().expect("start");
     let port = sb.layout.port;
-    let mut admin = conn(port, None);
+    let mut admin = common::mysql_conn(port, None);
     admin.query_drop("CREATE DATABASE w").unwrap();
     let connect =
         |user: &str, pw: Option<&str>| WireSession::connect(&wire_target(port, user, pw), "w", 30);
@@ -760,7 +739,7 @@ fn sandboxed_engine(root: &Path, name: &str) -> Box<dyn dbduel::engine::Engine> 
 fn load_warnings_are_the_servers_own() {
     use dbduel::dataset::TableDef;
     use dbduel::engine::LoadRequest;
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -805,7 +784,7 @@ fn load_warnings_are_the_servers_own() {
         let mut s = engine.connect().unwrap();
         s.query_i64("SELECT @@port").unwrap() as u16
     };
-    let mut admin = conn(port, Some("dbduel_warn"));
+    let mut admin = common::mysql_conn(port, Some("dbduel_warn"));
     admin
         .query_drop("CREATE TABLE narrow2 LIKE narrow")
         .unwrap();
@@ -899,7 +878,7 @@ sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
 
 #[test]
 fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -978,7 +957,7 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
     );
     let port = sb["port"].as_u64().unwrap() as u16;
     let sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000";
-    let mut db = conn(port, Some("dbduel_connects"));
+    let mut db = common::mysql_conn(port, Some("dbduel_connects"));
     db.query_drop(sql).unwrap();
     assert_eq!(db.info_str(), "Rows matched: 899  Changed: 0  Warnings: 0");
     assert_eq!(db.affected_rows(), 0);
@@ -1051,7 +1030,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
     use dbduel::workload::hot_ddl::{self, HotChange, LOCK_WAIT_S};
     use std::sync::atomic::AtomicBool;
     use std::time::{Duration, Instant};
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -1074,8 +1053,8 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
     .unwrap();
     let stop = AtomicBool::new(false);
     let (held_s, runs) = hot_ddl::alongside(engine.as_ref(), &[change], &stop, |clock| {
-        let mut t1 = conn(port, Some("dbduel_hot"));
-        let mut t2 = conn(port, Some("dbduel_hot"));
+        let mut t1 = common::mysql_conn(port, Some("dbduel_hot"));
+        let mut t2 = common::mysql_conn(port, Some("dbduel_hot"));
         t1.query_drop("BEGIN").unwrap();
         let _: Vec<String> = t1.query("SELECT c_middle FROM customer").unwrap();
         t2.query_drop("BEGIN").unwrap();

@@ -23,13 +23,6 @@ fn have_postgres() -> bool {
     )
 }
 
-fn have_mariadb() -> bool {
-    have_server(
-        "mariadbd",
-        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
-    )
-}
-
 const STUDY: &str = r#"
 [study]
 name = "repl-test"
@@ -98,7 +91,7 @@ kind = "checksums"
 
 #[test]
 fn a_topology_replicates_every_step_and_leaves_nothing_running() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -290,7 +283,7 @@ fn settle(repl: &dyn Replicated) -> Result<bool, StepError> {
 
 #[test]
 fn a_replica_that_differs_or_stops_fails_with_the_table_or_the_servers_words() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -476,7 +469,7 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
 
 #[test]
 fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{read_json, run_dir, step};
-use dbduel::sandbox::{Sandbox, mariadb::MariadbRecipe, postgres::PostgresRecipe};
+use dbduel::sandbox::{Sandbox, postgres::PostgresRecipe};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -271,20 +271,12 @@ fn shard_and_merge(
 
 /// A private MariaDB server for the shards' target, started.
 fn mariadb_target(root: &Path, buffer_pool: &str) -> Sandbox {
-    let settings = BTreeMap::from([(
-        "innodb_buffer_pool_size".to_string(),
-        buffer_pool.to_string(),
-    )]);
-    let recipe = MariadbRecipe {
-        settings,
-        rocksdb: false,
-        memory_limit_mb: None,
-        device_profile: None,
-        data_dir: None,
-        galera: None,
-    };
-    let mut server =
-        Sandbox::create(Box::new(recipe), "target", &root.join("target")).expect("create");
+    let mut server = Sandbox::create(
+        common::mariadb_recipe(buffer_pool),
+        "target",
+        &root.join("target"),
+    )
+    .expect("create");
     server.start().expect("start");
     server
 }
@@ -295,20 +287,13 @@ fn figure(step: &serde_json::Value, key: &str) -> f64 {
 
 #[test]
 fn mariadb_shards_meet_and_merge_exactly() {
-    if !common::have_server("MariaDB", Path::new("/usr/sbin/mariadbd").exists()) {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
     let mut server = mariadb_target(root.path(), "32M");
     let port = server.layout.port;
-    let mut admin = mysql::Conn::new(
-        mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(port)
-            .user(Some("root"))
-            .prefer_socket(false),
-    )
-    .expect("connect");
+    let mut admin = common::mysql_conn(port, None);
     // the server's own count of rows read through the table's primary key (user
     // statistics): one for each query that found its key; dbduel's own statements read none
     admin.query_drop("SET GLOBAL userstat = 1").unwrap();
@@ -377,7 +362,7 @@ fn postgres_shards_meet_and_merge_exactly() {
 /// kind whose clients are divided: oltp, lookups and tpcc sweeps.
 #[test]
 fn one_shard_merged_gives_its_figures_back() {
-    if !common::have_server("MariaDB", Path::new("/usr/sbin/mariadbd").exists()) {
+    if !common::have_mariadb() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

@@ -123,20 +123,13 @@ fn a_cold_sequential_read_is_held_to_the_profile_bandwidth() {
     assert!(dirs.iter().all(|d| !d.exists()), "{dirs:?} removed");
 }
 
-fn have_mariadb() -> bool {
-    common::have_server(
-        "mariadbd",
-        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
-    )
-}
-
 /// Point selects on a server whose reads are limited to 200 IOPS: the disk's reads stay
 /// about there, and the selects fall far below the same server's unthrottled ones.
 #[test]
 fn an_iops_profile_holds_point_selects_to_its_reads() {
     let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
-    if !have_mariadb() || !can_throttle(tmp.path()) {
+    if !common::have_mariadb() || !can_throttle(tmp.path()) {
         return;
     }
     let path = tmp.path().join("iops.toml");
@@ -264,7 +257,7 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
 fn the_storage_tiers_study_runs_on_every_contender() {
     let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
-    if !have_mariadb()
+    if !common::have_mariadb()
         || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
         || !can_throttle(tmp.path())
     {
@@ -339,7 +332,7 @@ fn the_storage_tiers_study_runs_on_every_contender() {
 fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
     let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
-    if !have_mariadb() || !can_throttle(tmp.path()) {
+    if !common::have_mariadb() || !can_throttle(tmp.path()) {
         return;
     }
     let start = |out: &Path| {
@@ -410,7 +403,7 @@ fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
 #[test]
 fn data_dir_puts_the_data_where_the_user_says() {
     let _disk = one_at_a_time();
-    if !have_mariadb()
+    if !common::have_mariadb()
         || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
     {
         return;

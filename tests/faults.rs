@@ -10,13 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn have_mariadb() -> bool {
-    common::have_server(
-        "mariadbd",
-        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
-    )
-}
-
 fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
@@ -115,7 +108,7 @@ fn nothing_left(out: &Path) {
 
 #[test]
 fn a_server_killed_mid_step_is_noticed_reported_and_cleaned_up() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -175,7 +168,7 @@ fn a_server_killed_mid_step_is_noticed_reported_and_cleaned_up() {
 
 #[test]
 fn ctrl_c_stops_gracefully_keeps_partial_results_and_exits_130() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -214,7 +207,7 @@ fn ctrl_c_stops_gracefully_keeps_partial_results_and_exits_130() {
 
 #[test]
 fn a_server_out_of_connections_names_contender_step_and_server_message() {
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -335,7 +328,7 @@ fn a_full_disk_is_a_clear_failure() {
     );
     drop(fs);
 
-    if !have_mariadb() {
+    if !common::have_mariadb() {
         return;
     }
     // MariaDB: the data directory fills during the load.

@@ -123,3 +123,37 @@ pub fn have_server(name: &str, installed: bool) -> bool {
     }
     installed
 }
+
+/// Whether MariaDB is installed (see [`have_server`]).
+pub fn have_mariadb() -> bool {
+    have_server(
+        "mariadbd",
+        Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists(),
+    )
+}
+
+/// A MariaDB sandbox's recipe with this InnoDB buffer pool (`"32M"`) and nothing else.
+pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::sandbox::mariadb::MariadbRecipe> {
+    Box::new(dbduel::sandbox::mariadb::MariadbRecipe {
+        settings: std::collections::BTreeMap::from([(
+            "innodb_buffer_pool_size".to_string(),
+            buffer_pool.to_string(),
+        )]),
+        rocksdb: false,
+        memory_limit_mb: None,
+        device_profile: None,
+        data_dir: None,
+        galera: None,
+    })
+}
+
+/// A `mysql` crate connection as root over TCP to a local server, in `db` when given.
+pub fn mysql_conn(port: u16, db: Option<&str>) -> mysql::Conn {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .prefer_socket(false)
+        .db_name(db);
+    mysql::Conn::new(opts).expect("connect to the sandbox")
+}
