@@ -1071,14 +1071,7 @@ mod tests {
 
     #[test]
     fn counted_run_totals_add_up() {
-        let spec = RunSpec {
-            clients: 4,
-            bound: Bound::PerClient(100),
-            warmup_s: 0,
-            pacing: Pacing::Closed,
-            seed: 1,
-            team: None,
-        };
+        let spec = counted(4, 100);
         let stop = AtomicBool::new(false);
         let mut seen = 0;
         let out = run_closed(
@@ -1105,12 +1098,8 @@ mod tests {
     #[test]
     fn timed_run_ticks_every_second_and_excludes_warmup() {
         let spec = RunSpec {
-            clients: 2,
-            bound: Bound::Duration(Duration::from_millis(2500)),
             warmup_s: 1,
-            pacing: Pacing::Closed,
-            seed: 1,
-            team: None,
+            ..timed(2, Duration::from_millis(2500))
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(
@@ -1182,6 +1171,25 @@ mod tests {
             pacing: Pacing::Closed,
             seed: 1,
             team: None,
+        }
+    }
+
+    /// Closed loop for `d`.
+    fn timed(clients: usize, d: Duration) -> RunSpec {
+        RunSpec {
+            bound: Bound::Duration(d),
+            ..counted(clients, 0)
+        }
+    }
+
+    /// Open loop at `rate_per_s` in all for `d`.
+    fn open_loop(clients: usize, d: Duration, rate_per_s: f64, poisson: bool) -> RunSpec {
+        RunSpec {
+            pacing: Pacing::Open {
+                rate_per_s,
+                poisson,
+            },
+            ..timed(clients, d)
         }
     }
 
@@ -1336,14 +1344,7 @@ mod tests {
 
     #[test]
     fn stop_flag_interrupts() {
-        let spec = RunSpec {
-            clients: 2,
-            bound: Bound::Duration(Duration::from_secs(60)),
-            warmup_s: 0,
-            pacing: Pacing::Closed,
-            seed: 1,
-            team: None,
-        };
+        let spec = timed(2, Duration::from_secs(60));
         let stop = AtomicBool::new(false);
         let t = Instant::now();
         let out = std::thread::scope(|s| {
@@ -1368,17 +1369,7 @@ mod tests {
     fn open_loop_counts_queueing_behind_a_slow_engine() {
         // One client, 2 ms per operation, asked for 1000 a second: it can do about 500, so
         // operations queue, latency from the schedule grows, and the backlog gets dropped.
-        let spec = RunSpec {
-            clients: 1,
-            bound: Bound::Duration(Duration::from_millis(2500)),
-            warmup_s: 0,
-            pacing: Pacing::Open {
-                rate_per_s: 1000.0,
-                poisson: false,
-            },
-            seed: 1,
-            team: None,
-        };
+        let spec = open_loop(1, Duration::from_millis(2500), 1000.0, false);
         let stop = AtomicBool::new(false);
         let out = run_closed(
             &spec,
@@ -1404,15 +1395,8 @@ mod tests {
     #[test]
     fn open_loop_holds_a_sustainable_rate() {
         let spec = RunSpec {
-            clients: 2,
-            bound: Bound::Duration(Duration::from_secs(2)),
-            warmup_s: 0,
-            pacing: Pacing::Open {
-                rate_per_s: 200.0,
-                poisson: true,
-            },
             seed: 3,
-            team: None,
+            ..open_loop(2, Duration::from_secs(2), 200.0, true)
         };
         let stop = AtomicBool::new(false);
         let out = run_closed(
@@ -1452,15 +1436,8 @@ mod tests {
         let meets = std::sync::Arc::new(Alone(Default::default()));
         let shard = crate::shard::Shard::new(1, 4).unwrap();
         let spec = RunSpec {
-            clients: 8,
-            bound: Bound::Duration(Duration::from_secs(2)),
-            warmup_s: 0,
-            pacing: Pacing::Open {
-                rate_per_s: 800.0,
-                poisson: false,
-            },
-            seed: 1,
             team: Some(crate::shard::Team::new(shard, meets.clone(), "s".into())),
+            ..open_loop(8, Duration::from_secs(2), 800.0, false)
         };
         let stop = AtomicBool::new(false);
         let made = Mutex::new(Vec::new());
