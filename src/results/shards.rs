@@ -287,9 +287,40 @@ fn summed(ivs: &[Vec<IntervalRecord>], level: Option<u64>, ops: &[String]) -> Op
     any.then_some(h)
 }
 
+/// The shards' summed histograms of one step by level and operations, each decoded and
+/// summed once however many figures ask for it (a sweep's p50, p95, p99 and max at a level
+/// are one sum).
+struct Sums<'a> {
+    ivs: &'a [Vec<IntervalRecord>],
+    done: BTreeMap<(Option<u64>, Vec<String>), Option<Hist>>,
+}
+
+impl<'a> Sums<'a> {
+    fn new(ivs: &'a [Vec<IntervalRecord>]) -> Self {
+        Sums {
+            ivs,
+            done: BTreeMap::new(),
+        }
+    }
+
+    /// See [`summed`].
+    fn get(&mut self, level: Option<u64>, ops: &[String]) -> Option<&Hist> {
+        let ivs = self.ivs;
+        self.done
+            .entry((level, ops.to_vec()))
+            .or_insert_with(|| summed(ivs, level, ops))
+            .as_ref()
+    }
+
+    fn quantile(&mut self, level: Option<u64>, ops: &[String], q: f64) -> Option<f64> {
+        self.get(level, ops).map(|h| metrics::quantile(h, q) as f64)
+    }
+}
+
 /// One merged step from the shards' records of it and their seconds.
 fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>]) -> StepSummary {
     let lead = parts[0].1;
+    let mut sums = Sums::new(ivs);
     let mut s = lead.clone();
     s.status = worst(parts.iter().map(|(_, p, _)| p.status));
     let sum_u = |f: fn(&StepSummary) -> Option<u64>| -> Option<u64> {
@@ -314,9 +345,7 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
             .filter_map(|(_, p, _)| p.metrics.iter().find(|x| x.key == m.key).map(|x| x.value))
             .collect();
         let value = match (&m.from, m.unit) {
-            (Some(Derived::Quantile { q, level, ops }), _) => {
-                summed(ivs, *level, ops).map(|h| metrics::quantile(&h, *q) as f64)
-            }
+            (Some(Derived::Quantile { q, level, ops }), _) => sums.quantile(*level, ops, *q),
             // Chosen once every level is summed, below.
             (
                 Some(
@@ -348,7 +377,7 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
         }
     }
     choose_best(&mut metrics);
-    at_best_and_rates(&mut metrics, ivs, s.elapsed_s);
+    at_best_and_rates(&mut metrics, &mut sums, s.elapsed_s);
     // The step's headline rate and latency follow its best level when it swept, or all of it.
     let best_level = metrics.iter().find_map(|m| match &m.from {
         Some(Derived::BestLevel { .. }) => Some(m.value as u64),
@@ -365,7 +394,7 @@ fn merge_step(parts: &[(u32, &StepSummary, &Path)], ivs: &[Vec<IntervalRecord>])
             .reduce(|a, b| a + b),
     };
     let level = best_level.or_else(|| single_level(ivs));
-    s.latency_us = summed(ivs, level, &lead.latency_ops).and_then(|h| Latency::of(&h));
+    s.latency_us = sums.get(level, &lead.latency_ops).and_then(Latency::of);
     s.metrics = metrics;
     s.dbduel = parts
         .iter()
@@ -412,7 +441,7 @@ fn choose_best(metrics: &mut [Metric]) {
 }
 
 /// Quantiles at the summed best level, and rates of summed counts over the merged span.
-fn at_best_and_rates(metrics: &mut [Metric], ivs: &[Vec<IntervalRecord>], elapsed: Option<f64>) {
+fn at_best_and_rates(metrics: &mut [Metric], sums: &mut Sums, elapsed: Option<f64>) {
     for i in 0..metrics.len() {
         let set = match &metrics[i].from {
             Some(Derived::QuantileAtBest { q, prefix, ops }) => {
@@ -420,7 +449,7 @@ fn at_best_and_rates(metrics: &mut [Metric], ivs: &[Vec<IntervalRecord>], elapse
                     Some(Derived::BestLevel { prefix: p }) if p == prefix => Some(m.value as u64),
                     _ => None,
                 });
-                summed(ivs, level, ops).map(|h| metrics::quantile(&h, *q) as f64)
+                sums.quantile(level, ops, *q)
             }
             Some(Derived::Rate { count }) => {
                 let n = metrics.iter().find(|m| &m.key == count).map(|m| m.value);
