@@ -11,7 +11,7 @@ use dbduel::sandbox::{Sandbox, postgres::PostgresRecipe};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Command, Output};
 
 const CLIENTS: u64 = 8;
 /// Shards of the run, each started as an Indexed Job's pod would be.
@@ -60,22 +60,46 @@ params = [{{ min = 1, max = 4000 }}]
     p
 }
 
+/// `dbduel run STUDY -q --out OUT` with its output piped, started with `how` (a shard's
+/// index and group, by arguments or environment).
+fn start_shard(study: &Path, out: &Path, how: impl FnOnce(&mut Command)) -> Child {
+    let mut c = common::bin();
+    c.args(["run", study.to_str().unwrap(), "-q", "--out"])
+        .arg(out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    how(&mut c);
+    c.spawn().expect("start a shard")
+}
+
+/// `dbduel merge DIRS… --out OUT` and `extra` arguments: exit code, stdout, stderr.
+fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["merge"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    common::run(&args)
+}
+
+/// The study text of a sharded run on a MariaDB target with these steps.
+fn mariadb_study(target: &str, steps: &str) -> String {
+    format!(
+        "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
+         [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n{steps}"
+    )
+}
+
 /// Start `n` shards at once, as an Indexed Job's pods would be; their outputs in index order.
 fn shards(study: &Path, out: &Path, n: u32, group: &str, only: Option<u32>) -> Vec<Output> {
     let children: Vec<_> = (0..n)
         .filter(|i| only.is_none_or(|o| o == *i))
         .map(|i| {
-            common::bin()
-                .args(["run", study.to_str().unwrap(), "-q", "--out"])
-                .arg(out)
-                .args(["--barrier-timeout-s", "8"])
-                .env("JOB_COMPLETION_INDEX", i.to_string())
-                .env("DBDUEL_SHARDS", n.to_string())
-                .env("DBDUEL_RUN_GROUP", group)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("start a shard")
+            start_shard(study, out, |c| {
+                c.args(["--barrier-timeout-s", "8"])
+                    .env("JOB_COMPLETION_INDEX", i.to_string())
+                    .env("DBDUEL_SHARDS", n.to_string())
+                    .env("DBDUEL_RUN_GROUP", group);
+            })
         })
         .collect();
     children
@@ -159,16 +183,7 @@ fn shard_and_merge(
         dirs.push(d);
     }
     let merged = root.join("merged");
-    let mut args = vec!["merge".to_string()];
-    args.extend(dirs.iter().map(|d| d.display().to_string()));
-    args.extend([
-        "--out".into(),
-        merged.display().to_string(),
-        "--format".into(),
-        "json".into(),
-    ]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, stdout, stderr) = common::run(&args);
+    let (code, stdout, stderr) = merge(&dirs, &merged, &["--format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("\"q\""), "{stdout}");
     let s = read_json(&merged.join("summary.json"));
@@ -232,12 +247,7 @@ fn shard_and_merge(
     let err = text(&again[0].stderr);
     assert_eq!(again[0].status.code(), Some(1), "{err}");
     // merging what is not every shard of one run is refused
-    let (code, _, stderr) = common::run(&[
-        "merge",
-        dirs[0].to_str().unwrap(),
-        "--out",
-        root.join("m2").to_str().unwrap(),
-    ]);
+    let (code, _, stderr) = merge(&dirs[..1], &root.join("m2"), &[]);
     assert_eq!(code, 2);
     let others: Vec<String> = (1..SHARDS).map(|i| i.to_string()).collect();
     let missing = format!("shard(s) {} of {SHARDS} missing", others.join(", "));
@@ -248,16 +258,14 @@ fn shard_and_merge(
     let before = count();
     let runs = shards(&queries, &out, 2, "e2e-3", None);
     let after = count();
-    let mut args = vec!["merge".to_string()];
+    let mut run_dirs = Vec::new();
     for o in &runs {
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{err}");
-        args.push(run_dir(&err).display().to_string());
+        run_dirs.push(run_dir(&err));
     }
     let merged = root.join("merged-3");
-    args.extend(["--out".into(), merged.display().to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(common::run(&args).0, 0);
+    assert_eq!(merge(&run_dirs, &merged, &[]).0, 0);
     let s = read_json(&merged.join("summary.json"));
     let q = step(&s, "db", "q");
     let ops = figure(q, "ops") as u64;
@@ -411,12 +419,7 @@ fn one_shard_merged_gives_its_figures_back() {
         assert_eq!(code, 0, "{kind}: {stderr}");
         let dir = run_dir(&stderr);
         let merged = root.path().join(format!("merged-{kind}"));
-        let (code, _, stderr) = common::run(&[
-            "merge",
-            dir.to_str().unwrap(),
-            "--out",
-            merged.to_str().unwrap(),
-        ]);
+        let (code, _, stderr) = merge(std::slice::from_ref(&dir), &merged, &[]);
         assert_eq!(code, 0, "{kind}: {stderr}");
         let before = read_json(&dir.join("summary.json"));
         let after = read_json(&merged.join("summary.json"));
@@ -458,26 +461,20 @@ fn interrupted_shard_stops_the_others(root: &Path, target: &str) {
     let path = root.join("two-steps.toml");
     std::fs::write(
         &path,
-        format!(
-            "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
-             [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
-             [[step]]\nname = \"long\"\nkind = \"queries\"\nclients = 2\nduration_s = 4\n\
+        mariadb_study(
+            target,
+            "[[step]]\nname = \"long\"\nkind = \"queries\"\nclients = 2\nduration_s = 4\n\
              queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n\
              [[step]]\nname = \"after\"\nkind = \"queries\"\nclients = 2\nper_client = 10\n\
-             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n"
+             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n",
         ),
     )
     .unwrap();
     let out = root.join("out");
     let spawn = |i: u32| {
-        common::bin()
-            .args(["run", path.to_str().unwrap(), "-q", "--out"])
-            .arg(&out)
-            .args(["--shard", &format!("{i}/2"), "--run-group", "e2e-int"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("start a shard")
+        start_shard(&path, &out, |c| {
+            c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-int"]);
+        })
     };
     let (zero, one) = (spawn(0), spawn(1));
     std::thread::sleep(std::time::Duration::from_secs(2));
@@ -634,28 +631,22 @@ fn others_wait_while_shard_0_works_alone(root: &Path, target: &str) {
     let path = root.join("slow.toml");
     std::fs::write(
         &path,
-        format!(
-            "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
-             [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
-             [[step]]\nname = \"slow\"\nkind = \"update\"\n\
+        mariadb_study(
+            target,
+            "[[step]]\nname = \"slow\"\nkind = \"update\"\n\
              sql = \"UPDATE user_logs SET uid = uid WHERE id <= 3 AND SLEEP(1) = 0\"\n\
              [[step]]\nname = \"after\"\nkind = \"queries\"\nclients = 2\nper_client = 10\n\
-             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n"
+             queries = [\"SELECT id FROM user_logs WHERE id = 7\"]\n",
         ),
     )
     .unwrap();
     let out = root.join("out");
     let runs: Vec<_> = (0..2)
         .map(|i| {
-            common::bin()
-                .args(["run", path.to_str().unwrap(), "-q", "--out"])
-                .arg(&out)
-                .args(["--shard", &format!("{i}/2"), "--run-group", "e2e-slow"])
-                .args(["--barrier-timeout-s", "1"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("start a shard")
+            start_shard(&path, &out, |c| {
+                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-slow"])
+                    .args(["--barrier-timeout-s", "1"]);
+            })
         })
         .collect();
     for (i, r) in runs.into_iter().enumerate() {
