@@ -1,10 +1,11 @@
 //! dbduel runs the same database experiment on two or more engines and compares them side by
-//! side. See `DESIGN` in the README for how the modules fit together.
+//! side. See `docs/design.md` for how the modules fit together.
 
 pub mod cli;
 pub mod dataset;
+pub mod decode;
 pub mod engine;
-pub mod execute;
+pub mod engines;
 pub mod fdlimit;
 pub mod k8s;
 pub mod metrics;
@@ -12,6 +13,7 @@ pub mod oscache;
 pub mod progress;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod runner;
 pub mod sandbox;
 pub mod shard;

@@ -9,8 +9,9 @@
 mod common;
 
 use common::{figure, have_server, read_json, run, run_dir, step};
+use dbduel::engine::OpenCtx;
 use dbduel::engine::cluster::{self, Clustered};
-use dbduel::engine::{EngineConfig, OpenCtx};
+use dbduel::engines::EngineConfig;
 use mysql::prelude::Queryable;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,7 +20,7 @@ fn have_galera() -> bool {
     have_server(
         "MariaDB with Galera (galera-4, rsync)",
         (Path::new("/usr/sbin/mariadbd").exists() || Path::new("/usr/bin/mariadbd").exists())
-            && Path::new(dbduel::sandbox::mariadb::GALERA_PROVIDER).exists(),
+            && Path::new(dbduel::engines::mariadb::recipe::GALERA_PROVIDER).exists(),
     )
 }
 

@@ -257,7 +257,10 @@ fn leftover_cgroups(pid: u32) -> Vec<String> {
 
 #[test]
 fn postgres_counts_the_lookups_and_partitions_the_table() {
-    if !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some()) {
+    if !common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");
@@ -307,7 +310,10 @@ options = { shared_buffers_mb = 32, memory_limit_mb = 160 }
 
 #[test]
 fn the_built_in_study_runs_on_a_mongodb_wire_server() {
-    if !common::have_server("ferretdb", dbduel::sandbox::ferretdb::binary().is_some()) {
+    if !common::have_server(
+        "ferretdb",
+        dbduel::engines::mongodb::ferretdb::binary().is_some(),
+    ) {
         return;
     }
     let out = tempfile::tempdir().expect("tmp");

@@ -5,7 +5,8 @@
 mod common;
 
 use common::{figure, read_json, run, run_dir, step};
-use dbduel::sandbox::{self, Sandbox, mariadb::MariadbRecipe};
+use dbduel::engines::mariadb::recipe::MariadbRecipe;
+use dbduel::sandbox::{self, Sandbox};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -560,8 +561,8 @@ fn wire_target(port: u16, user: &str, password: Option<&str>) -> dbduel::engine:
 
 #[test]
 fn the_wire_client_speaks_every_result_shape() {
-    use dbduel::engine::mysql_wire::{ConnectError, WireSession};
     use dbduel::engine::{Session, Value};
+    use dbduel::engines::wire::mysql::{ConnectError, WireSession};
     if !common::have_mariadb() {
         return;
     }
@@ -723,7 +724,8 @@ fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Con
 /// A MariaDB engine with default options on a sandbox of its own under `root`, its database
 /// `dbduel_<name>`.
 fn sandboxed_engine(root: &Path, name: &str) -> Box<dyn dbduel::engine::Engine> {
-    use dbduel::engine::{EngineConfig, OpenCtx};
+    use dbduel::engine::OpenCtx;
+    use dbduel::engines::EngineConfig;
     let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
     config
         .open(&OpenCtx {

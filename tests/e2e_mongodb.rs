@@ -7,11 +7,15 @@
 mod common;
 
 use common::{have_server, processes_mentioning, read_json, run, run_dir, step};
-use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+use dbduel::engine::{LoadRequest, OpenCtx};
+use dbduel::engines::EngineConfig;
 use std::path::Path;
 
 fn have_ferretdb() -> bool {
-    have_server("ferretdb", dbduel::sandbox::ferretdb::binary().is_some())
+    have_server(
+        "ferretdb",
+        dbduel::engines::mongodb::ferretdb::binary().is_some(),
+    )
 }
 
 const STUDY: &str = r#"
@@ -268,24 +272,25 @@ fn a_wrong_password_is_refused_with_the_servers_words() {
         .port();
     let data = root.path().join("data");
     std::fs::create_dir(&data).expect("data dir");
-    let server = std::process::Command::new(dbduel::sandbox::ferretdb::binary().expect("ferretdb"))
-        .args([
-            format!("--listen-addr=127.0.0.1:{port}"),
-            "--handler=sqlite".into(),
-            format!("--sqlite-url=file:{}/", data.display()),
-            format!("--state-dir={}", root.path().display()),
-            "--telemetry=disable".into(),
-            "--debug-addr=-".into(),
-            "--log-level=warn".into(),
-            "--test-enable-new-auth".into(),
-            "--setup-database=admin".into(),
-            "--setup-username=bench".into(),
-            "--setup-password=the-right-one".into(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("ferretdb starts");
+    let server =
+        std::process::Command::new(dbduel::engines::mongodb::ferretdb::binary().expect("ferretdb"))
+            .args([
+                format!("--listen-addr=127.0.0.1:{port}"),
+                "--handler=sqlite".into(),
+                format!("--sqlite-url=file:{}/", data.display()),
+                format!("--state-dir={}", root.path().display()),
+                "--telemetry=disable".into(),
+                "--debug-addr=-".into(),
+                "--log-level=warn".into(),
+                "--test-enable-new-auth".into(),
+                "--setup-database=admin".into(),
+                "--setup-username=bench".into(),
+                "--setup-password=the-right-one".into(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("ferretdb starts");
     struct Kill(std::process::Child);
     impl Drop for Kill {
         fn drop(&mut self) {

@@ -5,11 +5,15 @@
 mod common;
 
 use common::{figure, read_json, run, run_dir, run_with_pid, step};
-use dbduel::sandbox::{self, Sandbox, postgres::PostgresRecipe};
+use dbduel::engines::postgres::recipe::PostgresRecipe;
+use dbduel::sandbox::{self, Sandbox};
 use std::collections::BTreeMap;
 
 fn have_postgres() -> bool {
-    common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+    common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    )
 }
 
 fn client(port: u16, db: &str) -> postgres::Client {
@@ -310,9 +314,9 @@ fn external_postgres_target_is_used_but_never_harmed() {
 
 #[test]
 fn the_wire_client_speaks_every_result_shape_and_password_method() {
-    use dbduel::engine::pg_wire::PgWire;
     use dbduel::engine::target::{Secret, Target};
     use dbduel::engine::{Session, Value};
+    use dbduel::engines::wire::pg::PgWire;
     if !have_postgres() {
         return;
     }
@@ -601,7 +605,8 @@ fn connects_and_matched_rows_agree_with_the_server() {
 #[test]
 fn load_warnings_and_rejected_rows_are_the_servers_own() {
     use dbduel::dataset::{Column, ColumnType, TableDef};
-    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    use dbduel::engine::{LoadRequest, OpenCtx};
+    use dbduel::engines::EngineConfig;
     use std::sync::{Arc, Mutex};
     if !have_postgres() {
         return;

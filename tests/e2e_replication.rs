@@ -7,8 +7,9 @@
 mod common;
 
 use common::{figure, have_server, processes_mentioning, read_json, run, run_dir, step};
+use dbduel::engine::OpenCtx;
 use dbduel::engine::replication::Replicated;
-use dbduel::engine::{EngineConfig, OpenCtx};
+use dbduel::engines::EngineConfig;
 use dbduel::workload::StepError;
 use dbduel::workload::replication::follow::Follower;
 use dbduel::workload::replication::verify;
@@ -19,7 +20,8 @@ use std::time::{Duration, Instant};
 fn have_postgres() -> bool {
     have_server(
         "PostgreSQL",
-        dbduel::sandbox::postgres::bin_dir().is_some_and(|b| b.join("pg_basebackup").exists()),
+        dbduel::engines::postgres::recipe::bin_dir()
+            .is_some_and(|b| b.join("pg_basebackup").exists()),
     )
 }
 
@@ -425,7 +427,7 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
     // The same servers as someone else's: a primary and a standby given by target are
     // attached as they are, and their replay is not dbduel's to pause.
     let (p, s) = ports_by_role(&root.path().join("lib"), "standby");
-    let user = dbduel::sandbox::postgres::SUPERUSER;
+    let user = dbduel::engines::postgres::recipe::SUPERUSER;
     let ext = open_target(
         "postgres",
         &format!(

@@ -7,7 +7,8 @@
 mod common;
 
 use common::{read_json, run_dir, step};
-use dbduel::sandbox::{Sandbox, postgres::PostgresRecipe};
+use dbduel::engines::postgres::recipe::PostgresRecipe;
+use dbduel::sandbox::Sandbox;
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -324,7 +325,10 @@ fn mariadb_shards_meet_and_merge_exactly() {
 
 #[test]
 fn postgres_shards_meet_and_merge_exactly() {
-    if !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some()) {
+    if !common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -598,7 +602,10 @@ fn k8s_prints_the_objects_without_a_secret_value() {
 /// machine); a study runs against it; `sandbox down` removes it.
 #[test]
 fn sandbox_up_gives_a_target_that_down_removes() {
-    if !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some()) {
+    if !common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

@@ -369,7 +369,8 @@ fn one_contender_can_be_chosen() {
 
 #[test]
 fn sqlite_loads_report_no_warnings_and_fail_on_a_row_that_does_not_fit() {
-    use dbduel::engine::{EngineConfig, LoadRequest, OpenCtx};
+    use dbduel::engine::{LoadRequest, OpenCtx};
+    use dbduel::engines::EngineConfig;
     let root = tempfile::tempdir().expect("tmp");
     let engine = EngineConfig::decode("sqlite", &toml::Table::new(), None)
         .expect("options")

@@ -258,7 +258,10 @@ fn the_storage_tiers_study_runs_on_every_contender() {
     let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !common::have_mariadb()
-        || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+        || !common::have_server(
+            "PostgreSQL",
+            dbduel::engines::postgres::recipe::bin_dir().is_some(),
+        )
         || !can_throttle(tmp.path())
     {
         return;
@@ -404,7 +407,10 @@ fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
 fn data_dir_puts_the_data_where_the_user_says() {
     let _disk = one_at_a_time();
     if !common::have_mariadb()
-        || !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some())
+        || !common::have_server(
+            "PostgreSQL",
+            dbduel::engines::postgres::recipe::bin_dir().is_some(),
+        )
     {
         return;
     }

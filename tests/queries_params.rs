@@ -93,7 +93,10 @@ fn a_placeholder_without_a_range_is_refused() {
 /// goodbye properly (nothing about broken connections in the server's log).
 #[test]
 fn postgres_lookups_match_the_servers_count() {
-    if !common::have_server("PostgreSQL", dbduel::sandbox::postgres::bin_dir().is_some()) {
+    if !common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");

@@ -5,7 +5,7 @@
 //! PostgreSQL WAL bytes and transaction ids) brought to one shape.
 
 use super::{Result, Session};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -290,7 +290,7 @@ fn check_control_replication(
 pub(crate) fn external_member(name: &str, target: &super::target::Target) -> Member {
     Member {
         name: name.to_string(),
-        server: super::server::Server::External(target.clone()),
+        server: crate::engines::server::Server::External(target.clone()),
         reach: target.clone(),
     }
 }
@@ -298,7 +298,7 @@ pub(crate) fn external_member(name: &str, target: &super::target::Target) -> Mem
 /// A replica's server and how to reach it.
 pub(crate) struct Member {
     pub name: String,
-    pub server: super::server::Server,
+    pub server: crate::engines::server::Server,
     pub reach: super::target::Target,
 }
 
@@ -343,7 +343,7 @@ impl<C> Members<C> {
         version: String,
     ) -> Result<ReplicaFacts> {
         let m = self.get(i)?;
-        if let super::server::Server::External(t) = &m.server {
+        if let crate::engines::server::Server::External(t) = &m.server {
             settings.insert("target".into(), t.display());
         }
         Ok(ReplicaFacts {

@@ -2,7 +2,7 @@
 //! its password from an environment variable or a file — never from the study text or the
 //! command line — and an optional command that restarts it.
 
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
 use std::fmt;
 use std::path::PathBuf;
 

@@ -230,7 +230,7 @@ impl RunData {
     }
 
     /// Several runs of one study as one: figures pooled into medians over every run's
-    /// samples ([`crate::results::merge::runs`]), named `A + B + C`. The series and context
+    /// samples ([`crate::results::rounds::runs`]), named `A + B + C`. The series and context
     /// are the first run's. Runs of different studies as run, or one run given twice, are
     /// refused.
     pub fn pooled(mut runs: Vec<RunData>) -> Result<RunData, String> {
@@ -274,7 +274,7 @@ impl RunData {
         }
         let parts: Vec<(String, &Summary)> =
             runs.iter().map(|r| (r.name.clone(), &r.summary)).collect();
-        let summary = crate::results::merge::runs(&parts);
+        let summary = crate::results::rounds::runs(&parts);
         let name = runs
             .iter()
             .map(|r| r.name.as_str())

@@ -2,9 +2,9 @@
 //! scripts read), per contender per step `<step>.json`, `<step>.intervals.ndjson` and
 //! `<step>.system.ndjson`. All JSON carries `schema_version`; files are written atomically.
 
-pub mod merge;
 pub mod model;
-pub mod shards;
+pub mod rounds;
+pub mod shard_merge;
 pub mod spread;
 
 pub use model::*;

@@ -5,10 +5,7 @@
 //! file; this module knows nothing of any one server.
 
 pub mod device_profile;
-pub mod ferretdb;
 pub mod limits;
-pub mod mariadb;
-pub mod postgres;
 pub mod user;
 
 pub use user::ServiceUser;

@@ -3,7 +3,6 @@
 //! override that caused it), what is wrong and what is allowed.
 
 pub mod builtin;
-pub mod decode;
 pub mod model;
 pub mod overrides;
 pub mod resources;
@@ -13,9 +12,9 @@ pub mod tables;
 pub use model::StudyFile;
 pub use source::{Source, StudyError};
 
-use crate::engine::EngineConfig;
+use crate::decode::{DecodeError, KeyPath, decode};
+use crate::engines::EngineConfig;
 use crate::workload::StepParams;
-use decode::{DecodeError, KeyPath, decode};
 use overrides::{Origin, Override};
 use std::collections::HashSet;
 
@@ -387,7 +386,7 @@ fn file_error(src: &Source, e: &DecodeError) -> StudyError {
 
 /// Say how to write `[[step]]` or `[[contender]]` when one was written as a single table.
 fn array_of_tables_hint(e: &DecodeError) -> Option<String> {
-    let [decode::Seg::Key(section)] = e.path.0.as_slice() else {
+    let [crate::decode::Seg::Key(section)] = e.path.0.as_slice() else {
         return None;
     };
     if section != "step" && section != "contender" {

@@ -1,7 +1,7 @@
 //! Overrides (`--set KEY=VALUE` and `[scale.*]` tables): parsing them and applying them to a
 //! study document before it is decoded, remembering which document paths each one changed.
 
-use super::decode::{KeyPath, Seg};
+use crate::decode::{KeyPath, Seg};
 
 /// Where an override came from, so an error in its value can say so.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! disk for the dataset file and a table, checked before anything runs.
 
 use super::Study;
-use super::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
 use std::path::Path;
 
 /// What this machine offers a run.

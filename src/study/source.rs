@@ -1,6 +1,6 @@
 //! A study file's text and its locations: turns key paths and byte spans into file:line:col.
 
-use super::decode::{KeyPath, Seg};
+use crate::decode::{KeyPath, Seg};
 use std::fmt;
 use std::ops::Range;
 use toml_edit::{Item, Value};

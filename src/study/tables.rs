@@ -6,9 +6,9 @@
 //! engine holds none and needs none: neither starts empty in this sense.
 
 use super::Step;
-use super::decode::{DecodeError, KeyPath};
 use super::model::StudyFile;
 use crate::dataset::Generator;
+use crate::decode::{DecodeError, KeyPath};
 use crate::workload::StepParams;
 use crate::workload::replication::Writes;
 

@@ -24,10 +24,10 @@ pub struct ChecksumsParams {
 }
 
 impl ChecksumsParams {
-    pub fn validate(&self) -> Result<(), crate::study::decode::DecodeError> {
+    pub fn validate(&self) -> Result<(), crate::decode::DecodeError> {
         if !(1..=86_400).contains(&self.timeout_s) {
-            return Err(crate::study::decode::DecodeError::at(
-                crate::study::decode::KeyPath::root().key("timeout_s"),
+            return Err(crate::decode::DecodeError::at(
+                crate::decode::KeyPath::root().key("timeout_s"),
                 "timeout_s must be from 1 to 86400",
             ));
         }
@@ -120,7 +120,7 @@ pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
 /// Tables compared, dbduel's own marker table not counted.
 fn study_tables(sums: &[crate::engine::replication::TableSum]) -> usize {
     sums.iter()
-        .filter(|t| t.table != crate::engine::server::MARKER)
+        .filter(|t| t.table != crate::engines::server::MARKER)
         .count()
 }
 

@@ -2,9 +2,9 @@
 //! engine's own syntax.
 
 use super::{StepCtx, StepError, StepOutput, summary};
+use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{Dialect, Session};
 use crate::results::{Better, Metric, Unit};
-use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 use std::time::Instant;
 

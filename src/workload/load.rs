@@ -8,10 +8,10 @@
 
 use super::{StepCtx, StepError, StepOutput, Unthrottled, summary};
 use crate::dataset::TableDef;
+use crate::decode::{DecodeError, KeyPath};
 use crate::engine::documents::Documents;
 use crate::engine::{Engine, EngineError, EngineWarning, LoadOutcome, LoadRequest};
 use crate::results::{Better, Metric, Unit};
-use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
 use std::time::Instant;
 

@@ -18,11 +18,11 @@ pub mod tpcc;
 pub mod update;
 
 use crate::dataset::TableDef;
+use crate::decode::{DecodeError, KeyPath, decode};
 use crate::engine::{Engine, EngineError, RestartOutcome};
 use crate::progress::Progress;
 use crate::results::StepSummary;
 use crate::runner::IntervalRecord;
-use crate::study::decode::{DecodeError, KeyPath, decode};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 

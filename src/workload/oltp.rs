@@ -8,12 +8,12 @@ use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::distribution::Distribution;
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::sbtest::{C_GROUPS, PAD_GROUPS, digit_groups};
+use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
-use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -261,8 +261,7 @@ impl OltpParams {
         t.insert("duration_s".into(), (duration_s as i64).into());
         t.insert("final_fraction".into(), 1.0.into());
         t.insert("distribution".into(), "uniform".into());
-        crate::study::decode::decode(toml::Value::Table(t))
-            .expect("oltp_insert's parameters are valid")
+        crate::decode::decode(toml::Value::Table(t)).expect("oltp_insert's parameters are valid")
     }
 
     pub fn validate(&self) -> Result<(), DecodeError> {

@@ -10,11 +10,11 @@
 
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
+use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, Clock, RunSpec, Worker};
-use crate::study::decode::{DecodeError, KeyPath, by_name};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 

@@ -12,10 +12,10 @@ use super::sweep::{self, LevelRun, SweepSpec};
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tiers40::{self, TIERS40_COLUMNS, Tiers40};
+use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{self, Session, StmtId, Value};
 use crate::results::{Better, Metric, StepSummary, Unit};
 use crate::runner::Worker;
-use crate::study::decode::{DecodeError, KeyPath, by_name};
 use crate::sysmon::DeviceIo;
 use serde::{Deserialize, Serialize};
 

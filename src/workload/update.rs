@@ -4,9 +4,9 @@
 //! changed); PostgreSQL's command tag and SQLite's `changes()` count every matched row.
 
 use super::{StepCtx, StepError, StepOutput, summary};
+use crate::decode::{DecodeError, KeyPath};
 use crate::engine::Changes;
 use crate::results::{Better, Metric, Unit};
-use crate::study::decode::{DecodeError, KeyPath};
 use serde::Deserialize;
 use std::time::Instant;
 
@@ -118,7 +118,7 @@ mod tests {
     #[test]
     fn matched_and_changed_are_both_shown_where_the_engine_gives_both() {
         // MariaDB's words for MySQL's run in the 2015 study.
-        let ch = crate::engine::mysql_wire::changes_from_ok(
+        let ch = crate::engines::wire::mysql::changes_from_ok(
             80952,
             0,
             "Rows matched: 81099  Changed: 80952  Warnings: 0",

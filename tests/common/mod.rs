@@ -133,8 +133,8 @@ pub fn have_mariadb() -> bool {
 }
 
 /// A MariaDB sandbox's recipe with this InnoDB buffer pool (`"32M"`) and nothing else.
-pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::sandbox::mariadb::MariadbRecipe> {
-    Box::new(dbduel::sandbox::mariadb::MariadbRecipe {
+pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::engines::mariadb::recipe::MariadbRecipe> {
+    Box::new(dbduel::engines::mariadb::recipe::MariadbRecipe {
         settings: std::collections::BTreeMap::from([(
             "innodb_buffer_pool_size".to_string(),
             buffer_pool.to_string(),

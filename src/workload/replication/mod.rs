@@ -13,7 +13,7 @@ pub mod verify;
 pub mod writers;
 
 use super::{StepCtx, StepError};
-use crate::study::decode::{DecodeError, KeyPath, by_name};
+use crate::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 
 /// What the writers on the primary do.
@@ -109,7 +109,7 @@ where
 impl ReplicationParams {
     /// Decode the parameters of a step of kind `method`.
     pub fn decode(method: Method, v: toml::Value) -> Result<Self, DecodeError> {
-        let mut p: ReplicationParams = crate::study::decode::decode(v)?;
+        let mut p: ReplicationParams = crate::decode::decode(v)?;
         p.method = method;
         Ok(p)
     }

@@ -1,7 +1,7 @@
 //! The `dry` engine: every call returns at once, so a run on it measures dbduel's own cost per
 //! operation (threads, clocks, histograms) — the floor under every other engine's figures.
 
-use super::{
+use crate::engine::{
     Dialect, Engine, EngineInfo, Footprint, LoadOutcome, LoadRequest, RestartOutcome, Result,
     Session, StmtId, Value,
 };
@@ -24,14 +24,14 @@ pub struct DryOptions {
 /// `engine = "dry"`: decode the options; embedded, so no target.
 pub fn decode(
     options: &toml::Table,
-    target: Option<&super::target::TargetSpec<'_>>,
-) -> std::result::Result<Box<dyn super::EngineKind>, crate::study::decode::DecodeError> {
-    super::refuse_target("dry", target)?;
-    let o: DryOptions = super::decode_options(options)?;
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, crate::decode::DecodeError> {
+    crate::engines::refuse_target("dry", target)?;
+    let o: DryOptions = crate::engines::decode_options(options)?;
     Ok(Box::new(o))
 }
 
-impl super::EngineKind for DryOptions {
+impl crate::engine::EngineKind for DryOptions {
     fn name(&self) -> &'static str {
         "dry"
     }
@@ -41,7 +41,7 @@ impl super::EngineKind for DryOptions {
         0
     }
 
-    fn open(&self, _ctx: &super::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+    fn open(&self, _ctx: &crate::engine::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
         Ok(Box::new(DryEngine::new(self.clone())))
     }
 }

@@ -2,8 +2,8 @@
 //! configuration file, `mariadbd` in the foreground on a loopback port and a socket in the
 //! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`.
 
-use super::device_profile::DeviceProfile;
-use super::{Layout, Recipe, Result, SandboxError};
+use crate::sandbox::device_profile::DeviceProfile;
+use crate::sandbox::{Layout, Recipe, Result, SandboxError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -129,12 +129,12 @@ impl Recipe for MariadbRecipe {
         self.data_dir.as_deref()
     }
 
-    fn service_user(&self) -> Result<Option<super::ServiceUser>> {
+    fn service_user(&self) -> Result<Option<crate::sandbox::ServiceUser>> {
         // A Galera node runs as the `mysql` account: its rsync state transfer, started as
         // root, drops to `nobody`, cannot read a root-owned 0700 data directory, and the
         // joiner waits forever for a state that never comes.
         if self.galera.is_some() && am_root() {
-            super::user::ensure(&["mysql"]).map(Some)
+            crate::sandbox::user::ensure(&["mysql"]).map(Some)
         } else {
             Ok(None)
         }
@@ -242,7 +242,7 @@ impl Recipe for MariadbRecipe {
         if !out.status.success() {
             // The server's own complaints are in its error log (or on stderr); stdout is
             // install-db's boilerplate.
-            let mut text = super::tail(&l.log_file, 40);
+            let mut text = crate::sandbox::tail(&l.log_file, 40);
             text.push('\n');
             text.push_str(&String::from_utf8_lossy(&out.stderr));
             let errors: Vec<&str> = text.lines().filter(|l| l.contains("[ERROR]")).collect();

@@ -3,12 +3,14 @@
 //! and the `Replicated` capability over them — positions from GTIDs, state from `SHOW SLAVE
 //! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
 
-use super::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
-use super::replication::{Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
-use super::server::{Server, extra_settings};
-use super::target::Target;
-use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::replication::{
+    Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum,
+};
+use crate::engine::target::Target;
+use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engines::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
+use crate::engines::server::{Server, extra_settings};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -125,9 +127,9 @@ impl MariadbReplica {
     }
 }
 
-impl super::replication::ReplicaOptions for MariadbReplica {
-    fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
-        super::replication::ReplicaTargetSpec {
+impl crate::engine::replication::ReplicaOptions for MariadbReplica {
+    fn target_spec(&self) -> crate::engine::replication::ReplicaTargetSpec<'_> {
+        crate::engine::replication::ReplicaTargetSpec {
             url: self.target.as_deref(),
             password_env: self.password_env.as_deref(),
             password_file: self.password_file.as_ref(),
@@ -193,7 +195,7 @@ impl MariadbTopology {
         primary_reach: &Target,
         ctx: &OpenCtx<'_>,
         database: &str,
-        recipes: Vec<(String, crate::sandbox::mariadb::MariadbRecipe)>,
+        recipes: Vec<(String, crate::engines::mariadb::recipe::MariadbRecipe)>,
     ) -> Result<MariadbTopology> {
         // Loopback only, for the life of the sandboxes; unguessable enough for that.
         let nanos = std::time::SystemTime::now()
@@ -233,7 +235,7 @@ impl MariadbTopology {
                 sb.set_role(&format!("replica of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            let member = super::replication::Member {
+            let member = crate::engine::replication::Member {
                 name,
                 server: p.server,
                 reach: p.reach,
@@ -294,7 +296,7 @@ impl MariadbTopology {
                     ),
                 ));
             }
-            list.push(super::replication::external_member(&r.name, t));
+            list.push(crate::engine::replication::external_member(&r.name, t));
         }
         Ok(MariadbTopology {
             database: database.to_string(),
@@ -482,7 +484,7 @@ impl Replicated for MariadbTopology {
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
         let wire = std::sync::atomic::AtomicBool::new(true);
-        super::mariadb::session_at(&m.reach, &self.database, self.timeout_s, &wire)
+        crate::engines::mariadb::session_at(&m.reach, &self.database, self.timeout_s, &wire)
     }
 
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {

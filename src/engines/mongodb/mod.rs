@@ -9,16 +9,18 @@
 //! blocking API runs on its own runtime threads; their cost is dbduel's and is measured as
 //! such.
 
-use super::documents::{DocSession, Documents};
-use super::server::{MARKER, MARKER_NOTE, Provisioned, Server};
-use super::target::Target;
-use super::{
+pub mod ferretdb;
+
+use crate::dataset::ColumnType;
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::documents::{DocSession, Documents};
+use crate::engine::target::Target;
+use crate::engine::{
     Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest, OpenCtx,
     RestartOutcome, Result, Session,
 };
-use crate::dataset::ColumnType;
-use crate::sandbox::ferretdb::FerretdbRecipe;
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::engines::server::{MARKER, MARKER_NOTE, Provisioned, Server};
+use ferretdb::FerretdbRecipe;
 use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::{ClientOptions, Credential, ServerAddress};
 use mongodb::sync::{Client, Collection};
@@ -53,9 +55,9 @@ fn default_connect_timeout() -> u64 {
 /// `engine = "mongodb"`: decode the options, and the `target` of an external server.
 pub fn decode(
     options: &toml::Table,
-    target: Option<&super::target::TargetSpec<'_>>,
-) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
-    let mut o: MongodbOptions = super::decode_options(options)?;
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    let mut o: MongodbOptions = crate::engines::decode_options(options)?;
     if !(1..=1_000_000).contains(&o.batch_docs) {
         return Err(DecodeError::at(
             KeyPath::root().key("options").key("batch_docs"),
@@ -69,12 +71,12 @@ pub fn decode(
         ));
     }
     if let Some(t) = target {
-        o.target = Some(super::target::parse(t, "mongodb", 27017)?);
+        o.target = Some(crate::engine::target::parse(t, "mongodb", 27017)?);
     }
     Ok(Box::new(o))
 }
 
-impl super::EngineKind for MongodbOptions {
+impl crate::engine::EngineKind for MongodbOptions {
     fn name(&self) -> &'static str {
         "mongodb"
     }
@@ -84,7 +86,7 @@ impl super::EngineKind for MongodbOptions {
         match &self.target {
             None => FerretdbRecipe::default()
                 .check_installed()
-                .map_err(super::sandbox_err),
+                .map_err(crate::engine::sandbox_err),
             Some(t) => {
                 let c = client(t, self.connect_timeout_s, 1)?;
                 ping(&c).map_err(|e| {
@@ -437,7 +439,7 @@ impl Engine for MongodbEngine {
 
     fn connect(&self) -> Result<Box<dyn Session>> {
         Err(EngineError::new(
-            super::NO_SQL,
+            crate::engine::NO_SQL,
             "MongoDB speaks no SQL, and this step's work is SQL statements",
         ))
     }
@@ -509,7 +511,7 @@ impl Engine for MongodbEngine {
                             .collect()
                     })
                     .unwrap_or_default();
-                let (bytes, allocated, files) = super::file_sizes(dir, &paths);
+                let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
                 (
                     Some(bytes),
                     Some(allocated),

@@ -247,7 +247,7 @@ pub fn run(
                 let mut parts: Vec<(String, &ContenderSummary)> =
                     measured[ci].iter().map(|(l, c)| (l.clone(), c)).collect();
                 parts.push((label.clone(), cs));
-                let merged = crate::results::merge::contender(&parts);
+                let merged = crate::results::rounds::contender(&parts);
                 summary.contenders = study
                     .contenders
                     .iter()

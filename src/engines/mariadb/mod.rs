@@ -3,26 +3,30 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
-use super::galera::{GaleraCluster, GaleraOptions};
-use super::mariadb_replication::{MariadbReplica, MariadbTopology, primary_defaults};
-use super::mysql_wire::{ConnectError, WireSession};
-use super::sandbox_err;
-use super::server::{
-    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
-};
-use super::target::Target;
-use super::{
+pub mod galera;
+pub mod recipe;
+pub mod topology;
+
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::sandbox_err;
+use crate::engine::target::Target;
+use crate::engine::{
     Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome,
     LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId, Value,
 };
+use crate::engines::server::{
+    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
+};
+use crate::engines::wire::mysql::{ConnectError, WireSession};
 use crate::sandbox::device_profile::DeviceProfile;
-use crate::sandbox::mariadb::MariadbRecipe;
-use crate::study::decode::{DecodeError, KeyPath};
+use galera::{GaleraCluster, GaleraOptions};
 use mysql::prelude::Queryable;
+use recipe::MariadbRecipe;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use topology::{MariadbReplica, MariadbTopology, primary_defaults};
 
 /// Storage engines a MariaDB contender may use.
 const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
@@ -123,26 +127,26 @@ fn default_timeout() -> u64 {
 /// `engine = "mariadb"`: decode and check the options, and the `target` of an external server.
 pub fn decode(
     options: &toml::Table,
-    target: Option<&super::target::TargetSpec<'_>>,
-) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
-    let mut o: MariadbOptions = super::decode_options(options)?;
-    o.validate().map_err(super::in_options)?;
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    let mut o: MariadbOptions = crate::engines::decode_options(options)?;
+    o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
-        o.target = Some(super::target::parse(t, "mysql", 3306)?);
-        o.check_external().map_err(super::in_options)?;
+        o.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
+        o.check_external().map_err(crate::engines::in_options)?;
     }
-    super::replication::set_replica_targets(
+    crate::engine::replication::set_replica_targets(
         &mut o.replicas,
         o.target.as_ref(),
         o.control_replication,
         "mysql",
         3306,
     )
-    .map_err(super::in_options)?;
+    .map_err(crate::engines::in_options)?;
     Ok(Box::new(o))
 }
 
-impl super::EngineKind for MariadbOptions {
+impl crate::engine::EngineKind for MariadbOptions {
     fn name(&self) -> &'static str {
         "mariadb"
     }
@@ -189,8 +193,8 @@ impl super::EngineKind for MariadbOptions {
 
 impl MariadbOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
-        super::check_partitions(self.partitions)?;
-        super::check_data_dir(self.data_dir.as_deref())?;
+        crate::engines::check_partitions(self.partitions)?;
+        crate::engines::check_data_dir(self.data_dir.as_deref())?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
         if !STORAGE_ENGINES.contains(&se.as_str()) {
@@ -289,7 +293,7 @@ impl MariadbOptions {
         }
         extra_settings(&self.server, "-", ("ON", "OFF"))?;
         let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
-        super::replication::check_replica_names(&names)?;
+        crate::engine::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {
             r.validate(&KeyPath::root().key("replicas").index(i))?;
         }
@@ -511,7 +515,7 @@ pub(crate) fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
 
 pub(crate) fn my_err(e: mysql::Error) -> EngineError {
     let kind = match &e {
-        mysql::Error::MySqlError(me) => super::mysql_wire::kind_for_code(me.code),
+        mysql::Error::MySqlError(me) => crate::engines::wire::mysql::kind_for_code(me.code),
         mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
         _ => "client",
     };
@@ -579,7 +583,7 @@ pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::
         .tcp_connect_timeout(Some(std::time::Duration::from_secs(10)))
         .read_timeout(Some(std::time::Duration::from_secs(timeout_s)))
         .write_timeout(Some(std::time::Duration::from_secs(timeout_s)))
-        .max_allowed_packet(Some(crate::sandbox::mariadb::MAX_ALLOWED_PACKET))
+        .max_allowed_packet(Some(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET))
 }
 
 /// Fail unless the server has `engine` enabled, naming what it does have.
@@ -665,7 +669,7 @@ impl MariadbEngine {
     fn start_members(
         &mut self,
         recipe: &MariadbRecipe,
-        plan: Vec<crate::sandbox::mariadb::GaleraNode>,
+        plan: Vec<crate::engines::mariadb::recipe::GaleraNode>,
         ctx: &OpenCtx<'_>,
     ) -> Result<()> {
         if let Some(c) = &self.opts.cluster {
@@ -727,7 +731,7 @@ impl MariadbEngine {
                 .map(PathBuf::from)
                 .filter(|d| self.reach.is_local() && d.is_dir());
         }
-        super::server::claim_racing(|| self.claim_database(&mut admin))
+        crate::engines::server::claim_racing(|| self.claim_database(&mut admin))
     }
 
     /// Create the study's database with its marker, or reuse one that has dbduel's marker
@@ -935,7 +939,7 @@ impl Engine for MariadbEngine {
             settings.extend(c.settings()?);
         }
         if let Some(t) = &self.topology {
-            use super::replication::Replicated;
+            use crate::engine::replication::Replicated;
             for i in 0..t.replica_count() {
                 let f = t.replica_facts(i)?;
                 for (k, v) in f.settings {
@@ -1043,7 +1047,7 @@ impl Engine for MariadbEngine {
         }
         let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
             Some(dir) => {
-                let (bytes, allocated, files) = super::file_sizes(dir, &paths);
+                let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
                 (Some(bytes), Some(allocated), files, rule)
             }
             None => (
@@ -1095,16 +1099,16 @@ impl Engine for MariadbEngine {
         self.server.set_throttle(on)
     }
 
-    fn cluster(&self) -> Option<&dyn super::cluster::Clustered> {
+    fn cluster(&self) -> Option<&dyn crate::engine::cluster::Clustered> {
         self.cluster
             .as_ref()
-            .map(|c| c as &dyn super::cluster::Clustered)
+            .map(|c| c as &dyn crate::engine::cluster::Clustered)
     }
 
-    fn replication(&self) -> Option<&dyn super::replication::Replicated> {
+    fn replication(&self) -> Option<&dyn crate::engine::replication::Replicated> {
         self.topology
             .as_ref()
-            .map(|t| t as &dyn super::replication::Replicated)
+            .map(|t| t as &dyn crate::engine::replication::Replicated)
     }
 
     /// A cluster's are summed over its nodes: each counts its own clients' work (a write set
@@ -1150,9 +1154,9 @@ const KEPT_WARNINGS: usize = 5;
 /// packet's stops at 65,535) and the first warnings from `SHOW WARNINGS`.
 fn load_warnings(c: &mut mysql::Conn) -> Result<LoadWarnings> {
     let info = c.info_str().trim().to_string();
-    let ok = super::mysql_wire::changes_from_ok(c.affected_rows(), c.warnings(), &info);
+    let ok = crate::engines::wire::mysql::changes_from_ok(c.affected_rows(), c.warnings(), &info);
     let count = ok.warnings.unwrap_or(0);
-    let skipped = super::mysql_wire::info_number(&info, "Skipped");
+    let skipped = crate::engines::wire::mysql::info_number(&info, "Skipped");
     let listed: Vec<(String, String, String)> = if count > 0 {
         c.query(format!("SHOW WARNINGS LIMIT {LISTED_WARNINGS}"))
             .map_err(my_err)?
@@ -1242,7 +1246,7 @@ impl Session for MysqlSession {
     fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
         self.conn.query_drop(sql).map_err(my_err)?;
         let info = self.conn.info_str().into_owned();
-        Ok(super::mysql_wire::changes_from_ok(
+        Ok(crate::engines::wire::mysql::changes_from_ok(
             self.conn.affected_rows(),
             self.conn.warnings(),
             &info,

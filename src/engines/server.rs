@@ -2,10 +2,10 @@
 //! else's target; restarting either (cold where the page cache is dbduel's to drop), its pid,
 //! its log, and letting it go at the end.
 
-use super::target::{self, Target};
-use super::{EngineError, RestartOutcome, Result, sandbox_err};
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::target::{self, Target};
+use crate::engine::{EngineError, RestartOutcome, Result, sandbox_err};
 use crate::sandbox::Sandbox;
-use crate::study::decode::{DecodeError, KeyPath};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -194,7 +194,9 @@ impl Server {
 /// moment (the shards of one run start together): a database caught between its creation and
 /// its marker, or a create that lost the race, is looked at again for up to 2 s before the
 /// error stands.
-pub fn claim_racing(mut claim: impl FnMut() -> super::Result<()>) -> super::Result<()> {
+pub fn claim_racing(
+    mut claim: impl FnMut() -> crate::engine::Result<()>,
+) -> crate::engine::Result<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         match claim() {

@@ -1,13 +1,13 @@
 //! The embedded SQLite engine (rusqlite, bundled): one database file per contender, one
 //! connection per session, pragmas from the contender's options.
 
-use super::{
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::{
     Changes, Dialect, Engine, EngineError, EngineInfo, Footprint, LoadOutcome, LoadRequest,
     RestartOutcome, Result, Session, StmtId, Value,
 };
 use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::limits::{Entered, Limits};
-use crate::study::decode::{DecodeError, KeyPath};
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -64,15 +64,15 @@ const SYNC_MODES: &[&str] = &["off", "normal", "full", "extra"];
 /// `engine = "sqlite"`: decode and check the options; embedded, so no target.
 pub fn decode(
     options: &toml::Table,
-    target: Option<&super::target::TargetSpec<'_>>,
-) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
-    super::refuse_target("sqlite", target)?;
-    let o: SqliteOptions = super::decode_options(options)?;
-    o.validate().map_err(super::in_options)?;
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    crate::engines::refuse_target("sqlite", target)?;
+    let o: SqliteOptions = crate::engines::decode_options(options)?;
+    o.validate().map_err(crate::engines::in_options)?;
     Ok(Box::new(o))
 }
 
-impl super::EngineKind for SqliteOptions {
+impl crate::engine::EngineKind for SqliteOptions {
     fn name(&self) -> &'static str {
         "sqlite"
     }
@@ -98,7 +98,7 @@ impl super::EngineKind for SqliteOptions {
         }
     }
 
-    fn open(&self, ctx: &super::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+    fn open(&self, ctx: &crate::engine::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
         let mut engine = SqliteEngine::new(self.clone(), ctx.dir);
         if let Some(p) = &self.device_profile {
             // dbduel's whole process joins the throttle for as long as the engine is open.
@@ -361,7 +361,8 @@ impl Engine for SqliteEngine {
                 .map_err(sql_err)?;
         }
         drop(conn);
-        let (files_bytes, allocated_bytes, files) = super::file_sizes(&self.dir, &self.files());
+        let (files_bytes, allocated_bytes, files) =
+            crate::engines::file_sizes(&self.dir, &self.files());
         Ok(Footprint {
             files_bytes: Some(files_bytes),
             allocated_bytes: Some(allocated_bytes),

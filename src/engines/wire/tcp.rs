@@ -1,4 +1,4 @@
-//! Connecting the lean wire clients (`mysql_wire`, `pg_wire`): the first of the host's
+//! Connecting the lean wire clients (`wire::mysql`, `wire::pg`): the first of the host's
 //! addresses that answers within the timeout, with Nagle's delay off.
 
 use std::net::{TcpStream, ToSocketAddrs};

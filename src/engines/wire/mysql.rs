@@ -14,9 +14,9 @@
 //! Only `mysql_native_password` (or no password) is spoken; any other authentication
 //! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
 
-use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
-use super::target::Target;
-use super::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engine::target::Target;
+use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
@@ -424,7 +424,8 @@ impl WireSession {
         db: &str,
         timeout_s: u64,
     ) -> std::result::Result<Self, ConnectError> {
-        let sock = super::tcp::connect(&t.host, t.port, Duration::from_secs(10)).map_err(io_err)?;
+        let sock = crate::engines::wire::tcp::connect(&t.host, t.port, Duration::from_secs(10))
+            .map_err(io_err)?;
         let limit = Some(Duration::from_secs(timeout_s.max(1)));
         // The server speaks first. A connection it never took from an overflowing listen
         // queue (back_log) looks established here but stays silent: give up on the greeting
@@ -525,7 +526,9 @@ impl WireSession {
         let scramble = native_scramble(&nonce, password);
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(&self.caps.to_le_bytes());
-        out.extend_from_slice(&(crate::sandbox::mariadb::MAX_ALLOWED_PACKET as u32).to_le_bytes());
+        out.extend_from_slice(
+            &(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET as u32).to_le_bytes(),
+        );
         out.push(COLLATION_UTF8MB4);
         out.extend_from_slice(&[0; 19]);
         out.extend_from_slice(&ext_caps.to_le_bytes());

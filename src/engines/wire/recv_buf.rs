@@ -1,4 +1,4 @@
-//! The receive side of the lean wire clients (`mysql_wire`, `pg_wire`): bytes read from a
+//! The receive side of the lean wire clients (`wire::mysql`, `wire::pg`): bytes read from a
 //! blocking socket in as few `recv` calls as the buffer allows and parsed where they lie.
 
 use std::io::{ErrorKind, Read};

@@ -10,9 +10,9 @@
 //! (cleartext, MD5, SCRAM-SHA-256) computed by `postgres-protocol`, the protocol crate
 //! tokio-postgres itself is built on; this module only frames, sends and counts.
 
-use super::recv_buf::{RECV_BUF_BYTES, RecvBuf};
-use super::target::Target;
-use super::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engine::target::Target;
+use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
 use bytes::BytesMut;
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::md5_hash;
@@ -156,7 +156,8 @@ impl PgWire {
                 format!("postgres: cannot connect to {}:{}: {e}", t.host, t.port),
             )
         };
-        let sock = super::tcp::connect(&t.host, t.port, CONNECT_TIMEOUT).map_err(io)?;
+        let sock =
+            crate::engines::wire::tcp::connect(&t.host, t.port, CONNECT_TIMEOUT).map_err(io)?;
         let on: libc::c_int = 1;
         // SAFETY: setsockopt reads an int of the size given from a live local.
         unsafe {

@@ -4,8 +4,8 @@
 //! is root the server runs as an unprivileged account (`postgres` if the packages made one,
 //! else `dbduel`, created on first use) in a directory only that account can use.
 
-use super::device_profile::DeviceProfile;
-use super::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
+use crate::sandbox::device_profile::DeviceProfile;
+use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,10 @@
 //! message that says what to do and to an exit code (0 ok, 1 a contender or step failed, 2 bad
 //! input or usage, 3 missing prerequisite, 130 interrupted).
 
-use crate::execute::{self, RunOptions};
 use crate::progress::Progress;
 use crate::report::{self, Format};
 use crate::results::{RunDir, Status, Summary};
+use crate::run::{self as execute, RunOptions};
 use crate::sandbox;
 use crate::study::{self, builtin};
 use clap::{Parser, Subcommand};
@@ -558,16 +558,16 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
             Ok(exit::OK)
         }
         Command::Merge { runs, out, format } => {
-            use crate::results::shards;
+            use crate::results::shard_merge;
             let read = runs
                 .iter()
-                .map(|d| shards::ShardRun::read(d))
+                .map(|d| shard_merge::ShardRun::read(d))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| Failure::new(exit::BAD_INPUT, e.to_string()))?;
-            let (dir, summary, manifest) = shards::merge(read, &out).map_err(|e| {
+            let (dir, summary, manifest) = shard_merge::merge(read, &out).map_err(|e| {
                 let code = match e {
-                    shards::MergeError::NotOneRun(_) => exit::BAD_INPUT,
-                    shards::MergeError::Results(_) => exit::FAILED,
+                    shard_merge::MergeError::NotOneRun(_) => exit::BAD_INPUT,
+                    shard_merge::MergeError::Results(_) => exit::FAILED,
                 };
                 Failure::new(code, e.to_string())
             })?;
@@ -690,7 +690,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                 ));
             }
             let recipe: Box<dyn sandbox::Recipe> = match engine.as_str() {
-                "mariadb" => Box::new(sandbox::mariadb::MariadbRecipe {
+                "mariadb" => Box::new(crate::engines::mariadb::recipe::MariadbRecipe {
                     settings: Default::default(),
                     rocksdb: false,
                     memory_limit_mb: None,
@@ -698,7 +698,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
                     data_dir: None,
                     galera: None,
                 }),
-                _ => Box::new(sandbox::postgres::PostgresRecipe::default()),
+                _ => Box::new(crate::engines::postgres::recipe::PostgresRecipe::default()),
             };
             let started = sandbox::Sandbox::create(recipe, &name, &dir).and_then(|mut sb| {
                 sb.start()?;
@@ -928,7 +928,7 @@ fn print_plan(s: &study::Study) {
             toml::Value::Table(c.options.clone())
         );
     }
-    let rounds = crate::execute::plan(s);
+    let rounds = crate::run::plan(s);
     if rounds.len() > 1 {
         let orders: Vec<String> = rounds
             .iter()

@@ -3,7 +3,7 @@
 //! It stands in for `mongod`, which Debian does not package, to prove the MongoDB engine works;
 //! its lookups scan, so its figures are never MongoDB's.
 
-use super::{Layout, Recipe, Result, SandboxError};
+use crate::sandbox::{Layout, Recipe, Result, SandboxError};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;

@@ -1,29 +1,32 @@
 //! The PostgreSQL engine: a private sandboxed server per contender, driven with the `postgres`
 //! crate for administration and loads (synchronous; each connection owns the crate's small
 //! runtime, never called from inside an async runtime) and, for the sessions clients run,
-//! with the lean wire client of `pg_wire`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
+//! with the lean wire client of `engines::wire::pg`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
 //! load is an explicit option.
 
-use super::pg_wire::{PgWire, kind_for_sqlstate};
-use super::postgres_replication::{PostgresReplica, PostgresTopology, primary_defaults};
-use super::sandbox_err;
-use super::server::{
-    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
-};
-use super::target::Target;
-use super::{
+pub mod recipe;
+pub mod topology;
+
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::sandbox_err;
+use crate::engine::target::Target;
+use crate::engine::{
     Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome, LoadRequest,
     LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
+use crate::engines::server::{
+    MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
+};
+use crate::engines::wire::pg::{PgWire, kind_for_sqlstate};
 use crate::sandbox::Recipe;
 use crate::sandbox::device_profile::DeviceProfile;
-use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
-use crate::study::decode::{DecodeError, KeyPath};
+use recipe::{PostgresRecipe, SUPERUSER};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use topology::{PostgresReplica, PostgresTopology, primary_defaults};
 
 const SYNC_COMMIT: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
 const WAL_LEVELS: &[&str] = &["minimal", "replica", "logical"];
@@ -114,26 +117,26 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
 /// server.
 pub fn decode(
     options: &toml::Table,
-    target: Option<&super::target::TargetSpec<'_>>,
-) -> std::result::Result<Box<dyn super::EngineKind>, DecodeError> {
-    let mut o: PostgresOptions = super::decode_options(options)?;
-    o.validate().map_err(super::in_options)?;
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    let mut o: PostgresOptions = crate::engines::decode_options(options)?;
+    o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
-        o.target = Some(super::target::parse(t, "postgres", 5432)?);
-        o.check_external().map_err(super::in_options)?;
+        o.target = Some(crate::engine::target::parse(t, "postgres", 5432)?);
+        o.check_external().map_err(crate::engines::in_options)?;
     }
-    super::replication::set_replica_targets(
+    crate::engine::replication::set_replica_targets(
         &mut o.replicas,
         o.target.as_ref(),
         o.control_replication,
         "postgres",
         5432,
     )
-    .map_err(super::in_options)?;
+    .map_err(crate::engines::in_options)?;
     Ok(Box::new(o))
 }
 
-impl super::EngineKind for PostgresOptions {
+impl crate::engine::EngineKind for PostgresOptions {
     fn name(&self) -> &'static str {
         "postgres"
     }
@@ -170,8 +173,8 @@ impl super::EngineKind for PostgresOptions {
 
 impl PostgresOptions {
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
-        super::check_partitions(self.partitions)?;
-        super::check_data_dir(self.data_dir.as_deref())?;
+        crate::engines::check_partitions(self.partitions)?;
+        crate::engines::check_data_dir(self.data_dir.as_deref())?;
         if let Some(limit) = self.memory_limit_mb {
             let need = self.shared_buffers_mb.unwrap_or(256) + 64;
             if limit < need {
@@ -211,7 +214,7 @@ impl PostgresOptions {
         }
         extra_settings(&self.server, ".", ("on", "off"))?;
         let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
-        super::replication::check_replica_names(&names)?;
+        crate::engine::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {
             r.validate(&KeyPath::root().key("replicas").index(i))?;
         }
@@ -412,7 +415,7 @@ impl PostgresEngine {
                 .map(|r| PathBuf::from(r.get::<_, String>(0)));
             engine.datadir = dir.filter(|d| engine.reach.is_local() && d.is_dir());
         }
-        super::server::claim_racing(|| engine.claim_database(&mut admin))?;
+        crate::engines::server::claim_racing(|| engine.claim_database(&mut admin))?;
         if engine.opts.stat_statements {
             let mut c = engine.client(&engine.database)?;
             let ok = c
@@ -585,7 +588,7 @@ impl Engine for PostgresEngine {
         }
         settings.insert("after_load".into(), self.opts.after_load.clone());
         if let Some(t) = &self.topology {
-            use super::replication::Replicated;
+            use crate::engine::replication::Replicated;
             for i in 0..t.replica_count() {
                 let f = t.replica_facts(i)?;
                 for (k, v) in f.settings {
@@ -703,7 +706,7 @@ impl Engine for PostgresEngine {
                         paths.extend(self.relation_files(&mut c, dir, &leaf)?);
                     }
                 }
-                let (bytes, allocated, files) = super::file_sizes(dir, &paths);
+                let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
                 (
                     Some(bytes),
                     Some(allocated),
@@ -751,10 +754,10 @@ impl Engine for PostgresEngine {
         self.server.set_throttle(on)
     }
 
-    fn replication(&self) -> Option<&dyn super::replication::Replicated> {
+    fn replication(&self) -> Option<&dyn crate::engine::replication::Replicated> {
         self.topology
             .as_ref()
-            .map(|t| t as &dyn super::replication::Replicated)
+            .map(|t| t as &dyn crate::engine::replication::Replicated)
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {

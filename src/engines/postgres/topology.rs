@@ -3,14 +3,16 @@
 //! and the `Replicated` capability over them — positions as WAL bytes (LSN) and transaction
 //! ids, apply paused with `pg_wal_replay_pause()`, checksums as per-table row hashes.
 
-use super::pg_wire::PgWire;
-use super::postgres::pg_err;
-use super::replication::{Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
-use super::server::{Server, extra_settings};
-use super::target::Target;
-use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
-use crate::sandbox::postgres::{PostgresRecipe, SUPERUSER};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::replication::{
+    Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum,
+};
+use crate::engine::target::Target;
+use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engines::postgres::pg_err;
+use crate::engines::postgres::recipe::{PostgresRecipe, SUPERUSER};
+use crate::engines::server::{Server, extra_settings};
+use crate::engines::wire::pg::PgWire;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -44,9 +46,9 @@ impl PostgresReplica {
     }
 }
 
-impl super::replication::ReplicaOptions for PostgresReplica {
-    fn target_spec(&self) -> super::replication::ReplicaTargetSpec<'_> {
-        super::replication::ReplicaTargetSpec {
+impl crate::engine::replication::ReplicaOptions for PostgresReplica {
+    fn target_spec(&self) -> crate::engine::replication::ReplicaTargetSpec<'_> {
+        crate::engine::replication::ReplicaTargetSpec {
             url: self.target.as_deref(),
             password_env: self.password_env.as_deref(),
             password_file: self.password_file.as_ref(),
@@ -121,7 +123,7 @@ impl PostgresTopology {
                 sb.set_role(&format!("standby of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            members.push(super::replication::Member {
+            members.push(crate::engine::replication::Member {
                 name: r.name.clone(),
                 server: p.server,
                 reach: p.reach,
@@ -152,7 +154,7 @@ impl PostgresTopology {
                 ));
             };
             // The study's database may not have reached the standby yet.
-            let mut c = super::postgres::config_for(t, "postgres")
+            let mut c = crate::engines::postgres::config_for(t, "postgres")
                 .connect(postgres::NoTls)
                 .map_err(|e| {
                     EngineError::new(
@@ -179,7 +181,7 @@ impl PostgresTopology {
                     ),
                 ));
             }
-            list.push(super::replication::external_member(&r.name, t));
+            list.push(crate::engine::replication::external_member(&r.name, t));
         }
         Ok(PostgresTopology {
             database: database.to_string(),
@@ -198,7 +200,7 @@ impl PostgresTopology {
         self.members.admin(
             member,
             |reach| {
-                super::postgres::config_for(reach, db)
+                crate::engines::postgres::config_for(reach, db)
                     .connect(postgres::NoTls)
                     .map_err(pg_err)
             },

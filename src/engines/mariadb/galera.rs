@@ -3,15 +3,15 @@
 //! it one at a time by rsync state transfer — and the `Clustered` capability over them:
 //! clients spread over the nodes, each node's wsrep counters, checksums once the nodes agree.
 
-use super::cluster::{Clustered, NodeStatus};
-use super::mariadb::{conn_opts, crate_conn, my_err};
-use super::mariadb_replication::{CHECKSUM_RULE, checksum_tables};
-use super::replication::{Member, Members, TableSum};
-use super::server::Server;
-use super::target::Target;
-use super::{EngineError, OpenCtx, Result, Session, sandbox_err};
-use crate::sandbox::mariadb::{GaleraNode, MariadbRecipe};
-use crate::study::decode::{DecodeError, KeyPath};
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::cluster::{Clustered, NodeStatus};
+use crate::engine::replication::{Member, Members, TableSum};
+use crate::engine::target::Target;
+use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engines::mariadb::recipe::{GaleraNode, MariadbRecipe};
+use crate::engines::mariadb::topology::{CHECKSUM_RULE, checksum_tables};
+use crate::engines::mariadb::{conn_opts, crate_conn, my_err};
+use crate::engines::server::Server;
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -130,7 +130,7 @@ impl GaleraOptions {
             out.push(format!("gcs.fc_factor={f}"));
         }
         for (k, v) in &self.provider_options {
-            let value = super::server::setting_value(v, ("true", "false"));
+            let value = crate::engines::server::setting_value(v, ("true", "false"));
             let name_ok = !k.is_empty()
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
@@ -520,7 +520,7 @@ impl Clustered for GaleraCluster {
     }
 
     fn node_session(&self, node: usize) -> Result<Box<dyn Session>> {
-        super::mariadb::session_at(
+        crate::engines::mariadb::session_at(
             self.reach(node)?,
             &self.database,
             self.timeout_s,

@@ -1,0 +1,171 @@
+//! The engine families dbduel can run — one folder (or file) a family, each owning its
+//! options, sessions, topologies, sandbox recipe and dialect rules — and the registry that
+//! turns a contender's `engine = "..."` and options into one of them. Nothing outside this
+//! module names an engine.
+
+pub mod dry;
+pub mod mariadb;
+pub mod mongodb;
+pub mod postgres;
+pub mod server;
+pub mod sqlite;
+pub mod wire;
+
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::{Engine, EngineError, EngineKind, FileSize, OpenCtx, Result, target};
+use std::path::{Path, PathBuf};
+
+/// Decodes a contender's `options` (and its `target`, for server engines) into its engine
+/// kind. Errors carry paths relative to the contender table.
+pub type DecodeKind = fn(
+    &toml::Table,
+    Option<&target::TargetSpec<'_>>,
+) -> std::result::Result<Box<dyn EngineKind>, DecodeError>;
+
+/// Every engine this build can run: its name in study files, and its decoder.
+pub const REGISTRY: &[(&str, DecodeKind)] = &[
+    ("sqlite", sqlite::decode),
+    ("mariadb", mariadb::decode),
+    ("postgres", postgres::decode),
+    ("mongodb", mongodb::decode),
+    ("dry", dry::decode),
+];
+
+/// A contender's engine with its options decoded and checked.
+#[derive(Debug, Clone)]
+pub struct EngineConfig(std::sync::Arc<dyn EngineKind>);
+
+impl EngineConfig {
+    /// Decode `options` (and a `target`, for server engines) for `engine`. Errors carry
+    /// paths relative to the contender table.
+    pub fn decode(
+        engine: &str,
+        options: &toml::Table,
+        target: Option<&target::TargetSpec<'_>>,
+    ) -> std::result::Result<Self, DecodeError> {
+        let Some((_, decode)) = REGISTRY.iter().find(|(name, _)| *name == engine) else {
+            let names: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
+            return Err(DecodeError::at(
+                KeyPath::root().key("engine"),
+                format!(
+                    "unknown engine `{engine}`; engines are: {}",
+                    names.join(", ")
+                ),
+            ));
+        };
+        Ok(EngineConfig(decode(options, target)?.into()))
+    }
+
+    pub fn preflight(&self) -> Result<()> {
+        self.0.preflight()
+    }
+
+    pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        self.0.memory_estimate(clients)
+    }
+
+    pub fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
+        self.0.device_profile()
+    }
+
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.0.data_dir()
+    }
+
+    pub fn files_per_client(&self) -> u64 {
+        self.0.files_per_client()
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// Create the engine with its data under `ctx.dir` (created if missing); servers are
+    /// provisioned and started here.
+    pub fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        std::fs::create_dir_all(ctx.dir).map_err(|e| {
+            EngineError::new("io", format!("cannot create {}: {e}", ctx.dir.display()))
+        })?;
+        self.0.open(ctx)
+    }
+}
+
+/// An engine's `options` table decoded into its options type, errors under `options`.
+pub(crate) fn decode_options<T: serde::de::DeserializeOwned>(
+    options: &toml::Table,
+) -> std::result::Result<T, DecodeError> {
+    crate::decode::decode(toml::Value::Table(options.clone())).map_err(in_options)
+}
+
+/// A validation error of an engine's options, placed under `options`.
+pub(crate) fn in_options(e: DecodeError) -> DecodeError {
+    e.under(&KeyPath::root().key("options"))
+}
+
+/// Embedded engines run inside dbduel: a `target` is refused.
+pub(crate) fn refuse_target(
+    name: &str,
+    target: Option<&target::TargetSpec<'_>>,
+) -> std::result::Result<(), DecodeError> {
+    match target {
+        Some(_) => Err(DecodeError::at(
+            KeyPath::root().key("target"),
+            format!("engine {name} is embedded; target applies to mariadb and postgres"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Sizes of the regular files at `paths` that exist: (total length, total allocated, each).
+pub fn file_sizes(root: &Path, paths: &[PathBuf]) -> (u64, u64, Vec<FileSize>) {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut allocated = 0;
+    let mut files = Vec::new();
+    for p in paths {
+        if let Ok(m) = std::fs::metadata(p)
+            && m.is_file()
+        {
+            total += m.len();
+            allocated += m.blocks() * 512;
+            let shown = p.strip_prefix(root).unwrap_or(p).display().to_string();
+            files.push(FileSize {
+                path: shown,
+                bytes: m.len(),
+            });
+        }
+    }
+    (total, allocated, files)
+}
+
+/// The `partitions` option of engines that partition tables: 2 to 1024.
+pub(crate) fn check_partitions(partitions: Option<u32>) -> std::result::Result<(), DecodeError> {
+    match partitions {
+        Some(n) if !(2..=1024).contains(&n) => Err(DecodeError::at(
+            KeyPath::root().key("partitions"),
+            format!(
+                "partitions = {n} is out of range; use 2 to 1024 (leave it out for a plain table)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The `data_dir` option of server engines: an existing directory, by absolute path.
+pub(crate) fn check_data_dir(dir: Option<&Path>) -> std::result::Result<(), DecodeError> {
+    let Some(d) = dir else { return Ok(()) };
+    let at = |m: String| Err(DecodeError::at(KeyPath::root().key("data_dir"), m));
+    if !d.is_absolute() {
+        return at(format!(
+            "data_dir = {:?} must be an absolute path (a directory on the device to use)",
+            d.display().to_string()
+        ));
+    }
+    if !d.is_dir() {
+        return at(format!(
+            "data_dir = {:?} is not a directory on this machine; create it (on the device to use) or name another",
+            d.display().to_string()
+        ));
+    }
+    Ok(())
+}
