@@ -31,6 +31,34 @@ pub const REGISTRY: &[(&str, DecodeKind)] = &[
     ("dry", dry::decode),
 ];
 
+/// A server family `dbduel sandbox up` can start on its own: its name on the command line,
+/// its recipe with default settings, and the `target` a study names to reach it on a port.
+#[derive(Debug)]
+pub struct SandboxFamily {
+    pub name: &'static str,
+    pub recipe: fn() -> Box<dyn crate::sandbox::Recipe>,
+    pub target: fn(port: u16) -> String,
+}
+
+/// Every family `dbduel sandbox up` can start.
+pub const SANDBOX_FAMILIES: &[SandboxFamily] = &[
+    SandboxFamily {
+        name: "mariadb",
+        recipe: || Box::new(mariadb::recipe::MariadbRecipe::default()),
+        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+    },
+    SandboxFamily {
+        name: "postgres",
+        recipe: || Box::new(postgres::recipe::PostgresRecipe::default()),
+        target: |port| {
+            format!(
+                "postgres://{}@127.0.0.1:{port}",
+                postgres::recipe::SUPERUSER
+            )
+        },
+    },
+];
+
 /// A contender's engine with its options decoded and checked.
 #[derive(Debug, Clone)]
 pub struct EngineConfig(std::sync::Arc<dyn EngineKind>);

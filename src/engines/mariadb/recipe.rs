@@ -28,8 +28,9 @@ fn first_existing(paths: &[&'static str]) -> Option<&'static str> {
 /// `max_allowed_packet` of every sandbox, and what clients are told it is, bytes.
 pub const MAX_ALLOWED_PACKET: usize = 64 << 20;
 
-/// One MariaDB server's settings, rendered into the `[mysqld]` section.
-#[derive(Debug, Clone)]
+/// One MariaDB server's settings, rendered into the `[mysqld]` section. The default is a
+/// plain server with the engine's own settings.
+#[derive(Debug, Clone, Default)]
 pub struct MariadbRecipe {
     /// `[mysqld]` variables, in the order written.
     pub settings: BTreeMap<String, String>,
