@@ -1,0 +1,85 @@
+//! Running a loaded study for `run` and `rerun`: check every contender can run here, then run
+//! it with Ctrl-C handling and progress.
+
+use super::failure::{Failure, exit};
+use crate::progress::Progress;
+use crate::run::{self as execute, RunOptions};
+use crate::sandbox;
+use crate::study::Study;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Check that every contender can run here, then run the study with Ctrl-C handling and
+/// progress.
+pub(super) fn execute_study(
+    study: &Study,
+    out: PathBuf,
+    keep: bool,
+    shard: Option<execute::Sharding>,
+    quiet: bool,
+) -> Result<execute::RunReport, Failure> {
+    preflight(study, &out)?;
+    let stop = install_signal_handlers()?;
+    let mut progress = Progress::new(quiet);
+    execute::run(
+        study,
+        &RunOptions { out, keep, shard },
+        &mut progress,
+        &stop,
+    )
+    .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+}
+
+/// Every contender's engine is installed and answers, and its device profile can apply.
+fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
+    for c in &study.contenders {
+        c.engine.preflight().map_err(|e| {
+            // Something not installed (or an engine the server lacks) is a missing
+            // prerequisite; a server that does not answer is a failure.
+            let code = if e.kind == "missing" {
+                exit::PREREQUISITE
+            } else {
+                exit::FAILED
+            };
+            Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
+        })?;
+        // Never silently unthrottled: a profile that cannot apply stops the run now.
+        if let Some(p) = c.engine.device_profile() {
+            // where its data will be: its data_dir, else under the results
+            let at = match c.engine.data_dir() {
+                Some(d) => d.to_path_buf(),
+                None => std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf()),
+            };
+            sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
+                Failure::new(
+                    exit::PREREQUISITE,
+                    format!(
+                        "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
+                        c.name,
+                        p.describe()
+                    ),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// First SIGINT/SIGTERM sets the stop flag (the run finishes its tick and writes partial
+/// results); a second one exits at once with 130.
+fn install_signal_handlers() -> Result<Arc<AtomicBool>, Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, exit::INTERRUPTED, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+            .map_err(|e| {
+                Failure::new(
+                    exit::PREREQUISITE,
+                    format!("cannot install signal handlers: {e}"),
+                )
+            })?;
+    }
+    Ok(stop)
+}

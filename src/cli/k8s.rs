@@ -1,0 +1,131 @@
+//! `dbduel k8s`: check a study can run sharded, then print the Kubernetes objects that run its
+//! shards (a ConfigMap with the study, an Indexed Job, Secret references, a results claim).
+
+use super::failure::Failure;
+use super::output::outln;
+use crate::study::{self, Study, builtin};
+
+/// `dbduel k8s`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct K8sArgs {
+    /// Built-in study name or path to a study file (its contenders need targets).
+    study: String,
+    /// How many shards (pods), each on its own node where the cluster allows.
+    #[arg(long, value_name = "N")]
+    shards: u32,
+    /// Container image with dbduel on its PATH.
+    #[arg(long)]
+    image: String,
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Name of the Job (and prefix of its ConfigMap and claim). Default: dbduel-STUDY.
+    #[arg(long)]
+    name: Option<String>,
+    /// Secret holding each password the study reads (`password_env`), under the variable's
+    /// name as its key.
+    #[arg(long, value_name = "NAME")]
+    secret: Option<String>,
+    /// An existing ReadWriteMany claim for the results; default: one is made.
+    #[arg(long, value_name = "CLAIM")]
+    results_claim: Option<String>,
+    /// Size of the claim made for the results.
+    #[arg(long, default_value = "10Gi")]
+    results_size: String,
+    #[arg(long)]
+    scale: Option<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    #[arg(long = "contender", value_name = "NAME")]
+    contenders: Vec<String>,
+}
+
+/// Print the manifests as one JSON list (`kubectl apply -f -`).
+pub(super) fn exec(args: K8sArgs) -> Result<(), Failure> {
+    if crate::shard::Shard::new(0, args.shards).is_none() {
+        return Err(Failure::bad_input(format!(
+            "--shards {}: use 1 to {}",
+            args.shards,
+            crate::shard::MAX_SHARDS
+        )));
+    }
+    let req = study::Request {
+        study: args.study.clone(),
+        scale: args.scale.clone(),
+        sets: args.sets.clone(),
+        contenders: args.contenders.clone(),
+        // the pods have the passwords, not this machine
+        passwords_elsewhere: true,
+        ..study::Request::default()
+    };
+    // the text the pods get is the text checked here
+    let source = study::source(&args.study).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let loaded = study::parse(&source, &req).map_err(|e| Failure::bad_input(e.to_string()))?;
+    loaded
+        .check_sharding()
+        .map_err(|e| Failure::bad_input(format!("k8s: {e}")))?;
+    let study_file = match builtin::get(&args.study) {
+        Some(_) => format!("{}.toml", args.study),
+        None => "study.toml".to_string(),
+    };
+    let password_envs = password_envs(&loaded)?;
+    let run_args = run_args(&args);
+    let launch = crate::k8s::Launch {
+        name: args.name.unwrap_or_else(|| {
+            format!("dbduel-{}", loaded.file.study.name)
+                .to_ascii_lowercase()
+                .replace('_', "-")
+        }),
+        namespace: args.namespace,
+        image: args.image,
+        shards: args.shards,
+        study_text: source.text,
+        study_file,
+        run_args,
+        password_envs,
+        secret: args.secret,
+        results_claim: args.results_claim,
+        results_size: args.results_size,
+    };
+    let list = crate::k8s::manifests(&launch).map_err(Failure::bad_input)?;
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&list).unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// The environment variables the chosen contenders read their passwords from, each once; a
+/// password file is refused, since the pods do not have it.
+fn password_envs(loaded: &Study) -> Result<Vec<String>, Failure> {
+    let mut envs = Vec::new();
+    for c in &loaded.contenders {
+        let Some(spec) = loaded.file.contenders.iter().find(|s| s.name == c.name) else {
+            continue;
+        };
+        if spec.password_file.is_some() {
+            return Err(Failure::bad_input(format!(
+                "contender `{}` reads its password from a file, which the pods do not have: use password_env, and --secret",
+                c.name
+            )));
+        }
+        envs.extend(spec.password_env.clone());
+    }
+    envs.sort();
+    envs.dedup();
+    Ok(envs)
+}
+
+/// The `dbduel run` flags each pod adds: `--scale`, `--set`s and `--contender`s as given.
+fn run_args(args: &K8sArgs) -> Vec<String> {
+    let mut run_args = Vec::new();
+    for (flag, v) in args
+        .scale
+        .iter()
+        .map(|s| ("--scale", s))
+        .chain(args.sets.iter().map(|s| ("--set", s)))
+        .chain(args.contenders.iter().map(|s| ("--contender", s)))
+    {
+        run_args.extend([flag.to_string(), v.clone()]);
+    }
+    run_args
+}

@@ -1,0 +1,45 @@
+//! `dbduel report`: render a past run from its directory alone, optionally against another
+//! baseline contender than the run's.
+
+use super::failure::{Failure, join_names};
+use super::output::out;
+use crate::report::{self, Format};
+use crate::results::RunDir;
+use std::path::PathBuf;
+
+/// `dbduel report`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
+    run_dir: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Show every figure also as a ratio to this contender's (overrides the run's).
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+}
+
+/// Print the run's report.
+pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
+    let dir = RunDir::open(&args.run_dir).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let summary = dir
+        .read_summary()
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let mut manifest = dir
+        .read_manifest()
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    if let Some(b) = args.baseline {
+        if !summary.contenders.iter().any(|c| c.name == b) {
+            return Err(Failure::bad_input(format!(
+                "--baseline {b}: no contender `{b}` in this run; its contenders are: {}",
+                join_names(summary.contenders.iter().map(|c| c.name.as_str()))
+            )));
+        }
+        manifest.baseline = Some(b);
+    }
+    out!(
+        "{}",
+        report::render(&dir.path, &summary, &manifest, args.format)
+    );
+    Ok(())
+}
