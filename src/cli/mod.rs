@@ -33,7 +33,9 @@ use std::path::PathBuf;
         steps. dbduel generates the data, runs every step on every contender, samples the system each \
         second, writes everything to a run directory and prints the comparison.\n\n\
         Start with:  dbduel run shootout      (built in; SQLite, no server needed)\n\
-        List studies: dbduel studies",
+        List studies: dbduel studies\n\n\
+        More: docs/commands.md, docs/studies.md, docs/study-files.md, docs/engines.md, \
+        docs/step-kinds.md, docs/reports.md, docs/results.md, docs/measurement.md, docs/shards.md",
     after_help = "Exit codes: 0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130 interrupted."
 )]
 pub struct Cli {
