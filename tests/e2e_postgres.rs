@@ -262,17 +262,11 @@ fn external_postgres_target_is_used_but_never_harmed() {
         .unwrap();
     let study = root.path().join("t.toml");
     let write = |target: &str| {
-        std::fs::write(
-            &study,
-            format!(
-                "[study]\nname = \"ext\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 1000\n\
-                 [[contender]]\nname = \"theirs\"\nengine = \"postgres\"\ntarget = \"{target}\"\n\
-                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"footprint\"\nkind = \"footprint\"\n\
-                 [[step]]\nname = \"count-cold\"\nkind = \"count\"\ncold = true\n\
-                 [[step]]\nname = \"q\"\nkind = \"queries\"\nclients = 3\nper_client = 10\nqueries = [\"SELECT count(*) FROM user_logs\"]\n"
-            ),
-        )
-        .unwrap()
+        let text = common::fill(
+            include_str!("studies/postgres_external_target.toml"),
+            &[("target", target)],
+        );
+        std::fs::write(&study, text).unwrap()
     };
     let out = root.path().join("out");
     write(&format!("postgres://dbduel@127.0.0.1:{port}"));
@@ -445,45 +439,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
 
 /// Load, clients that connect before the clock, mysqlslap's shape, the same UPDATE twice;
 /// `capped` allows 10 connections, so its 40 clients cannot all connect.
-const CONNECT_STUDY: &str = r#"
-[study]
-name = "connects"
-description = "connects, load warnings and matched rows"
-[dataset]
-generator = "user_logs"
-rows = 3000
-[[contender]]
-name = "pg"
-engine = "postgres"
-[[contender]]
-name = "capped"
-engine = "postgres"
-options = { server = { max_connections = 10 } }
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "q"
-kind = "queries"
-clients = 40
-per_client = 3
-queries = ["SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999"]
-[[step]]
-name = "slap"
-kind = "queries"
-clients = 300
-per_client = 1
-timed_from = "connect"
-queries = ["SELECT content FROM user_logs WHERE id > 950 AND id < 999"]
-[[step]]
-name = "update"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-[[step]]
-name = "update-again"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-"#;
+const CONNECT_STUDY: &str = include_str!("studies/postgres_connects.toml");
 
 #[test]
 fn connects_and_matched_rows_agree_with_the_server() {

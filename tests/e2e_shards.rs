@@ -27,37 +27,24 @@ fn study(dir: &Path, file: &str, target: &str, placeholder: &str, with_load: boo
     } else {
         ""
     };
+    let engine = if target.starts_with("mysql") {
+        "mariadb"
+    } else {
+        "postgres"
+    };
+    let text = common::fill(
+        include_str!("studies/shard_queries.toml"),
+        &[
+            ("engine", engine),
+            ("target", target),
+            ("load", load),
+            ("clients", &CLIENTS.to_string()),
+            ("per_client", &PER_CLIENT.to_string()),
+            ("placeholder", placeholder),
+        ],
+    );
     let p = dir.join(file);
-    std::fs::write(
-        &p,
-        format!(
-            r#"[study]
-name = "sharded"
-description = "a queries step split over shards"
-[dataset]
-generator = "user_logs"
-rows = 2000
-[[contender]]
-name = "db"
-engine = "{engine}"
-target = "{target}"
-{load}
-[[step]]
-name = "q"
-kind = "queries"
-clients = {CLIENTS}
-per_client = {PER_CLIENT}
-queries = ["SELECT id FROM user_logs WHERE id = {placeholder}"]
-params = [{{ min = 1, max = 4000 }}]
-"#,
-            engine = if target.starts_with("mysql") {
-                "mariadb"
-            } else {
-                "postgres"
-            },
-        ),
-    )
-    .unwrap();
+    std::fs::write(&p, text).unwrap();
     p
 }
 
@@ -84,9 +71,9 @@ fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> (i32, String, String) 
 
 /// The study text of a sharded run on a MariaDB target with these steps.
 fn mariadb_study(target: &str, steps: &str) -> String {
-    format!(
-        "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
-         [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n{steps}"
+    common::fill(
+        include_str!("studies/shard_steps_on_mariadb.toml"),
+        &[("target", target), ("steps", steps)],
     )
 }
 
@@ -399,15 +386,16 @@ fn one_shard_merged_gives_its_figures_back() {
     ];
     for (kind, dataset, step_toml) in kinds {
         let path = root.path().join(format!("{kind}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "[study]\nname = \"one-{kind}\"\ndescription = \"x\"\n[dataset]\n{dataset}\n\
-                 [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
-                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"s\"\n{step_toml}\n"
-            ),
-        )
-        .unwrap();
+        let text = common::fill(
+            include_str!("studies/shard_one_step_kind.toml"),
+            &[
+                ("kind", kind),
+                ("dataset", dataset),
+                ("target", &target),
+                ("step_toml", step_toml),
+            ],
+        );
+        std::fs::write(&path, text).unwrap();
         let out = root.path().join("out");
         let (code, _, stderr) = common::run(&[
             "run",

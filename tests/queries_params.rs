@@ -8,37 +8,7 @@ use common::{read_json, run, run_dir, step};
 
 fn study(dir: &std::path::Path) -> std::path::PathBuf {
     let p = dir.join("lookups.toml");
-    std::fs::write(
-        &p,
-        r#"[study]
-name = "lookups"
-description = "point lookups with random ids"
-[dataset]
-generator = "user_logs"
-rows = 2000
-[[contender]]
-name = "sqlite"
-engine = "sqlite"
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "hits"
-kind = "queries"
-clients = 2
-per_client = 300
-queries = ["SELECT id FROM user_logs WHERE id = ?", "SELECT id FROM user_logs WHERE id BETWEEN ? AND ? + 1"]
-params = [{ min = 1, max = 1999 }, { min = 1, max = 1999 }]
-[[step]]
-name = "misses"
-kind = "queries"
-clients = 1
-per_client = 100
-queries = ["SELECT id FROM user_logs WHERE id = ?"]
-params = [{ min = 2001, max = 3000 }]
-"#,
-    )
-    .unwrap();
+    std::fs::write(&p, include_str!("studies/queries_random_params.toml")).unwrap();
     p
 }
 
@@ -101,31 +71,7 @@ fn postgres_lookups_match_the_servers_count() {
     }
     let dir = tempfile::tempdir().expect("tmp");
     let p = dir.path().join("pg.toml");
-    std::fs::write(
-        &p,
-        r#"[study]
-name = "pglookups"
-description = "point lookups with random ids on PostgreSQL"
-[dataset]
-generator = "user_logs"
-rows = 2000
-[[contender]]
-name = "postgres"
-engine = "postgres"
-options = { shared_buffers_mb = 64 }
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "hits"
-kind = "queries"
-clients = 4
-per_client = 500
-queries = ["SELECT id FROM user_logs WHERE id = $1"]
-params = [{ min = 1, max = 2000 }]
-"#,
-    )
-    .unwrap();
+    std::fs::write(&p, include_str!("studies/postgres_random_params.toml")).unwrap();
     let out = dir.path().join("out");
     let out_s = out.to_str().unwrap();
     let (code, stdout, stderr) = run(&["run", p.to_str().unwrap(), "-q", "--keep", "--out", out_s]);
