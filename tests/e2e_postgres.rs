@@ -1,6 +1,7 @@
 //! End to end on real PostgreSQL sandboxes: lifecycle as root (the server runs as an
-//! unprivileged account) and as an ordinary user, and the shootout checked against what the
-//! server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a missing server fails.
+//! unprivileged account) and as an ordinary user, and the shootout, connects, `$1` lookups and
+//! loads checked against what the server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a
+//! missing server fails.
 
 mod common;
 
@@ -556,6 +557,51 @@ fn connects_and_matched_rows_agree_with_the_server() {
 
     let (code, _, _) = run(&["sandbox", "down", "--out", out_s]);
     assert_eq!(code, 0);
+}
+
+/// On PostgreSQL (`$1` placeholders, the blocking client connection): every lookup finds its
+/// row, the server executed exactly the SELECTs dbduel counted, and every session said
+/// goodbye properly (nothing about broken connections in the server's log).
+#[test]
+fn postgres_lookups_match_the_servers_count() {
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().join("pg.toml");
+    std::fs::write(&p, include_str!("studies/postgres_random_params.toml")).unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["run", p.to_str().unwrap(), "-q", "--keep", "--out", out_s]);
+    let run_path = run_dir(&stderr);
+    let log = std::fs::read_to_string(run_path.join("work/postgres/sandbox/server.log"));
+    let (down, _, _) = run(&["sandbox", "down", "--all", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    assert_eq!(down, 0);
+    let summary = read_json(&run_path.join("summary.json"));
+    let hits = step(&summary, "postgres", "hits");
+    assert_eq!(hits["errors"], 0, "{hits:#}");
+    assert_eq!(hits["rows"], 2000, "each of 2000 lookups finds its one row");
+    let j = read_json(&run_path.join("postgres").join("hits.json"));
+    let log = log.expect("the kept sandbox's server log");
+    let calls = j["server_counters"]["select_calls"]
+        .as_u64()
+        .expect("pg_stat_statements counts");
+    assert!(
+        (2000..=2010).contains(&calls),
+        "server ran {calls} SELECTs: {:#}",
+        j["server_counters"]
+    );
+    for bad in [
+        "could not receive data from client",
+        "unexpected EOF",
+        "connection reset",
+    ] {
+        assert!(
+            !log.to_lowercase().contains(&bad.to_lowercase()),
+            "server log says {bad:?}:\n{log}"
+        );
+    }
 }
 
 #[test]
