@@ -149,8 +149,17 @@ pub fn fill(text: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// Whether a server is installed; fails instead when DBDUEL_REQUIRE_SERVERS=1 (CI).
+/// Set to 1, [`have_server`] says no to every server: the fast tier (`make test-fast`) starts
+/// none even where they are installed.
+pub const SKIP_SERVERS: &str = "DBDUEL_SKIP_SERVERS";
+
+/// Whether a server is installed; fails instead when DBDUEL_REQUIRE_SERVERS=1 (CI), and says
+/// no when DBDUEL_SKIP_SERVERS=1 (the fast tier).
 pub fn have_server(name: &str, installed: bool) -> bool {
+    if std::env::var(SKIP_SERVERS).as_deref() == Ok("1") {
+        eprintln!("skipping: {name} (DBDUEL_SKIP_SERVERS=1)");
+        return false;
+    }
     if !installed {
         assert!(
             std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
