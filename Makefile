@@ -1,10 +1,11 @@
 # The README's two commands: `make demo` (build, then run the default study on SQLite) and
 # `make test` (install what the tests need, then format, lint, unit and end-to-end tests).
+# `make test-fast` is the tier for every change: no install, no server (tests/README.md).
 
 CARGO ?= cargo
 DBDUEL := target/release/dbduel
 
-.PHONY: demo build test lint fmt install-servers install-browser bench clean
+.PHONY: demo build test test-fast lint fmt install-servers install-browser bench clean
 
 demo: build
 	$(DBDUEL) run shootout
@@ -29,6 +30,15 @@ lint:
 
 test: install-servers install-browser lint
 	$(CARGO) test --locked
+
+# The integration tests that need no database server: they run SQLite, the dry engine or
+# the fixture runs. DBDUEL_SKIP_SERVERS=1 makes the few tests among them that would start a
+# server (faults.rs's on MariaDB) skip even where one is installed.
+FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params footprint
+
+# Format, lint, unit tests and FAST_TESTS: a few minutes, nothing to install.
+test-fast: lint
+	DBDUEL_SKIP_SERVERS=1 $(CARGO) test --locked --lib $(addprefix --test ,$(FAST_TESTS))
 
 # dbduel's client against sysbench and pgbench on the same servers, as ratios from one run;
 # its memory and CPU against mysqlslap and pgbench at 100 and 1,000 clients; the dataset

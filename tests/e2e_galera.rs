@@ -132,36 +132,9 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
 /// A study of a 3-node cluster: load, then write_only with `writes` (its client count,
 /// duration and the rest), then the checksums of every copy.
 fn study(dir: &Path, writes: &str) -> PathBuf {
-    let text = format!(
-        r#"
-[study]
-name = "galera-test"
-description = "a 3-node cluster under writes"
-
-[dataset]
-generator = "sbtest"
-tables = 1
-rows = 1000
-
-[[contender]]
-name = "galera"
-engine = "mariadb"
-options = {{ buffer_pool_mb = 64, cluster = {{ nodes = 3 }} }}
-
-[[step]]
-name = "load"
-kind = "load"
-
-[[step]]
-name = "writes"
-kind = "oltp"
-workload = "write_only"
-{writes}
-
-[[step]]
-name = "sums"
-kind = "checksums"
-"#
+    let text = common::fill(
+        include_str!("studies/galera_writes.toml"),
+        &[("writes", writes)],
     );
     let path = dir.join("galera.toml");
     std::fs::write(&path, text).expect("study");

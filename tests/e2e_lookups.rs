@@ -10,46 +10,15 @@ use std::path::Path;
 
 fn study(dir: &Path, contenders: &str, steps: &str) -> std::path::PathBuf {
     let path = dir.join("lookups.toml");
-    std::fs::write(
-        &path,
-        format!(
-            r#"[study]
-name = "lk"
-description = "lookups"
-reference = "the original's figure"
-[dataset]
-generator = "codes"
-table = "codes"
-rows = 4000
-{contenders}
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "footprint"
-kind = "footprint"
-{steps}
-"#
-        ),
-    )
-    .expect("write study");
+    let text = common::fill(
+        include_str!("studies/lookups_codes.toml"),
+        &[("contenders", contenders), ("steps", steps)],
+    );
+    std::fs::write(&path, text).expect("write study");
     path
 }
 
-const LOOKUP_STEPS: &str = r#"
-[[step]]
-name = "hot"
-kind = "lookups"
-keys = "small-random"
-threads = [1, 2]
-duration_s = 1
-[[step]]
-name = "all"
-kind = "lookups"
-keys = "full-random"
-threads = 2
-duration_s = 1
-"#;
+const LOOKUP_STEPS: &str = include_str!("studies/parts/lookups_hot_and_all.toml");
 
 fn lookups_of(dir: &Path, contender: &str, st: &str) -> serde_json::Value {
     read_json(&dir.join(contender).join(format!("{st}.json")))
@@ -84,24 +53,8 @@ fn missing_keys_are_misses_and_findings_are_in_words() {
     let tmp = tempfile::tempdir().expect("tmp");
     // half the codes move out of the key range, so half of all lookups miss
     let steps = format!(
-        "{LOOKUP_STEPS}
-[[step]]
-name = \"move\"
-kind = \"update\"
-sql = \"UPDATE codes SET id = id + 1000000 WHERE id > 2000\"
-[[step]]
-name = \"after\"
-kind = \"lookups\"
-keys = \"full-random\"
-threads = 2
-duration_s = 1
-[[step]]
-name = \"once\"
-kind = \"lookups\"
-keys = \"permutation\"
-threads = 1
-duration_s = 1
-"
+        "{LOOKUP_STEPS}\n{}",
+        include_str!("studies/parts/lookups_misses_steps.toml")
     );
     let path = study(
         tmp.path(),
@@ -180,15 +133,7 @@ fn mariadb_counts_the_lookups_and_partitions_the_table() {
     let tmp = tempfile::tempdir().expect("tmp");
     let path = study(
         tmp.path(),
-        r#"[[contender]]
-name = "plain"
-engine = "mariadb"
-options = { buffer_pool_mb = 32, memory_limit_mb = 200 }
-[[contender]]
-name = "split"
-engine = "mariadb"
-options = { buffer_pool_mb = 32, memory_limit_mb = 200, partitions = 4 }
-"#,
+        include_str!("studies/parts/lookups_mariadb_contenders.toml"),
         LOOKUP_STEPS,
     );
     let (pid, dir, stdout) = run_study(&path, tmp.path());
@@ -266,15 +211,7 @@ fn postgres_counts_the_lookups_and_partitions_the_table() {
     let tmp = tempfile::tempdir().expect("tmp");
     let path = study(
         tmp.path(),
-        r#"[[contender]]
-name = "split"
-engine = "postgres"
-options = { shared_buffers_mb = 32, memory_limit_mb = 160, partitions = 4 }
-[[contender]]
-name = "plain"
-engine = "postgres"
-options = { shared_buffers_mb = 32, memory_limit_mb = 160 }
-"#,
+        include_str!("studies/parts/lookups_postgres_contenders.toml"),
         LOOKUP_STEPS,
     );
     let (pid, dir, _) = run_study(&path, tmp.path());

@@ -333,40 +333,11 @@ fn no_server_is_left_after_a_run() {
 /// A study of a few steps against an external MariaDB target.
 fn target_study(dir: &Path, target_line: &str, engine_line: &str) -> std::path::PathBuf {
     let p = dir.join("target.toml");
-    std::fs::write(
-        &p,
-        format!(
-            r#"[study]
-name = "ext"
-description = "against an existing server"
-[dataset]
-generator = "user_logs"
-rows = 2000
-[[contender]]
-name = "theirs"
-engine = "mariadb"
-{target_line}
-options = {{ {engine_line} }}
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "footprint"
-kind = "footprint"
-[[step]]
-name = "count-cold"
-kind = "count"
-cold = true
-[[step]]
-name = "queries"
-kind = "queries"
-clients = 4
-per_client = 5
-queries = ["SELECT COUNT(*) FROM user_logs WHERE id < 100"]
-"#
-        ),
-    )
-    .unwrap();
+    let text = common::fill(
+        include_str!("studies/mariadb_external_target.toml"),
+        &[("target_line", target_line), ("engine_line", engine_line)],
+    );
+    std::fs::write(&p, text).unwrap();
     p
 }
 
@@ -835,48 +806,7 @@ fn load_warnings_are_the_servers_own() {
 /// connections, one query each, timed from the first connect), and the same UPDATE twice;
 /// `capped` allows 10 connections (with room for all 40 in its listen queue, so each is
 /// refused rather than left waiting), so its 40 clients cannot all connect.
-const CONNECT_STUDY: &str = r#"
-[study]
-name = "connects"
-description = "connects, load warnings and matched rows"
-[dataset]
-generator = "user_logs"
-rows = 3000
-[[contender]]
-name = "innodb"
-engine = "mariadb"
-[[contender]]
-name = "capped"
-engine = "mariadb"
-options = { server = { max_connections = 10, back_log = 64 } }
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "q"
-kind = "queries"
-clients = 40
-per_client = 3
-queries = [
-  "SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999",
-  "SELECT content FROM user_logs WHERE id > 950 AND id < 999",
-]
-[[step]]
-name = "slap"
-kind = "queries"
-clients = 1000
-per_client = 1
-timed_from = "connect"
-queries = ["SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999"]
-[[step]]
-name = "update"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-[[step]]
-name = "update-again"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-"#;
+const CONNECT_STUDY: &str = include_str!("studies/mariadb_connects.toml");
 
 #[test]
 fn connects_load_warnings_and_matched_rows_agree_with_the_server() {

@@ -18,36 +18,8 @@ fn have_ferretdb() -> bool {
     )
 }
 
-const STUDY: &str = r#"
-[study]
-name = "mongo-test"
-description = "documents through every step kind that can take them"
-
-[dataset]
-generator = "sbtest"
-tables = 2
-rows = 3000
-
-[[contender]]
-name = "ferret"
-engine = "mongodb"
-options = { batch_docs = 1000 }
-
-[[step]]
-name = "load"
-kind = "load"
-
-[[step]]
-name = "footprint"
-kind = "footprint"
-
-[[step]]
-name = "scan"
-kind = "queries"
-clients = 2
-per_client = 5
-queries = ["SELECT COUNT(*) FROM sbtest1"]
-"#;
+/// Documents through every step kind that can take them; the tests below change its contender.
+const STUDY: &str = include_str!("studies/mongodb_documents.toml");
 
 #[test]
 fn documents_are_loaded_counted_and_measured_and_sql_steps_are_skipped() {

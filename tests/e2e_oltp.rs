@@ -163,29 +163,7 @@ fn the_statement_mix_matches_sysbench_by_the_servers_count() {
 fn open_loop_latency_includes_the_queue_behind_a_slow_engine() {
     let dir = tempfile::tempdir().expect("tmp");
     let study = dir.path().join("slow.toml");
-    std::fs::write(
-        &study,
-        r#"[study]
-name = "slow"
-description = "a 2 ms engine asked for 1000 events a second"
-[dataset]
-generator = "sbtest"
-rows = 1000
-[[contender]]
-name = "slow"
-engine = "dry"
-options = { delay_us = 2000 }
-[[step]]
-name = "paced"
-kind = "oltp"
-workload = "point_select"
-threads = 1
-duration_s = 3
-final_fraction = 1.0
-rate = 1000
-"#,
-    )
-    .unwrap();
+    std::fs::write(&study, include_str!("studies/open_loop_slow_engine.toml")).unwrap();
     let (code, stdout, stderr) = run(&[
         "run",
         study.to_str().unwrap(),

@@ -1,6 +1,7 @@
 //! End to end on real PostgreSQL sandboxes: lifecycle as root (the server runs as an
-//! unprivileged account) and as an ordinary user, and the shootout checked against what the
-//! server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a missing server fails.
+//! unprivileged account) and as an ordinary user, and the shootout, connects, `$1` lookups and
+//! loads checked against what the server itself reports. With DBDUEL_REQUIRE_SERVERS=1 (CI) a
+//! missing server fails.
 
 mod common;
 
@@ -262,17 +263,11 @@ fn external_postgres_target_is_used_but_never_harmed() {
         .unwrap();
     let study = root.path().join("t.toml");
     let write = |target: &str| {
-        std::fs::write(
-            &study,
-            format!(
-                "[study]\nname = \"ext\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 1000\n\
-                 [[contender]]\nname = \"theirs\"\nengine = \"postgres\"\ntarget = \"{target}\"\n\
-                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"footprint\"\nkind = \"footprint\"\n\
-                 [[step]]\nname = \"count-cold\"\nkind = \"count\"\ncold = true\n\
-                 [[step]]\nname = \"q\"\nkind = \"queries\"\nclients = 3\nper_client = 10\nqueries = [\"SELECT count(*) FROM user_logs\"]\n"
-            ),
-        )
-        .unwrap()
+        let text = common::fill(
+            include_str!("studies/postgres_external_target.toml"),
+            &[("target", target)],
+        );
+        std::fs::write(&study, text).unwrap()
     };
     let out = root.path().join("out");
     write(&format!("postgres://dbduel@127.0.0.1:{port}"));
@@ -445,45 +440,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
 
 /// Load, clients that connect before the clock, mysqlslap's shape, the same UPDATE twice;
 /// `capped` allows 10 connections, so its 40 clients cannot all connect.
-const CONNECT_STUDY: &str = r#"
-[study]
-name = "connects"
-description = "connects, load warnings and matched rows"
-[dataset]
-generator = "user_logs"
-rows = 3000
-[[contender]]
-name = "pg"
-engine = "postgres"
-[[contender]]
-name = "capped"
-engine = "postgres"
-options = { server = { max_connections = 10 } }
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "q"
-kind = "queries"
-clients = 40
-per_client = 3
-queries = ["SELECT COUNT(content) FROM user_logs WHERE id > 950 AND id < 999"]
-[[step]]
-name = "slap"
-kind = "queries"
-clients = 300
-per_client = 1
-timed_from = "connect"
-queries = ["SELECT content FROM user_logs WHERE id > 950 AND id < 999"]
-[[step]]
-name = "update"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-[[step]]
-name = "update-again"
-kind = "update"
-sql = "UPDATE user_logs SET content = 'x' WHERE id > 100 AND id < 1000"
-"#;
+const CONNECT_STUDY: &str = include_str!("studies/postgres_connects.toml");
 
 #[test]
 fn connects_and_matched_rows_agree_with_the_server() {
@@ -600,6 +557,51 @@ fn connects_and_matched_rows_agree_with_the_server() {
 
     let (code, _, _) = run(&["sandbox", "down", "--out", out_s]);
     assert_eq!(code, 0);
+}
+
+/// On PostgreSQL (`$1` placeholders, the blocking client connection): every lookup finds its
+/// row, the server executed exactly the SELECTs dbduel counted, and every session said
+/// goodbye properly (nothing about broken connections in the server's log).
+#[test]
+fn postgres_lookups_match_the_servers_count() {
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().join("pg.toml");
+    std::fs::write(&p, include_str!("studies/postgres_random_params.toml")).unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["run", p.to_str().unwrap(), "-q", "--keep", "--out", out_s]);
+    let run_path = run_dir(&stderr);
+    let log = std::fs::read_to_string(run_path.join("work/postgres/sandbox/server.log"));
+    let (down, _, _) = run(&["sandbox", "down", "--all", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    assert_eq!(down, 0);
+    let summary = read_json(&run_path.join("summary.json"));
+    let hits = step(&summary, "postgres", "hits");
+    assert_eq!(hits["errors"], 0, "{hits:#}");
+    assert_eq!(hits["rows"], 2000, "each of 2000 lookups finds its one row");
+    let j = read_json(&run_path.join("postgres").join("hits.json"));
+    let log = log.expect("the kept sandbox's server log");
+    let calls = j["server_counters"]["select_calls"]
+        .as_u64()
+        .expect("pg_stat_statements counts");
+    assert!(
+        (2000..=2010).contains(&calls),
+        "server ran {calls} SELECTs: {:#}",
+        j["server_counters"]
+    );
+    for bad in [
+        "could not receive data from client",
+        "unexpected EOF",
+        "connection reset",
+    ] {
+        assert!(
+            !log.to_lowercase().contains(&bad.to_lowercase()),
+            "server log says {bad:?}:\n{log}"
+        );
+    }
 }
 
 #[test]

@@ -25,71 +25,8 @@ fn have_postgres() -> bool {
     )
 }
 
-const STUDY: &str = r#"
-[study]
-name = "repl-test"
-description = "a small topology through every replication step"
-
-[dataset]
-generator = "sbtest"
-tables = 2
-rows = 2000
-
-[[contender]]
-name = "topo"
-engine = "mariadb"
-options = { buffer_pool_mb = 64, replicas = [
-    { name = "serial" },
-    { name = "optimistic-2", parallel_mode = "optimistic", parallel_threads = 2 },
-] }
-
-[[step]]
-name = "load"
-kind = "load"
-
-[[step]]
-name = "catch-up"
-kind = "catch-up"
-writers = 4
-duration_s = 3
-
-[[step]]
-name = "commit-wait"
-kind = "commit-wait"
-writers = 4
-duration_s = 2
-wait_counts = [0, 8]
-wait_usecs = [10000]
-
-[[step]]
-name = "lag"
-kind = "replica-lag"
-writers = 4
-duration_s = 3
-
-[[step]]
-name = "bitmaps"
-kind = "catch-up"
-writes = "bitmaps"
-writers = 2
-duration_s = 2
-bitmap_min_bytes = 1024
-bitmap_max_bytes = 65536
-apply = "together"
-
-[[step]]
-name = "split"
-kind = "oltp"
-workload = "read_only"
-threads = 2
-duration_s = 2
-final_fraction = 1.0
-split_reads = true
-
-[[step]]
-name = "sums"
-kind = "checksums"
-"#;
+/// A small topology through every replication step; the PostgreSQL test swaps its contender.
+const STUDY: &str = include_str!("studies/replication_topology.toml");
 
 #[test]
 fn a_topology_replicates_every_step_and_leaves_nothing_running() {
@@ -482,46 +419,15 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
     );
     let repl = engine.replication().expect("a topology");
     let (p, r) = ports_by_role(&root.path().join("servers"), "replica");
-    let contender = |name: &str, control: bool| {
-        format!(
-            "[[contender]]\nname = \"{name}\"\nengine = \"mariadb\"\ntarget = \"mysql://root@127.0.0.1:{p}/dbduel_ext\"\noptions = {{ control_replication = {control}, replicas = [{{ name = \"r1\", target = \"mysql://root@127.0.0.1:{r}\" }}] }}\n"
-        )
-    };
-    let steps = r#"
-[[step]]
-name = "load"
-kind = "load"
-
-[[step]]
-name = "catch-up"
-kind = "catch-up"
-writers = 2
-duration_s = 2
-
-[[step]]
-name = "commit-wait"
-kind = "commit-wait"
-writers = 2
-duration_s = 1
-wait_counts = [0]
-wait_usecs = [10000]
-
-[[step]]
-name = "lag"
-kind = "replica-lag"
-writers = 2
-duration_s = 2
-"#;
     let study = root.path().join("theirs.toml");
-    std::fs::write(
-        &study,
-        format!(
-            "[study]\nname = \"ext\"\ndescription = \"someone else's topology\"\n\n[dataset]\ngenerator = \"sbtest\"\ntables = 1\nrows = 1000\n\n{}\n{}\n{steps}",
-            contender("theirs", false),
-            contender("told", true)
-        ),
-    )
-    .expect("study");
+    let text = common::fill(
+        include_str!("studies/replication_external_topology.toml"),
+        &[
+            ("primary_port", &p.to_string()),
+            ("replica_port", &r.to_string()),
+        ],
+    );
+    std::fs::write(&study, text).expect("study");
     let out = root.path().join("out");
     let (code, stdout, stderr) = run(&[
         "run",

@@ -27,37 +27,24 @@ fn study(dir: &Path, file: &str, target: &str, placeholder: &str, with_load: boo
     } else {
         ""
     };
+    let engine = if target.starts_with("mysql") {
+        "mariadb"
+    } else {
+        "postgres"
+    };
+    let text = common::fill(
+        include_str!("studies/shard_queries.toml"),
+        &[
+            ("engine", engine),
+            ("target", target),
+            ("load", load),
+            ("clients", &CLIENTS.to_string()),
+            ("per_client", &PER_CLIENT.to_string()),
+            ("placeholder", placeholder),
+        ],
+    );
     let p = dir.join(file);
-    std::fs::write(
-        &p,
-        format!(
-            r#"[study]
-name = "sharded"
-description = "a queries step split over shards"
-[dataset]
-generator = "user_logs"
-rows = 2000
-[[contender]]
-name = "db"
-engine = "{engine}"
-target = "{target}"
-{load}
-[[step]]
-name = "q"
-kind = "queries"
-clients = {CLIENTS}
-per_client = {PER_CLIENT}
-queries = ["SELECT id FROM user_logs WHERE id = {placeholder}"]
-params = [{{ min = 1, max = 4000 }}]
-"#,
-            engine = if target.starts_with("mysql") {
-                "mariadb"
-            } else {
-                "postgres"
-            },
-        ),
-    )
-    .unwrap();
+    std::fs::write(&p, text).unwrap();
     p
 }
 
@@ -84,9 +71,9 @@ fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> (i32, String, String) 
 
 /// The study text of a sharded run on a MariaDB target with these steps.
 fn mariadb_study(target: &str, steps: &str) -> String {
-    format!(
-        "[study]\nname = \"sharded\"\ndescription = \"x\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 2000\n\
-         [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n{steps}"
+    common::fill(
+        include_str!("studies/shard_steps_on_mariadb.toml"),
+        &[("target", target), ("steps", steps)],
     )
 }
 
@@ -140,8 +127,16 @@ fn shard_and_merge(
     assert_eq!(code, 0, "{stderr}");
     let whole = read_json(&run_dir(&stderr).join("summary.json"));
     let whole_rows = step(&whole, "db", "q")["rows"].as_u64().unwrap();
-    // the sharded run: its load runs on shard 0 alone, the queries on both
-    let runs = shards(&full, &out, SHARDS, "e2e-1", None);
+    let (dirs, sum) = run_in_shards(&full, &out);
+    check_merged(root, &dirs, sum, whole_rows);
+    check_refusals(root, &full, &out, &dirs);
+    check_servers_count(root, target, placeholder, &out, counted);
+}
+
+/// The sharded run: its load runs on shard 0 alone, the queries on every shard. Each shard's
+/// run directory, and the queries they ran together.
+fn run_in_shards(full: &Path, out: &Path) -> (Vec<PathBuf>, u64) {
+    let runs = shards(full, out, SHARDS, "e2e-1", None);
     let mut dirs = Vec::new();
     let mut sum = 0;
     for (i, o) in runs.iter().enumerate() {
@@ -183,8 +178,14 @@ fn shard_and_merge(
         assert!(offset.abs() < 1000.0, "same host, same clock: {offset} ms");
         dirs.push(d);
     }
+    (dirs, sum)
+}
+
+/// Merged, the shards' queries add up to every client's, each found the rows it found
+/// unsharded (`whole_rows`), and every percentile is that of their histograms added up.
+fn check_merged(root: &Path, dirs: &[PathBuf], sum: u64, whole_rows: u64) {
     let merged = root.join("merged");
-    let (code, stdout, stderr) = merge(&dirs, &merged, &["--format", "json"]);
+    let (code, stdout, stderr) = merge(dirs, &merged, &["--format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("\"q\""), "{stdout}");
     let s = read_json(&merged.join("summary.json"));
@@ -199,7 +200,7 @@ fn shard_and_merge(
     );
     // every percentile is that of the shards' histograms added up
     let mut union = dbduel::metrics::new_hist();
-    for d in &dirs {
+    for d in dirs {
         let ivs = std::fs::read_to_string(d.join("db/q.intervals.ndjson")).unwrap();
         for line in ivs.lines() {
             let iv: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -236,15 +237,19 @@ fn shard_and_merge(
     let (code, report, stderr) = common::run(&["report", merged.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(report.contains("db"), "{report}");
+}
+
+/// A shard that never comes, a group used again and a merge of too few shards are refused.
+fn check_refusals(root: &Path, full: &Path, out: &Path, dirs: &[PathBuf]) {
     // a shard that never comes fails the other's meeting, naming it
-    let alone = shards(&full, &out, 2, "e2e-2", Some(0));
+    let alone = shards(full, out, 2, "e2e-2", Some(0));
     let err = text(&alone[0].stderr);
     assert_eq!(alone[0].status.code(), Some(1), "{err}");
     let s = read_json(&run_dir(&err).join("summary.json"));
     let note = step(&s, "db", "load")["note"].as_str().unwrap().to_string();
     assert!(note.contains("shard(s) 1 of 2 never arrived"), "{note}");
     // and a group once used is not used again
-    let again = shards(&full, &out, 2, "e2e-1", Some(1));
+    let again = shards(full, out, 2, "e2e-1", Some(1));
     let err = text(&again[0].stderr);
     assert_eq!(again[0].status.code(), Some(1), "{err}");
     // merging what is not every shard of one run is refused
@@ -253,11 +258,20 @@ fn shard_and_merge(
     let others: Vec<String> = (1..SHARDS).map(|i| i.to_string()).collect();
     let missing = format!("shard(s) {} of {SHARDS} missing", others.join(", "));
     assert!(stderr.contains(&missing), "{stderr}");
-    // the server counts what the merged run says: the queries alone, sharded again
+}
+
+/// The server counts what the merged run says: the queries alone, sharded again.
+fn check_servers_count(
+    root: &Path,
+    target: &str,
+    placeholder: &str,
+    out: &Path,
+    counted: (Counted, &dyn Fn() -> u64),
+) {
     let queries = study(root, "queries.toml", target, placeholder, false);
     let (what, count) = counted;
     let before = count();
-    let runs = shards(&queries, &out, 2, "e2e-3", None);
+    let runs = shards(&queries, out, 2, "e2e-3", None);
     let after = count();
     let mut run_dirs = Vec::new();
     for o in &runs {
@@ -399,15 +413,16 @@ fn one_shard_merged_gives_its_figures_back() {
     ];
     for (kind, dataset, step_toml) in kinds {
         let path = root.path().join(format!("{kind}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "[study]\nname = \"one-{kind}\"\ndescription = \"x\"\n[dataset]\n{dataset}\n\
-                 [[contender]]\nname = \"db\"\nengine = \"mariadb\"\ntarget = \"{target}\"\n\
-                 [[step]]\nname = \"load\"\nkind = \"load\"\n[[step]]\nname = \"s\"\n{step_toml}\n"
-            ),
-        )
-        .unwrap();
+        let text = common::fill(
+            include_str!("studies/shard_one_step_kind.toml"),
+            &[
+                ("kind", kind),
+                ("dataset", dataset),
+                ("target", &target),
+                ("step_toml", step_toml),
+            ],
+        );
+        std::fs::write(&path, text).unwrap();
         let out = root.path().join("out");
         let (code, _, stderr) = common::run(&[
             "run",

@@ -5,6 +5,7 @@ mod common;
 
 use common::{figure, read_json, run, run_dir, step};
 use rusqlite::Connection;
+use std::path::Path;
 
 const NEW_CONTENT: &str = "ddddddddddddddddddddsssssss";
 
@@ -32,165 +33,9 @@ fn shootout_results_agree_with_the_database() {
     assert_eq!(summary["status"], "ok");
 
     for contender in ["sqlite-wal", "sqlite-rollback"] {
-        for s in summary["contenders"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == contender)
-            .unwrap()["steps"]
-            .as_array()
-            .unwrap()
-        {
-            assert_eq!(s["status"], "ok", "{contender}: {s:#}");
-        }
-        // rows after load equal rows generated
-        assert_eq!(step(&summary, contender, "load")["rows"], 10000);
-        // the range-query step ran every query it was asked to
-        let rq = step(&summary, contender, "range-queries");
-        assert!(rq["ops_per_s"].as_f64().unwrap() > 0.0);
-        for q in ["p50", "p95", "p99", "max"] {
-            assert!(rq["latency_us"][q].as_u64().unwrap() >= 1, "{rq:#}");
-        }
-        let detail = read_json(&dir.join(contender).join("range-queries.json"));
-        assert_eq!(detail["details"]["ops"], 200);
-        assert_eq!(detail["schema_version"], 1);
-        // update: ids 8901..=10000, rows matched (SQLite does not count unchanged rows apart)
-        let up = step(&summary, contender, "update");
-        assert_eq!(up["rows"], 1100);
-        assert_eq!(up["metrics"][0]["label"], "rows matched");
-        assert_eq!(figure(up, "rows_changed"), None);
-        // SQLite reports no load warnings: none recorded, none shown
-        let ld = read_json(&dir.join(contender).join("load.json"));
-        assert!(ld["details"]["warnings"].is_null(), "{ld:#}");
-        assert_eq!(figure(step(&summary, contender, "load"), "warnings"), None);
-        // connecting is timed apart: every client, and the figures made of them
-        let rq = step(&summary, contender, "range-queries");
-        assert_eq!(detail["details"]["connect"]["connected"], 20);
-        let all_s = figure(rq, "connect_s").expect("connect all");
-        assert!(all_s > 0.0, "{rq:#}");
-        assert!((figure(rq, "connects_per_s").unwrap() * all_s - 20.0).abs() < 1e-6);
-        assert!(figure(rq, "connect_max_us").unwrap() <= all_s * 1e6 + 1.0);
-        // cold count says what it did to the cache
-        let note = step(&summary, contender, "count-cold")["note"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(
-            note.starts_with("cold: ") || note.starts_with("warm-restart: "),
-            "{note}"
-        );
-        assert_eq!(step(&summary, contender, "count-cold")["rows"], 10000);
-
-        let db =
-            Connection::open(dir.join("work").join(contender).join("db.sqlite")).expect("kept db");
-        let count: i64 = db
-            .query_row("SELECT COUNT(*) FROM user_logs", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(count, 10000);
-        let changed: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM user_logs WHERE content = ?1",
-                [NEW_CONTENT],
-                |r| r.get(0),
-            )
-            .unwrap();
-        let in_range: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM user_logs WHERE content = ?1 AND id > 8900 AND id < 90000",
-                [NEW_CONTENT],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!((changed, in_range), (1100, 1100));
-        // SQLite's own count for the same UPDATE again: every matched row, none left out for
-        // already holding the value
-        db.execute(
-            "UPDATE user_logs SET content = ?1 WHERE id > 8900 AND id < 90000",
-            [NEW_CONTENT],
-        )
-        .unwrap();
-        assert_eq!(db.changes(), 1100);
-        // mysqlslap's shape at its own size: 1,000 connections, one query each, timed from
-        // the first connect; rows as SQLite answers the queries
-        let in_window: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM user_logs WHERE id > 9950 AND id < 9999",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        for (s, rows) in [
-            ("slap-count", 1000),
-            ("slap-content", 1000 * in_window as u64),
-        ] {
-            let st = step(&summary, contender, s);
-            let j = read_json(&dir.join(contender).join(format!("{s}.json")));
-            assert_eq!(j["details"]["connect"]["connected"], 1000, "{s}");
-            assert_eq!(j["details"]["ops"], 1000, "{s}");
-            assert_eq!(st["rows"], rows, "{s}");
-            assert_eq!(st["metrics"][0]["key"], "elapsed_s", "{s}");
-            assert!(figure(st, "elapsed_s").unwrap() >= figure(st, "connect_s").unwrap());
-        }
-        // rows outside the range still hold the generated content
-        let mut expected = String::new();
-        dbduel::dataset::UserLogs::new(42, 10000).row(0, &mut expected);
-        let first: String = db
-            .query_row("SELECT content FROM user_logs WHERE id = 1", [], |r| {
-                r.get(0)
-            })
-            .unwrap();
-        assert_eq!(first, expected);
-        // the DDL steps left the schema as they found it
-        let cols: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('user_logs')",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(cols, 3);
-        let idx: i64 = db
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = 'idx_uid'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(idx, 0);
-        // every step wrote its files, each line of each series is JSON
-        for st in [
-            "load",
-            "footprint",
-            "count-cold",
-            "count-warm",
-            "range-queries",
-            "update",
-            "create-index",
-        ] {
-            assert!(dir.join(contender).join(format!("{st}.json")).is_file());
-            let sys =
-                std::fs::read_to_string(dir.join(contender).join(format!("{st}.system.ndjson")))
-                    .unwrap();
-            for line in sys.lines() {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                assert!(
-                    v["cpu"]["idle_pct"].is_number() && v["engine"]["cpu_pct"].is_number(),
-                    "{line}"
-                );
-            }
-        }
-        let iv =
-            std::fs::read_to_string(dir.join(contender).join("range-queries.intervals.ndjson"))
-                .unwrap();
-        let ops: u64 = iv
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<serde_json::Value>(l).unwrap()["ops"]
-                    .as_u64()
-                    .unwrap()
-            })
-            .sum();
-        assert_eq!(ops, 200);
+        figures_agree(&dir, &summary, contender);
+        database_agrees(&dir, &summary, contender);
+        series_files_are_json(&dir, contender);
     }
 
     let manifest = read_json(&dir.join("manifest.json"));
@@ -251,6 +96,175 @@ fn shootout_results_agree_with_the_database() {
         listing.contains(d) && listing.contains("shootout"),
         "{listing}"
     );
+}
+
+/// A contender's figures in the summary and its steps' files: every step ok, the rows loaded,
+/// queried and updated, connects timed apart, no load warnings, the cold count's note.
+fn figures_agree(dir: &Path, summary: &serde_json::Value, contender: &str) {
+    for s in summary["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == contender)
+        .unwrap()["steps"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(s["status"], "ok", "{contender}: {s:#}");
+    }
+    // rows after load equal rows generated
+    assert_eq!(step(summary, contender, "load")["rows"], 10000);
+    // the range-query step ran every query it was asked to
+    let rq = step(summary, contender, "range-queries");
+    assert!(rq["ops_per_s"].as_f64().unwrap() > 0.0);
+    for q in ["p50", "p95", "p99", "max"] {
+        assert!(rq["latency_us"][q].as_u64().unwrap() >= 1, "{rq:#}");
+    }
+    let detail = read_json(&dir.join(contender).join("range-queries.json"));
+    assert_eq!(detail["details"]["ops"], 200);
+    assert_eq!(detail["schema_version"], 1);
+    // update: ids 8901..=10000, rows matched (SQLite does not count unchanged rows apart)
+    let up = step(summary, contender, "update");
+    assert_eq!(up["rows"], 1100);
+    assert_eq!(up["metrics"][0]["label"], "rows matched");
+    assert_eq!(figure(up, "rows_changed"), None);
+    // SQLite reports no load warnings: none recorded, none shown
+    let ld = read_json(&dir.join(contender).join("load.json"));
+    assert!(ld["details"]["warnings"].is_null(), "{ld:#}");
+    assert_eq!(figure(step(summary, contender, "load"), "warnings"), None);
+    // connecting is timed apart: every client, and the figures made of them
+    let rq = step(summary, contender, "range-queries");
+    assert_eq!(detail["details"]["connect"]["connected"], 20);
+    let all_s = figure(rq, "connect_s").expect("connect all");
+    assert!(all_s > 0.0, "{rq:#}");
+    assert!((figure(rq, "connects_per_s").unwrap() * all_s - 20.0).abs() < 1e-6);
+    assert!(figure(rq, "connect_max_us").unwrap() <= all_s * 1e6 + 1.0);
+    // cold count says what it did to the cache
+    let note = step(summary, contender, "count-cold")["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.starts_with("cold: ") || note.starts_with("warm-restart: "),
+        "{note}"
+    );
+    assert_eq!(step(summary, contender, "count-cold")["rows"], 10000);
+}
+
+/// The database the run kept (`--keep`) holds what the figures say, and SQLite's own counts
+/// agree with them.
+fn database_agrees(dir: &Path, summary: &serde_json::Value, contender: &str) {
+    let db = Connection::open(dir.join("work").join(contender).join("db.sqlite")).expect("kept db");
+    let count: i64 = db
+        .query_row("SELECT COUNT(*) FROM user_logs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 10000);
+    let changed: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM user_logs WHERE content = ?1",
+            [NEW_CONTENT],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let in_range: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM user_logs WHERE content = ?1 AND id > 8900 AND id < 90000",
+            [NEW_CONTENT],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!((changed, in_range), (1100, 1100));
+    // SQLite's own count for the same UPDATE again: every matched row, none left out for
+    // already holding the value
+    db.execute(
+        "UPDATE user_logs SET content = ?1 WHERE id > 8900 AND id < 90000",
+        [NEW_CONTENT],
+    )
+    .unwrap();
+    assert_eq!(db.changes(), 1100);
+    // mysqlslap's shape at its own size: 1,000 connections, one query each, timed from
+    // the first connect; rows as SQLite answers the queries
+    let in_window: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM user_logs WHERE id > 9950 AND id < 9999",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for (s, rows) in [
+        ("slap-count", 1000),
+        ("slap-content", 1000 * in_window as u64),
+    ] {
+        let st = step(summary, contender, s);
+        let j = read_json(&dir.join(contender).join(format!("{s}.json")));
+        assert_eq!(j["details"]["connect"]["connected"], 1000, "{s}");
+        assert_eq!(j["details"]["ops"], 1000, "{s}");
+        assert_eq!(st["rows"], rows, "{s}");
+        assert_eq!(st["metrics"][0]["key"], "elapsed_s", "{s}");
+        assert!(figure(st, "elapsed_s").unwrap() >= figure(st, "connect_s").unwrap());
+    }
+    // rows outside the range still hold the generated content
+    let mut expected = String::new();
+    dbduel::dataset::UserLogs::new(42, 10000).row(0, &mut expected);
+    let first: String = db
+        .query_row("SELECT content FROM user_logs WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(first, expected);
+    // the DDL steps left the schema as they found it
+    let cols: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('user_logs')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(cols, 3);
+    let idx: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = 'idx_uid'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(idx, 0);
+}
+
+/// Every step wrote its files, and each line of each series is JSON.
+fn series_files_are_json(dir: &Path, contender: &str) {
+    // every step wrote its files, each line of each series is JSON
+    for st in [
+        "load",
+        "footprint",
+        "count-cold",
+        "count-warm",
+        "range-queries",
+        "update",
+        "create-index",
+    ] {
+        assert!(dir.join(contender).join(format!("{st}.json")).is_file());
+        let sys = std::fs::read_to_string(dir.join(contender).join(format!("{st}.system.ndjson")))
+            .unwrap();
+        for line in sys.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(
+                v["cpu"]["idle_pct"].is_number() && v["engine"]["cpu_pct"].is_number(),
+                "{line}"
+            );
+        }
+    }
+    let iv = std::fs::read_to_string(dir.join(contender).join("range-queries.intervals.ndjson"))
+        .unwrap();
+    let ops: u64 = iv
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["ops"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(ops, 200);
 }
 
 #[test]

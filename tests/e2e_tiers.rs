@@ -133,38 +133,7 @@ fn an_iops_profile_holds_point_selects_to_its_reads() {
         return;
     }
     let path = tmp.path().join("iops.toml");
-    std::fs::write(
-        &path,
-        r#"[study]
-name = "iops"
-description = "point selects under an IOPS profile"
-[dataset]
-generator = "codes"
-table = "codes"
-rows = 300000
-[[contender]]
-name = "free"
-engine = "mariadb"
-options = { buffer_pool_mb = 8 }
-[[contender]]
-name = "held"
-engine = "mariadb"
-options = { buffer_pool_mb = 8, device_profile = { read_mb_s = 100, read_iops = 200, write_iops = 5000 } }
-[[step]]
-name = "load"
-kind = "load"
-unthrottled = true
-[[step]]
-name = "lookups"
-kind = "lookups"
-keys = "full-random"
-threads = 8
-duration_s = 5
-warmup_s = 1
-cold_start = true
-"#,
-    )
-    .unwrap();
+    std::fs::write(&path, include_str!("studies/tiers_iops_profile.toml")).unwrap();
     let out = tmp.path().join("out");
     let (pid, code, stdout, stderr) = common::run_with_pid(&[
         "run",
@@ -423,32 +392,8 @@ fn data_dir_puts_the_data_where_the_user_says() {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let path = tmp.path().join("dd.toml");
-    let study = |dir: &str| {
-        format!(
-            r#"[study]
-name = "dd"
-description = "data on a named directory"
-[dataset]
-generator = "codes"
-table = "codes"
-rows = 2000
-[[contender]]
-name = "innodb"
-engine = "mariadb"
-options = {{ buffer_pool_mb = 16, data_dir = "{dir}" }}
-[[contender]]
-name = "pg"
-engine = "postgres"
-options = {{ shared_buffers_mb = 16, data_dir = "{dir}" }}
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "footprint"
-kind = "footprint"
-"#
-        )
-    };
+    let study =
+        |dir: &str| common::fill(include_str!("studies/tiers_data_dir.toml"), &[("dir", dir)]);
     std::fs::write(&path, study(disk.to_str().unwrap())).unwrap();
     let out = tmp.path().join("out");
     let (code, stdout, stderr) = run(&[

@@ -177,30 +177,7 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
 fn a_corrupted_row_breaks_its_conditions_and_fails_the_run() {
     let dir = tempfile::tempdir().expect("tmp");
     let study = dir.path().join("broken.toml");
-    std::fs::write(
-        &study,
-        r#"[study]
-name = "broken"
-description = "one district's YTD off by a cent after the load"
-[dataset]
-generator = "tpcc"
-warehouses = 1
-[[contender]]
-name = "lite"
-engine = "sqlite"
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "corrupt"
-kind = "update"
-sql = "UPDATE district SET d_ytd = d_ytd + 0.01 WHERE d_w_id = 1 AND d_id = 3"
-[[step]]
-name = "consistency"
-kind = "tpcc-check"
-"#,
-    )
-    .unwrap();
+    std::fs::write(&study, include_str!("studies/tpcc_corrupted_row.toml")).unwrap();
     let (code, stdout, stderr) = run(&[
         "run",
         study.to_str().unwrap(),

@@ -17,35 +17,15 @@ fn is_root() -> bool {
 /// A study: load a little, then `clients` clients for 30 s, then a count.
 fn study(dir: &Path, engine: &str, options: &str, clients: u32) -> PathBuf {
     let p = dir.join("fault.toml");
-    std::fs::write(
-        &p,
-        format!(
-            r#"[study]
-name = "fault"
-description = "a long step to break"
-[dataset]
-generator = "user_logs"
-rows = 3000
-[[contender]]
-name = "victim"
-engine = "{engine}"
-options = {{ {options} }}
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "queries"
-kind = "queries"
-clients = {clients}
-duration_s = 30
-queries = ["SELECT content FROM user_logs WHERE id > 100 AND id < 120"]
-[[step]]
-name = "count"
-kind = "count"
-"#
-        ),
-    )
-    .unwrap();
+    let text = common::fill(
+        include_str!("studies/fault_long_step.toml"),
+        &[
+            ("engine", engine),
+            ("options", options),
+            ("clients", &clients.to_string()),
+        ],
+    );
+    std::fs::write(&p, text).unwrap();
     p
 }
 

@@ -295,31 +295,7 @@ fn a_cpu_hog_beside_the_run_is_reported_as_a_disturbance() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("hogged.toml");
-    std::fs::write(
-        &study,
-        r#"[study]
-name = "hogged"
-description = "a paced step while other processes keep every core busy"
-[dataset]
-generator = "sbtest"
-rows = 1000
-[[contender]]
-name = "lite"
-engine = "sqlite"
-[[step]]
-name = "load"
-kind = "load"
-[[step]]
-name = "paced"
-kind = "oltp"
-workload = "point_select"
-threads = 1
-duration_s = 3
-final_fraction = 1.0
-rate = 200
-"#,
-    )
-    .unwrap();
+    std::fs::write(&study, include_str!("studies/cpu_hog_paced_step.toml")).unwrap();
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let hogs = Hogs(
         (0..cores)

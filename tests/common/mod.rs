@@ -1,4 +1,5 @@
-//! Helpers shared by the end-to-end tests: run the real binary, read its result files.
+//! Helpers shared by the end-to-end tests: run the real binary, read its result files, fill
+//! in the study texts of `tests/studies/`, and say whether a server is there to test against.
 
 #![allow(dead_code)]
 
@@ -112,8 +113,53 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether a server is installed; fails instead when DBDUEL_REQUIRE_SERVERS=1 (CI).
+/// A study text with its markers filled in: each `(marker, value)` replaces every `{marker}`
+/// in `text`, in one pass (a value is never searched for markers, and braces that are no
+/// marker, as in TOML's inline tables, stay). The study files under `tests/studies/` hold such
+/// markers where a test supplies a port, a path or a part at run time. A marker missing from
+/// the text is a mistake in the test, so it panics.
+pub fn fill(text: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut used = vec![false; values.len()];
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = values.iter().position(|(marker, _)| {
+            after
+                .strip_prefix(marker)
+                .is_some_and(|r| r.starts_with('}'))
+        });
+        match hit {
+            Some(i) => {
+                out.push_str(values[i].1);
+                used[i] = true;
+                rest = &after[values[i].0.len() + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    for ((marker, _), used) in values.iter().zip(used) {
+        assert!(used, "the study text has no {{{marker}}}:\n{text}");
+    }
+    out
+}
+
+/// Set to 1, [`have_server`] says no to every server: the fast tier (`make test-fast`) starts
+/// none even where they are installed.
+pub const SKIP_SERVERS: &str = "DBDUEL_SKIP_SERVERS";
+
+/// Whether a server is installed; fails instead when DBDUEL_REQUIRE_SERVERS=1 (CI), and says
+/// no when DBDUEL_SKIP_SERVERS=1 (the fast tier).
 pub fn have_server(name: &str, installed: bool) -> bool {
+    if std::env::var(SKIP_SERVERS).as_deref() == Ok("1") {
+        eprintln!("skipping: {name} (DBDUEL_SKIP_SERVERS=1)");
+        return false;
+    }
     if !installed {
         assert!(
             std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
