@@ -4,23 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod hist;
 mod recorder;
+pub use hist::{Hist, MAX_US, new_hist};
 pub use recorder::{Recorder, TickCounts};
-
-/// Latency histogram in microseconds, 1 µs to 1 hour, 3 significant digits.
-pub type Hist = hdrhistogram::Histogram<u64>;
-
-/// Highest trackable latency, µs (larger values saturate to it).
-pub const MAX_US: u64 = 3_600_000_000;
-
-/// A new, empty latency histogram.
-pub fn new_hist() -> Hist {
-    match Hist::new_with_bounds(1, MAX_US, 3) {
-        Ok(h) => h,
-        // The bounds are constants that hdrhistogram accepts; this arm is unreachable.
-        Err(e) => unreachable!("constant histogram bounds rejected: {e}"),
-    }
-}
 
 /// The value at quantile `q` (0 ≤ q ≤ 1) in µs; 0 for an empty histogram.
 pub fn quantile(h: &Hist, q: f64) -> u64 {

@@ -10,7 +10,7 @@
 //! collector records every sample in the very bucket `Hist::record` would have: percentiles,
 //! max and mean of the merged histograms are unchanged (tested against hdrhistogram).
 
-use super::{Hist, MAX_US};
+use super::hist::{Hist, MAX_US};
 
 /// hdrhistogram's layout for a lowest discernible value of 1 and 3 significant digits:
 /// 2,048 sub-buckets a bucket, the lower half of every bucket after the first shared with

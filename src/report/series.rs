@@ -51,7 +51,7 @@ impl Lat {
     }
 }
 
-/// One second of a client step (`runner::IntervalRecord`, the fields reports use).
+/// One second of a client step (`results::IntervalRecord`, the fields reports use).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Interval {
     #[serde(default)]

@@ -2,11 +2,13 @@
 //! scripts read), per contender per step `<step>.json`, `<step>.intervals.ndjson` and
 //! `<step>.system.ndjson`. All JSON carries `schema_version`; files are written atomically.
 
+pub mod intervals;
 pub mod model;
 pub mod rounds;
 pub mod shard_merge;
 pub mod spread;
 
+pub use intervals::{IntervalRecord, OpInterval};
 pub use model::*;
 
 use serde::Serialize;

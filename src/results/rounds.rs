@@ -20,10 +20,43 @@ pub fn step(parts: &[Part]) -> StepSummary {
     if let [one] = parts {
         return one.step.clone();
     }
-    // A round that failed fails the step (a crash in any round is a result); rounds that
-    // did not finish (interrupted, or never run) only count when no round finished.
+    let unfinished: Vec<&str> = parts
+        .iter()
+        .filter(|p| matches!(p.step.status, Status::Interrupted | Status::Skipped))
+        .map(|p| p.label.as_str())
+        .collect();
+    let (kept, left_out) = kept_rounds(parts);
+    let failed = parts.iter().find(|p| p.step.status == Status::Failed);
+    let base = failed.or(kept.first().copied()).unwrap_or(&parts[0]);
+    let mut out = base.step.clone();
+    out.status = merged_status(parts);
+    if kept.is_empty() {
+        return out;
+    }
+    merge_figures(&mut out, &kept);
+    if failed.is_none() {
+        out.machine = kept[0].step.machine;
+        out.note = kept[0].step.note.clone();
+    }
+    if !unfinished.is_empty() && failed.is_none() {
+        let line = format!(
+            "figures from {} round(s); not finished in {}",
+            kept.len(),
+            unfinished.join(", ")
+        );
+        add_note(&mut out, line);
+    }
+    if !left_out.is_empty() {
+        add_note(&mut out, left_out_line(&left_out));
+    }
+    out
+}
+
+/// A round that failed fails the step (a crash in any round is a result); rounds that did
+/// not finish (interrupted, or never run) only count when no round finished.
+fn merged_status(parts: &[Part]) -> Status {
     let any = |st: Status| parts.iter().any(|p| p.step.status == st);
-    let status = if any(Status::Failed) {
+    if any(Status::Failed) {
         Status::Failed
     } else if any(Status::Ok) {
         Status::Ok
@@ -31,60 +64,37 @@ pub fn step(parts: &[Part]) -> StepSummary {
         Status::Interrupted
     } else {
         Status::Skipped
-    };
-    let unfinished: Vec<&str> = parts
-        .iter()
-        .filter(|p| matches!(p.step.status, Status::Interrupted | Status::Skipped))
-        .map(|p| p.label.as_str())
-        .collect();
+    }
+}
+
+fn disturbed(p: &Part) -> bool {
+    p.step
+        .machine
+        .as_ref()
+        .is_some_and(|m| !m.disturbances().is_empty())
+}
+
+/// The finished rounds whose figures count, and those left out for a busy machine: the
+/// undisturbed ones when there are any, else every finished round (none left out).
+fn kept_rounds<'p, 'a>(parts: &'p [Part<'a>]) -> (Vec<&'p Part<'a>>, Vec<&'p Part<'a>>) {
     let ok: Vec<&Part> = parts
         .iter()
         .filter(|p| p.step.status == Status::Ok)
         .collect();
-    let disturbed = |p: &Part| {
-        p.step
-            .machine
-            .as_ref()
-            .is_some_and(|m| !m.disturbances().is_empty())
-    };
     let quiet: Vec<&Part> = ok.iter().copied().filter(|p| !disturbed(p)).collect();
-    let (kept, left_out): (Vec<&Part>, Vec<&Part>) = if quiet.is_empty() {
+    if quiet.is_empty() {
         (ok.clone(), Vec::new())
     } else {
         (quiet, ok.iter().copied().filter(|p| disturbed(p)).collect())
-    };
-    let failed = parts.iter().find(|p| p.step.status == Status::Failed);
-    let base = failed.or(kept.first().copied()).unwrap_or(&parts[0]);
-    let mut out = base.step.clone();
-    out.status = status;
-    if kept.is_empty() {
-        return out;
     }
+}
+
+/// The figures of `out` made the medians of the kept rounds' samples.
+fn merge_figures(out: &mut StepSummary, kept: &[&Part]) {
     let median = |xs: Vec<f64>| super::spread::Spread::of(&xs).map(|s| s.median);
-    out.metrics = metric_keys(&kept)
+    out.metrics = metric_keys(kept)
         .into_iter()
-        .map(|m| {
-            let samples: Vec<f64> = kept
-                .iter()
-                .flat_map(|p| match p.step.metrics.iter().find(|x| x.key == m.key) {
-                    Some(x) if x.samples.is_empty() => vec![x.value],
-                    Some(x) => x.samples.clone(),
-                    // Counters a step lists only when they are not zero.
-                    None if ZERO_WHEN_ABSENT.contains(&m.key.as_str()) => vec![0.0],
-                    None => Vec::new(),
-                })
-                .filter(|x| x.is_finite())
-                .collect();
-            let mut merged =
-                Metric::new(&m.key, &m.label, m.value, m.unit, m.better).with_samples(samples);
-            // A count (a client level, rows) is one of the values seen, never a mean of two.
-            if m.unit == Unit::Count
-                && let Some(sp) = &merged.spread
-            {
-                merged.value = lower_median(&merged.samples).unwrap_or(sp.median);
-            }
-            merged
-        })
+        .map(|m| merged_metric(kept, m))
         .collect();
     out.elapsed_s = median(kept.iter().filter_map(|p| p.step.elapsed_s).collect());
     out.ops_per_s = median(kept.iter().filter_map(|p| p.step.ops_per_s).collect());
@@ -102,45 +112,58 @@ pub fn step(parts: &[Part]) -> StepSummary {
         .iter()
         .filter_map(|p| p.step.dbduel)
         .max_by_key(|o| o.peak_rss_bytes);
-    if failed.is_none() {
-        out.machine = kept[0].step.machine;
-        out.note = kept[0].step.note.clone();
+}
+
+/// Metric `m` with every kept round's samples of it.
+fn merged_metric(kept: &[&Part], m: &Metric) -> Metric {
+    let samples: Vec<f64> = kept
+        .iter()
+        .flat_map(|p| match p.step.metrics.iter().find(|x| x.key == m.key) {
+            Some(x) if x.samples.is_empty() => vec![x.value],
+            Some(x) => x.samples.clone(),
+            // Counters a step lists only when they are not zero.
+            None if ZERO_WHEN_ABSENT.contains(&m.key.as_str()) => vec![0.0],
+            None => Vec::new(),
+        })
+        .filter(|x| x.is_finite())
+        .collect();
+    let mut merged = Metric::new(&m.key, &m.label, m.value, m.unit, m.better).with_samples(samples);
+    // A count (a client level, rows) is one of the values seen, never a mean of two.
+    if m.unit == Unit::Count
+        && let Some(sp) = &merged.spread
+    {
+        merged.value = lower_median(&merged.samples).unwrap_or(sp.median);
     }
-    if !unfinished.is_empty() && failed.is_none() {
-        let line = format!(
-            "figures from {} round(s); not finished in {}",
-            kept.len(),
-            unfinished.join(", ")
-        );
-        out.note = Some(match out.note.take() {
-            Some(n) => format!("{n}; {line}"),
-            None => line,
-        });
-    }
-    if !left_out.is_empty() {
-        let why: Vec<String> = left_out
-            .iter()
-            .map(|p| {
-                let what = p
-                    .step
-                    .machine
-                    .iter()
-                    .flat_map(|m| m.disturbances())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                format!("{} ({what})", p.label)
-            })
-            .collect();
-        let line = format!(
-            "left out of the figures, the machine being busy: {}",
-            why.join("; ")
-        );
-        out.note = Some(match out.note.take() {
-            Some(n) => format!("{n}; {line}"),
-            None => line,
-        });
-    }
-    out
+    merged
+}
+
+/// `left out of the figures, the machine being busy: round 2 (…)`.
+fn left_out_line(left_out: &[&Part]) -> String {
+    let why: Vec<String> = left_out
+        .iter()
+        .map(|p| {
+            let what = p
+                .step
+                .machine
+                .iter()
+                .flat_map(|m| m.disturbances())
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{} ({what})", p.label)
+        })
+        .collect();
+    format!(
+        "left out of the figures, the machine being busy: {}",
+        why.join("; ")
+    )
+}
+
+/// Append `line` to the step's note.
+fn add_note(out: &mut StepSummary, line: String) {
+    out.note = Some(match out.note.take() {
+        Some(n) => format!("{n}; {line}"),
+        None => line,
+    });
 }
 
 /// Figures a step lists only when they are not zero: a round without one counted none.

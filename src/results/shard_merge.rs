@@ -5,12 +5,12 @@
 //! over. Steps that only shard 0 ran (a load, a check) are shard 0's as they are. The merged
 //! run is an ordinary run directory: reports and compare never know it was merged.
 
+use super::intervals::{IntervalRecord, OpInterval};
 use super::{
     ContenderSummary, Derived, Manifest, Metric, ResultsError, RunDir, Status, StepSummary,
     Summary, Unit,
 };
 use crate::metrics::{self, Hist, Latency};
-use crate::runner::{IntervalRecord, OpInterval};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

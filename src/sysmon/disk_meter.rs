@@ -1,8 +1,8 @@
 //! The data device's I/O over windows a step chooses (a level's measured seconds), read from
 //! `/proc/diskstats` at the step's own ticks, so disk figures line up with its QPS exactly.
 
-use super::DeviceIo;
 use super::host::{DiskSnap, disk_rates, read_disks};
+use super::sample::DeviceIo;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

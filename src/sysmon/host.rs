@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use procfs::{Current, CurrentSI};
 
-use super::{DeviceIo, HostCpu, HostMem};
+use super::sample::{DeviceIo, HostCpu, HostMem};
 
 /// Bytes per sector in `/proc/diskstats` (always 512, whatever the device's
 /// logical block size).

@@ -4,7 +4,7 @@
 //! threshold is *disturbed*: its note says so with the figure, and `compare` does not judge
 //! its figures.
 
-use super::SystemSample;
+use super::sample::SystemSample;
 use serde::{Deserialize, Serialize};
 
 /// Other processes' CPU above this share of the machine (percent) disturbs a step.

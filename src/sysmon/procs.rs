@@ -252,75 +252,11 @@ impl TreeTracker {
                 continue;
             };
             let io = read_io(pid);
-            let known = self
-                .members
-                .get(&pid)
-                .filter(|m| m.starttime == st.starttime)
-                .copied();
-            let (d_own, mut d_child, mut d_io, member) = match known {
-                Some(m) => {
-                    // Counters are monotonic for one process; keep the max so a
-                    // transient low read (zombie) cannot be counted twice.
-                    let own = st.own_ticks.max(m.own);
-                    let child = st.child_ticks.max(m.child);
-                    let d_io = match (io, m.io) {
-                        (Some(c), Some(p)) => Some(IoBytes {
-                            read: c.read.saturating_sub(p.read),
-                            write: c.write.saturating_sub(p.write),
-                        }),
-                        _ => None,
-                    };
-                    let io_keep = match (io, m.io) {
-                        (Some(c), Some(p)) => Some(IoBytes {
-                            read: c.read.max(p.read),
-                            write: c.write.max(p.write),
-                        }),
-                        (c, _) => c,
-                    };
-                    let member = Member {
-                        starttime: st.starttime,
-                        ppid: st.ppid,
-                        own,
-                        child,
-                        io: io_keep,
-                    };
-                    (own - m.own, child - m.child, d_io, member)
-                }
-                None => {
-                    let born_in_interval = !prev.stats.is_empty()
-                        && prev
-                            .stats
-                            .get(&pid)
-                            .is_none_or(|p| p.starttime != st.starttime);
-                    let member = Member {
-                        starttime: st.starttime,
-                        ppid: st.ppid,
-                        own: st.own_ticks,
-                        child: st.child_ticks,
-                        io,
-                    };
-                    if born_in_interval {
-                        (st.own_ticks, st.child_ticks, io, member)
-                    } else {
-                        // Existed before but only now tracked: baseline only.
-                        (0, 0, io.map(|_| IoBytes::default()), member)
-                    }
-                }
-            };
+            let (d_own, mut d_child, mut d_io, member) = self.member_delta(pid, *st, io, prev);
             if !with_children {
                 d_child = 0;
-            } else if let Some(debt) = self.debts.get_mut(&pid) {
-                let take = debt.ticks.min(d_child);
-                debt.ticks -= take;
-                d_child -= take;
-                if let Some(d) = d_io.as_mut() {
-                    let r = debt.read.min(d.read);
-                    let w = debt.write.min(d.write);
-                    debt.read -= r;
-                    debt.write -= w;
-                    d.read -= r;
-                    d.write -= w;
-                }
+            } else {
+                self.pay_debt(pid, &mut d_child, &mut d_io);
             }
             cpu_ticks = cpu_ticks.saturating_add(d_own.saturating_add(d_child));
             rss_pages = rss_pages.saturating_add(st.rss_pages);
@@ -344,6 +280,92 @@ impl TreeTracker {
             rss_pages,
             io: io_sum,
         })
+    }
+
+    /// `pid`'s own ticks, reaped children's ticks and I/O since the previous tick, and what
+    /// to remember of it: counted from its last state when tracked, from zero when born
+    /// during the interval, baselined only when it existed before but was not yet tracked.
+    fn member_delta(
+        &self,
+        pid: i32,
+        st: PidStat,
+        io: Option<IoBytes>,
+        prev: &ProcTable,
+    ) -> (u64, u64, Option<IoBytes>, Member) {
+        let known = self
+            .members
+            .get(&pid)
+            .filter(|m| m.starttime == st.starttime)
+            .copied();
+        match known {
+            Some(m) => {
+                // Counters are monotonic for one process; keep the max so a
+                // transient low read (zombie) cannot be counted twice.
+                let own = st.own_ticks.max(m.own);
+                let child = st.child_ticks.max(m.child);
+                let d_io = match (io, m.io) {
+                    (Some(c), Some(p)) => Some(IoBytes {
+                        read: c.read.saturating_sub(p.read),
+                        write: c.write.saturating_sub(p.write),
+                    }),
+                    _ => None,
+                };
+                let io_keep = match (io, m.io) {
+                    (Some(c), Some(p)) => Some(IoBytes {
+                        read: c.read.max(p.read),
+                        write: c.write.max(p.write),
+                    }),
+                    (c, _) => c,
+                };
+                let member = Member {
+                    starttime: st.starttime,
+                    ppid: st.ppid,
+                    own,
+                    child,
+                    io: io_keep,
+                };
+                (own - m.own, child - m.child, d_io, member)
+            }
+            None => {
+                let born_in_interval = !prev.stats.is_empty()
+                    && prev
+                        .stats
+                        .get(&pid)
+                        .is_none_or(|p| p.starttime != st.starttime);
+                let member = Member {
+                    starttime: st.starttime,
+                    ppid: st.ppid,
+                    own: st.own_ticks,
+                    child: st.child_ticks,
+                    io,
+                };
+                if born_in_interval {
+                    (st.own_ticks, st.child_ticks, io, member)
+                } else {
+                    // Existed before but only now tracked: baseline only.
+                    (0, 0, io.map(|_| IoBytes::default()), member)
+                }
+            }
+        }
+    }
+
+    /// Takes off `pid`'s reaped-children ticks and I/O what its vanished descendants left
+    /// as a debt on it: already counted while they were members.
+    fn pay_debt(&mut self, pid: i32, d_child: &mut u64, d_io: &mut Option<IoBytes>) {
+        let Some(debt) = self.debts.get_mut(&pid) else {
+            return;
+        };
+        let take = debt.ticks.min(*d_child);
+        debt.ticks -= take;
+        *d_child -= take;
+        if let Some(d) = d_io.as_mut() {
+            let r = debt.read.min(d.read);
+            let w = debt.write.min(d.write);
+            debt.read -= r;
+            debt.write -= w;
+            d.read -= r;
+            d.write -= w;
+        }
     }
 
     /// Ages debts by one tick and forgets those that waited too long.

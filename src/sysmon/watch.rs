@@ -2,9 +2,9 @@
 //! servers other than its contender's main one (a topology's replicas) at its own pace. The
 //! per-second `Sampler` watches one engine tree on the runner's ticks; this reads on demand.
 
-use super::HostCpu;
 use super::host::{self, CpuSnap};
 use super::procs::{ProcTable, TreeTracker};
+use super::sample::HostCpu;
 use std::collections::HashMap;
 use std::time::Instant;
 

@@ -5,8 +5,8 @@
 //! series, and the nodes lost on the way.
 
 use crate::engine::cluster::{Clustered, NodeStatus};
+use crate::results::IntervalRecord;
 use crate::results::{Better, Metric, Unit};
-use crate::runner::IntervalRecord;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@ use super::ddl::{self, DdlAction, DdlParams};
 use super::{StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::Engine;
-use crate::runner::IntervalRecord;
+use crate::results::IntervalRecord;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};

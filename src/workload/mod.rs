@@ -21,8 +21,8 @@ use crate::dataset::TableDef;
 use crate::decode::{DecodeError, KeyPath, decode};
 use crate::engine::{Engine, EngineError, RestartOutcome};
 use crate::progress::Progress;
+use crate::results::IntervalRecord;
 use crate::results::StepSummary;
-use crate::runner::IntervalRecord;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 

@@ -12,8 +12,9 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
+use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
-use crate::runner::{self, Bound, IntervalRecord, Pacing, RunSpec, Worker};
+use crate::runner::{self, Bound, Pacing, RunSpec, Worker};
 use serde::Deserialize;
 use std::time::Duration;
 

@@ -5,8 +5,9 @@
 use super::{StepCtx, StepError};
 use crate::engine;
 use crate::metrics::Latency;
+use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
-use crate::runner::{self, Bound, IntervalRecord, Pacing, RunOutcome, RunSpec, Worker};
+use crate::runner::{self, Bound, Pacing, RunOutcome, RunSpec, Worker};
 use crate::sysmon::DeviceIo;
 use crate::sysmon::disk_meter::{self, DiskMeter};
 use serde::Serialize;

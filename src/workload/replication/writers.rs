@@ -5,7 +5,8 @@
 use super::{ReplicationParams, Writes};
 use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, Dialect, Session, StmtId, Value};
-use crate::runner::{self, Bound, IntervalRecord, Pacing, RunOutcome, RunSpec, Worker};
+use crate::results::IntervalRecord;
+use crate::runner::{self, Bound, Pacing, RunOutcome, RunSpec, Worker};
 use crate::workload::oltp::OltpParams;
 use crate::workload::{StepCtx, StepError};
 use std::time::Duration;

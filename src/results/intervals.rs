@@ -1,0 +1,45 @@
+//! The per-second records of a client step, one line each of `<step>.intervals.ndjson`: what
+//! the runner measured in each second, with each op kind's whole latency histogram of it.
+
+use crate::metrics::Latency;
+use serde::{Deserialize, Serialize};
+
+/// Latency and counts of one op kind within one tick.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpInterval {
+    pub op: String,
+    pub ops: u64,
+    pub latency_us: Option<Latency>,
+    /// The second's latency histogram of this kind, as [`crate::metrics::encode`] writes it,
+    /// so that seconds (and shards' seconds) add up to exact percentiles; absent when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hist: Option<String>,
+}
+
+/// One second of a step: operations that completed in `[t_s - 1, t_s)` after the start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    pub tick: u64,
+    /// End of the interval, seconds after the start.
+    pub t_s: f64,
+    pub warmup: bool,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub rows: u64,
+    pub errors: u64,
+    /// Open loop: operations that started more than 1 ms after their schedule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late: u64,
+    /// Open loop: operations dropped for being more than 1 s behind their schedule.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+    pub latency_us: Option<Latency>,
+    pub per_op: Vec<OpInterval>,
+    /// Client count of the level this interval belongs to, in a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}

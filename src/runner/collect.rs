@@ -1,0 +1,301 @@
+//! The collector: merges the clients' per-tick flushes into one record per second, emitted
+//! once no running client can add to it, and sums the seconds after warm-up into the run's
+//! totals.
+
+use super::connect::ConnectTally;
+use super::msg::{Flushed, Msg};
+use super::outcome::{ErrorCount, RunOutcome};
+use super::spec::RunSpec;
+use crate::metrics::{self, Hist, Latency};
+use crate::results::{IntervalRecord, OpInterval};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Merged stats of one tick.
+struct TickAgg {
+    hists: Vec<Hist>,
+    ops: Vec<u64>,
+    rows: u64,
+    errors: u64,
+    late: u64,
+    dropped: u64,
+}
+
+/// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
+/// Connects reported while running (`Clock::FirstConnect`) go into `tally`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn collect(
+    spec: &RunSpec,
+    op_names: &[String],
+    clients: usize,
+    start: Instant,
+    rx: &mpsc::Receiver<Msg>,
+    stop: &AtomicBool,
+    on_interval: &mut impl FnMut(&IntervalRecord),
+    tally: &mut ConnectTally,
+) -> RunOutcome {
+    let mut c = Collector::new(spec.warmup_s, op_names, clients, start);
+    while c.done.iter().any(|d| !d) {
+        match rx.recv() {
+            Ok(Msg::Flush {
+                worker,
+                tick,
+                next_tick,
+                stats,
+                done,
+            }) => {
+                c.add(tick, stats);
+                c.seal(worker, next_tick, done);
+                c.emit_sealed(on_interval);
+            }
+            Ok(Msg::Ready { took }) => tally.ready(took),
+            Ok(Msg::ConnectFailed { client, error }) => tally.failed(client, error),
+            Err(_) => break, // every client thread is gone
+        }
+    }
+    c.emit_rest(on_interval);
+    c.outcome(stop, tally)
+}
+
+/// The collector's state while the clients run.
+struct Collector<'a> {
+    warmup_s: u64,
+    op_names: &'a [String],
+    start: Instant,
+    t: Totals,
+    pending: BTreeMap<u64, TickAgg>,
+    /// Per client: the highest tick it will never add to again (None: none sealed yet).
+    sealed: Vec<Option<u64>>,
+    done: Vec<bool>,
+    next_emit: u64,
+    errors: BTreeMap<(usize, &'static str), (u64, String)>,
+    last_end: Instant,
+    ops_all: u64,
+}
+
+impl<'a> Collector<'a> {
+    fn new(warmup_s: u64, op_names: &'a [String], clients: usize, start: Instant) -> Self {
+        let n_ops = op_names.len();
+        Collector {
+            warmup_s,
+            op_names,
+            start,
+            t: Totals {
+                per_op: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+                all: metrics::new_hist(),
+                ops: 0,
+                rows: 0,
+                late: 0,
+                dropped: 0,
+                intervals: Vec::new(),
+            },
+            pending: BTreeMap::new(),
+            sealed: vec![None; clients],
+            done: vec![false; clients],
+            next_emit: 0,
+            errors: BTreeMap::new(),
+            last_end: start,
+            ops_all: 0,
+        }
+    }
+
+    /// Add a client's flush of `tick` to that tick; its errors after warm-up to the run's.
+    fn add(&mut self, tick: u64, stats: Flushed) {
+        let n_ops = self.op_names.len();
+        let agg = self
+            .pending
+            .entry(tick)
+            .or_insert_with(|| TickAgg::new(n_ops));
+        let Flushed {
+            local: stats,
+            latencies,
+        } = stats;
+        for (i, lat) in latencies.iter().enumerate().take(n_ops) {
+            lat.add_to(&mut agg.hists[i]);
+            agg.ops[i] += stats.ops[i];
+            self.ops_all += stats.ops[i];
+        }
+        agg.rows += stats.rows;
+        agg.late += stats.late;
+        agg.dropped += stats.dropped;
+        for ((op, kind), (count, msg)) in stats.errors {
+            agg.errors += count;
+            if tick >= self.warmup_s {
+                self.errors.entry((op, kind)).or_insert((0, msg)).0 += count;
+            }
+        }
+    }
+
+    /// Note that `worker` has moved on to `next_tick`, or has finished when `done`.
+    fn seal(&mut self, worker: usize, next_tick: u64, done: bool) {
+        if done {
+            self.done[worker] = true;
+            self.last_end = Instant::now();
+        } else {
+            self.sealed[worker] = Some(next_tick.saturating_sub(1));
+        }
+    }
+
+    /// Emit every tick that no running client can add to any more.
+    fn emit_sealed(&mut self, on_interval: &mut impl FnMut(&IntervalRecord)) {
+        let horizon: Option<u64> = (0..self.done.len())
+            .filter(|w| !self.done[*w])
+            .map(|w| self.sealed[w])
+            .collect::<Option<Vec<u64>>>()
+            .and_then(|v| v.into_iter().min());
+        if let Some(h) = horizon {
+            while self.next_emit <= h {
+                emit(
+                    self.next_emit,
+                    &mut self.pending,
+                    self.warmup_s,
+                    self.op_names,
+                    &mut self.t,
+                    f64::INFINITY,
+                    on_interval,
+                );
+                self.next_emit += 1;
+            }
+        }
+    }
+
+    /// Every client has finished: emit the ticks left, the last one shortened to the end.
+    fn emit_rest(&mut self, on_interval: &mut impl FnMut(&IntervalRecord)) {
+        let last = self.pending.keys().next_back().copied();
+        let end_s = self
+            .last_end
+            .saturating_duration_since(self.start)
+            .as_secs_f64();
+        if let Some(last) = last {
+            while self.next_emit <= last {
+                emit(
+                    self.next_emit,
+                    &mut self.pending,
+                    self.warmup_s,
+                    self.op_names,
+                    &mut self.t,
+                    end_s,
+                    on_interval,
+                );
+                self.next_emit += 1;
+            }
+        }
+    }
+
+    /// The run's figures (its CPU is the caller's to add).
+    fn outcome(self, stop: &AtomicBool, tally: &ConnectTally) -> RunOutcome {
+        let op_names = self.op_names;
+        let measure_start = self.start + Duration::from_secs(self.warmup_s);
+        let errors = self
+            .errors
+            .into_iter()
+            .map(|((op, kind), (count, first_message))| ErrorCount {
+                op: op_names.get(op).cloned().unwrap_or_default(),
+                kind: kind.to_string(),
+                count,
+                first_message,
+            })
+            .collect();
+        let t = self.t;
+        RunOutcome {
+            op_names: op_names.to_vec(),
+            ops: t.ops,
+            ops_all: self.ops_all,
+            rows: t.rows,
+            errors,
+            per_op: t.per_op,
+            all: t.all,
+            measured_s: self
+                .last_end
+                .saturating_duration_since(measure_start)
+                .as_secs_f64(),
+            intervals: t.intervals,
+            interrupted: stop.load(Ordering::Relaxed),
+            process_cpu_s: 0.0,
+            late: t.late,
+            dropped: t.dropped,
+            connect: tally.outcome(),
+        }
+    }
+}
+
+/// Running totals after warm-up.
+struct Totals {
+    per_op: Vec<Hist>,
+    all: Hist,
+    ops: u64,
+    rows: u64,
+    late: u64,
+    dropped: u64,
+    intervals: Vec<IntervalRecord>,
+}
+
+impl TickAgg {
+    fn new(n_ops: usize) -> Self {
+        TickAgg {
+            hists: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+            ops: vec![0; n_ops],
+            rows: 0,
+            errors: 0,
+            late: 0,
+            dropped: 0,
+        }
+    }
+}
+
+/// Finish tick `tick`: summarize it, add it to the totals unless it is warm-up, report it.
+/// `end_s` is when the run ended (seconds after start), which shortens the last tick.
+fn emit(
+    tick: u64,
+    pending: &mut BTreeMap<u64, TickAgg>,
+    warmup_s: u64,
+    op_names: &[String],
+    t: &mut Totals,
+    end_s: f64,
+    on_interval: &mut impl FnMut(&IntervalRecord),
+) {
+    let n_ops = op_names.len();
+    let agg = pending.remove(&tick).unwrap_or_else(|| TickAgg::new(n_ops));
+    let warmup = tick < warmup_s;
+    let mut tick_all = metrics::new_hist();
+    let mut per = Vec::with_capacity(n_ops);
+    for (i, name) in op_names.iter().enumerate() {
+        metrics::merge(&mut tick_all, &agg.hists[i]);
+        if !warmup {
+            metrics::merge(&mut t.per_op[i], &agg.hists[i]);
+        }
+        per.push(OpInterval {
+            op: name.clone(),
+            ops: agg.ops[i],
+            latency_us: Latency::of(&agg.hists[i]),
+            hist: (!agg.hists[i].is_empty()).then(|| metrics::encode(&agg.hists[i])),
+        });
+    }
+    let tick_ops: u64 = agg.ops.iter().sum();
+    if !warmup {
+        metrics::merge(&mut t.all, &tick_all);
+        t.ops += tick_ops;
+        t.rows += agg.rows;
+        t.late += agg.late;
+        t.dropped += agg.dropped;
+    }
+    let t_s = ((tick + 1) as f64).min(end_s.max(tick as f64 + 0.001));
+    let rec = IntervalRecord {
+        tick,
+        t_s,
+        warmup,
+        ops: tick_ops,
+        ops_per_s: tick_ops as f64 / (t_s - tick as f64),
+        rows: agg.rows,
+        errors: agg.errors,
+        late: agg.late,
+        dropped: agg.dropped,
+        latency_us: Latency::of(&tick_all),
+        per_op: per,
+        level: None,
+    };
+    on_interval(&rec);
+    t.intervals.push(rec);
+}

@@ -1,0 +1,277 @@
+//! The clients' side: one thread per client, held at a gate until released to connect and
+//! again until the clock starts, then the closed or open loop, paced by its schedule, with
+//! latency recorded into the thread's own recorders and flushed once per tick.
+
+use super::msg::{Flushed, Local, Msg};
+use super::spec::{Bound, DROP_AFTER, LATE_AFTER, Pacing, RunSpec, Worker};
+use crate::dataset::rng::SplitMix64;
+use crate::engine;
+use crate::metrics::{self, Recorder};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// What every client thread of a run shares.
+pub(super) struct Clients<'a, F> {
+    pub spec: &'a RunSpec,
+    pub n_ops: usize,
+    /// Connects client `i` and makes its worker, on the client's own thread.
+    pub make_worker: &'a F,
+    /// Holds the threads until all exist, then releases them to connect.
+    pub release: &'a Gate,
+    /// Holds the connected clients until the clock starts.
+    pub gate: &'a Gate,
+    pub stop: &'a AtomicBool,
+}
+
+/// Start one thread per client of `ids` (by its id in the whole run; a thread's slot is its
+/// place among them), each reporting on `tx`.
+pub(super) fn spawn<'scope, 'w, F>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    ids: &[usize],
+    clients: &'scope Clients<'scope, F>,
+    tx: mpsc::Sender<Msg>,
+) -> std::io::Result<()>
+where
+    F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    for (slot, &client) in ids.iter().enumerate() {
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name(format!("client-{client}"))
+            .stack_size(1 << 20)
+            .spawn_scoped(scope, move || run_client(clients, slot, client, tx))?;
+    }
+    Ok(())
+}
+
+/// One client's thread: wait to be released, connect (timed here), wait for the clock, run.
+/// A client that cannot connect says so and that it is done.
+fn run_client<'w, F>(c: &Clients<'_, F>, slot: usize, client: usize, tx: mpsc::Sender<Msg>)
+where
+    F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    if c.release.wait().is_none() {
+        return;
+    }
+    let began = Instant::now();
+    let made = (c.make_worker)(client);
+    let took = began.elapsed();
+    let mut worker = match made {
+        Ok(w) => {
+            let _ = tx.send(Msg::Ready { took });
+            w
+        }
+        Err(error) => {
+            let _ = tx.send(Msg::ConnectFailed { client, error });
+            let _ = tx.send(Msg::Flush {
+                worker: slot,
+                tick: 0,
+                next_tick: 0,
+                stats: Flushed {
+                    local: Local::new(c.n_ops),
+                    latencies: Vec::new(),
+                },
+                done: true,
+            });
+            return;
+        }
+    };
+    if let Some(start) = c.gate.wait() {
+        let spec = c.spec;
+        let schedule = Schedule::new(spec.pacing, spec.clients.max(1), client, spec.seed);
+        drive(
+            slot,
+            worker.as_mut(),
+            spec.bound,
+            start,
+            schedule,
+            c.n_ops,
+            c.stop,
+            &tx,
+        );
+    }
+}
+
+/// Sleep until `until` (or the deadline, or a stop), waking every 50 ms to look at the stop
+/// flag.
+fn pause(until: Instant, deadline: Option<Instant>, stop: &AtomicBool) {
+    let until = deadline.map_or(until, |d| until.min(d));
+    loop {
+        let now = Instant::now();
+        if now >= until || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Holds clients until the start time is set (or the run is called off with `None`).
+#[derive(Default)]
+pub(super) struct Gate {
+    state: Mutex<Option<Option<Instant>>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub fn open(&self, start: Option<Instant>) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        *s = Some(start);
+        self.cv.notify_all();
+    }
+
+    pub fn wait(&self) -> Option<Instant> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(start) = *s {
+                return start;
+            }
+            s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// When a client's next operation is due (open loop).
+struct Schedule {
+    /// Mean gap between this client's operations.
+    gap_s: f64,
+    /// Offset of this client's first operation, spreading clients over one gap.
+    offset_s: f64,
+    poisson: Option<SplitMix64>,
+}
+
+impl Schedule {
+    /// `None` for a closed loop.
+    fn new(pacing: Pacing, clients: usize, client: usize, seed: u64) -> Option<Schedule> {
+        let Pacing::Open {
+            rate_per_s,
+            poisson,
+        } = pacing
+        else {
+            return None;
+        };
+        let per_client = (rate_per_s / clients as f64).max(1e-9);
+        let gap_s = 1.0 / per_client;
+        Some(Schedule {
+            gap_s,
+            offset_s: gap_s * client as f64 / clients as f64,
+            poisson: poisson.then(|| SplitMix64::stream(seed, client as u64)),
+        })
+    }
+
+    /// The gap to the next operation, seconds.
+    fn next_gap(&mut self) -> f64 {
+        match &mut self.poisson {
+            // exponential gaps: -ln(1-u) * mean
+            Some(rng) => -(1.0 - rng.unit()).ln() * self.gap_s,
+            None => self.gap_s,
+        }
+    }
+}
+
+/// The client loop. Two clock reads per operation; one relaxed atomic load for stopping.
+/// Open loop: waits for each operation's scheduled time (absolute, so no drift), measures
+/// latency from that time, and drops operations that fall more than `DROP_AFTER` behind.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    slot: usize,
+    worker: &mut dyn Worker,
+    bound: Bound,
+    start: Instant,
+    mut schedule: Option<Schedule>,
+    n_ops: usize,
+    stop: &AtomicBool,
+    tx: &mpsc::Sender<Msg>,
+) {
+    let mut local = Local::new(n_ops);
+    let mut recorders: Vec<Recorder> = (0..n_ops).map(|_| Recorder::new()).collect();
+    let take = |local: Local, recorders: &mut [Recorder]| Flushed {
+        local,
+        latencies: recorders.iter_mut().map(Recorder::take).collect(),
+    };
+    let mut tick = 0u64;
+    let deadline = match bound {
+        Bound::Duration(d) => Some(start + d),
+        Bound::PerClient(_) => None,
+    };
+    let limit = match bound {
+        Bound::PerClient(n) => n,
+        Bound::Duration(_) => u64::MAX,
+    };
+    let mut due_s = schedule.as_ref().map(|s| s.offset_s).unwrap_or(0.0);
+    let mut seq = 0u64;
+    let mut now = Instant::now();
+    while seq < limit && !stop.load(Ordering::Relaxed) {
+        let t0 = match schedule.as_mut() {
+            None => match worker.pause() {
+                None => now,
+                Some(d) => {
+                    pause(now + d, deadline, stop);
+                    now = Instant::now();
+                    now
+                }
+            },
+            Some(s) => {
+                let due = start + Duration::from_secs_f64(due_s);
+                due_s += s.next_gap();
+                if deadline.is_some_and(|d| due >= d) {
+                    break;
+                }
+                now = Instant::now();
+                if due > now {
+                    std::thread::sleep(due - now);
+                    now = Instant::now();
+                } else if now - due > DROP_AFTER {
+                    local.dropped += 1;
+                    seq += 1;
+                    continue;
+                }
+                if now.saturating_duration_since(due) > LATE_AFTER {
+                    local.late += 1;
+                }
+                due
+            }
+        };
+        if deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        let (op, res) = worker.op(seq);
+        now = Instant::now();
+        let cur = now.duration_since(start).as_secs();
+        if cur != tick {
+            let full = std::mem::replace(&mut local, Local::new(n_ops));
+            let _ = tx.send(Msg::Flush {
+                worker: slot,
+                tick,
+                next_tick: cur,
+                stats: take(full, &mut recorders),
+                done: false,
+            });
+            tick = cur;
+        }
+        let op = op.min(n_ops.saturating_sub(1));
+        match res {
+            Ok(rows) => {
+                recorders[op].record(metrics::micros(now.saturating_duration_since(t0)));
+                local.ops[op] += 1;
+                local.rows += rows;
+            }
+            Err(e) => {
+                let entry = local
+                    .errors
+                    .entry((op, e.kind))
+                    .or_insert_with(|| (0, e.message.clone()));
+                entry.0 += 1;
+            }
+        }
+        seq += 1;
+    }
+    let _ = tx.send(Msg::Flush {
+        worker: slot,
+        tick,
+        next_tick: tick,
+        stats: take(local, &mut recorders),
+        done: true,
+    });
+}

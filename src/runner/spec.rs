@@ -1,0 +1,80 @@
+//! What a client load is: how many clients, when each stops (`Bound`), when its operations
+//! start (`Pacing`, with the open loop's late and drop limits), where the clock starts
+//! (`Clock`), and the `Worker` each client runs.
+
+use crate::engine;
+use std::time::Duration;
+
+/// How long all clients together may take to connect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where the step's clock starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// Every client connects first; the clock starts when the last one is ready and all
+    /// start together. Connecting is timed apart (`RunOutcome::connect`).
+    #[default]
+    AllConnected,
+    /// The clock starts when the clients are released to connect, and each client starts
+    /// its operations as soon as it is connected: what `mysqlslap` times ("seconds to run
+    /// all queries" includes opening every connection). Warm-up does not apply, and the
+    /// connects are bounded by the engine's own connect timeouts rather than
+    /// `CONNECT_TIMEOUT`.
+    FirstConnect,
+}
+
+/// When each client stops.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound {
+    /// Each client runs this many operations (warm-up included).
+    PerClient(u64),
+    /// Every client runs until this long after the start (warm-up included).
+    Duration(Duration),
+}
+
+/// When operations start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Each client starts its next operation when the previous one ends; latency is
+    /// measured from the actual start.
+    Closed,
+    /// Operations are scheduled at `rate_per_s` in all (spread over the clients), evenly
+    /// spaced or with exponential gaps (`poisson`); latency is measured from the scheduled
+    /// start, so queueing behind a slow engine counts (no coordinated omission). An
+    /// operation more than `DROP_AFTER` behind its schedule is dropped and counted.
+    Open { rate_per_s: f64, poisson: bool },
+}
+
+/// How far behind schedule an open-loop operation may fall before it is dropped.
+pub const DROP_AFTER: Duration = Duration::from_secs(1);
+
+/// An open-loop operation that starts later than this after its schedule counts as late.
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
+/// How to drive the clients.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub clients: usize,
+    pub bound: Bound,
+    /// Whole seconds at the start whose operations are not counted in the totals.
+    pub warmup_s: u64,
+    pub pacing: Pacing,
+    /// Seed of the open loop's Poisson gaps.
+    pub seed: u64,
+    /// A sharded run: only this shard's clients run here (each with its id in the whole
+    /// run, `clients` still counting them all), starting when every shard is ready.
+    pub team: Option<crate::shard::Team>,
+}
+
+/// One client's operations. Created inside its own thread, so it owns its session there.
+pub trait Worker {
+    /// Run operation number `seq` of this client; returns the op kind's index and the rows
+    /// it returned or changed.
+    fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>);
+
+    /// Closed loop: how long to wait before the next operation, outside its latency (a
+    /// user's keying and think time). None: go on at once.
+    fn pause(&mut self) -> Option<Duration> {
+        None
+    }
+}

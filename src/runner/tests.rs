@@ -1,0 +1,424 @@
+//! The runner's tests: whole runs of pretend workers through `run_closed` and `run_clocked`,
+//! checking the per-second records and totals (collect), the connects (connect), the clocks,
+//! the open loop's pacing and the stop flag (drive), and a shard's share of the clients.
+
+use super::*;
+use crate::engine::EngineError;
+use crate::metrics::{self, Latency};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+struct Sleepy {
+    us: u64,
+}
+
+impl Worker for Sleepy {
+    fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
+        std::thread::sleep(Duration::from_micros(self.us));
+        if seq % 10 == 9 {
+            (1, Err(EngineError::new("busy", "pretend busy")))
+        } else {
+            ((seq % 2) as usize, Ok(1))
+        }
+    }
+}
+
+fn names() -> Vec<String> {
+    vec!["a".into(), "b".into()]
+}
+
+#[test]
+fn counted_run_totals_add_up() {
+    let spec = counted(4, 100);
+    let stop = AtomicBool::new(false);
+    let mut seen = 0;
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 50 }) as Box<dyn Worker>),
+        &stop,
+        |_| seen += 1,
+    )
+    .expect("run");
+    // 10% of ops fail by construction
+    assert_eq!(out.ops, 360);
+    assert_eq!(out.rows, 360);
+    assert_eq!(out.errors.len(), 1);
+    assert_eq!(out.errors[0].count, 40);
+    assert_eq!(out.errors[0].kind, "busy");
+    assert_eq!(out.per_op[0].len() + out.per_op[1].len(), 360);
+    let interval_ops: u64 = out.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(interval_ops, 360);
+    assert_eq!(seen, out.intervals.len());
+    assert!(out.all.min() >= 50);
+}
+
+#[test]
+fn timed_run_ticks_every_second_and_excludes_warmup() {
+    let spec = RunSpec {
+        warmup_s: 1,
+        ..timed(2, Duration::from_millis(2500))
+    };
+    let stop = AtomicBool::new(false);
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 1000 }) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let ticks: Vec<u64> = out.intervals.iter().map(|i| i.tick).collect();
+    assert_eq!(ticks, vec![0, 1, 2]);
+    assert!(out.intervals[0].warmup && !out.intervals[1].warmup);
+    let counted: u64 = out
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.ops)
+        .sum();
+    assert_eq!(out.ops, counted);
+    assert!((1.3..2.0).contains(&out.measured_s), "{}", out.measured_s);
+    // The CPU is read over the whole run, so its denominator counts warm-up too.
+    let all: u64 = out.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(out.ops_all, all);
+    assert!(out.ops_all > out.ops);
+    // Each second's histogram is written whole: the measured seconds' decoded
+    // histograms add up to the run's, every count in place (what a merge of shards adds).
+    let mut kind0 = metrics::new_hist();
+    let mut every = metrics::new_hist();
+    for i in out.intervals.iter().filter(|i| !i.warmup) {
+        for (k, op) in i.per_op.iter().enumerate() {
+            let text = op.hist.as_deref().expect("a histogram each second");
+            let h = metrics::decode(text).expect("decodes");
+            assert_eq!(h.len(), op.ops);
+            if k == 0 {
+                metrics::merge(&mut kind0, &h);
+            }
+            metrics::merge(&mut every, &h);
+        }
+    }
+    assert_eq!(kind0, out.per_op[0]);
+    assert_eq!(every, out.all);
+    assert_eq!(Latency::of(&every), Latency::of(&out.all));
+}
+
+/// A worker whose connect takes `connect_ms` and whose operations take 1 ms, recording
+/// when each operation ran.
+struct Timed<'a> {
+    client: usize,
+    log: &'a Mutex<Vec<(usize, Instant)>>,
+}
+
+impl Worker for Timed<'_> {
+    fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((self.client, Instant::now()));
+        std::thread::sleep(Duration::from_millis(1));
+        (0, Ok(1))
+    }
+}
+
+fn counted(clients: usize, per_client: u64) -> RunSpec {
+    RunSpec {
+        clients,
+        bound: Bound::PerClient(per_client),
+        warmup_s: 0,
+        pacing: Pacing::Closed,
+        seed: 1,
+        team: None,
+    }
+}
+
+/// Closed loop for `d`.
+fn timed(clients: usize, d: Duration) -> RunSpec {
+    RunSpec {
+        bound: Bound::Duration(d),
+        ..counted(clients, 0)
+    }
+}
+
+/// Open loop at `rate_per_s` in all for `d`.
+fn open_loop(clients: usize, d: Duration, rate_per_s: f64, poisson: bool) -> RunSpec {
+    RunSpec {
+        pacing: Pacing::Open {
+            rate_per_s,
+            poisson,
+        },
+        ..timed(clients, d)
+    }
+}
+
+#[test]
+fn connect_failure_is_reported() {
+    let stop = AtomicBool::new(false);
+    let r = run_closed(
+        &counted(3, 5),
+        &names(),
+        |i| {
+            if i == 1 {
+                Err(EngineError::new("connect", "refused"))
+            } else {
+                Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+            }
+        },
+        &stop,
+        |_| {},
+    );
+    match r {
+        Err(RunError::Connect(c)) => {
+            assert_eq!((c.clients, c.connected, c.failed()), (3, 2, 1));
+            assert_eq!(c.failures[0].first_client, 1);
+            assert_eq!(c.failures[0].first_message, "refused");
+        }
+        _ => panic!("expected a connect error"),
+    }
+}
+
+#[test]
+fn every_client_is_waited_for_and_failures_are_counted_by_kind() {
+    let stop = AtomicBool::new(false);
+    let t = Instant::now();
+    let r = run_closed(
+        &counted(10, 1),
+        &names(),
+        |i| match i {
+            2 | 5 | 7 => Err(EngineError::new("too_many_connections", "too many")),
+            8 => Err(EngineError::new("connection", "reset")),
+            9 => {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+            }
+            _ => Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>),
+        },
+        &stop,
+        |_| {},
+    );
+    let Err(RunError::Connect(c)) = r else {
+        panic!("expected a connect error")
+    };
+    // the slow client was waited for, not abandoned at the first failure
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    assert_eq!((c.connected, c.failed()), (6, 4));
+    let kinds: Vec<(&str, u64)> = c
+        .failures
+        .iter()
+        .map(|f| (f.kind.as_str(), f.count))
+        .collect();
+    assert_eq!(kinds, vec![("connection", 1), ("too_many_connections", 3)]);
+    assert!([2, 5, 7].contains(&c.failures[1].first_client));
+    let msg = RunError::Connect(c).to_string();
+    assert!(
+        msg.starts_with("4 of 10 clients could not connect: connection 1 (first: client 8, reset); too_many_connections 3 (first: client "),
+        "{msg}"
+    );
+    assert!(msg.contains("6 connected in 0."), "{msg}");
+}
+
+#[test]
+fn connects_are_timed_apart_from_the_operations() {
+    let stop = AtomicBool::new(false);
+    let out = run_closed(
+        &counted(4, 3),
+        &names(),
+        |i| {
+            std::thread::sleep(Duration::from_millis(50 + 50 * i as u64));
+            Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+        },
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let c = &out.connect;
+    assert_eq!((c.clients, c.connected, c.failed()), (4, 4, 0));
+    let l = c.latency_us.expect("connect latency");
+    assert!(
+        (200_000..400_000).contains(&l.max) && l.p50 >= 50_000,
+        "{l:?}"
+    );
+    assert!((0.2..0.5).contains(&c.all_s), "{}", c.all_s);
+    assert!((c.per_s - 4.0 / c.all_s).abs() < 1e-9);
+    // the clock started once all were connected: 3 short operations each
+    assert!(out.measured_s < 0.15, "{}", out.measured_s);
+    assert_eq!(out.ops, 12);
+}
+
+#[test]
+fn first_connect_clock_counts_connecting_and_does_not_wait_for_the_others() {
+    let stop = AtomicBool::new(false);
+    let log = Mutex::new(Vec::new());
+    let ready = Mutex::new(vec![None; 2]);
+    let out = run_clocked(
+        &counted(2, 2),
+        Clock::FirstConnect,
+        &names(),
+        |i| {
+            if i == 1 {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            ready.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(Instant::now());
+            Ok(Box::new(Timed {
+                client: i,
+                log: &log,
+            }) as Box<dyn Worker>)
+        },
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    assert_eq!(out.ops, 4);
+    assert!((0.3..0.6).contains(&out.measured_s), "{}", out.measured_s);
+    assert!((0.3..0.6).contains(&out.connect.all_s));
+    let slow_ready = ready.lock().unwrap()[1].expect("client 1 connected");
+    let log = log.lock().unwrap();
+    let first_of_0 = log.iter().find(|(c, _)| *c == 0).expect("client 0 ran").1;
+    assert!(first_of_0 < slow_ready, "client 0 waited for client 1");
+}
+
+#[test]
+fn first_connect_clock_fails_with_the_failures_after_the_others_ran() {
+    let stop = AtomicBool::new(false);
+    let r = run_clocked(
+        &counted(3, 2),
+        Clock::FirstConnect,
+        &names(),
+        |i| {
+            if i == 2 {
+                Err(EngineError::new("too_many_connections", "too many"))
+            } else {
+                Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>)
+            }
+        },
+        &stop,
+        |_| {},
+    );
+    let Err(RunError::Connect(c)) = r else {
+        panic!("expected a connect error")
+    };
+    assert_eq!((c.connected, c.failed()), (2, 1));
+}
+
+#[test]
+fn stop_flag_interrupts() {
+    let spec = timed(2, Duration::from_secs(60));
+    let stop = AtomicBool::new(false);
+    let t = Instant::now();
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::Relaxed);
+        });
+        run_closed(
+            &spec,
+            &names(),
+            |_| Ok(Box::new(Sleepy { us: 100 }) as Box<dyn Worker>),
+            &stop,
+            |_| {},
+        )
+    })
+    .expect("run");
+    assert!(out.interrupted);
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn open_loop_counts_queueing_behind_a_slow_engine() {
+    // One client, 2 ms per operation, asked for 1000 a second: it can do about 500, so
+    // operations queue, latency from the schedule grows, and the backlog gets dropped.
+    let spec = open_loop(1, Duration::from_millis(2500), 1000.0, false);
+    let stop = AtomicBool::new(false);
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 2000 }) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let rate = (out.ops + out.errors.iter().map(|e| e.count).sum::<u64>()) as f64 / out.measured_s;
+    assert!(rate < 600.0, "a 2 ms engine cannot do {rate}/s");
+    let l = Latency::of(&out.all).expect("latency");
+    assert!(l.p99 > 500_000, "queueing must show in latency: {l:?}");
+    assert!(
+        out.late > 0 && out.dropped > 0,
+        "late {} dropped {}",
+        out.late,
+        out.dropped
+    );
+}
+
+#[test]
+fn open_loop_holds_a_sustainable_rate() {
+    let spec = RunSpec {
+        seed: 3,
+        ..open_loop(2, Duration::from_secs(2), 200.0, true)
+    };
+    let stop = AtomicBool::new(false);
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 500 }) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let done = out.ops + out.errors.iter().map(|e| e.count).sum::<u64>();
+    assert!(
+        (330..=470).contains(&done),
+        "about 400 operations in 2 s at 200/s, got {done}"
+    );
+    assert_eq!(out.dropped, 0);
+    let l = Latency::of(&out.all).expect("latency");
+    assert!(l.p50 < 5_000, "no queue at a sustainable rate: {l:?}");
+}
+
+/// Meets at once, counting its meetings.
+struct Alone(std::sync::atomic::AtomicU32);
+
+impl crate::shard::Meet for Alone {
+    fn meet(
+        &self,
+        _point: &str,
+        _stop: &AtomicBool,
+    ) -> Result<Instant, crate::shard::BarrierError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ok(Instant::now() + Duration::from_millis(50))
+    }
+}
+
+#[test]
+fn a_shard_runs_its_own_clients_by_their_ids_at_its_share_of_the_rate() {
+    let meets = std::sync::Arc::new(Alone(Default::default()));
+    let shard = crate::shard::Shard::new(1, 4).unwrap();
+    let spec = RunSpec {
+        team: Some(crate::shard::Team::new(shard, meets.clone(), "s".into())),
+        ..open_loop(8, Duration::from_secs(2), 800.0, false)
+    };
+    let stop = AtomicBool::new(false);
+    let made = Mutex::new(Vec::new());
+    let out = run_closed(
+        &spec,
+        &names(),
+        |i| {
+            made.lock().unwrap().push(i);
+            Ok(Box::new(Sleepy { us: 100 }) as Box<dyn Worker>)
+        },
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let mut made = made.into_inner().unwrap();
+    made.sort();
+    assert_eq!(made, [1, 5], "clients 1 and 5 of 8, by their ids");
+    assert_eq!(
+        meets.0.load(Ordering::Relaxed),
+        1,
+        "one meeting before the clock"
+    );
+    // a quarter of 800/s for 2 s
+    assert!((360..=440).contains(&out.ops), "{}", out.ops);
+    assert_eq!(out.connect.clients, 2);
+}
