@@ -44,6 +44,20 @@ struct Compared {
     rule: &'static str,
     what: String,
 }
+impl super::StepKind for ChecksumsParams {
+    fn validate(&self) -> Result<(), crate::decode::DecodeError> {
+        ChecksumsParams::validate(self)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::all(
+            "compares every copy of",
+            tables,
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let timeout = Duration::from_secs(p.timeout_s);

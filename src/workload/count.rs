@@ -13,6 +13,17 @@ pub struct CountParams {
     #[serde(default)]
     pub cold: bool,
 }
+impl super::StepKind for CountParams {
+    fn restarts(&self) -> Option<&'static str> {
+        self.cold.then_some("cold")
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::all("counts the rows of", tables))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let restart = match p.cold {

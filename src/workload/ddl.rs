@@ -167,6 +167,20 @@ pub fn apply(session: &mut dyn Session, d: Dialect, sql: &str) -> Result<Applied
         refused.join("; ")
     )))
 }
+impl super::StepKind for DdlParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        DdlParams::validate(self)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::one(
+            KeyPath::root().key("action"),
+            format!("changes table {}", super::kind::first(tables)),
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let d = ctx.engine.dialect();

@@ -8,6 +8,17 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FootprintParams {}
+impl super::StepKind for FootprintParams {
+    fn is_sql(&self) -> bool {
+        false
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::all("measures the bytes of", tables))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let names: Vec<&str> = ctx.tables.iter().map(|t| t.name.as_str()).collect();

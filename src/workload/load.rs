@@ -53,6 +53,20 @@ impl LoadParams {
         Ok(())
     }
 }
+impl super::StepKind for LoadParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        LoadParams::validate(self)
+    }
+    fn is_sql(&self) -> bool {
+        false
+    }
+    fn creates_tables(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;

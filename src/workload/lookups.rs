@@ -228,6 +228,32 @@ struct Level {
     disk: Option<DeviceIo>,
     dbduel_cpu_us_per_lookup: f64,
 }
+impl super::StepKind for LookupsParams {
+    fn divides_clients() -> bool {
+        true
+    }
+    fn validate(&self) -> Result<(), DecodeError> {
+        LookupsParams::validate(self)
+    }
+    fn is_sql(&self) -> bool {
+        false
+    }
+    fn restarts(&self) -> Option<&'static str> {
+        self.cold_start.then_some("cold_start")
+    }
+    fn clients(&self) -> u64 {
+        self.threads.max()
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::one(
+            KeyPath::root().key("kind"),
+            format!("looks keys up in table {}", super::kind::first(tables)),
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;

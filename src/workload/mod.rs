@@ -1,5 +1,6 @@
 //! Step kinds: each decodes its own parameters and runs against an `Engine`, producing a
-//! summary with its own metrics. One file per kind; this module only dispatches.
+//! summary with its own metrics. One file per kind, registered in the kinds table here; this
+//! module only dispatches.
 
 pub mod checksums;
 pub mod cluster;
@@ -7,6 +8,7 @@ pub mod count;
 pub mod ddl;
 pub mod footprint;
 pub mod hot_ddl;
+pub mod kind;
 pub mod load;
 pub mod lookups;
 pub mod oltp;
@@ -18,169 +20,111 @@ pub mod tpcc;
 pub mod update;
 
 use crate::dataset::TableDef;
-use crate::decode::{DecodeError, KeyPath, decode};
+use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{Engine, EngineError, RestartOutcome};
 use crate::progress::Progress;
 use crate::results::IntervalRecord;
 use crate::results::StepSummary;
+pub use kind::StepKind;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-/// Step kinds this build can run.
-pub const STEP_KINDS: &[&str] = &[
-    "load",
-    "footprint",
-    "count",
-    "queries",
-    "update",
-    "ddl",
-    "oltp",
-    "lookups",
-    "insert-trickle",
-    "select-triple",
-    "catch-up",
-    "commit-wait",
-    "replica-lag",
-    "tpcc",
-    "tpcc-check",
-    "checksums",
-];
+/// Declares the step kinds: each line maps the names studies use (`kind = "..."`) to the
+/// `StepParams` variant and the parameter type (a [`StepKind`]) that decodes and runs it. From
+/// it come [`STEP_KINDS`], [`StepParams`] (an enum, so matches on it stay exhaustive), the
+/// decoding by name, [`divides_clients`], and the dispatch of every [`StepKind`] question.
+macro_rules! kinds {
+    ($( $($name:literal)|+ => $variant:ident($ty:ty), )+) => {
+        /// Step kinds this build can run.
+        pub const STEP_KINDS: &[&str] = &[$($($name,)+)+];
 
-/// Step kinds whose work is divided among clients: each shard of a sharded run runs its share
-/// of them. Other steps (a load, a size, a check, a statement timed alone) run on shard 0
-/// only, while the others wait for it.
-pub const DIVIDED_KINDS: &[&str] = &["queries", "oltp", "lookups", "tpcc"];
+        /// A step's parameters, decoded for its kind.
+        #[derive(Debug, Clone)]
+        pub enum StepParams {
+            $($variant($ty),)+
+        }
 
-/// Is a step of this kind divided among clients (see [`DIVIDED_KINDS`])?
-pub fn divides_clients(kind: &str) -> bool {
-    DIVIDED_KINDS.contains(&kind)
+        impl StepParams {
+            /// The kind's own answers (see [`StepKind`]).
+            pub fn kind(&self) -> &dyn StepKind {
+                match self {
+                    $(StepParams::$variant(p) => p,)+
+                }
+            }
+
+            /// Decode a step of `kind`, or `None` for a name that is no kind.
+            fn decode_kind(
+                kind: &str,
+                v: toml::Value,
+            ) -> Option<Result<Self, DecodeError>> {
+                match kind {
+                    $($($name)|+ => Some(
+                        <$ty as StepKind>::decode(kind, v).map(StepParams::$variant),
+                    ),)+
+                    _ => None,
+                }
+            }
+        }
+
+        /// Is a step of this kind divided among clients (see [`StepKind::divides_clients`])?
+        pub fn divides_clients(kind: &str) -> bool {
+            match kind {
+                $($($name)|+ => <$ty as StepKind>::divides_clients(),)+
+                _ => false,
+            }
+        }
+    };
 }
 
-/// A step's parameters, decoded for its kind.
-#[derive(Debug, Clone)]
-pub enum StepParams {
-    Load(load::LoadParams),
-    Footprint(footprint::FootprintParams),
-    Count(count::CountParams),
-    Queries(queries::QueriesParams),
-    Update(update::UpdateParams),
-    Ddl(ddl::DdlParams),
-    Oltp(oltp::OltpParams),
-    Lookups(lookups::LookupsParams),
-    Trickle(tiers::TrickleParams),
-    Triple(tiers::TripleParams),
-    /// `catch-up`, `commit-wait` and `replica-lag`.
-    Replication(replication::ReplicationParams),
-    Tpcc(tpcc::TpccParams),
-    TpccCheck(tpcc::check::CheckParams),
-    Checksums(checksums::ChecksumsParams),
+kinds! {
+    "load" => Load(load::LoadParams),
+    "footprint" => Footprint(footprint::FootprintParams),
+    "count" => Count(count::CountParams),
+    "queries" => Queries(queries::QueriesParams),
+    "update" => Update(update::UpdateParams),
+    "ddl" => Ddl(ddl::DdlParams),
+    "oltp" => Oltp(oltp::OltpParams),
+    "lookups" => Lookups(lookups::LookupsParams),
+    "insert-trickle" => Trickle(tiers::TrickleParams),
+    "select-triple" => Triple(tiers::TripleParams),
+    "catch-up" | "commit-wait" | "replica-lag" => Replication(replication::ReplicationParams),
+    "tpcc" => Tpcc(tpcc::TpccParams),
+    "tpcc-check" => TpccCheck(tpcc::check::CheckParams),
+    "checksums" => Checksums(checksums::ChecksumsParams),
 }
 
 impl StepParams {
     /// Is the step's work SQL statements (so a document engine cannot run it)?
     pub fn is_sql(&self) -> bool {
-        match self {
-            StepParams::Load(_) | StepParams::Footprint(_) | StepParams::Lookups(_) => false,
-            StepParams::Count(_)
-            | StepParams::Queries(_)
-            | StepParams::Update(_)
-            | StepParams::Ddl(_)
-            | StepParams::Oltp(_)
-            | StepParams::Trickle(_)
-            | StepParams::Triple(_)
-            | StepParams::Replication(_)
-            | StepParams::Tpcc(_)
-            | StepParams::TpccCheck(_)
-            | StepParams::Checksums(_) => true,
-        }
+        self.kind().is_sql()
     }
 
     /// Decode the parameters of a step of `kind`. Paths in errors are relative to the step.
     pub fn decode(kind: &str, params: &toml::Table) -> Result<Self, DecodeError> {
         let v = toml::Value::Table(params.clone());
-        let p = match kind {
-            "load" => StepParams::Load(decode(v)?),
-            "footprint" => StepParams::Footprint(decode(v)?),
-            "count" => StepParams::Count(decode(v)?),
-            "queries" => StepParams::Queries(decode(v)?),
-            "update" => StepParams::Update(decode(v)?),
-            "ddl" => StepParams::Ddl(decode(v)?),
-            "oltp" => StepParams::Oltp(decode(v)?),
-            "lookups" => StepParams::Lookups(decode(v)?),
-            "insert-trickle" => StepParams::Trickle(decode(v)?),
-            "select-triple" => StepParams::Triple(decode(v)?),
-            "tpcc" => StepParams::Tpcc(decode(v)?),
-            "tpcc-check" => StepParams::TpccCheck(decode(v)?),
-            "checksums" => StepParams::Checksums(decode(v)?),
-            "catch-up" => StepParams::Replication(replication::ReplicationParams::decode(
-                replication::Method::CatchUp,
-                v,
-            )?),
-            "commit-wait" => StepParams::Replication(replication::ReplicationParams::decode(
-                replication::Method::CommitWait,
-                v,
-            )?),
-            "replica-lag" => StepParams::Replication(replication::ReplicationParams::decode(
-                replication::Method::Lag,
-                v,
-            )?),
-            other => {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("kind"),
-                    format!(
-                        "unknown step kind `{other}`; kinds are: {}",
-                        STEP_KINDS.join(", ")
-                    ),
-                ));
-            }
+        let Some(p) = Self::decode_kind(kind, v) else {
+            return Err(DecodeError::at(
+                KeyPath::root().key("kind"),
+                format!(
+                    "unknown step kind `{kind}`; kinds are: {}",
+                    STEP_KINDS.join(", ")
+                ),
+            ));
         };
-        p.validate()?;
+        let p = p?;
+        p.kind().validate()?;
         Ok(p)
-    }
-
-    fn validate(&self) -> Result<(), DecodeError> {
-        match self {
-            StepParams::Load(p) => p.validate(),
-            StepParams::Queries(p) => p.validate(),
-            StepParams::Update(p) => p.validate(),
-            StepParams::Ddl(p) => p.validate(),
-            StepParams::Oltp(p) => p.validate(),
-            StepParams::Lookups(p) => p.validate(),
-            StepParams::Trickle(p) => p.validate(),
-            StepParams::Triple(p) => p.validate(),
-            StepParams::Replication(p) => p.validate(),
-            StepParams::Tpcc(p) => p.validate(),
-            StepParams::Checksums(p) => p.validate(),
-            StepParams::Footprint(_) | StepParams::Count(_) | StepParams::TpccCheck(_) => Ok(()),
-        }
     }
 
     /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
     /// that asks for it.
     pub fn restarts(&self) -> Option<&'static str> {
-        let cold_start = match self {
-            StepParams::Count(c) => return c.cold.then_some("cold"),
-            StepParams::Oltp(o) => o.cold_start,
-            StepParams::Lookups(l) => l.cold_start,
-            StepParams::Triple(t) => t.cold_start,
-            StepParams::Tpcc(t) => t.cold_start,
-            _ => false,
-        };
-        cold_start.then_some("cold_start")
+        self.kind().restarts()
     }
 
     /// Clients this step opens at once (for sizing servers' connection limits).
     pub fn clients(&self) -> u64 {
-        match self {
-            StepParams::Queries(q) => q.clients,
-            StepParams::Oltp(o) => o.max_threads(),
-            StepParams::Lookups(l) => l.threads.max(),
-            StepParams::Trickle(t) => t.clients,
-            StepParams::Triple(t) => t.threads.max(),
-            StepParams::Replication(r) => r.writers,
-            StepParams::Tpcc(t) => t.threads.max(),
-            _ => 1,
-        }
+        self.kind().clients()
     }
 }
 
@@ -257,22 +201,7 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
             ctx.engine.kind()
         )));
     }
-    match params {
-        StepParams::Load(p) => load::run(p, ctx),
-        StepParams::Footprint(p) => footprint::run(p, ctx),
-        StepParams::Count(p) => count::run(p, ctx),
-        StepParams::Queries(p) => queries::run(p, ctx),
-        StepParams::Update(p) => update::run(p, ctx),
-        StepParams::Ddl(p) => ddl::run(p, ctx),
-        StepParams::Oltp(p) => oltp::run(p, ctx),
-        StepParams::Lookups(p) => lookups::run(p, ctx),
-        StepParams::Trickle(p) => tiers::run_trickle(p, ctx),
-        StepParams::Triple(p) => tiers::run_triple(p, ctx),
-        StepParams::Replication(p) => replication::run(p, ctx),
-        StepParams::Tpcc(p) => tpcc::run(p, ctx),
-        StepParams::TpccCheck(p) => tpcc::check::run(p, ctx),
-        StepParams::Checksums(p) => checksums::run(p, ctx),
-    }
+    params.kind().run(ctx)
 }
 
 impl StepCtx<'_> {
@@ -408,4 +337,35 @@ pub fn timed_execute(engine: &dyn Engine, sql: &str) -> Result<(f64, u64), Engin
     let t = std::time::Instant::now();
     let rows = session.execute(sql)?;
     Ok((t.elapsed().as_secs_f64(), rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_kind_decodes_by_its_name() {
+        for kind in STEP_KINDS {
+            let none = toml::Table::new();
+            if let Err(e) = StepParams::decode(kind, &none) {
+                assert!(!e.message.contains("unknown step kind"), "{kind}: {e:?}");
+            }
+        }
+        let e = StepParams::decode("sleep", &toml::Table::new()).expect_err("no such kind");
+        assert!(
+            e.message
+                .starts_with("unknown step kind `sleep`; kinds are: load, ")
+        );
+    }
+
+    #[test]
+    fn the_client_steps_are_the_divided_ones() {
+        let divided: Vec<&str> = STEP_KINDS
+            .iter()
+            .copied()
+            .filter(|k| divides_clients(k))
+            .collect();
+        assert_eq!(divided, ["queries", "oltp", "lookups", "tpcc"]);
+        assert!(!divides_clients("no-such-kind"));
+    }
 }

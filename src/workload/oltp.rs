@@ -936,6 +936,32 @@ fn run_levels(
     }
     Ok(r)
 }
+impl super::StepKind for OltpParams {
+    fn divides_clients() -> bool {
+        true
+    }
+    fn validate(&self) -> Result<(), DecodeError> {
+        OltpParams::validate(self)
+    }
+    fn restarts(&self) -> Option<&'static str> {
+        self.cold_start.then_some("cold_start")
+    }
+    fn clients(&self) -> u64 {
+        self.max_threads()
+    }
+    fn generator(&self) -> Option<super::kind::GeneratorNeed> {
+        Some(super::kind::GeneratorNeed::SBTEST)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::all(
+            "runs sysbench's statements on",
+            tables,
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;

@@ -240,6 +240,81 @@ impl Worker for QueryWorker<'_> {
     }
 }
 
+impl super::StepKind for QueriesParams {
+    fn divides_clients() -> bool {
+        true
+    }
+    fn validate(&self) -> Result<(), DecodeError> {
+        QueriesParams::validate(self)
+    }
+    fn clients(&self) -> u64 {
+        self.clients
+    }
+    // A query may read no table at all (`SELECT 1`): only one that names one needs it.
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        self.queries.iter().enumerate().find_map(|(j, sql)| {
+            let t = named_table(sql, tables)?;
+            Some(super::kind::TableNeed::one(
+                KeyPath::root().key("queries").index(j),
+                format!("reads table {t}"),
+            ))
+        })
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
+
+/// The words of a statement outside string literals and `--` comments: identifiers with
+/// their qualifiers (`main.user_logs`), quotes around identifiers removed.
+fn words(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut chars = sql.chars().peekable();
+    let mut flush = |word: &mut String| {
+        if !word.is_empty() {
+            out.push(std::mem::take(word));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                flush(&mut word);
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                flush(&mut word);
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '"' | '`' => {}
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$' => word.push(c),
+            _ => flush(&mut word),
+        }
+    }
+    flush(&mut word);
+    out
+}
+
+/// The first of `tables` that `sql` names (in any case, alone or qualified).
+fn named_table<'a>(sql: &str, tables: &'a [String]) -> Option<&'a str> {
+    words(sql).iter().find_map(|w| {
+        w.split('.').find_map(|part| {
+            tables
+                .iter()
+                .find(|t| t.eq_ignore_ascii_case(part))
+                .map(String::as_str)
+        })
+    })
+}
+
 pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let names: Vec<String> = (1..=p.queries.len()).map(|i| format!("q{i}")).collect();
     let spec = RunSpec {
@@ -469,6 +544,32 @@ fn connect_metrics(c: &runner::ConnectOutcome) -> Vec<Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tables(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn queries_name_tables_outside_literals_and_comments() {
+        let t = tables(&["user_logs"]);
+        assert_eq!(
+            named_table("SELECT COUNT(*) FROM User_Logs WHERE id > 5", &t),
+            Some("user_logs")
+        );
+        assert_eq!(
+            named_table("SELECT x FROM \"main\".\"user_logs\"", &t),
+            Some("user_logs")
+        );
+        assert_eq!(named_table("SELECT 1", &t), None);
+        assert_eq!(named_table("SELECT 'user_logs'", &t), None);
+        assert_eq!(named_table("SELECT 1 -- from user_logs", &t), None);
+        assert_eq!(named_table("SELECT user_logs_id FROM other", &t), None);
+        let t = tables(&["sbtest1", "sbtest2"]);
+        assert_eq!(
+            named_table("SELECT c FROM sbtest2 WHERE id = $1", &t),
+            Some("sbtest2")
+        );
+    }
 
     fn params(queries: &[&str], params: Vec<IntRange>) -> QueriesParams {
         QueriesParams {

@@ -6,6 +6,7 @@
 //! transactions a second, latency, and the data device's reads, writes, IOPS and busy share
 //! each second, as the post's nmon screens showed them.
 
+use super::kind::{GeneratorNeed, TableNeed};
 use super::lookups::Keys;
 use super::oltp::{Threads, placeholders};
 use super::sweep::{self, LevelRun, SweepSpec};
@@ -151,6 +152,51 @@ fn next_row(s: &mut dyn Session, name: &str, rows: u64) -> engine::Result<u64> {
     // the loaded rows that share the first new row's id
     Ok(rows + (past.max(0) as u64).saturating_sub(rows % tiers40::ROWS_PER_ID))
 }
+impl super::StepKind for TrickleParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        TrickleParams::validate(self)
+    }
+    fn clients(&self) -> u64 {
+        self.clients
+    }
+    fn generator(&self) -> Option<GeneratorNeed> {
+        Some(TIERS40)
+    }
+    fn needs(&self, tables: &[String]) -> Option<TableNeed> {
+        Some(TableNeed::all("inserts rows into", tables))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run_trickle(self, ctx)
+    }
+}
+
+impl super::StepKind for TripleParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        TripleParams::validate(self)
+    }
+    fn restarts(&self) -> Option<&'static str> {
+        self.cold_start.then_some("cold_start")
+    }
+    fn clients(&self) -> u64 {
+        self.threads.max()
+    }
+    fn generator(&self) -> Option<GeneratorNeed> {
+        Some(TIERS40)
+    }
+    fn needs(&self, tables: &[String]) -> Option<TableNeed> {
+        Some(TableNeed::all("reads rows of", tables))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run_triple(self, ctx)
+    }
+}
+
+/// The storage study's tables, which both its steps need.
+const TIERS40: GeneratorNeed = GeneratorNeed {
+    generator: crate::dataset::Generator::Tiers40,
+    why: "works on the storage study's 40-table schema",
+    fix: "generator = \"tiers40\"",
+};
 
 pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let data = dataset(ctx)?;

@@ -30,6 +30,44 @@ impl UpdateParams {
     }
 }
 
+impl super::StepKind for UpdateParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        UpdateParams::validate(self)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        let t = updated_table(&self.sql).unwrap_or(super::kind::first(tables));
+        Some(super::kind::TableNeed::one(
+            KeyPath::root().key("sql"),
+            format!("updates table {t}"),
+        ))
+    }
+    fn names_table(&self) -> Option<(KeyPath, &'static str, String)> {
+        let t = updated_table(&self.sql)?;
+        Some((KeyPath::root().key("sql"), "sql updates", t.to_string()))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
+
+/// The table an `UPDATE` statement changes (its first, unqualified), if it can be told.
+fn updated_table(sql: &str) -> Option<&str> {
+    let start = sql.trim_start();
+    let rest = start
+        .get(..7)?
+        .eq_ignore_ascii_case("UPDATE ")
+        .then(|| &start[7..])?;
+    let mut tokens = rest.split_whitespace();
+    let name = tokens.find(|t| {
+        !["LOW_PRIORITY", "IGNORE", "ONLY"]
+            .iter()
+            .any(|m| t.eq_ignore_ascii_case(m))
+    })?;
+    let name = name.split(',').next()?.rsplit('.').next()?;
+    let name = name.trim_matches(|c| c == '"' || c == '`');
+    (!name.is_empty()).then_some(name)
+}
+
 pub fn run(p: &UpdateParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut session = ctx.engine.connect()?;
     let t = Instant::now();
@@ -114,6 +152,21 @@ fn note(ch: &Changes) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn update_statements_name_their_table() {
+        assert_eq!(
+            updated_table("UPDATE user_logs SET a = 1"),
+            Some("user_logs")
+        );
+        assert_eq!(
+            updated_table("  update LOW_PRIORITY IGNORE `db`.`t` SET a = 1"),
+            Some("t")
+        );
+        assert_eq!(updated_table("UPDATE ONLY \"t\" SET a = 1"), Some("t"));
+        assert_eq!(updated_table("UPDATE a, b SET a.x = b.x"), Some("a"));
+        assert_eq!(updated_table("DELETE FROM t"), None);
+    }
 
     #[test]
     fn matched_and_changed_are_both_shown_where_the_engine_gives_both() {

@@ -210,6 +210,33 @@ impl ReplicationParams {
             .unwrap_or_else(|| vec![10_000, 100_000])
     }
 }
+impl super::StepKind for ReplicationParams {
+    fn decode(kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        let method = match kind {
+            "catch-up" => Method::CatchUp,
+            "commit-wait" => Method::CommitWait,
+            _ => Method::Lag,
+        };
+        ReplicationParams::decode(method, v)
+    }
+    fn validate(&self) -> Result<(), DecodeError> {
+        ReplicationParams::validate(self)
+    }
+    fn clients(&self) -> u64 {
+        self.writers
+    }
+    fn generator(&self) -> Option<super::kind::GeneratorNeed> {
+        (self.writes == Writes::Insert).then_some(super::kind::GeneratorNeed::SBTEST)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        (self.writes == Writes::Insert).then(|| {
+            super::kind::TableNeed::all("inserts (as sysbench's oltp_insert) into", tables)
+        })
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<super::StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 /// Run a replication step.
 pub fn run(p: &ReplicationParams, ctx: &StepCtx<'_>) -> Result<super::StepOutput, StepError> {

@@ -105,6 +105,20 @@ struct Outcome {
     pass: bool,
     elapsed_s: f64,
 }
+impl crate::workload::StepKind for CheckParams {
+    fn generator(&self) -> Option<crate::workload::kind::GeneratorNeed> {
+        Some(super::TPCC)
+    }
+    fn needs(&self, tables: &[String]) -> Option<crate::workload::kind::TableNeed> {
+        Some(crate::workload::kind::TableNeed::all(
+            "checks the consistency of",
+            tables,
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
 
 pub fn run(_p: &CheckParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if ctx.tables.first().map(|t| t.name.as_str()) != Some("stock") {

@@ -215,6 +215,39 @@ struct Level {
     new_orders_per_10s: Vec<u64>,
     first_tick: u64,
 }
+impl super::StepKind for TpccParams {
+    fn divides_clients() -> bool {
+        true
+    }
+    fn validate(&self) -> Result<(), DecodeError> {
+        TpccParams::validate(self)
+    }
+    fn restarts(&self) -> Option<&'static str> {
+        self.cold_start.then_some("cold_start")
+    }
+    fn clients(&self) -> u64 {
+        self.threads.max()
+    }
+    fn generator(&self) -> Option<super::kind::GeneratorNeed> {
+        Some(TPCC)
+    }
+    fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
+        Some(super::kind::TableNeed::all(
+            "runs TPC-C's transactions on",
+            tables,
+        ))
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
+
+/// TPC-C's nine tables, which its steps need.
+pub(crate) const TPCC: super::kind::GeneratorNeed = super::kind::GeneratorNeed {
+    generator: crate::dataset::Generator::Tpcc,
+    why: "runs TPC-C's transactions, which need its nine tables",
+    fix: "generator = \"tpcc\" with warehouses = N",
+};
 
 pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if ctx.tables.first().map(|t| t.name.as_str()) != Some("stock") {

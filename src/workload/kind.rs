@@ -1,0 +1,164 @@
+//! What every step kind says of itself: the [`StepKind`] trait its parameters implement —
+//! decoding, checks, how it runs, and the properties the study's checks, the servers' sizing
+//! and a sharded run ask of it — and what a step needs of the dataset's tables.
+
+use super::{StepCtx, StepError, StepOutput};
+use crate::dataset::Generator;
+use crate::decode::{DecodeError, KeyPath};
+
+/// A step kind's parameters. Each kind's file implements it; the kinds table in
+/// `workload/mod.rs` names the kind and its parameter type, and everything else is asked of
+/// this trait. The defaults fit the plainest kind: a SQL step, one client, needing no table.
+pub trait StepKind {
+    /// Decode the parameters of a step of `kind` (one type may serve several kinds). Paths in
+    /// errors are relative to the step.
+    fn decode(kind: &str, v: toml::Value) -> Result<Self, DecodeError>
+    where
+        Self: Sized + serde::de::DeserializeOwned,
+    {
+        let _ = kind;
+        crate::decode::decode(v)
+    }
+
+    /// Is a step of this kind divided among clients? Each shard of a sharded run then runs its
+    /// share of it; other steps (a load, a size, a check, a statement timed alone) run on
+    /// shard 0 only, while the others wait for it.
+    fn divides_clients() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
+    /// Check the decoded parameters together (ranges, combinations).
+    fn validate(&self) -> Result<(), DecodeError> {
+        Ok(())
+    }
+
+    /// Is the step's work SQL statements (so a document engine cannot run it)?
+    fn is_sql(&self) -> bool {
+        true
+    }
+
+    /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
+    /// that asks for it.
+    fn restarts(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Clients this step opens at once (for sizing servers' connection limits).
+    fn clients(&self) -> u64 {
+        1
+    }
+
+    /// Does the step create the dataset's tables (a `load`)?
+    fn creates_tables(&self) -> bool {
+        false
+    }
+
+    /// The dataset a step of this kind needs, if only one will do.
+    fn generator(&self) -> Option<GeneratorNeed> {
+        None
+    }
+
+    /// What the step needs of `tables` (the dataset's, in order), if anything.
+    fn needs(&self, tables: &[String]) -> Option<TableNeed> {
+        let _ = tables;
+        None
+    }
+
+    /// A table the step names itself, which may not be among the dataset's: the key that
+    /// names it, what the step does with it ("sql updates"), and its name.
+    fn names_table(&self) -> Option<(KeyPath, &'static str, String)> {
+        None
+    }
+
+    /// Run the step.
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>;
+}
+
+/// The one dataset a step can run on.
+pub struct GeneratorNeed {
+    pub generator: Generator,
+    /// What the step does, and why only that dataset will do ("runs sysbench's statements,
+    /// which need the sbtest tables").
+    pub why: &'static str,
+    /// How to ask for it (`generator = "sbtest"`).
+    pub fix: &'static str,
+}
+
+impl GeneratorNeed {
+    /// sysbench's tables, which its statements need.
+    pub const SBTEST: GeneratorNeed = GeneratorNeed {
+        generator: Generator::Sbtest,
+        why: "runs sysbench's statements, which need the sbtest tables",
+        fix: "generator = \"sbtest\"",
+    };
+}
+
+/// What a step does with the dataset's tables, and the key of the step that says so.
+pub struct TableNeed {
+    pub key: KeyPath,
+    /// "counts the rows of table user_logs", for `step "NAME" ...`.
+    pub what: String,
+    /// Whether the object is one table ("it") or several ("them").
+    pub one: bool,
+}
+
+impl TableNeed {
+    /// Every one of `tables`, as the step's `kind` says: `verb` is "counts the rows of".
+    pub fn all(verb: &str, tables: &[String]) -> Self {
+        TableNeed {
+            key: KeyPath::root().key("kind"),
+            what: format!("{verb} {}", describe(tables)),
+            one: tables.len() == 1,
+        }
+    }
+
+    /// One table, as the step's `key` says: `what` is "changes table user_logs".
+    pub fn one(key: KeyPath, what: String) -> Self {
+        TableNeed {
+            key,
+            what,
+            one: true,
+        }
+    }
+}
+
+/// The first of the dataset's `tables` (a dataset has at least one; `user_logs` has exactly
+/// one, and DDL changes the first).
+pub fn first(tables: &[String]) -> &str {
+    tables.first().map_or("", String::as_str)
+}
+
+/// `table user_logs`, `tables sbtest1 and sbtest2`, `tables sbtest1 to sbtest16`.
+pub fn describe(tables: &[String]) -> String {
+    match tables {
+        [one] => format!("table {one}"),
+        [a, b] => format!("tables {a} and {b}"),
+        [first, .., last] => format!("tables {first} to {last}"),
+        [] => "the dataset's tables".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn table_lists_read_as_text() {
+        assert_eq!(describe(&tables(&["user_logs"])), "table user_logs");
+        assert_eq!(
+            describe(&tables(&["sbtest1", "sbtest2"])),
+            "tables sbtest1 and sbtest2"
+        );
+        assert_eq!(
+            describe(&tables(&["sbtest1", "sbtest2", "sbtest3"])),
+            "tables sbtest1 to sbtest3"
+        );
+    }
+}
