@@ -8,6 +8,12 @@
 //! `tpcc-check` ([`check`]) tests the specification's consistency conditions afterwards.
 
 pub mod check;
+mod delivery;
+mod new_order;
+mod order_status;
+mod payment;
+mod statements;
+mod stock_level;
 pub mod txn;
 
 use super::hot_ddl::{self, HotChange, HotRun};
@@ -266,68 +272,12 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let c = Constants::run(ctx.dataset_seed, load_c);
     let names: Vec<String> = TXNS.iter().map(|t| t.name().to_string()).collect();
     let start = super::SweepStart::begin(p.cold_start, ctx)?;
-    let mut levels = Vec::new();
-    let mut intervals: Vec<IntervalRecord> = Vec::new();
-    let mut interrupted = false;
-    let mut tick_base = 0u64;
-    let mut hot_changes: Vec<HotRun> = Vec::new();
-    for (li, threads) in p.threads.levels().into_iter().enumerate() {
-        if ctx.stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        let spec = RunSpec {
-            clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
-            warmup_s: p.skipped_s(),
-            pacing: Pacing::Closed,
-            seed: li as u64,
-            team: ctx.team.cloned(),
-        };
-        let counters = Counters::default();
-        ctx.progress
-            .status(&format!("{threads} terminals connecting"));
-        let make = |client: usize| {
-            TpccWorker::new(
-                ctx.engine,
-                p,
-                &counters,
-                warehouses,
-                c,
-                0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
-                client,
-            )
-            .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
-        };
-        let progress = ctx.progress;
-        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |clock| {
-            runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
-                clock(iv.t_s);
-                let no = iv.per_op.first().map_or(0, |o| o.ops);
-                progress.status(&format!(
-                    "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
-                    iv.t_s, iv.ops_per_s, no
-                ));
-            })
-        });
-        let mut out = out?;
-        hot_changes = runs;
-        hot_ddl::measure(&mut hot_changes, &out.intervals);
-        let all_failed = out.all_failed();
-        let level = figures(&out, &counters, threads, warehouses, tick_base);
-        intervals.extend(out.level_intervals(tick_base, threads));
-        tick_base += p.duration_s;
-        levels.push(level);
-        if out.interrupted {
-            interrupted = true;
-            break;
-        }
-        if let Some((errors, first)) = all_failed {
-            return Err(StepError::Check(format!(
-                "every transaction failed at {threads} terminals ({errors} errors); first: {first}"
-            )));
-        }
-    }
+    let Ran {
+        levels,
+        intervals,
+        interrupted,
+        hot_changes,
+    } = run_levels(p, ctx, warehouses, c, &names)?;
     let Some(best) = levels
         .iter()
         .max_by(|a, b| a.tpmc.total_cmp(&b.tpmc))
@@ -374,6 +324,94 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         interrupted,
     };
     hot_ddl::outcome(out, failed)
+}
+
+/// The levels as they ran, up to the stop flag.
+struct Ran {
+    levels: Vec<Level>,
+    intervals: Vec<IntervalRecord>,
+    interrupted: bool,
+    /// The last level's schema changes under load.
+    hot_changes: Vec<HotRun>,
+}
+
+/// Run each level of terminals in turn (with the step's schema changes alongside); fails
+/// when every transaction of a level failed.
+fn run_levels(
+    p: &TpccParams,
+    ctx: &StepCtx<'_>,
+    warehouses: u64,
+    c: Constants,
+    names: &[String],
+) -> Result<Ran, StepError> {
+    let mut levels = Vec::new();
+    let mut intervals: Vec<IntervalRecord> = Vec::new();
+    let mut interrupted = false;
+    let mut tick_base = 0u64;
+    let mut hot_changes: Vec<HotRun> = Vec::new();
+    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+        if ctx.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let spec = RunSpec {
+            clients: threads as usize,
+            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            warmup_s: p.skipped_s(),
+            pacing: Pacing::Closed,
+            seed: li as u64,
+            team: ctx.team.cloned(),
+        };
+        let counters = Counters::default();
+        ctx.progress
+            .status(&format!("{threads} terminals connecting"));
+        let make = |client: usize| {
+            TpccWorker::new(
+                ctx.engine,
+                p,
+                &counters,
+                warehouses,
+                c,
+                0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
+                client,
+            )
+            .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
+        };
+        let progress = ctx.progress;
+        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |clock| {
+            runner::run_closed(&spec, names, make, ctx.stop, |iv| {
+                clock(iv.t_s);
+                let no = iv.per_op.first().map_or(0, |o| o.ops);
+                progress.status(&format!(
+                    "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
+                    iv.t_s, iv.ops_per_s, no
+                ));
+            })
+        });
+        let mut out = out?;
+        hot_changes = runs;
+        hot_ddl::measure(&mut hot_changes, &out.intervals);
+        let all_failed = out.all_failed();
+        let level = figures(&out, &counters, threads, warehouses, tick_base);
+        intervals.extend(out.level_intervals(tick_base, threads));
+        tick_base += p.duration_s;
+        levels.push(level);
+        if out.interrupted {
+            interrupted = true;
+            break;
+        }
+        if let Some((errors, first)) = all_failed {
+            return Err(StepError::Check(format!(
+                "every transaction failed at {threads} terminals ({errors} errors); first: {first}"
+            )));
+        }
+    }
+    Ok(Ran {
+        levels,
+        intervals,
+        interrupted,
+        hot_changes,
+    })
 }
 
 /// One level's figures from the runner's outcome and the terminals' counters.
