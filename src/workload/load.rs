@@ -106,31 +106,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     // Secondary indexes after the rows are in: one sorted build instead of a tree
     // maintained row by row.
     let t = Instant::now();
-    let descending = engine.descending_indexes();
-    let mut ascending_only = false;
-    let indexes: Vec<(usize, String, Vec<String>)> = ctx
-        .tables
-        .iter()
-        .enumerate()
-        .flat_map(|(i, t)| t.indexes.iter().map(move |ix| (i, ix)))
-        .map(|(i, (name, cols))| {
-            let cols = cols
-                .iter()
-                .map(|c| match c.strip_suffix(" DESC") {
-                    Some(asc) if !descending => {
-                        ascending_only = true;
-                        asc.to_string()
-                    }
-                    _ => c.clone(),
-                })
-                .collect();
-            (i, name.clone(), cols)
-        })
-        .collect();
-    in_parallel(indexes.len(), parallel, |n| {
-        let (i, name, cols) = &indexes[n];
-        store.create_index(&ctx.tables[*i].name, name, cols)
-    })?;
+    let (indexes, ascending_only) = build_indexes(ctx, &store, parallel)?;
     let index_s = t.elapsed().as_secs_f64();
     let elapsed = load_s + index_s;
 
@@ -173,45 +149,15 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.elapsed_s = Some(elapsed);
     s.rows = Some(loaded);
     s.ops_per_s = Some(rate);
-    let mut note = if indexes.is_empty() {
-        method.clone()
-    } else {
-        format!(
-            "{method}; {} secondary index(es) built after the load ({index_s:.2} s, included)",
-            indexes.len()
-        )
-    };
-    if let Some(w) = warned.as_ref().filter(|w| w.count > 0) {
-        note.push_str(&format!("; {}", w.describe()));
-    }
-    if ascending_only {
-        note.push_str(
-            "; the storage engine has no descending indexes: DESC columns were built ascending (a backward scan serves the order)",
-        );
-    }
-    if unthrottled.is_some() {
-        note.push_str(
-            "; loaded at the host disk's full speed (unthrottled = true): the contender's device profile applies from the next step",
-        );
-    }
-    s.note = Some(note);
-    s.metrics = vec![
-        Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
-        Metric::new(
-            "elapsed_s",
-            "seconds",
-            elapsed,
-            Unit::Seconds,
-            Better::Lower,
-        ),
-        Metric::new(
-            "rows_per_s",
-            "rows/s",
-            rate,
-            Unit::PerSecond,
-            Better::Higher,
-        ),
-    ];
+    s.note = Some(load_note(
+        &method,
+        indexes.len(),
+        index_s,
+        warned.as_ref(),
+        ascending_only,
+        unthrottled.is_some(),
+    ));
+    s.metrics = load_metrics(loaded, elapsed, rate);
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }
@@ -237,6 +183,100 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+/// The load's figures: rows, seconds, rows a second.
+fn load_metrics(loaded: u64, elapsed: f64, rate: f64) -> Vec<Metric> {
+    vec![
+        Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
+        Metric::new(
+            "elapsed_s",
+            "seconds",
+            elapsed,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+        Metric::new(
+            "rows_per_s",
+            "rows/s",
+            rate,
+            Unit::PerSecond,
+            Better::Higher,
+        ),
+    ]
+}
+
+/// A secondary index: its table's place in the dataset, its name, its columns.
+type Index = (usize, String, Vec<String>);
+
+/// The tables' secondary indexes, built after the rows are in, `parallel` at a time: each
+/// (table, name, columns), and whether a DESC column had to be built ascending.
+fn build_indexes(
+    ctx: &StepCtx<'_>,
+    store: &Store<'_>,
+    parallel: usize,
+) -> Result<(Vec<Index>, bool), StepError> {
+    let engine = ctx.engine;
+    let descending = engine.descending_indexes();
+    let mut ascending_only = false;
+    let indexes: Vec<Index> = ctx
+        .tables
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| t.indexes.iter().map(move |ix| (i, ix)))
+        .map(|(i, (name, cols))| {
+            let cols = cols
+                .iter()
+                .map(|c| match c.strip_suffix(" DESC") {
+                    Some(asc) if !descending => {
+                        ascending_only = true;
+                        asc.to_string()
+                    }
+                    _ => c.clone(),
+                })
+                .collect();
+            (i, name.clone(), cols)
+        })
+        .collect();
+    in_parallel(indexes.len(), parallel, |n| {
+        let (i, name, cols) = &indexes[n];
+        store.create_index(&ctx.tables[*i].name, name, cols)
+    })?;
+    Ok((indexes, ascending_only))
+}
+
+/// The load's note: its method, the indexes built after it, warnings, and what the engine or
+/// the profile changed.
+fn load_note(
+    method: &str,
+    indexes: usize,
+    index_s: f64,
+    warned: Option<&Warned>,
+    ascending_only: bool,
+    unthrottled: bool,
+) -> String {
+    let mut note = if indexes == 0 {
+        method.to_string()
+    } else {
+        format!(
+            "{method}; {} secondary index(es) built after the load ({index_s:.2} s, included)",
+            indexes
+        )
+    };
+    if let Some(w) = warned.filter(|w| w.count > 0) {
+        note.push_str(&format!("; {}", w.describe()));
+    }
+    if ascending_only {
+        note.push_str(
+            "; the storage engine has no descending indexes: DESC columns were built ascending (a backward scan serves the order)",
+        );
+    }
+    if unthrottled {
+        note.push_str(
+            "; loaded at the host disk's full speed (unthrottled = true): the contender's device profile applies from the next step",
+        );
+    }
+    note
 }
 
 /// Where the load's tables live: SQL tables (through sessions, in the engine's dialect), or a

@@ -1006,130 +1006,9 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.latency_us = best.latency_us;
     s.rows = Some(levels.iter().map(|l| l.events).sum());
     s.errors = Some(levels.iter().map(|l| l.errors).sum());
-    for l in &levels {
-        let sfx = if sweep {
-            format!(" @{}", l.threads)
-        } else {
-            String::new()
-        };
-        s.metrics.push(Metric::new(
-            &format!("tps_t{}", l.threads),
-            &format!("TPS{sfx}"),
-            l.tps,
-            Unit::PerSecond,
-            Better::Higher,
-        ));
-        if let Some(lat) = l.latency_us {
-            s.metrics.push(
-                Metric::new(
-                    &format!("p99_us_t{}", l.threads),
-                    &format!("p99{sfx}"),
-                    lat.p99 as f64,
-                    Unit::Micros,
-                    Better::Lower,
-                )
-                .quantile(0.99, Some(l.threads), &[]),
-            );
-        }
-    }
-    if sweep {
-        // The headline first: reports and verdicts lead with a step's first figure.
-        s.metrics.insert(
-            0,
-            Metric::new(
-                "best_tps",
-                "best TPS",
-                best.tps,
-                Unit::PerSecond,
-                Better::Higher,
-            )
-            .derived(Derived::Best {
-                prefix: "tps_t".into(),
-            }),
-        );
-        s.metrics.insert(
-            1,
-            Metric::new(
-                "best_threads",
-                "at threads",
-                best.threads as f64,
-                Unit::Count,
-                Better::None,
-            )
-            .derived(Derived::BestLevel {
-                prefix: "tps_t".into(),
-            }),
-        );
-    } else {
-        s.metrics.push(Metric::new(
-            "qps",
-            "QPS",
-            best.qps,
-            Unit::PerSecond,
-            Better::Higher,
-        ));
-        if let Some(lat) = best.latency_us {
-            for key in ["p95", "max"] {
-                s.metrics.push(super::sweep::latency_metric(
-                    &format!("{key}_us"),
-                    key,
-                    &lat,
-                    key,
-                    Some(best.threads),
-                ));
-            }
-        }
-    }
-    // A failed event is not retried (sysbench restarts one that hit a deadlock): the figure
-    // says how many there were, and the note of what kind.
-    s.metrics.push(Metric::new(
-        "failed_events",
-        "failed events",
-        s.errors.unwrap_or(0) as f64,
-        Unit::Count,
-        Better::Lower,
-    ));
-    s.metrics.push(Metric::new(
-        "cpu_us_per_event",
-        "dbduel CPU/event",
-        best.dbduel_cpu_us_per_event,
-        Unit::Micros,
-        Better::None,
-    ));
-    let mut notes = vec![format!(
-        "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
-        match p.rate {
-            None => "closed loop".to_string(),
-            Some(r) => format!(
-                "open loop at {r} events/s ({:?} arrivals), latency from the schedule",
-                p.arrival
-            )
-            .to_lowercase(),
-        },
-        p.final_fraction * 100.0,
-        p.duration_s - p.skipped_s(),
-        p.duration_s
-    )];
-    if !failed_kinds.is_empty() {
-        let kinds: Vec<String> = failed_kinds
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        notes.push(format!(
-            "failed events by kind: {} (counted, not retried)",
-            kinds.join(", ")
-        ));
-    }
-    if let Some(r) = p.rate {
-        for l in &levels {
-            if l.tps < r * 0.95 || l.dropped > 0 {
-                notes.push(format!(
-                    "at {} threads the engine could not sustain {r} events/s: it did {:.0}/s, {} started late, {} dropped",
-                    l.threads, l.tps, l.late, l.dropped
-                ));
-            }
-        }
-    }
+    s.metrics
+        .extend(level_metrics(&levels, &best, s.errors.unwrap_or(0)));
+    let mut notes = level_notes(p, &levels, &failed_kinds);
     notes.extend(start.as_ref().map(|s| s.note("sweep")));
     if engine.embedded() {
         notes.push("dbduel's CPU per event includes the embedded engine's own work".into());
@@ -1157,30 +1036,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
                 .into(),
         );
     }
-    if let Some(nodes) = &spread {
-        let names: Vec<String> = nodes.iter().map(|&i| format!("node-{}", i + 1)).collect();
-        notes.push(format!(
-            "clients spread over {} of the cluster's {} nodes ({})",
-            nodes.len(),
-            engine.cluster().map_or(nodes.len(), |c| c.node_count()),
-            names.join(", ")
-        ));
-    } else if p.nodes.is_some_and(|n| n > 1) {
-        notes.push("one server: every client on it (nodes applies to clusters)".into());
-    }
-    if let Some(h) = p.hot_rows {
-        notes.push(format!("keys drawn from the first {h} rows of each table"));
-    }
-    if p.split_reads {
-        notes.push(
-            if engine.cluster().is_some() || engine.replication().is_some() {
-                "reads split from writes: each client read from another server than it wrote to (a cluster's next node, or a replica), outside its write transaction, seeing what that server had applied"
-            } else {
-                "split_reads: one server, so reads and writes both went to it"
-            }
-            .into(),
-        );
-    }
+    notes.extend(placement_notes(p, engine, spread.as_deref()));
     s.note = Some(notes.join("; "));
     let failed = super::hot_ddl::failures(&hot_changes);
     let out = StepOutput {
@@ -1213,6 +1069,183 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         ));
     }
     super::hot_ddl::outcome(out, failed)
+}
+
+/// The step's figures of its levels: each level's TPS and p99, then for a sweep the best level
+/// first, else QPS and the tail; the failed events (`errors`) and dbduel's CPU.
+fn level_metrics(levels: &[Level], best: &Level, errors: u64) -> Vec<Metric> {
+    let sweep = levels.len() > 1;
+    let mut m = Vec::new();
+    for l in levels {
+        let sfx = if sweep {
+            format!(" @{}", l.threads)
+        } else {
+            String::new()
+        };
+        m.push(Metric::new(
+            &format!("tps_t{}", l.threads),
+            &format!("TPS{sfx}"),
+            l.tps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        if let Some(lat) = l.latency_us {
+            m.push(
+                Metric::new(
+                    &format!("p99_us_t{}", l.threads),
+                    &format!("p99{sfx}"),
+                    lat.p99 as f64,
+                    Unit::Micros,
+                    Better::Lower,
+                )
+                .quantile(0.99, Some(l.threads), &[]),
+            );
+        }
+    }
+    if sweep {
+        // The headline first: reports and verdicts lead with a step's first figure.
+        m.insert(
+            0,
+            Metric::new(
+                "best_tps",
+                "best TPS",
+                best.tps,
+                Unit::PerSecond,
+                Better::Higher,
+            )
+            .derived(Derived::Best {
+                prefix: "tps_t".into(),
+            }),
+        );
+        m.insert(
+            1,
+            Metric::new(
+                "best_threads",
+                "at threads",
+                best.threads as f64,
+                Unit::Count,
+                Better::None,
+            )
+            .derived(Derived::BestLevel {
+                prefix: "tps_t".into(),
+            }),
+        );
+    } else {
+        m.push(Metric::new(
+            "qps",
+            "QPS",
+            best.qps,
+            Unit::PerSecond,
+            Better::Higher,
+        ));
+        if let Some(lat) = best.latency_us {
+            for key in ["p95", "max"] {
+                m.push(super::sweep::latency_metric(
+                    &format!("{key}_us"),
+                    key,
+                    &lat,
+                    key,
+                    Some(best.threads),
+                ));
+            }
+        }
+    }
+    // A failed event is not retried (sysbench restarts one that hit a deadlock): the figure
+    // says how many there were, and the note of what kind.
+    m.push(Metric::new(
+        "failed_events",
+        "failed events",
+        errors as f64,
+        Unit::Count,
+        Better::Lower,
+    ));
+    m.push(Metric::new(
+        "cpu_us_per_event",
+        "dbduel CPU/event",
+        best.dbduel_cpu_us_per_event,
+        Unit::Micros,
+        Better::None,
+    ));
+    m
+}
+
+/// The notes on how the levels ran: the loop and measured window, failed events by kind, and
+/// the rates an open loop could not sustain.
+fn level_notes(
+    p: &OltpParams,
+    levels: &[Level],
+    failed_kinds: &std::collections::BTreeMap<String, u64>,
+) -> Vec<String> {
+    let mut notes = vec![format!(
+        "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
+        match p.rate {
+            None => "closed loop".to_string(),
+            Some(r) => format!(
+                "open loop at {r} events/s ({:?} arrivals), latency from the schedule",
+                p.arrival
+            )
+            .to_lowercase(),
+        },
+        p.final_fraction * 100.0,
+        p.duration_s - p.skipped_s(),
+        p.duration_s
+    )];
+    if !failed_kinds.is_empty() {
+        let kinds: Vec<String> = failed_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        notes.push(format!(
+            "failed events by kind: {} (counted, not retried)",
+            kinds.join(", ")
+        ));
+    }
+    if let Some(r) = p.rate {
+        for l in levels {
+            if l.tps < r * 0.95 || l.dropped > 0 {
+                notes.push(format!(
+                    "at {} threads the engine could not sustain {r} events/s: it did {:.0}/s, {} started late, {} dropped",
+                    l.threads, l.tps, l.late, l.dropped
+                ));
+            }
+        }
+    }
+    notes
+}
+
+/// The notes on where the clients ran and what they touched: their nodes, hot rows, split
+/// reads.
+fn placement_notes(
+    p: &OltpParams,
+    engine: &dyn engine::Engine,
+    spread: Option<&[usize]>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(nodes) = spread {
+        let names: Vec<String> = nodes.iter().map(|&i| format!("node-{}", i + 1)).collect();
+        notes.push(format!(
+            "clients spread over {} of the cluster's {} nodes ({})",
+            nodes.len(),
+            engine.cluster().map_or(nodes.len(), |c| c.node_count()),
+            names.join(", ")
+        ));
+    } else if p.nodes.is_some_and(|n| n > 1) {
+        notes.push("one server: every client on it (nodes applies to clusters)".into());
+    }
+    if let Some(h) = p.hot_rows {
+        notes.push(format!("keys drawn from the first {h} rows of each table"));
+    }
+    if p.split_reads {
+        notes.push(
+            if engine.cluster().is_some() || engine.replication().is_some() {
+                "reads split from writes: each client read from another server than it wrote to (a cluster's next node, or a replica), outside its write transaction, seeing what that server had applied"
+            } else {
+                "split_reads: one server, so reads and writes both went to it"
+            }
+            .into(),
+        );
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -317,55 +317,11 @@ fn named_table<'a>(sql: &str, tables: &'a [String]) -> Option<&'a str> {
 
 pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let names: Vec<String> = (1..=p.queries.len()).map(|i| format!("q{i}")).collect();
-    let spec = RunSpec {
-        clients: p.clients as usize,
-        bound: match (p.per_client, p.duration_s) {
-            (Some(n), _) => Bound::PerClient(n),
-            (None, Some(d)) => Bound::Duration(Duration::from_secs(d)),
-            (None, None) => Bound::PerClient(1),
-        },
-        warmup_s: p.warmup_s,
-        pacing: runner::Pacing::Closed,
-        seed: 0,
-        team: ctx.team.cloned(),
-    };
-    ctx.progress
-        .status(&format!("{} clients connecting", p.clients));
-    let engine = ctx.engine;
     let queries = &p.queries;
-    let ranges = &p.params[..];
     let from_connect = p.timed_from == TimedFrom::Connect;
     // mysqlslap's shape sends each query as SQL text: no prepare round trip per client.
     let as_text = from_connect && p.params.is_empty();
-    let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
-        let mut session = engine.connect()?;
-        let stmts = if as_text {
-            Vec::new()
-        } else {
-            queries
-                .iter()
-                .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
-                .collect::<engine::Result<Vec<_>>>()?
-        };
-        Ok(Box::new(QueryWorker {
-            session,
-            stmts,
-            text: queries,
-            offset: client,
-            ranges,
-            rng: SplitMix64::stream(0x7175_6572_7931, client as u64),
-            values: vec![Value::Int(0); ranges.len()],
-        }))
-    };
-    let progress = ctx.progress;
-    let clock = if from_connect {
-        Clock::FirstConnect
-    } else {
-        Clock::AllConnected
-    };
-    let out = runner::run_clocked(&spec, clock, &names, make, ctx.stop, |iv| {
-        progress.status(&format!("t={:.0}s {:.0} queries/s", iv.t_s, iv.ops_per_s));
-    })?;
+    let out = run_clients(p, ctx, &names, from_connect, as_text)?;
     let qps = if out.measured_s > 0.0 {
         out.ops as f64 / out.measured_s
     } else {
@@ -386,41 +342,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     s.ops_per_s = Some(qps);
     s.latency_us = lat;
     s.errors = Some(errors);
-    s.metrics = Vec::new();
-    if from_connect {
-        // mysqlslap's figure: from the first connect to the last query's end.
-        s.metrics.push(Metric::new(
-            "elapsed_s",
-            "seconds",
-            out.measured_s,
-            Unit::Seconds,
-            Better::Lower,
-        ));
-    }
-    s.metrics.extend([
-        Metric::new("ops", "queries", out.ops as f64, Unit::Count, Better::None),
-        Metric::new(
-            "ops_per_s",
-            "queries/s",
-            qps,
-            Unit::PerSecond,
-            Better::Higher,
-        )
-        .derived(Derived::Rate {
-            count: "ops".into(),
-        }),
-    ]);
-    if let Some(l) = lat {
-        for key in ["p50", "p95", "p99", "max"] {
-            s.metrics.push(super::sweep::latency_metric(
-                &format!("{key}_us"),
-                key,
-                &l,
-                key,
-                None,
-            ));
-        }
-    }
+    s.metrics = query_metrics(&out, qps, lat, from_connect);
     s.metrics.extend(connect_metrics(&out.connect));
     if errors > 0 {
         s.metrics.push(Metric::new(
@@ -436,30 +358,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     } else {
         s.note = Some("closed loop: latency from each query's actual start".into());
     }
-    let timing = match (from_connect, as_text) {
-        (false, _) => "clients connect before the clock starts, timed apart",
-        (true, true) => {
-            "timed from the first connect, each client querying once connected, queries sent as SQL text (mysqlslap's timing)"
-        }
-        (true, false) => {
-            "timed from the first connect, each client querying once connected (mysqlslap's timing)"
-        }
-    };
-    if let Some(n) = s.note.as_mut() {
-        n.push_str("; ");
-        n.push_str(timing);
-    }
-    if !p.params.is_empty() {
-        let ranges: Vec<String> = p
-            .params
-            .iter()
-            .enumerate()
-            .map(|(i, r)| format!("#{} uniform in [{}, {}]", i + 1, r.min, r.max))
-            .collect();
-        if let Some(n) = s.note.as_mut() {
-            n.push_str(&format!("; random parameters: {}", ranges.join(", ")));
-        }
-    }
+    add_timing_notes(&mut s.note, p, from_connect, as_text);
     let cpu_us_per_op = if out.ops_all > 0 {
         out.process_cpu_s * 1e6 / out.ops_all as f64
     } else {
@@ -508,6 +407,143 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: out.intervals,
         interrupted: out.interrupted,
     })
+}
+
+/// The step's first figures: (from the first connect) its seconds, the queries and their rate,
+/// and the latency percentiles.
+fn query_metrics(
+    out: &runner::RunOutcome,
+    qps: f64,
+    lat: Option<Latency>,
+    from_connect: bool,
+) -> Vec<Metric> {
+    let mut m = Vec::new();
+    if from_connect {
+        // mysqlslap's figure: from the first connect to the last query's end.
+        m.push(Metric::new(
+            "elapsed_s",
+            "seconds",
+            out.measured_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+    }
+    m.extend([
+        Metric::new("ops", "queries", out.ops as f64, Unit::Count, Better::None),
+        Metric::new(
+            "ops_per_s",
+            "queries/s",
+            qps,
+            Unit::PerSecond,
+            Better::Higher,
+        )
+        .derived(Derived::Rate {
+            count: "ops".into(),
+        }),
+    ]);
+    if let Some(l) = lat {
+        for key in ["p50", "p95", "p99", "max"] {
+            m.push(super::sweep::latency_metric(
+                &format!("{key}_us"),
+                key,
+                &l,
+                key,
+                None,
+            ));
+        }
+    }
+    m
+}
+
+/// Run the clients, each querying in turn (prepared, or as SQL text with `as_text`), the clock
+/// started at the first connect (`from_connect`) or once all are connected.
+fn run_clients(
+    p: &QueriesParams,
+    ctx: &StepCtx<'_>,
+    names: &[String],
+    from_connect: bool,
+    as_text: bool,
+) -> Result<runner::RunOutcome, StepError> {
+    let spec = RunSpec {
+        clients: p.clients as usize,
+        bound: match (p.per_client, p.duration_s) {
+            (Some(n), _) => Bound::PerClient(n),
+            (None, Some(d)) => Bound::Duration(Duration::from_secs(d)),
+            (None, None) => Bound::PerClient(1),
+        },
+        warmup_s: p.warmup_s,
+        pacing: runner::Pacing::Closed,
+        seed: 0,
+        team: ctx.team.cloned(),
+    };
+    ctx.progress
+        .status(&format!("{} clients connecting", p.clients));
+    let engine = ctx.engine;
+    let queries = &p.queries;
+    let ranges = &p.params[..];
+    let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
+        let mut session = engine.connect()?;
+        let stmts = if as_text {
+            Vec::new()
+        } else {
+            queries
+                .iter()
+                .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
+                .collect::<engine::Result<Vec<_>>>()?
+        };
+        Ok(Box::new(QueryWorker {
+            session,
+            stmts,
+            text: queries,
+            offset: client,
+            ranges,
+            rng: SplitMix64::stream(0x7175_6572_7931, client as u64),
+            values: vec![Value::Int(0); ranges.len()],
+        }))
+    };
+    let progress = ctx.progress;
+    let clock = if from_connect {
+        Clock::FirstConnect
+    } else {
+        Clock::AllConnected
+    };
+    let out = runner::run_clocked(&spec, clock, names, make, ctx.stop, |iv| {
+        progress.status(&format!("t={:.0}s {:.0} queries/s", iv.t_s, iv.ops_per_s));
+    })?;
+    Ok(out)
+}
+
+/// Add to the step's `note` how it was timed, and its random parameters.
+fn add_timing_notes(
+    note: &mut Option<String>,
+    p: &QueriesParams,
+    from_connect: bool,
+    as_text: bool,
+) {
+    let timing = match (from_connect, as_text) {
+        (false, _) => "clients connect before the clock starts, timed apart",
+        (true, true) => {
+            "timed from the first connect, each client querying once connected, queries sent as SQL text (mysqlslap's timing)"
+        }
+        (true, false) => {
+            "timed from the first connect, each client querying once connected (mysqlslap's timing)"
+        }
+    };
+    if let Some(n) = note.as_mut() {
+        n.push_str("; ");
+        n.push_str(timing);
+    }
+    if !p.params.is_empty() {
+        let ranges: Vec<String> = p
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("#{} uniform in [{}, {}]", i + 1, r.min, r.max))
+            .collect();
+        if let Some(n) = note.as_mut() {
+            n.push_str(&format!("; random parameters: {}", ranges.join(", ")));
+        }
+    }
 }
 
 /// The connect phase's figures: seconds to open every client, connects a second, and the

@@ -5,7 +5,7 @@
 
 use super::follow::{Follower, Until};
 use super::{Apply, ReplicationParams, verify, writers};
-use crate::engine::replication::Replicated;
+use crate::engine::replication::{ReplicaState, Replicated};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
 use crate::workload::{StepCtx, StepError, StepOutput, summary};
@@ -96,47 +96,7 @@ pub fn run(
         let Some(took) = f.wait(&group, &target, Until::Applied, timeout, ctx.stop)? else {
             return interrupted(ctx, &mut f);
         };
-        for (k, &i) in group.iter().enumerate() {
-            let after = f.state(i)?;
-            let name = f.name(i).to_string();
-            let secs: Vec<_> = f
-                .seconds
-                .iter()
-                .filter(|s| s.replica == name && s.t_s > t0)
-                .collect();
-            let weighted = |v: &dyn Fn(&super::follow::ReplicaSecond) -> Option<f64>| {
-                let mut prev = t0;
-                let (mut sum, mut span) = (0.0, 0.0);
-                for s in &secs {
-                    if let Some(x) = v(s) {
-                        sum += x * (s.t_s - prev);
-                        span += s.t_s - prev;
-                    }
-                    prev = s.t_s;
-                }
-                (span > 0.0).then(|| sum / span)
-            };
-            let transactions = after
-                .applied
-                .transactions
-                .saturating_sub(before[k].applied.transactions);
-            let rows = match (after.rows_changed, before[k].rows_changed) {
-                (Some(a), Some(b)) => Some(a.saturating_sub(b)),
-                _ => None,
-            };
-            let catch_up_s = took[k].max(1e-3);
-            results.push(CatchUp {
-                replica: name,
-                settings: repl.replica_facts(i)?.settings,
-                transactions,
-                catch_up_s,
-                applied_per_s: transactions as f64 / catch_up_s,
-                rows,
-                rows_per_s: rows.map(|r| r as f64 / catch_up_s),
-                cpu_pct: weighted(&|s| s.cpu_pct),
-                host_idle_pct: weighted(&|s| Some(s.host_idle_pct)),
-            });
-        }
+        results.extend(caught_up(&f, repl, &group, &before, &took, t0)?);
     }
     ctx.progress.status("comparing checksums");
     let checked = verify::checksums_equal(repl)?;
@@ -186,6 +146,61 @@ pub fn run(
         intervals: out.intervals,
         interrupted: false,
     })
+}
+
+/// What each replica of `group` did once its apply resumed at `t0`: from its state `before`
+/// and the seconds it `took` to catch up (both in `group`'s order).
+fn caught_up(
+    f: &Follower<'_>,
+    repl: &dyn Replicated,
+    group: &[usize],
+    before: &[ReplicaState],
+    took: &[f64],
+    t0: f64,
+) -> Result<Vec<CatchUp>, StepError> {
+    let mut results = Vec::new();
+    for (k, &i) in group.iter().enumerate() {
+        let after = f.state(i)?;
+        let name = f.name(i).to_string();
+        let secs: Vec<_> = f
+            .seconds
+            .iter()
+            .filter(|s| s.replica == name && s.t_s > t0)
+            .collect();
+        let weighted = |v: &dyn Fn(&super::follow::ReplicaSecond) -> Option<f64>| {
+            let mut prev = t0;
+            let (mut sum, mut span) = (0.0, 0.0);
+            for s in &secs {
+                if let Some(x) = v(s) {
+                    sum += x * (s.t_s - prev);
+                    span += s.t_s - prev;
+                }
+                prev = s.t_s;
+            }
+            (span > 0.0).then(|| sum / span)
+        };
+        let transactions = after
+            .applied
+            .transactions
+            .saturating_sub(before[k].applied.transactions);
+        let rows = match (after.rows_changed, before[k].rows_changed) {
+            (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+            _ => None,
+        };
+        let catch_up_s = took[k].max(1e-3);
+        results.push(CatchUp {
+            replica: name,
+            settings: repl.replica_facts(i)?.settings,
+            transactions,
+            catch_up_s,
+            applied_per_s: transactions as f64 / catch_up_s,
+            rows,
+            rows_per_s: rows.map(|r| r as f64 / catch_up_s),
+            cpu_pct: weighted(&|s| s.cpu_pct),
+            host_idle_pct: weighted(&|s| Some(s.host_idle_pct)),
+        });
+    }
+    Ok(results)
 }
 
 fn push_replica_metrics(m: &mut Vec<Metric>, r: &CatchUp) {

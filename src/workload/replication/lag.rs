@@ -83,28 +83,7 @@ pub fn run(
         });
     };
     let checked = verify::checksums_equal(repl)?;
-    let lags: Vec<Lag> = all
-        .iter()
-        .zip(&drained)
-        .map(|(&i, &d)| {
-            let name = f.name(i).to_string();
-            let during: Vec<_> = f
-                .seconds
-                .iter()
-                .filter(|s| s.replica == name && s.t_s > t_writes && s.t_s <= t_end + 0.5)
-                .collect();
-            let lag = |s: &&super::follow::ReplicaSecond| s.lag_s.unwrap_or(0.0);
-            let n = during.len().max(1) as f64;
-            Lag {
-                max_lag_s: during.iter().map(lag).fold(0.0, f64::max),
-                mean_lag_s: during.iter().map(lag).sum::<f64>() / n,
-                max_behind_tx: during.iter().map(|s| s.behind_tx).max().unwrap_or(0),
-                applied_per_s: during.iter().map(|s| s.applied_per_s).sum::<f64>() / n,
-                drained_s: d,
-                replica: name,
-            }
-        })
-        .collect();
+    let lags = lags(&f, &all, &drained, t_writes, t_end);
     let written = target.transactions.saturating_sub(start.transactions);
     let writes_s = out.measured_s.max(1e-9);
     let mut s = summary(ctx.title(&format!(
@@ -126,37 +105,7 @@ pub fn run(
         Unit::PerSecond,
         Better::Higher,
     ));
-    for l in &lags {
-        let n = &l.replica;
-        s.metrics.push(Metric::new(
-            &format!("max_lag_s.{n}"),
-            &format!("{n}: worst lag"),
-            l.max_lag_s,
-            Unit::Seconds,
-            Better::Lower,
-        ));
-        s.metrics.push(Metric::new(
-            &format!("mean_lag_s.{n}"),
-            &format!("{n}: mean lag"),
-            l.mean_lag_s,
-            Unit::Seconds,
-            Better::Lower,
-        ));
-        s.metrics.push(Metric::new(
-            &format!("max_behind_tx.{n}"),
-            &format!("{n}: most tx behind"),
-            l.max_behind_tx as f64,
-            Unit::Count,
-            Better::Lower,
-        ));
-        s.metrics.push(Metric::new(
-            &format!("drained_s.{n}"),
-            &format!("{n}: caught up after writes in"),
-            l.drained_s,
-            Unit::Seconds,
-            Better::Lower,
-        ));
-    }
+    s.metrics.extend(lag_metrics(&lags));
     let worst = lags
         .iter()
         .max_by(|a, b| a.max_lag_s.total_cmp(&b.max_lag_s));
@@ -185,4 +134,67 @@ pub fn run(
         intervals: out.intervals,
         interrupted: false,
     })
+}
+
+/// Each replica's lag over the writes (from `t_writes` to `t_end`), and how long it took to
+/// drain after them (`drained`, in `all`'s order).
+fn lags(f: &Follower<'_>, all: &[usize], drained: &[f64], t_writes: f64, t_end: f64) -> Vec<Lag> {
+    all.iter()
+        .zip(drained)
+        .map(|(&i, &d)| {
+            let name = f.name(i).to_string();
+            let during: Vec<_> = f
+                .seconds
+                .iter()
+                .filter(|s| s.replica == name && s.t_s > t_writes && s.t_s <= t_end + 0.5)
+                .collect();
+            let lag = |s: &&super::follow::ReplicaSecond| s.lag_s.unwrap_or(0.0);
+            let n = during.len().max(1) as f64;
+            Lag {
+                max_lag_s: during.iter().map(lag).fold(0.0, f64::max),
+                mean_lag_s: during.iter().map(lag).sum::<f64>() / n,
+                max_behind_tx: during.iter().map(|s| s.behind_tx).max().unwrap_or(0),
+                applied_per_s: during.iter().map(|s| s.applied_per_s).sum::<f64>() / n,
+                drained_s: d,
+                replica: name,
+            }
+        })
+        .collect()
+}
+
+/// Each replica's figures: worst and mean lag, most transactions behind, drain time.
+fn lag_metrics(lags: &[Lag]) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for l in lags {
+        let n = &l.replica;
+        m.push(Metric::new(
+            &format!("max_lag_s.{n}"),
+            &format!("{n}: worst lag"),
+            l.max_lag_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+        m.push(Metric::new(
+            &format!("mean_lag_s.{n}"),
+            &format!("{n}: mean lag"),
+            l.mean_lag_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+        m.push(Metric::new(
+            &format!("max_behind_tx.{n}"),
+            &format!("{n}: most tx behind"),
+            l.max_behind_tx as f64,
+            Unit::Count,
+            Better::Lower,
+        ));
+        m.push(Metric::new(
+            &format!("drained_s.{n}"),
+            &format!("{n}: caught up after writes in"),
+            l.drained_s,
+            Unit::Seconds,
+            Better::Lower,
+        ));
+    }
+    m
 }
