@@ -297,3 +297,124 @@ fn manifest(study: &Study, opts: &RunOptions, host: &Host, started: SystemTime) 
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::events::Sinks;
+    use crate::run::plan::Plan;
+    use crate::study::{Request, Source};
+
+    fn study() -> Study {
+        let text = "[study]\nname = \"journal-t\"\ndescription = \"t\"\n\
+                    [dataset]\ngenerator = \"user_logs\"\nrows = 10\n\
+                    [[contender]]\nname = \"c\"\nengine = \"sqlite\"\n\
+                    [[step]]\nname = \"load\"\nkind = \"load\"\n\
+                    [[step]]\nname = \"size\"\nkind = \"footprint\"\n";
+        crate::study::parse(&Source::new("t.toml", text), &Request::default())
+            .unwrap_or_else(|e| panic!("test study: {e}"))
+    }
+
+    fn read(dir: &Path, rel: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    #[test]
+    fn the_journal_writes_after_every_step_that_finished() {
+        let out = tempfile::tempdir().unwrap();
+        let study = study();
+        let plan = Plan::new(&study, None);
+        let opts = RunOptions {
+            out: out.path().to_path_buf(),
+            keep: false,
+            shard: None,
+        };
+        let dir = create_dir(out.path(), &plan.label).unwrap();
+        let path = dir.path.clone();
+        let host = crate::run::executor::host(out.path());
+        let mut journal = Journal::new(dir, &study, &opts, &host, SystemTime::now());
+        let mut sinks = Sinks(vec![&mut journal]);
+        let pass = &plan.rounds[0].passes[0];
+        let load = &study.steps[0];
+        let started = SystemTime::now();
+        sinks
+            .emit(RunEvent::RunStarted {
+                dir: &path,
+                host: &host,
+                started,
+            })
+            .unwrap();
+        assert_eq!(read(&path, "summary.json")["status"], "ok");
+        sinks
+            .emit(RunEvent::ContenderOpening {
+                pass,
+                engine: "sqlite",
+            })
+            .unwrap();
+        let facts = ContenderFacts {
+            name: "c".into(),
+            engine: "SQLite".into(),
+            version: "3".into(),
+            options: serde_json::Value::Null,
+            effective: Default::default(),
+        };
+        sinks
+            .emit(RunEvent::ContenderOpened {
+                pass,
+                facts: &facts,
+            })
+            .unwrap();
+        assert_eq!(read(&path, "manifest.json")["contenders"][0]["name"], "c");
+        let failed = StepSummary::without_figures("load", "load", Status::Failed, "broken");
+        let files = StepFiles {
+            samples: Vec::new(),
+            intervals: Vec::new(),
+            details: serde_json::json!({ "why": "test" }),
+            server_counters: None,
+            error: Some("c · load: broken".into()),
+        };
+        sinks
+            .emit(RunEvent::StepFinished {
+                pass,
+                step: load,
+                summary: &failed,
+                files: Some(&files),
+            })
+            .unwrap();
+        // The step's files, and the summary with it, at once.
+        let step = read(&path, "c/load.json");
+        assert_eq!(step["error"], "c · load: broken");
+        assert_eq!(step["details"]["why"], "test");
+        assert!(path.join("c/load.system.ndjson").is_file());
+        assert!(!path.join("c/load.intervals.ndjson").exists());
+        let steps = |p: &Path| read(p, "summary.json")["contenders"][0]["steps"].clone();
+        assert_eq!(steps(&path).as_array().map(Vec::len), Some(1));
+        // A step not run is recorded with the pass's end, not before.
+        let skipped = StepSummary::without_figures("size", "footprint", Status::Skipped, "no");
+        sinks
+            .emit(RunEvent::StepRecorded {
+                pass,
+                summary: &skipped,
+            })
+            .unwrap();
+        assert_eq!(steps(&path).as_array().map(Vec::len), Some(1));
+        assert!(!path.join("c/size.json").exists());
+        sinks
+            .emit(RunEvent::ContenderClosed {
+                pass,
+                stop_error: None,
+            })
+            .unwrap();
+        assert_eq!(steps(&path).as_array().map(Vec::len), Some(2));
+        sinks
+            .emit(RunEvent::RunFinished {
+                rounds_run: 1,
+                interrupted: false,
+            })
+            .unwrap();
+        let summary = read(&path, "summary.json");
+        assert_eq!(summary["status"], "failed");
+        assert!(summary["finished_at"].is_string());
+    }
+}

@@ -1,18 +1,18 @@
 //! Runs a validated study. A run is a plan plus events: [`plan`] decides what runs (rounds ×
 //! contenders × steps), the [`executor`] walks it — the dataset once, then for each contender
 //! of a round its engine and every step, with the system sampler beside it and the shard
-//! [`gate`] around it — and emits [`events`]; the [`journal`] writes them to the run
-//! directory after each step, so nothing finished is lost, and the [`status`] lines print
+//! `gate` around it — and emits [`events`]; the [`journal`] writes them to the run
+//! directory after each step, so nothing finished is lost, and the `status` lines print
 //! them.
 
-pub mod dataset;
+mod dataset;
 pub mod events;
 pub mod executor;
-pub mod gate;
+mod gate;
 pub mod journal;
 pub mod plan;
-pub mod status;
-pub mod step;
+mod status;
+mod step;
 
 pub use events::{RunConsumer, RunEvent};
 pub use plan::Plan;
