@@ -14,6 +14,7 @@ use crate::progress::Progress;
 use crate::results::{ContenderFacts, DatasetFacts, Host, Status, StepSummary};
 use crate::study::{Contender, Study};
 use crate::sysmon;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
@@ -178,41 +179,20 @@ impl Executor<'_> {
             max_clients: self.study.max_clients(),
         };
         // Data on a device the contender names: its disk is the one measured.
-        let data_on = contender.engine.data_dir().map(Path::to_path_buf);
-        let fs = data_on.as_deref().and_then(sysmon::filesystem_of);
+        let fs = contender.engine.data_dir().and_then(sysmon::filesystem_of);
         let opened = contender.engine.open(&open_ctx).and_then(|e| {
             let info = e.info()?;
             Ok((e, info))
         });
         match opened {
-            Ok((engine, mut info)) => {
-                // Where the data lives, when the contender names a device for it.
-                if let (Some(d), Some(fs)) = (&data_on, &fs) {
-                    info.settings.insert(
-                        "data_dir".into(),
-                        format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
-                    );
-                    info.settings
-                        .insert("data_device".into(), fs.source.clone());
-                }
-                // The profile's numbers, and the disk they hold, beside the settings.
-                if let Some(p) = contender.engine.device_profile() {
-                    let disk = crate::sandbox::limits::block_device_of(
-                        data_on.as_deref().unwrap_or(data_dir),
-                    )
-                    .map(|d| format!("{} ({})", d.name, d.dev))
-                    .unwrap_or_else(|e| e);
-                    info.settings.insert(
-                        "device_profile".into(),
-                        format!("{}, throttled on {disk}", p.describe()),
-                    );
-                }
+            Ok((engine, info)) => {
+                let settings = settings(info.settings, contender, data_dir, fs.as_ref());
                 let facts = ContenderFacts {
                     name: contender.name.clone(),
                     engine: info.engine,
                     version: info.version,
                     options: serde_json::to_value(&contender.options).unwrap_or_default(),
-                    effective: info.settings,
+                    effective: settings,
                 };
                 sinks.emit(RunEvent::ContenderOpened {
                     pass,
@@ -324,6 +304,35 @@ impl Executor<'_> {
         gate.after(pass, step, summary.status, self.stop, sinks)?;
         Ok(summary.status == Status::Failed)
     }
+}
+
+/// The settings an opened engine reports, with where its data lives when the contender names
+/// a device for it (`fs`: that device's filesystem), and its device profile's numbers with
+/// the disk they hold.
+fn settings(
+    mut settings: BTreeMap<String, String>,
+    contender: &Contender,
+    data_dir: &Path,
+    fs: Option<&sysmon::FsInfo>,
+) -> BTreeMap<String, String> {
+    let data_on = contender.engine.data_dir();
+    if let (Some(d), Some(fs)) = (data_on, fs) {
+        settings.insert(
+            "data_dir".into(),
+            format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
+        );
+        settings.insert("data_device".into(), fs.source.clone());
+    }
+    if let Some(p) = contender.engine.device_profile() {
+        let disk = crate::sandbox::limits::block_device_of(data_on.unwrap_or(data_dir))
+            .map(|d| format!("{} ({})", d.name, d.dev))
+            .unwrap_or_else(|e| e);
+        settings.insert(
+            "device_profile".into(),
+            format!("{}, throttled on {disk}", p.describe()),
+        );
+    }
+    settings
 }
 
 /// A contender's engine, open, and the device its data is on when it names one.
