@@ -1,5 +1,6 @@
 //! Progress for long work, on stderr: a live spinner line on a terminal, plain timestamped
-//! lines otherwise (at most one status line every 10 s), nothing with `--quiet`.
+//! lines otherwise (at most one status line every 10 s), nothing with `--quiet`. Shared by
+//! reference: a run's event consumer prints its lines while a step reports its status.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -17,7 +18,8 @@ pub enum Mode {
 /// Progress reporter. Called from the thread that runs steps.
 pub struct Progress {
     mode: Mode,
-    bar: Option<ProgressBar>,
+    /// The live line of the current step (terminal mode).
+    bar: Mutex<Option<ProgressBar>>,
     started: Instant,
     /// Step label and when a status line was last printed (plain-lines mode).
     current: Mutex<(String, Instant)>,
@@ -39,7 +41,7 @@ impl Progress {
     pub fn with_mode(mode: Mode) -> Self {
         Progress {
             mode,
-            bar: None,
+            bar: Mutex::new(None),
             started: Instant::now(),
             current: Mutex::new((String::new(), Instant::now())),
         }
@@ -50,7 +52,7 @@ impl Progress {
     }
 
     /// A step begins.
-    pub fn begin(&mut self, label: &str) {
+    pub fn begin(&self, label: &str) {
         if let Ok(mut c) = self.current.lock() {
             *c = (label.to_string(), Instant::now());
         }
@@ -65,7 +67,7 @@ impl Progress {
                 );
                 bar.set_prefix(label.to_string());
                 bar.enable_steady_tick(Duration::from_millis(120));
-                self.bar = Some(bar);
+                self.set_bar(Some(bar));
             }
         }
     }
@@ -75,7 +77,9 @@ impl Progress {
         match self.mode {
             Mode::Quiet => {}
             Mode::Tty => {
-                if let Some(b) = &self.bar {
+                if let Ok(bar) = self.bar.lock()
+                    && let Some(b) = bar.as_ref()
+                {
                     b.set_message(msg.to_string());
                 }
             }
@@ -91,31 +95,42 @@ impl Progress {
     }
 
     /// The current step ended; `line` says how.
-    pub fn end(&mut self, line: &str) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
+    pub fn end(&self, line: &str) {
+        self.clear_bar();
         if self.mode != Mode::Quiet {
             eprintln!("{} {line}", self.stamp());
         }
     }
 
     /// A failure: shown even with `--quiet`, since errors are not progress.
-    pub fn fail(&mut self, line: &str) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
+    pub fn fail(&self, line: &str) {
+        self.clear_bar();
         eprintln!("{} {line}", self.stamp());
     }
 
     /// A line outside any step.
     pub fn note(&self, line: &str) {
         if self.mode != Mode::Quiet {
-            if let Some(b) = &self.bar {
-                b.suspend(|| eprintln!("{} {line}", self.stamp()));
-            } else {
-                eprintln!("{} {line}", self.stamp());
+            let bar = self.bar.lock().ok().and_then(|b| b.clone());
+            match bar {
+                Some(b) => b.suspend(|| eprintln!("{} {line}", self.stamp())),
+                None => eprintln!("{} {line}", self.stamp()),
             }
+        }
+    }
+
+    /// Replace the live line (a step begins).
+    fn set_bar(&self, bar: Option<ProgressBar>) {
+        if let Ok(mut b) = self.bar.lock() {
+            *b = bar;
+        }
+    }
+
+    /// Take the live line down, if there is one.
+    fn clear_bar(&self) {
+        let bar = self.bar.lock().ok().and_then(|mut b| b.take());
+        if let Some(b) = bar {
+            b.finish_and_clear();
         }
     }
 }

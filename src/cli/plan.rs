@@ -57,22 +57,14 @@ fn print_dataset(s: &Study) {
     }
 }
 
-/// The contenders' order in each round, when there is more than one.
+/// The contenders' order in each round, when there is more than one: the run's own plan.
 fn print_rounds(s: &Study) {
-    let rounds = crate::run::plan(s);
-    if rounds.len() > 1 {
-        let orders: Vec<String> = rounds
-            .iter()
-            .map(|o| {
-                o.iter()
-                    .map(|&i| s.contenders[i].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
+    let orders = crate::run::Plan::new(s, None).orders();
+    if !orders.is_empty() {
+        let orders: Vec<String> = orders.iter().map(|o| o.join(" ")).collect();
         outln!(
             "rounds: {}, contenders interleaved: {}",
-            rounds.len(),
+            orders.len(),
             orders.join(" | ")
         );
     }

@@ -1,0 +1,380 @@
+//! The executor: walks the [`Plan`] — the dataset once, then each round's passes, each pass
+//! opening its contender's engine from nothing and running every step through the shard
+//! gate — and emits [`RunEvent`]s. It knows nothing of the run directory's files or of the
+//! terminal: consumers do.
+
+use super::events::{RunEvent, Sinks};
+use super::gate::{Admit, Gate};
+use super::plan::{Pass, Plan, PlannedStep};
+use super::step::{StepEnv, run_step};
+use super::{ExecError, RunOptions};
+use crate::dataset::{Generator, TableDef};
+use crate::engine::{Engine, OpenCtx};
+use crate::progress::Progress;
+use crate::results::{ContenderFacts, DatasetFacts, Host, Status, StepSummary};
+use crate::study::{Contender, Study};
+use crate::sysmon;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime};
+
+/// Everything a run's walk needs.
+pub struct Executor<'a> {
+    pub study: &'a Study,
+    pub opts: &'a RunOptions,
+    pub plan: &'a Plan,
+    /// The run's run directory, for the consumers.
+    pub dir: &'a Path,
+    /// The run's data directory: the dataset, and each pass's data beneath it.
+    pub work: &'a Path,
+    pub host: &'a Host,
+    pub started: SystemTime,
+    /// Where steps say what they are doing.
+    pub progress: &'a Progress,
+    pub stop: &'a AtomicBool,
+}
+
+/// The dataset's tables and where their files are.
+struct Data {
+    generator: Generator,
+    tables: Vec<TableDef>,
+    files: Vec<PathBuf>,
+}
+
+/// The machine's facts for the manifest, with the filesystem `work` is on.
+pub fn host(work: &Path) -> Host {
+    let facts = sysmon::host_facts();
+    let fs = sysmon::filesystem_of(work);
+    Host {
+        hostname: facts.hostname,
+        cpu_model: facts.cpu_model,
+        cores: facts.cores,
+        mem_total_bytes: facts.mem_total_bytes,
+        kernel: facts.kernel,
+        data_fs: fs
+            .as_ref()
+            .map(|f| format!("{} on {}", f.fs_type, f.mount_point)),
+        data_device: fs.as_ref().map(|f| f.source.clone()),
+    }
+}
+
+impl Executor<'_> {
+    /// Walk the plan, telling `sinks` what happens. Step failures are events, not errors.
+    pub fn run(&self, sinks: &mut Sinks) -> Result<(), ExecError> {
+        sinks.emit(RunEvent::RunStarted {
+            dir: self.dir,
+            host: self.host,
+            started: self.started,
+        })?;
+        // The resource check made sure the limit can be raised this far (unless it was skipped).
+        crate::fdlimit::raise_to(self.study.open_files_needed());
+        let data = self.dataset(sinks)?;
+        let orders = self.plan.orders();
+        if !orders.is_empty() {
+            sinks.emit(RunEvent::RoundsPlanned { orders: &orders })?;
+        }
+        let rounds_run = self.rounds(&data, sinks)?;
+        if !self.opts.keep {
+            let _ = std::fs::remove_dir_all(self.work);
+        }
+        sinks.emit(RunEvent::RunFinished {
+            rounds_run,
+            interrupted: self.stopped(),
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The dataset's tables, generated into the work directory when the plan needs them.
+    fn dataset(&self, sinks: &mut Sinks) -> Result<Data, ExecError> {
+        let ds = &self.study.file.dataset;
+        let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
+        let tables = generator.tables(&ds.table, ds.tables, ds.scale(), ds.seed);
+        let files: Vec<PathBuf> = tables
+            .iter()
+            .map(|t| self.work.join(format!("{}.tsv", t.name)))
+            .collect();
+        let data = Data {
+            generator,
+            tables,
+            files,
+        };
+        if self.plan.needs_dataset {
+            sinks.emit(RunEvent::DatasetStarted { spec: ds })?;
+            let t = Instant::now();
+            let bytes = super::dataset::write(data.generator, ds, &data.files)?;
+            let all_rows: u64 = data.tables.iter().map(|t| t.rows).sum();
+            let facts = dataset_facts(ds, &data.tables, all_rows, bytes, t.elapsed());
+            sinks.emit(RunEvent::DatasetWritten {
+                facts: &facts,
+                all_rows,
+            })?;
+        }
+        Ok(data)
+    }
+
+    /// Every round's passes; how many rounds began. An interrupted first round still lists
+    /// every contender (as not run); later rounds simply stop.
+    fn rounds(&self, data: &Data, sinks: &mut Sinks) -> Result<usize, ExecError> {
+        let mut rounds_run = 0;
+        for round in &self.plan.rounds {
+            for pass in &round.passes {
+                if round.number > 1 && self.stopped() {
+                    return Ok(rounds_run);
+                }
+                rounds_run = round.number;
+                self.pass(pass, data, sinks)?;
+            }
+            sinks.emit(RunEvent::RoundDone {
+                round: round.number,
+            })?;
+        }
+        Ok(rounds_run)
+    }
+
+    /// One pass of one contender: start its engine, run every step, stop it.
+    fn pass(&self, pass: &Pass, data: &Data, sinks: &mut Sinks) -> Result<(), ExecError> {
+        let contender = &self.study.contenders[pass.contender];
+        let data_dir = pass.data_dir_in(self.work);
+        sinks.emit(RunEvent::ContenderOpening {
+            pass,
+            engine: contender.engine.kind(),
+        })?;
+        let stop_error = match self.open(pass, contender, &data_dir, sinks)? {
+            Some(Opened { engine, device }) => {
+                let env = PassEnv {
+                    pass,
+                    engine: engine.as_ref(),
+                    data,
+                    data_device: device.as_deref().or(self.host.data_device.as_deref()),
+                };
+                self.steps(&env, sinks)?;
+                engine.finish(self.opts.keep).err().map(|e| e.to_string())
+            }
+            None => None,
+        };
+        sinks.emit(RunEvent::ContenderClosed { pass, stop_error })?;
+        if !self.opts.keep {
+            let _ = std::fs::remove_dir_all(&data_dir);
+        }
+        Ok(())
+    }
+
+    /// Open the contender's engine in `data_dir`, and the device its data is on when it
+    /// names one. None when it could not start (its steps then recorded as failed).
+    fn open(
+        &self,
+        pass: &Pass,
+        contender: &Contender,
+        data_dir: &Path,
+        sinks: &mut Sinks,
+    ) -> Result<Option<Opened>, ExecError> {
+        let open_ctx = OpenCtx {
+            contender: &contender.name,
+            dir: data_dir,
+            database: &self.plan.database,
+            max_clients: self.study.max_clients(),
+        };
+        // Data on a device the contender names: its disk is the one measured.
+        let fs = contender.engine.data_dir().and_then(sysmon::filesystem_of);
+        let opened = contender.engine.open(&open_ctx).and_then(|e| {
+            let info = e.info()?;
+            Ok((e, info))
+        });
+        match opened {
+            Ok((engine, info)) => {
+                let settings = settings(info.settings, contender, data_dir, fs.as_ref());
+                let facts = ContenderFacts {
+                    name: contender.name.clone(),
+                    engine: info.engine,
+                    version: info.version,
+                    options: serde_json::to_value(&contender.options).unwrap_or_default(),
+                    effective: settings,
+                };
+                sinks.emit(RunEvent::ContenderOpened {
+                    pass,
+                    facts: &facts,
+                })?;
+                Ok(Some(Opened {
+                    engine,
+                    device: fs.map(|f| f.source),
+                }))
+            }
+            Err(e) => {
+                self.blocked(pass, &format!("engine could not start: {e}"), sinks)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The pass cannot run its steps: each recorded as failed for `why`.
+    fn blocked(&self, pass: &Pass, why: &str, sinks: &mut Sinks) -> Result<(), ExecError> {
+        sinks.emit(RunEvent::ContenderBlocked { pass, why })?;
+        for s in &self.study.steps {
+            let summary = StepSummary::without_figures(&s.name, &s.kind, Status::Failed, why);
+            sinks.emit(RunEvent::StepRecorded {
+                pass,
+                summary: &summary,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Every step of a pass whose engine is open, through the shard gate. After a failed
+    /// step the contender's later steps are skipped.
+    fn steps(&self, env: &PassEnv, sinks: &mut Sinks) -> Result<(), ExecError> {
+        let pass = env.pass;
+        let gate = match Gate::open(self.opts.shard.as_ref(), env.engine, &pass.rel_dir) {
+            Ok(g) => g,
+            Err(why) => return self.blocked(pass, &why, sinks),
+        };
+        let mut blocked: Option<String> = None;
+        for planned in &self.plan.steps {
+            let step = &self.study.steps[planned.index];
+            let not_run = if self.stopped() {
+                gate.interrupted();
+                Some((Status::Interrupted, "not run: interrupted".to_string()))
+            } else {
+                blocked
+                    .as_ref()
+                    .map(|why| (Status::Skipped, format!("not run: {why}")))
+            };
+            if let Some((status, note)) = not_run {
+                let summary = StepSummary::without_figures(&step.name, &step.kind, status, note);
+                sinks.emit(RunEvent::StepRecorded {
+                    pass,
+                    summary: &summary,
+                })?;
+                continue;
+            }
+            if self.step(env, &gate, planned, sinks)? {
+                blocked = Some(format!("step `{}` failed", step.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// One step: through the gate, run here or recorded. Whether it blocks the contender's
+    /// later steps (it failed, or the shards did not meet).
+    fn step(
+        &self,
+        env: &PassEnv,
+        gate: &Gate,
+        planned: &PlannedStep,
+        sinks: &mut Sinks,
+    ) -> Result<bool, ExecError> {
+        let (pass, step) = (env.pass, &self.study.steps[planned.index]);
+        let team = match gate.before(pass, step, planned.share, self.stop, sinks)? {
+            Admit::Run(team) => team,
+            Admit::Recorded(summary) => {
+                sinks.emit(RunEvent::StepFinished {
+                    pass,
+                    step,
+                    summary: &summary,
+                    files: None,
+                })?;
+                // A step another shard runs blocks nothing here.
+                return Ok(summary.status != Status::Skipped);
+            }
+        };
+        sinks.emit(RunEvent::StepStarted { pass, step })?;
+        let step_env = StepEnv {
+            engine: env.engine,
+            study: self.study,
+            step,
+            contender: &pass.name,
+            tables: &env.data.tables,
+            dataset_files: &env.data.files,
+            host: self.host,
+            data_device: env.data_device,
+            progress: self.progress,
+            stop: self.stop,
+            team: team.as_ref(),
+        };
+        let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
+        sinks.emit(RunEvent::StepFinished {
+            pass,
+            step,
+            summary: &summary,
+            files: Some(&files),
+        })?;
+        gate.after(pass, step, summary.status, self.stop, sinks)?;
+        Ok(summary.status == Status::Failed)
+    }
+}
+
+/// The settings an opened engine reports, with where its data lives when the contender names
+/// a device for it (`fs`: that device's filesystem), and its device profile's numbers with
+/// the disk they hold.
+fn settings(
+    mut settings: BTreeMap<String, String>,
+    contender: &Contender,
+    data_dir: &Path,
+    fs: Option<&sysmon::FsInfo>,
+) -> BTreeMap<String, String> {
+    let data_on = contender.engine.data_dir();
+    if let (Some(d), Some(fs)) = (data_on, fs) {
+        settings.insert(
+            "data_dir".into(),
+            format!("{} ({} on {})", d.display(), fs.fs_type, fs.mount_point),
+        );
+        settings.insert("data_device".into(), fs.source.clone());
+    }
+    if let Some(p) = contender.engine.device_profile() {
+        let disk = crate::sandbox::limits::block_device_of(data_on.unwrap_or(data_dir))
+            .map(|d| format!("{} ({})", d.name, d.dev))
+            .unwrap_or_else(|e| e);
+        settings.insert(
+            "device_profile".into(),
+            format!("{}, throttled on {disk}", p.describe()),
+        );
+    }
+    settings
+}
+
+/// A contender's engine, open, and the device its data is on when it names one.
+struct Opened {
+    engine: Box<dyn Engine>,
+    device: Option<String>,
+}
+
+/// What the steps of one pass share.
+struct PassEnv<'a> {
+    pass: &'a Pass,
+    engine: &'a dyn Engine,
+    data: &'a Data,
+    /// The device the contender's data is on: the one it names, else the run's.
+    data_device: Option<&'a str>,
+}
+
+/// What the manifest says of the dataset written.
+fn dataset_facts(
+    ds: &crate::study::model::DatasetSpec,
+    tables: &[TableDef],
+    all_rows: u64,
+    file_bytes: u64,
+    took: std::time::Duration,
+) -> DatasetFacts {
+    DatasetFacts {
+        generator: ds.generator.clone(),
+        // per table; for TPC-C (tables of many sizes) all of them
+        rows: if ds.warehouses.is_some() {
+            all_rows
+        } else {
+            ds.rows
+        },
+        warehouses: ds.warehouses,
+        tables: tables.len() as u64,
+        seed: ds.seed,
+        table: match tables {
+            [one] => one.name.clone(),
+            [first, .., last] => format!("{}…{}", first.name, last.name),
+            [] => ds.table.clone(),
+        },
+        file_bytes,
+        generate_s: took.as_secs_f64(),
+    }
+}

@@ -1,0 +1,343 @@
+//! One step on an opened engine: the system sampler beside it, a watcher for the server's
+//! death and the stop flag, and the step's record made from what it measured. Writes
+//! nothing: the record goes to the journal as an event.
+
+use super::events::StepFiles;
+use crate::engine::Engine;
+use crate::progress::Progress;
+use crate::results::{Better, Host, Metric, Status, StepSummary, Unit};
+use crate::shard::Team;
+use crate::study::{Step, Study};
+use crate::sysmon;
+use crate::workload::{self, StepCtx, StepError};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// What a step runs with.
+pub struct StepEnv<'a> {
+    /// The contender's engine, opened.
+    pub engine: &'a dyn Engine,
+    pub study: &'a Study,
+    pub step: &'a Step,
+    /// The contender's name.
+    pub contender: &'a str,
+    /// The dataset's tables and their generated files.
+    pub tables: &'a [crate::dataset::TableDef],
+    pub dataset_files: &'a [PathBuf],
+    /// The machine (its cores and memory, against which dbduel's own use is judged).
+    pub host: &'a Host,
+    /// The device the contender's data is on, when known.
+    pub data_device: Option<&'a str>,
+    /// Where the step says what it is doing.
+    pub progress: &'a Progress,
+    /// The run's stop flag (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// This shard's part of a step divided among the shards' clients.
+    pub team: Option<&'a Team>,
+}
+
+/// What a step left behind before its record is made.
+struct Measured {
+    result: Result<workload::StepOutput, StepError>,
+    samples: Vec<sysmon::SystemSample>,
+    own: sysmon::own::OwnUse,
+    server_counters: Option<BTreeMap<String, u64>>,
+}
+
+/// Run one step with the sampler beside it: its summary and the contents of its files.
+pub fn run_step(env: &StepEnv) -> (StepSummary, StepFiles) {
+    let m = measure(env);
+    // A step whose result is wrong but whose figures stand keeps them, and fails.
+    let (summary, details, error, intervals) = match m.result {
+        Err(StepError::Failed(why, workload::Kept(out))) => {
+            figures(env, *out, Some(why), &m.samples, m.own)
+        }
+        Ok(out) => figures(env, out, None, &m.samples, m.own),
+        Err(e) => {
+            let (s, details, error) = failure(env, e);
+            (s, details, error, Vec::new())
+        }
+    };
+    let files = StepFiles {
+        samples: m.samples,
+        intervals,
+        details,
+        server_counters: m.server_counters,
+        error,
+    };
+    (summary, files)
+}
+
+/// Run the step's workload, sampled and watched; its server's counters over it.
+fn measure(env: &StepEnv) -> Measured {
+    let engine = env.engine;
+    let start = Instant::now();
+    let sampler = sysmon::Sampler::start(
+        start,
+        sysmon::Targets {
+            // An embedded engine works inside dbduel, so its process is ours; an external
+            // server's process is not visible from here.
+            engine_pids: if engine.embedded() {
+                vec![std::process::id() as i32]
+            } else {
+                engine.server_pids()
+            },
+            self_pid: std::process::id() as i32,
+        },
+    );
+    // The step stops on Ctrl-C and when its server dies; a watcher notices the latter
+    // within a fraction of a second, whatever the step is doing.
+    let step_stop = AtomicBool::new(false);
+    let ctx = StepCtx {
+        contender: env.contender,
+        step: &env.step.name,
+        title: env.step.title.as_deref(),
+        engine,
+        tables: env.tables,
+        dataset_files: env.dataset_files,
+        dataset_rows: env.study.file.dataset.scale(),
+        dataset_seed: env.study.file.dataset.seed,
+        data_device: env.data_device,
+        progress: env.progress,
+        stop: &step_stop,
+        team: env.team,
+    };
+    let counters_before = engine.counters().ok().flatten();
+    let pid_before = engine.server_pid();
+    let own = sysmon::own::OwnMeter::begin();
+    let (result, server_died) = watched(engine, env.stop, &step_stop, start, || {
+        workload::run(&env.step.params, &ctx)
+    });
+    let samples = sampler.stop();
+    let own = own.end(
+        samples
+            .iter()
+            .map(|s| s.dbduel.rss_bytes)
+            .max()
+            .unwrap_or(0),
+    );
+    // A server restarted inside the step (a cold count, a sweep's cold start) counts from
+    // zero again: its counters afterwards are what the step did since.
+    let restarted = pid_before.is_some() && engine.server_pid() != pid_before;
+    let server_counters = match (counters_before, engine.counters().ok().flatten()) {
+        (Some(_), Some(after)) if restarted => Some(after),
+        (Some(before), Some(after)) => Some(counter_delta(&before, &after)),
+        _ => None,
+    };
+    let result = match (result, server_died) {
+        (r, None) => r,
+        (_, Some(death)) => Err(StepError::Check(death)),
+    };
+    Measured {
+        result,
+        samples,
+        own,
+        server_counters,
+    }
+}
+
+/// The record of a step that produced its figures (`wrong`: why its result is wrong anyway):
+/// its summary, details, error and per-second records.
+fn figures(
+    env: &StepEnv,
+    out: workload::StepOutput,
+    wrong: Option<String>,
+    samples: &[sysmon::SystemSample],
+    own: sysmon::own::OwnUse,
+) -> (
+    StepSummary,
+    serde_json::Value,
+    Option<String>,
+    Vec<crate::results::IntervalRecord>,
+) {
+    let (engine, host, step) = (env.engine, env.host, env.step);
+    let mut s = out.summary;
+    s.name = step.name.clone();
+    s.kind = step.kind.clone();
+    s.status = if wrong.is_some() {
+        Status::Failed
+    } else if out.interrupted {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    };
+    if !out.intervals.is_empty() {
+        s.metrics.push(Metric::new(
+            "dbduel_peak_rss_bytes",
+            "dbduel peak RSS",
+            own.peak_rss_bytes as f64,
+            Unit::Bytes,
+            Better::None,
+        ));
+    }
+    s.machine = machine_share(engine, samples, host.cores);
+    let disturbed = s.machine.iter().flat_map(|m| m.disturbances()).map(|w| {
+        format!("warning: {w}; the step's figures are disturbed and compare will not judge them")
+    });
+    let warnings = [
+        client_cpu_warning(engine, samples, host.cores),
+        client_memory_warning(engine, own.peak_rss_bytes, host.mem_total_bytes),
+    ];
+    for w in warnings.into_iter().flatten().chain(disturbed) {
+        s.note = Some(match s.note.take() {
+            Some(n) => format!("{n}; {w}"),
+            None => w,
+        });
+    }
+    s.dbduel = Some(own);
+    if let Some(why) = &wrong {
+        s.note = Some(match s.note.take() {
+            Some(n) => format!("FAILED: {why}; {n}"),
+            None => format!("FAILED: {why}"),
+        });
+    }
+    let error = wrong.map(|why| format!("{} · {}: {why}", env.contender, step.name));
+    (s, out.details, error, out.intervals)
+}
+
+/// The record of a step that produced no figures: skipped, interrupted or failed (with the
+/// server log's tail).
+fn failure(env: &StepEnv, e: StepError) -> (StepSummary, serde_json::Value, Option<String>) {
+    let step = env.step;
+    let record =
+        |status, note: String| StepSummary::without_figures(&step.name, &step.kind, status, note);
+    match e {
+        StepError::Skipped(reason) => (
+            record(Status::Skipped, format!("skipped: {reason}")),
+            serde_json::Value::Null,
+            None,
+        ),
+        // Ctrl-C while the clients connected or waited for the other shards.
+        e @ StepError::Run(
+            crate::runner::RunError::Interrupted
+            | crate::runner::RunError::Shards(crate::shard::BarrierError::Interrupted),
+        ) => (
+            record(Status::Interrupted, e.to_string()),
+            serde_json::Value::Null,
+            None,
+        ),
+        e => {
+            let msg = format!("{} · {}: {e}", env.contender, step.name);
+            // The server's own account of what went wrong.
+            let log = env
+                .engine
+                .server_log()
+                .map(|p| crate::sandbox::tail(&p, 30));
+            (
+                record(Status::Failed, e.to_string()),
+                serde_json::json!({ "server_log_tail": log }),
+                Some(msg),
+            )
+        }
+    }
+}
+
+/// Per-counter change over a step. A counter that went down was reset by a restart inside
+/// the step that the server's pid did not show (an external server's restart command); its
+/// value after the restart is what the step did since.
+fn counter_delta(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, a)| {
+            let b = before.get(k).copied().unwrap_or(0);
+            (k.clone(), if *a >= b { a - b } else { *a })
+        })
+        .collect()
+}
+
+/// A warning when dbduel itself used more than half of the machine's CPU during a step
+/// against a server: the client then competed with the server and may have capped the
+/// figures. (An embedded engine runs inside dbduel, so there it is expected.)
+fn client_cpu_warning(
+    engine: &dyn Engine,
+    samples: &[sysmon::SystemSample],
+    cores: usize,
+) -> Option<String> {
+    engine.server_pid()?;
+    if samples.is_empty() || cores == 0 {
+        return None;
+    }
+    let mean = samples.iter().map(|s| s.dbduel.cpu_pct).sum::<f64>() / samples.len() as f64;
+    let share = mean / (cores as f64 * 100.0);
+    (share > 0.5).then(|| {
+        format!(
+            "warning: dbduel itself used {:.0}% of the machine's CPU during this step; the client may have limited these figures",
+            share * 100.0
+        )
+    })
+}
+
+/// What the rest of the machine did during a step. Not for a replication topology: its
+/// replicas are servers of the contender outside the primary's process tree, and would count
+/// as others.
+fn machine_share(
+    engine: &dyn Engine,
+    samples: &[sysmon::SystemSample],
+    cores: usize,
+) -> Option<sysmon::machine::MachineShare> {
+    if engine.replication().is_some() {
+        return None;
+    }
+    sysmon::machine::MachineShare::of(samples, cores, engine.embedded())
+}
+
+/// Share of the machine's memory above which dbduel's own peak RSS is called out.
+const CLIENT_MEMORY_WARN_SHARE: f64 = 0.05;
+
+/// A warning when dbduel itself held a significant share of the machine's memory during a
+/// step against a server: on a shared host that is page cache the server did not have.
+/// (An embedded engine's caches live inside dbduel, so there it is expected.)
+fn client_memory_warning(engine: &dyn Engine, peak_rss: u64, mem_total: u64) -> Option<String> {
+    engine.server_pid()?;
+    let share = peak_rss as f64 / mem_total.max(1) as f64;
+    (mem_total > 0 && share > CLIENT_MEMORY_WARN_SHARE).then(|| {
+        format!(
+            "warning: dbduel itself held {} ({:.0}% of the machine's memory) during this step; on a shared host that memory was not the server's",
+            crate::report::format::bytes(peak_rss),
+            share * 100.0
+        )
+    })
+}
+
+/// How often the watcher looks at the server and the stop flag.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Run `f` while a watcher thread mirrors the run's stop flag into the step's and checks
+/// that the engine's server is alive. Returns `f`'s result and, if the server died, what
+/// happened and when it was noticed.
+fn watched<T: Send>(
+    engine: &dyn Engine,
+    run_stop: &AtomicBool,
+    step_stop: &AtomicBool,
+    start: Instant,
+    f: impl FnOnce() -> T + Send,
+) -> (T, Option<String>) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if run_stop.load(Ordering::Relaxed) {
+                    step_stop.store(true, Ordering::Relaxed);
+                }
+                if let Some(how) = engine.server_gone() {
+                    step_stop.store(true, Ordering::Relaxed);
+                    return Some(format!(
+                        "the server died during the step ({how}; noticed {:.1} s into the step)",
+                        start.elapsed().as_secs_f64()
+                    ));
+                }
+                std::thread::sleep(WATCH_EVERY);
+            }
+            None
+        });
+        let out = f();
+        done.store(true, Ordering::Relaxed);
+        let died = watcher.join().unwrap_or(None);
+        (out, died)
+    })
+}
