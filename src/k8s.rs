@@ -1,20 +1,15 @@
-//! `dbduel k8s`: the Kubernetes objects that run a study's shards, built from the API's typed
-//! structs and printed as one `v1` List for `kubectl apply -f -`: a ConfigMap holding the
-//! study file, an Indexed Job of N completions run N at a time (each pod is shard
-//! `JOB_COMPLETION_INDEX` of N, its run group the Job's uid), the target passwords as
-//! references to a Secret (never their values), and a claim on a volume every pod writes its
-//! run directory to.
+//! `dbduel k8s`: the Kubernetes objects that run a study's shards, printed as one `v1` List
+//! for `kubectl apply -f -`: a ConfigMap holding the study file, an Indexed Job of N
+//! completions run N at a time (each pod is shard `JOB_COMPLETION_INDEX` of N, its run group
+//! the Job's uid), the target passwords as references to a Secret (never their values), and a
+//! claim on a volume every pod writes its run directory to.
+//!
+//! The objects are written as JSON values holding just the fields dbduel sets, each object's
+//! keys in the order the Kubernetes API's own types print them (`apiVersion` and `kind`
+//! first, then mostly alphabetically); the tests read them back with those types and check
+//! they print the same text.
 
-use k8s_openapi::api::batch::v1::{Job, JobSpec};
-use k8s_openapi::api::core::v1::{
-    Affinity, ConfigMap, ConfigMapVolumeSource, Container, EnvVar, EnvVarSource,
-    ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
-    SecretKeySelector, Volume, VolumeMount, VolumeResourceRequirements, WeightedPodAffinityTerm,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
 
 /// Where the study file is mounted in each pod.
 pub const STUDY_DIR: &str = "/etc/dbduel";
@@ -62,24 +57,23 @@ pub fn check_name(s: &str) -> Result<(), String> {
     }
 }
 
-fn meta(l: &Launch, name: String) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(name),
-        namespace: l.namespace.clone(),
-        labels: Some(labels(l)),
-        ..ObjectMeta::default()
+fn meta(l: &Launch, name: String) -> Value {
+    let mut meta = json!({ "labels": labels(l), "name": name });
+    if let Some(ns) = &l.namespace {
+        meta["namespace"] = json!(ns);
     }
+    meta
 }
 
-fn labels(l: &Launch) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), "dbduel".to_string()),
-        ("app.kubernetes.io/instance".to_string(), l.name.clone()),
-    ])
+fn labels(l: &Launch) -> Value {
+    json!({
+        "app.kubernetes.io/instance": l.name,
+        "app.kubernetes.io/name": "dbduel",
+    })
 }
 
 /// The objects, in the order `kubectl apply` should create them, as one `v1` List.
-pub fn manifests(l: &Launch) -> Result<serde_json::Value, String> {
+pub fn manifests(l: &Launch) -> Result<Value, String> {
     check_name(&l.name)?;
     if !l.password_envs.is_empty() && l.secret.is_none() {
         return Err(format!(
@@ -88,66 +82,52 @@ pub fn manifests(l: &Launch) -> Result<serde_json::Value, String> {
             l.password_envs[0]
         ));
     }
-    let config = ConfigMap {
-        metadata: meta(l, format!("{}-study", l.name)),
-        data: Some(BTreeMap::from([(
-            l.study_file.clone(),
-            l.study_text.clone(),
-        )])),
-        ..ConfigMap::default()
-    };
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "data": { l.study_file.as_str(): l.study_text },
+        "metadata": meta(l, format!("{}-study", l.name)),
+    });
     let claim_name = l
         .results_claim
         .clone()
         .unwrap_or_else(|| format!("{}-results", l.name));
-    let claim = l.results_claim.is_none().then(|| PersistentVolumeClaim {
-        metadata: meta(l, claim_name.clone()),
-        spec: Some(PersistentVolumeClaimSpec {
-            // every shard's pod writes to it, wherever it runs
-            access_modes: Some(vec!["ReadWriteMany".into()]),
-            resources: Some(VolumeResourceRequirements {
-                requests: Some(BTreeMap::from([(
-                    "storage".to_string(),
-                    Quantity(l.results_size.clone()),
-                )])),
-                ..VolumeResourceRequirements::default()
-            }),
-            ..PersistentVolumeClaimSpec::default()
-        }),
-        ..PersistentVolumeClaim::default()
-    });
-    let job = Job {
-        metadata: meta(l, l.name.clone()),
-        spec: Some(JobSpec {
-            completion_mode: Some("Indexed".into()),
-            completions: Some(l.shards as i32),
-            parallelism: Some(l.shards as i32),
-            // a shard that fails fails the run: the others fail at their next meeting
-            backoff_limit: Some(0),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels(l)),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(pod(l, &claim_name)),
+    let claim = l.results_claim.is_none().then(|| {
+        json!({
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": meta(l, claim_name.clone()),
+            "spec": {
+                // every shard's pod writes to it, wherever it runs
+                "accessModes": ["ReadWriteMany"],
+                "resources": { "requests": { "storage": l.results_size } },
             },
-            ..JobSpec::default()
-        }),
-        ..Job::default()
-    };
-    let mut items = vec![to_value(&config)?];
-    if let Some(c) = &claim {
-        items.push(to_value(c)?);
-    }
-    items.push(to_value(&job)?);
-    Ok(serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }))
+        })
+    });
+    let job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta(l, l.name.clone()),
+        "spec": {
+            // a shard that fails fails the run: the others fail at their next meeting
+            "backoffLimit": 0,
+            "completionMode": "Indexed",
+            "completions": l.shards,
+            "parallelism": l.shards,
+            "template": {
+                "metadata": { "labels": labels(l) },
+                "spec": pod(l, &claim_name),
+            },
+        },
+    });
+    let items: Vec<Value> = [Some(config), claim, Some(job)]
+        .into_iter()
+        .flatten()
+        .collect();
+    Ok(json!({ "apiVersion": "v1", "kind": "List", "items": items }))
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, String> {
-    serde_json::to_value(v).map_err(|e| format!("writing a manifest: {e}"))
-}
-
-fn pod(l: &Launch, claim: &str) -> PodSpec {
+fn pod(l: &Launch, claim: &str) -> Value {
     let mut command: Vec<String> = [
         "dbduel",
         "run",
@@ -164,98 +144,63 @@ fn pod(l: &Launch, claim: &str) -> PodSpec {
     command.extend(l.run_args.iter().cloned());
     // The shard's index comes from JOB_COMPLETION_INDEX, which the Job sets; the run group
     // is the Job's uid, new for each Job.
-    let mut env = vec![EnvVar {
-        name: "DBDUEL_RUN_GROUP".into(),
-        value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector {
-                field_path: "metadata.labels['batch.kubernetes.io/controller-uid']".into(),
-                ..ObjectFieldSelector::default()
-            }),
-            ..EnvVarSource::default()
-        }),
-        ..EnvVar::default()
-    }];
+    let mut env = vec![json!({
+        "name": "DBDUEL_RUN_GROUP",
+        "valueFrom": {
+            "fieldRef": {
+                "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']",
+            },
+        },
+    })];
     for var in &l.password_envs {
-        env.push(EnvVar {
-            name: var.clone(),
-            value_from: Some(EnvVarSource {
-                secret_key_ref: Some(SecretKeySelector {
-                    name: l.secret.clone().unwrap_or_default(),
-                    key: var.clone(),
-                    ..SecretKeySelector::default()
-                }),
-                ..EnvVarSource::default()
-            }),
-            ..EnvVar::default()
-        });
+        env.push(json!({
+            "name": var,
+            "valueFrom": {
+                "secretKeyRef": {
+                    "key": var,
+                    "name": l.secret.clone().unwrap_or_default(),
+                },
+            },
+        }));
     }
-    PodSpec {
-        restart_policy: Some("Never".into()),
+    json!({
         // One shard a node where the cluster has them: the point is many client machines.
-        affinity: Some(Affinity {
-            pod_anti_affinity: Some(PodAntiAffinity {
-                preferred_during_scheduling_ignored_during_execution: Some(vec![
-                    WeightedPodAffinityTerm {
-                        weight: 100,
-                        pod_affinity_term: PodAffinityTerm {
-                            label_selector: Some(LabelSelector {
-                                match_labels: Some(labels(l)),
-                                ..LabelSelector::default()
-                            }),
-                            topology_key: "kubernetes.io/hostname".into(),
-                            ..PodAffinityTerm::default()
-                        },
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [{
+                    "podAffinityTerm": {
+                        "labelSelector": { "matchLabels": labels(l) },
+                        "topologyKey": "kubernetes.io/hostname",
                     },
-                ]),
-                ..PodAntiAffinity::default()
-            }),
-            ..Affinity::default()
-        }),
-        containers: vec![Container {
-            name: "dbduel".into(),
-            image: Some(l.image.clone()),
-            command: Some(command),
-            env: Some(env),
-            volume_mounts: Some(vec![
-                VolumeMount {
-                    name: "study".into(),
-                    mount_path: STUDY_DIR.into(),
-                    read_only: Some(true),
-                    ..VolumeMount::default()
-                },
-                VolumeMount {
-                    name: "results".into(),
-                    mount_path: RESULTS_DIR.into(),
-                    ..VolumeMount::default()
-                },
-            ]),
-            ..Container::default()
+                    "weight": 100,
+                }],
+            },
+        },
+        "containers": [{
+            "command": command,
+            "env": env,
+            "image": l.image,
+            "name": "dbduel",
+            "volumeMounts": [
+                { "mountPath": STUDY_DIR, "name": "study", "readOnly": true },
+                { "mountPath": RESULTS_DIR, "name": "results" },
+            ],
         }],
-        volumes: Some(vec![
-            Volume {
-                name: "study".into(),
-                config_map: Some(ConfigMapVolumeSource {
-                    name: format!("{}-study", l.name),
-                    ..ConfigMapVolumeSource::default()
-                }),
-                ..Volume::default()
-            },
-            Volume {
-                name: "results".into(),
-                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                    claim_name: claim.to_string(),
-                    ..PersistentVolumeClaimVolumeSource::default()
-                }),
-                ..Volume::default()
-            },
-        ]),
-        ..PodSpec::default()
-    }
+        "restartPolicy": "Never",
+        "volumes": [
+            { "configMap": { "name": format!("{}-study", l.name) }, "name": "study" },
+            { "name": "results", "persistentVolumeClaim": { "claimName": claim } },
+        ],
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim};
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
 
     fn launch() -> Launch {
         Launch {
@@ -329,5 +274,30 @@ mod tests {
         l.results_claim = Some("shared".into());
         let list = manifests(&l).unwrap();
         assert_eq!(list["items"].as_array().unwrap().len(), 2, "no claim made");
+    }
+
+    /// Read back as the API's type `T` and printed again, `item` is the same text: every
+    /// field is one the API knows, of its type, and in the order its types print.
+    fn same_as_api_type<T: DeserializeOwned + Serialize>(item: &Value) {
+        let typed: T = serde_json::from_value(item.clone()).expect("an API object");
+        let again = serde_json::to_value(&typed).expect("printed");
+        assert_eq!(
+            serde_json::to_string_pretty(&again).unwrap(),
+            serde_json::to_string_pretty(item).unwrap()
+        );
+    }
+
+    #[test]
+    fn manifests_print_as_the_api_types_print() {
+        let mut l = launch();
+        l.password_envs.push("DBDUEL_PW2".into());
+        for namespace in [Some("bench".to_string()), None] {
+            l.namespace = namespace;
+            let list = manifests(&l).expect("manifests");
+            let items = list["items"].as_array().expect("items");
+            same_as_api_type::<ConfigMap>(&items[0]);
+            same_as_api_type::<PersistentVolumeClaim>(&items[1]);
+            same_as_api_type::<Job>(&items[2]);
+        }
     }
 }
