@@ -18,9 +18,10 @@
 //! [`MIN_SAMPLES`] a side are not judged, and the row says how many more rounds it needs.
 
 use super::Format;
-use super::format;
-use super::html::page;
+use super::format::{self, md_cell};
+use super::page::page;
 use super::series::{self, Interval, RunData};
+use super::study;
 use super::svg::{self, Change, esc};
 use super::verdict;
 use crate::results::spread::{MIN_SAMPLES, Spread};
@@ -678,7 +679,7 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
         ma.host.data_fs.clone().unwrap_or_default(),
         mb.host.data_fs.clone().unwrap_or_default(),
     );
-    let (fa, fb) = (flatten(&ma.study), flatten(&mb.study));
+    let (fa, fb) = (study::flatten(&ma.study), study::flatten(&mb.study));
     let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -711,47 +712,6 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
             );
         }
     }
-    out
-}
-
-/// A JSON value as `path → text` leaves; arrays of named objects are keyed by name.
-pub(crate) fn flatten(v: &serde_json::Value) -> BTreeMap<String, String> {
-    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-        let join = |k: &str| {
-            if prefix.is_empty() {
-                k.to_string()
-            } else {
-                format!("{prefix}.{k}")
-            }
-        };
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    walk(&join(k), x, out);
-                }
-            }
-            serde_json::Value::Array(a)
-                if a.iter()
-                    .all(|x| x.get("name").and_then(|n| n.as_str()).is_some())
-                    && !a.is_empty() =>
-            {
-                for x in a {
-                    let name = x.get("name").and_then(|n| n.as_str()).unwrap_or("");
-                    walk(&join(name), x, out);
-                }
-            }
-            serde_json::Value::Null => {}
-            other => {
-                let text = match other {
-                    serde_json::Value::String(s) => s.clone(),
-                    x => x.to_string(),
-                };
-                out.insert(prefix.to_string(), text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk("", v, &mut out);
     out
 }
 
@@ -917,11 +877,6 @@ fn text(c: &Comparison, md: bool) -> String {
     o
 }
 
-/// A Markdown table cell: pipes escaped, no line breaks.
-pub fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 fn verdict_color(k: Kind) -> &'static str {
     match k {
         Kind::Regressed => "#b42318",
@@ -1039,21 +994,6 @@ mod tests {
         assert_eq!(signed_pct(f64::INFINITY), "+∞");
         assert_eq!(signed_pct(8.5), "×9.50");
         assert_eq!(signed_pct(99.0), "×100");
-    }
-
-    #[test]
-    fn flattening_keys_named_arrays_by_name() {
-        let v = serde_json::json!({
-            "dataset": {"rows": 10},
-            "step": [{"name": "load", "batch_rows": 5}, {"name": "q", "queries": ["a", "b"]}],
-            "x": null
-        });
-        let f = flatten(&v);
-        assert_eq!(f.get("dataset.rows").map(String::as_str), Some("10"));
-        assert_eq!(f.get("step.load.batch_rows").map(String::as_str), Some("5"));
-        assert_eq!(f.get("step.q.queries.0").map(String::as_str), None);
-        assert!(f.contains_key("step.q.queries"));
-        assert!(!f.contains_key("x"));
     }
 
     fn iv(t: u64, ops: f64) -> Interval {

@@ -7,6 +7,7 @@
 //! reference`).
 
 use super::format;
+use super::study::device_profiles;
 use crate::results::{Manifest, Status, Summary};
 use crate::sandbox::device_profile::DeviceProfile;
 use serde_json::Value;
@@ -129,24 +130,6 @@ fn profile_twins(study: &Value) -> Vec<((String, DeviceProfile), (String, Device
         }
     }
     out
-}
-
-/// The contenders of the study as run that have a device profile: (name, profile, what
-/// else makes the contender — engine, target, its other options).
-pub(crate) fn device_profiles(study: &Value) -> Vec<(String, DeviceProfile, Value)> {
-    study
-        .get("contender")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| {
-            let mut o = c.get("options").cloned()?;
-            let p: DeviceProfile =
-                serde_json::from_value(o.as_object_mut()?.remove("device_profile")?).ok()?;
-            let rest = serde_json::json!([c.get("engine"), c.get("target"), o]);
-            Some((c.get("name")?.as_str()?.to_string(), p, rest))
-        })
-        .collect()
 }
 
 /// Steps of the study that draw keys, as run: (name, keys, kind).

@@ -3,8 +3,7 @@
 //! Markdown adds each step's verdict in words and marks the best value, ready to paste into a
 //! post or a review comment.
 
-use super::compare::md_cell;
-use super::format;
+use super::format::{self, md_cell};
 use super::reference;
 use super::verdict::{self, metric_keys, per_contender, step_names, title_of};
 use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
