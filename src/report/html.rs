@@ -16,7 +16,7 @@ use super::series::{
     SystemPoint, downsample, windows,
 };
 use super::svg::{self, Bar, Line, LineChart, esc};
-use super::verdict;
+use super::view::{self, FigureRow, ReportView};
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
 use crate::sandbox::device_profile::DeviceProfile;
 use std::collections::BTreeSet;
@@ -40,11 +40,13 @@ pub struct StepView<'a> {
     pub run: &'a RunData,
     pub step: &'a str,
     /// Per contender (in the run's order): its summary of the step, if it has one.
-    pub per: Vec<Option<&'a StepSummary>>,
+    pub per: &'a [Option<&'a StepSummary>],
     /// Per contender: the step's series (empty when it has none).
-    pub series: Vec<Option<&'a StepSeries>>,
+    pub series: &'a [Option<&'a StepSeries>],
     /// Every metric of the step, first-seen order.
-    pub keys: Vec<&'a Metric>,
+    pub keys: &'a [&'a Metric],
+    /// The step's figures across contenders, with the best of each.
+    pub rows: &'a [FigureRow<'a>],
 }
 
 impl StepView<'_> {
@@ -81,6 +83,7 @@ pub const PANELS: &[Panel] = &[
 
 /// The report of one run.
 pub fn render(run: &RunData) -> String {
+    let view = ReportView::build(&run.summary, &run.manifest, Some(run));
     let s = &run.summary;
     let m = &run.manifest;
     let mut b = String::new();
@@ -101,32 +104,30 @@ pub fn render(run: &RunData) -> String {
         esc(&m.dbduel.to_string()),
         legend(run, None)
     );
-    let names = verdict::step_names(s);
     b.push_str("<section id=\"glance\">\n<h2>At a glance</h2>\n<ol class=\"glance\">\n");
-    for st in &names {
-        let v = verdict::step_verdict(s, st);
+    for st in &view.steps {
+        let v = &st.verdict;
         let _ = writeln!(
             b,
             "<li><a href=\"#step-{}\">{}</a>: {}</li>",
-            esc(&slug(st)),
+            esc(&slug(&st.name)),
             esc(&v.title),
             esc(&v.sentence)
         );
     }
     b.push_str("</ol>\n");
-    let findings = super::findings::findings(s, m);
-    if !findings.is_empty() {
+    if !view.findings.is_empty() {
         b.push_str("<h3>Findings</h3>\n<ul class=\"glance\">\n");
-        for f in findings {
-            let _ = writeln!(b, "<li>{}</li>", esc(&f));
+        for f in &view.findings {
+            let _ = writeln!(b, "<li>{}</li>", esc(f));
         }
         b.push_str("</ul>\n");
     }
     b.push_str("</section>\n");
-    for st in &names {
-        b.push_str(&step_section(run, st));
+    for st in &view.steps {
+        b.push_str(&step_section(run, &view, st));
     }
-    b.push_str(&context(run));
+    b.push_str(&context(run, &view));
     let _ = writeln!(
         b,
         "<footer>Made by dbduel from the run directory <code>{}</code>; every figure here is in its <code>summary.json</code> and per-step files.</footer>",
@@ -178,29 +179,18 @@ fn colour_key<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     o
 }
 
-fn step_section(run: &RunData, step: &str) -> String {
-    let s = &run.summary;
-    let per = verdict::per_contender(s, step);
-    let series = s
-        .contenders
-        .iter()
-        .map(|c| run.step(&c.name, step))
-        .collect();
+fn step_section(run: &RunData, report: &ReportView<'_>, st: &view::StepView<'_>) -> String {
+    let step = st.name.as_str();
     let view = StepView {
         run,
         step,
-        keys: verdict::metric_keys(&per),
-        per,
-        series,
+        per: &st.per,
+        series: &st.series,
+        keys: &st.keys,
+        rows: &st.rows,
     };
-    let v = verdict::step_verdict(s, step);
-    let kind = view
-        .per
-        .iter()
-        .flatten()
-        .next()
-        .map(|p| p.kind.clone())
-        .unwrap_or_default();
+    let v = &st.verdict;
+    let kind = &st.kind;
     let mut o = String::new();
     let figures: Vec<Figure> = PANELS.iter().flat_map(|p| p(&view)).collect();
     // Bars name their contenders; lines need the colour key.
@@ -211,10 +201,10 @@ fn step_section(run: &RunData, step: &str) -> String {
         esc(&slug(step)),
         esc(&v.title),
         esc(step),
-        esc(&kind),
+        esc(kind),
         esc(&v.sentence),
         if needs_legend {
-            legend(run, Some(&view.per))
+            legend(run, Some(view.per))
         } else {
             String::new()
         }
@@ -233,7 +223,7 @@ fn step_section(run: &RunData, step: &str) -> String {
             f.svg
         );
     }
-    o.push_str(&figures_table(&view));
+    o.push_str(&figures_table(report, &view));
     o.push_str("</div>\n");
     // A note every contender shares is said once, without names.
     let ran: Vec<(usize, &StepSummary)> = view
@@ -275,21 +265,15 @@ fn step_section(run: &RunData, step: &str) -> String {
 }
 
 /// The step's figures as a table, the best of each marked.
-fn figures_table(v: &StepView<'_>) -> String {
-    if v.keys.is_empty() {
+fn figures_table(report: &ReportView<'_>, v: &StepView<'_>) -> String {
+    if v.rows.is_empty() {
         return String::new();
     }
-    let base = super::table::baseline_of(&v.run.summary, &v.run.manifest);
     let mut o = String::from("<div class=\"tablewrap\"><table><thead><tr><th>figure</th>");
-    for (i, _) in v.per.iter().enumerate() {
-        let _ = write!(
-            o,
-            "<th>{}</th>",
-            esc(&super::table::column_name(v.name(i), base == Some(i)))
-        );
+    for c in &report.columns {
+        let _ = write!(o, "<th>{}</th>", esc(c));
     }
-    let refs = super::reference::of(&v.run.manifest);
-    for r in &refs {
+    for r in &report.refs {
         let _ = write!(
             o,
             "<th class=\"published\" title=\"{}\">{}</th>",
@@ -302,21 +286,18 @@ fn figures_table(v: &StepView<'_>) -> String {
         o.push_str("<th class=\"left\">best</th>");
     }
     o.push_str("</tr></thead><tbody>");
-    for k in &v.keys {
-        let figs = verdict::metrics(&v.per, &k.key);
-        let best = best_index(&figs, k.better);
-        let _ = write!(o, "<tr><td>{}</td>", esc(&k.label));
-        let b = base.and_then(|i| figs[i]);
-        for (i, f) in figs.iter().enumerate() {
-            let text = match (f, v.per.get(i).copied().flatten()) {
-                (Some(f), _) => super::table::cell(f, b),
-                (None, Some(p)) if p.status != Status::Ok => p.status.as_str().to_string(),
+    for r in v.rows {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&r.metric.label));
+        for (i, c) in r.cells.iter().enumerate() {
+            let text = match (&c.figure, c.status) {
+                (Some(f), _) => f.clone(),
+                (None, Some(status)) => status.as_str().to_string(),
                 _ => String::new(),
             };
             let _ = write!(
                 o,
                 "<td{}>{}</td>",
-                if best == Some(i) {
+                if r.best.clear == Some(i) {
                     " class=\"best\""
                 } else {
                     ""
@@ -324,54 +305,16 @@ fn figures_table(v: &StepView<'_>) -> String {
                 esc(&text)
             );
         }
-        for r in &refs {
-            let _ = write!(
-                o,
-                "<td class=\"published\">{}</td>",
-                super::reference::value(r, v.step, &k.key)
-                    .map(|x| esc(&format::value(x, k.unit)))
-                    .unwrap_or_default()
-            );
+        for x in &r.refs {
+            let _ = write!(o, "<td class=\"published\">{}</td>", esc(x));
         }
         if n >= 2 {
-            let _ = write!(
-                o,
-                "<td class=\"left\">{}</td>",
-                esc(&super::table::best(&v.run.summary, &figs, k.better))
-            );
+            let _ = write!(o, "<td class=\"left\">{}</td>", esc(&r.best.text));
         }
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table></div>\n");
     o
-}
-
-/// The contender with the best value, when there is a clear one (for repeated figures: its
-/// interval apart from every other's).
-fn best_index(figs: &[Option<&Metric>], better: Better) -> Option<usize> {
-    let present: Vec<(usize, f64)> = figs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| m.map(|m| (i, m.value)))
-        .collect();
-    if present.len() < 2 {
-        return None;
-    }
-    let pick = match better {
-        Better::Lower => present.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
-        Better::Higher => present.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
-        Better::None => None,
-    }?;
-    let ties = present
-        .iter()
-        .filter(
-            |(i, x)| match verdict::tied_by_spread(figs[pick.0], figs[*i]) {
-                Some(tied) => tied,
-                None => (x - pick.1).abs() <= pick.1.abs() * 0.005,
-            },
-        )
-        .count();
-    (ties == 1).then_some(pick.0)
 }
 
 fn better_words(b: Better) -> &'static str {
@@ -386,13 +329,17 @@ fn better_words(b: Better) -> &'static str {
 /// percentile chart instead when the step has one.
 fn bars(v: &StepView<'_>) -> Vec<Figure> {
     let latency_chart = v.has_latency();
-    v.keys
+    v.rows
         .iter()
-        .filter(|k| k.better != Better::None && !(latency_chart && k.unit == Unit::Micros))
-        .map(|k| {
-            let figs = verdict::metrics(&v.per, &k.key);
-            let best = best_index(&figs, k.better);
-            let bars: Vec<Bar> = figs
+        .filter(|r| {
+            let k = r.metric;
+            k.better != Better::None && !(latency_chart && k.unit == Unit::Micros)
+        })
+        .map(|r| {
+            let k = r.metric;
+            let best = r.best.clear;
+            let bars: Vec<Bar> = r
+                .figs
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| v.per.get(*i).is_some_and(Option::is_some))
@@ -717,7 +664,7 @@ fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<
 
 /// Throughput, tail latency and errors per second of a client step.
 fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
-    let shade: Vec<(f64, f64, String)> = warmup_ranges(&v.series)
+    let shade: Vec<(f64, f64, String)> = warmup_ranges(v.series)
         .into_iter()
         .map(|(a, b)| (a, b, "warm-up: left out of the step's figures".to_string()))
         .collect();
@@ -1280,7 +1227,7 @@ fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
 }
 
 /// Versions, effective settings, dataset, host, and the study as run.
-fn context(run: &RunData) -> String {
+fn context(run: &RunData, view: &ReportView<'_>) -> String {
     let m = &run.manifest;
     let s = &run.summary;
     let mut o = String::from("<section id=\"context\">\n<h2>Context</h2>\n");
@@ -1314,7 +1261,7 @@ fn context(run: &RunData) -> String {
             ),
         ));
     }
-    if let Some(r) = super::table::rounds_line(m) {
+    if let Some(r) = &view.rounds {
         run_items.push((
             "rounds".into(),
             r.trim_start_matches("rounds: ").to_string(),

@@ -14,6 +14,7 @@ pub mod study;
 pub mod svg;
 pub mod table;
 pub mod verdict;
+pub mod view;
 
 use crate::results::{Manifest, ResultsError, RunDir, Summary};
 use std::path::{Path, PathBuf};
