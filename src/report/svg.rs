@@ -244,8 +244,41 @@ const BW: f64 = 360.0;
 /// Pixels per character of chart text, generous enough for the larger text phones get.
 const CHAR_W: f64 = 7.6;
 
+/// The plotting area of a line chart: its scales and size.
+struct Plot {
+    xs: Scale,
+    ys: Scale,
+    pw: f64,
+    ph: f64,
+}
+
+impl Plot {
+    fn px(&self, x: f64) -> f64 {
+        ML + self.xs.frac(x) * self.pw
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        MT + (1.0 - self.ys.frac(y)) * self.ph
+    }
+}
+
 /// A line chart; every point is a circle with its hover text.
 pub fn line_chart(c: &LineChart<'_>) -> String {
+    let (plot, points) = plot_of(c);
+    let mut o = String::new();
+    open_svg(&mut o, "lines", W, LINE_H, points, &c.title);
+    backdrop(&mut o, c, &plot);
+    axes(&mut o, c, &plot);
+    ref_lines(&mut o, c, &plot);
+    for l in &c.lines {
+        draw_line(&mut o, l, &plot);
+    }
+    o.push_str("</svg>");
+    o
+}
+
+/// The chart's scales from its points (and reference lines), and how many points it has.
+fn plot_of(c: &LineChart<'_>) -> (Plot, usize) {
     let all: Vec<(f64, f64)> = c
         .lines
         .iter()
@@ -290,11 +323,12 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         None => Scale::linear(x_min, x_max, true, 5),
     };
     let (pw, ph) = (W - ML - MR, LINE_H - MT - MB);
-    let px = |x: f64| ML + xs.frac(x) * pw;
-    let py = |y: f64| MT + (1.0 - ys.frac(y)) * ph;
+    (Plot { xs, ys, pw, ph }, points)
+}
 
-    let mut o = String::new();
-    open_svg(&mut o, "lines", W, LINE_H, points, &c.title);
+/// Shaded ranges (warm-up) and numbered marks (schema changes) behind the lines.
+fn backdrop(o: &mut String, c: &LineChart<'_>, p: &Plot) {
+    let (px, ph) = (|x: f64| p.px(x), p.ph);
     for (a, b, label) in &c.shade {
         let (x0, x1) = (px(*a), px(*b));
         let _ = write!(
@@ -323,6 +357,11 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             esc(&m.label)
         );
     }
+}
+
+/// The grid, both axes' ticks and the x axis's label.
+fn axes(o: &mut String, c: &LineChart<'_>, p: &Plot) {
+    let (px, py, pw, ph, xs, ys) = (|x: f64| p.px(x), |y: f64| p.py(y), p.pw, p.ph, &p.xs, &p.ys);
     // Grid and y ticks.
     for t in &ys.ticks {
         let y = py(*t);
@@ -376,8 +415,13 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         n(LINE_H - 6.0),
         esc(&c.x_label)
     );
+}
+
+/// Dashed horizontal reference lines (a device's limits), labelled alternately right and
+/// left.
+fn ref_lines(o: &mut String, c: &LineChart<'_>, p: &Plot) {
     for (i, r) in c.refs.iter().enumerate() {
-        let y = py(r.y);
+        let y = p.py(r.y);
         let (x, anchor) = if i % 2 == 0 {
             (W - MR - 2.0, "end")
         } else {
@@ -398,42 +442,43 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             esc(&r.label)
         );
     }
-    for l in &c.lines {
-        let pts: Vec<(f64, f64, &str)> = l
-            .points
+}
+
+/// One line: its polyline and a circle with hover text per point.
+fn draw_line(o: &mut String, l: &Line, p: &Plot) {
+    let (px, py) = (|x: f64| p.px(x), |y: f64| p.py(y));
+    let pts: Vec<(f64, f64, &str)> = l
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.0.is_finite() && p.1.is_finite())
+        .map(|(i, p)| (p.0, p.1, l.tips.get(i).map(String::as_str).unwrap_or("")))
+        .collect();
+    if pts.len() > 1 {
+        let path: Vec<String> = pts
             .iter()
-            .enumerate()
-            .filter(|(_, p)| p.0.is_finite() && p.1.is_finite())
-            .map(|(i, p)| (p.0, p.1, l.tips.get(i).map(String::as_str).unwrap_or("")))
+            .map(|p| format!("{},{}", n(px(p.0)), n(py(p.1))))
             .collect();
-        if pts.len() > 1 {
-            let path: Vec<String> = pts
-                .iter()
-                .map(|p| format!("{},{}", n(px(p.0)), n(py(p.1))))
-                .collect();
-            let _ = write!(
-                o,
-                "<polyline class=\"line\" stroke=\"{}\" points=\"{}\"/>",
-                l.color,
-                path.join(" ")
-            );
-        }
-        let r = if pts.len() > 40 { 1.8 } else { 3.0 };
-        let _ = write!(o, "<g fill=\"{}\">", l.color);
-        for (x, y, tip) in pts {
-            let _ = write!(
-                o,
-                "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\"><title>{}</title></circle>",
-                n(px(x)),
-                n(py(y)),
-                n(r),
-                esc(&format!("{}: {tip}", l.name))
-            );
-        }
-        o.push_str("</g>");
+        let _ = write!(
+            o,
+            "<polyline class=\"line\" stroke=\"{}\" points=\"{}\"/>",
+            l.color,
+            path.join(" ")
+        );
     }
-    o.push_str("</svg>");
-    o
+    let r = if pts.len() > 40 { 1.8 } else { 3.0 };
+    let _ = write!(o, "<g fill=\"{}\">", l.color);
+    for (x, y, tip) in pts {
+        let _ = write!(
+            o,
+            "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\"><title>{}</title></circle>",
+            n(px(x)),
+            n(py(y)),
+            n(r),
+            esc(&format!("{}: {tip}", l.name))
+        );
+    }
+    o.push_str("</g>");
 }
 
 /// One bar of a bar chart.
