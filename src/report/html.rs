@@ -681,16 +681,9 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
     };
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
     let lat_fmt = |x: f64| format::micros(x);
-    let count_fmt = |x: f64| format::count(x);
     // The study may ask for coarser points (sysbench's --report-interval); the per-second
     // series stays in the run directory.
     let every = v.run.report_interval_s(v.step);
-    let windowed = |secs: Vec<Second>, how: Combine, what: &str| -> Vec<(f64, f64, String)> {
-        windows(&secs, every, how)
-            .into_iter()
-            .map(|(x, y, k)| (x, y, format!("{what} of {k} s")))
-            .collect()
-    };
     let (rate_detail, p99_detail) = if every > 1 {
         (
             format!("{rate_label}, the mean of each {every} s"),
@@ -714,21 +707,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             shade: shade.clone(),
             refs: Vec::new(),
         },
-        &|sr| {
-            let usable = sr.intervals.iter().filter(|i| usable(i));
-            if every == 1 {
-                return usable.map(|i| (i.t_s, i.ops_per_s, partial(i))).collect();
-            }
-            let secs = usable
-                .map(|i| Second {
-                    tick: i.tick,
-                    t_s: i.t_s,
-                    duration_s: i.duration_s(),
-                    y: i.ops_per_s,
-                })
-                .collect();
-            windowed(secs, Combine::Mean, "mean")
-        },
+        &|sr| rate_points(sr, every),
     ));
     out.extend(timeline(
         v,
@@ -741,54 +720,89 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             shade: shade.clone(),
             refs: Vec::new(),
         },
-        &|sr| {
-            let with_latency = sr
-                .intervals
-                .iter()
-                .filter_map(|i| i.latency_us.map(|l| (i, l.p99)));
-            if every == 1 {
-                return with_latency
-                    .map(|(i, p99)| (i.t_s, p99, partial(i)))
-                    .collect();
-            }
-            let secs = with_latency
-                .map(|(i, p99)| Second {
-                    tick: i.tick,
-                    t_s: i.t_s,
-                    duration_s: i.duration_s(),
-                    y: p99,
-                })
-                .collect();
-            windowed(secs, Combine::Max, "worst second")
-        },
+        &|sr| p99_points(sr, every),
     ));
     out.extend(new_orders_per_10s(v, &shade));
+    out.extend(errors_timeline(v, shade));
+    out
+}
+
+/// Seconds gathered into windows of `every` seconds, each point saying `what` it is.
+fn windowed(secs: Vec<Second>, every: u64, how: Combine, what: &str) -> Vec<(f64, f64, String)> {
+    windows(&secs, every, how)
+        .into_iter()
+        .map(|(x, y, k)| (x, y, format!("{what} of {k} s")))
+        .collect()
+}
+
+/// A series' throughput points: each second's, or the mean of each `every` seconds.
+fn rate_points(sr: &StepSeries, every: u64) -> Vec<(f64, f64, String)> {
+    let usable = sr.intervals.iter().filter(|i| usable(i));
+    if every == 1 {
+        return usable.map(|i| (i.t_s, i.ops_per_s, partial(i))).collect();
+    }
+    let secs = usable
+        .map(|i| Second {
+            tick: i.tick,
+            t_s: i.t_s,
+            duration_s: i.duration_s(),
+            y: i.ops_per_s,
+        })
+        .collect();
+    windowed(secs, every, Combine::Mean, "mean")
+}
+
+/// A series' p99 points: each second's, or the worst second's of each `every` seconds.
+fn p99_points(sr: &StepSeries, every: u64) -> Vec<(f64, f64, String)> {
+    let with_latency = sr
+        .intervals
+        .iter()
+        .filter_map(|i| i.latency_us.map(|l| (i, l.p99)));
+    if every == 1 {
+        return with_latency
+            .map(|(i, p99)| (i.t_s, p99, partial(i)))
+            .collect();
+    }
+    let secs = with_latency
+        .map(|(i, p99)| Second {
+            tick: i.tick,
+            t_s: i.t_s,
+            duration_s: i.duration_s(),
+            y: p99,
+        })
+        .collect();
+    windowed(secs, every, Combine::Max, "worst second")
+}
+
+/// Errors each second, when any contender had some.
+fn errors_timeline(v: &StepView<'_>, shade: Vec<(f64, f64, String)>) -> Option<Figure> {
     let any_errors = v
         .series
         .iter()
         .flatten()
         .any(|sr| sr.intervals.iter().any(|i| i.errors > 0));
-    if any_errors {
-        out.extend(timeline(
-            v,
-            Timeline {
-                caption: "errors".into(),
-                detail: "each second".into(),
-                unit_fmt: &count_fmt,
-                combine: Combine::Mean,
-                log_over: None,
-                shade,
-                refs: Vec::new(),
-            },
-            &|sr| {
-                sr.intervals
-                    .iter()
-                    .map(|i| (i.t_s, i.errors as f64, partial(i)))
-                    .collect()
-            },
-        ));
+    if !any_errors {
+        return None;
     }
-    out
+    let count_fmt = |x: f64| format::count(x);
+    timeline(
+        v,
+        Timeline {
+            caption: "errors".into(),
+            detail: "each second".into(),
+            unit_fmt: &count_fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade,
+            refs: Vec::new(),
+        },
+        &|sr| {
+            sr.intervals
+                .iter()
+                .map(|i| (i.t_s, i.errors as f64, partial(i)))
+                .collect()
+        },
+    )
 }
 
 /// Throughput and p99 against the sweep level (client count), for steps whose intervals
@@ -1108,68 +1122,8 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
                          fmt: &dyn Fn(f64) -> String,
                          y: fn(&SystemPoint) -> f64,
                          limit: fn(&DeviceProfile) -> f64| {
-        let peak = v
-            .series
-            .iter()
-            .flatten()
-            .flat_map(|sr| sr.system.iter().map(y))
-            .fold(0.0, f64::max);
-        // One line per profile limit, with the contenders it holds; in a contender's colour
-        // when it holds one.
-        let mut limits: Vec<(String, f64, Vec<usize>)> = Vec::new();
-        for (i, p) in profiles.iter().enumerate() {
-            let Some(p) = p else { continue };
-            if v.series.get(i).is_none_or(|s| s.is_none()) {
-                continue;
-            }
-            let label = format!("{} limit {}", p.name, fmt(limit(p)));
-            match limits.iter_mut().find(|l| l.0 == label) {
-                Some(l) => l.2.push(i),
-                None => limits.push((label, limit(p), vec![i])),
-            }
-        }
-        let mut above = Vec::new();
-        let mut refs = Vec::new();
-        for (label, at, who) in limits {
-            let names: Vec<&str> = who.iter().map(|&i| v.name(i)).collect();
-            let hover = format!("{label}: {}", names.join(", "));
-            // A limit far above what was measured would flatten the lines: named instead.
-            if at <= peak * 2.0 {
-                refs.push(svg::RefLine {
-                    y: at,
-                    label,
-                    hover,
-                    color: match who.as_slice() {
-                        [one] => svg::color(*one),
-                        _ => "#4a5160",
-                    },
-                });
-            } else {
-                above.push(hover);
-            }
-        }
-        let mut detail = format!("{disk}, each second");
-        if !above.is_empty() {
-            detail.push_str(&format!("; above the chart: {}", above.join(", ")));
-        }
-        timeline(
-            v,
-            Timeline {
-                caption: caption.into(),
-                detail,
-                unit_fmt: fmt,
-                combine: Combine::Mean,
-                log_over: None,
-                shade: Vec::new(),
-                refs,
-            },
-            &|sr| {
-                sr.system
-                    .iter()
-                    .map(|p| (p.t_s, y(p), String::new()))
-                    .collect()
-            },
-        )
+        let axis = DiskAxis { fmt, y, limit };
+        disk_timeline(v, &profiles, &disk, caption, axis)
     };
     out.extend(disk_timeline(
         "disk reads",
@@ -1216,6 +1170,99 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
     out
 }
 
+/// One disk figure of the system series: how to show it, read it from a point, and read the
+/// matching limit from a device profile.
+struct DiskAxis<'a> {
+    fmt: &'a dyn Fn(f64) -> String,
+    y: fn(&SystemPoint) -> f64,
+    limit: fn(&DeviceProfile) -> f64,
+}
+
+/// A disk figure's timeline, with each contender's device profile limit as a dashed line in
+/// its colour.
+fn disk_timeline(
+    v: &StepView<'_>,
+    profiles: &[Option<DeviceProfile>],
+    disk: &str,
+    caption: &str,
+    axis: DiskAxis<'_>,
+) -> Option<Figure> {
+    let DiskAxis { fmt, y, limit } = axis;
+    let peak = v
+        .series
+        .iter()
+        .flatten()
+        .flat_map(|sr| sr.system.iter().map(y))
+        .fold(0.0, f64::max);
+    let (refs, above) = limit_lines(v, profiles, fmt, limit, peak);
+    let mut detail = format!("{disk}, each second");
+    if !above.is_empty() {
+        detail.push_str(&format!("; above the chart: {}", above.join(", ")));
+    }
+    timeline(
+        v,
+        Timeline {
+            caption: caption.into(),
+            detail,
+            unit_fmt: fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: Vec::new(),
+            refs,
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| (p.t_s, y(p), String::new()))
+                .collect()
+        },
+    )
+}
+
+/// One line per profile limit, with the contenders it holds; in a contender's colour when it
+/// holds one. A limit far above what was measured would flatten the lines: it is named
+/// instead (the second list).
+fn limit_lines(
+    v: &StepView<'_>,
+    profiles: &[Option<DeviceProfile>],
+    fmt: &dyn Fn(f64) -> String,
+    limit: fn(&DeviceProfile) -> f64,
+    peak: f64,
+) -> (Vec<svg::RefLine>, Vec<String>) {
+    let mut limits: Vec<(String, f64, Vec<usize>)> = Vec::new();
+    for (i, p) in profiles.iter().enumerate() {
+        let Some(p) = p else { continue };
+        if v.series.get(i).is_none_or(|s| s.is_none()) {
+            continue;
+        }
+        let label = format!("{} limit {}", p.name, fmt(limit(p)));
+        match limits.iter_mut().find(|l| l.0 == label) {
+            Some(l) => l.2.push(i),
+            None => limits.push((label, limit(p), vec![i])),
+        }
+    }
+    let mut above = Vec::new();
+    let mut refs = Vec::new();
+    for (label, at, who) in limits {
+        let names: Vec<&str> = who.iter().map(|&i| v.name(i)).collect();
+        let hover = format!("{label}: {}", names.join(", "));
+        if at <= peak * 2.0 {
+            refs.push(svg::RefLine {
+                y: at,
+                label,
+                hover,
+                color: match who.as_slice() {
+                    [one] => svg::color(*one),
+                    _ => "#4a5160",
+                },
+            });
+        } else {
+            above.push(hover);
+        }
+    }
+    (refs, above)
+}
+
 /// Each contender's device profile (in the run's order), from the study as run.
 fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
     let all = super::study::device_profiles(&run.manifest.study);
@@ -1229,9 +1276,39 @@ fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
 /// Versions, effective settings, dataset, host, and the study as run.
 fn context(run: &RunData, view: &ReportView<'_>) -> String {
     let m = &run.manifest;
-    let s = &run.summary;
     let mut o = String::from("<section id=\"context\">\n<h2>Context</h2>\n");
-    let h = &m.host;
+    o.push_str("<div class=\"grid\">\n");
+    o.push_str(&dl("Run", &run_facts(run, view)));
+    o.push_str(&dl("Host", &host_facts(run)));
+    if let Some(d) = &m.dataset {
+        let mut facts = vec![("generator".into(), d.generator.clone())];
+        facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
+        facts.extend([
+            ("rows".into(), format::count(d.rows as f64)),
+            ("tables".into(), d.tables.to_string()),
+            ("seed".into(), d.seed.to_string()),
+            ("table".into(), d.table.clone()),
+            ("file".into(), format::bytes(d.file_bytes)),
+            ("generated in".into(), format::seconds(d.generate_s)),
+        ]);
+        o.push_str(&dl("Dataset", &facts));
+    }
+    o.push_str("</div>\n");
+    contenders_table(&mut o, run);
+    steps_table(&mut o, &m.study);
+    let study = serde_json::to_string_pretty(&m.study).unwrap_or_default();
+    let _ = write!(
+        o,
+        "<details><summary>The study exactly as run (after scale and overrides)</summary><pre>{}</pre></details>\n</section>\n",
+        esc(&study)
+    );
+    o
+}
+
+/// The run's facts: study, scale, status, times, overrides, references, rounds, dbduel.
+fn run_facts(run: &RunData, view: &ReportView<'_>) -> Vec<(String, String)> {
+    let m = &run.manifest;
+    let s = &run.summary;
     let mut run_items: Vec<(String, String)> = vec![
         ("study".into(), format!("{} (from {})", s.study, m.source)),
         (
@@ -1252,9 +1329,9 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
             m.overrides.join(" ")
         },
     ));
-    for r in super::reference::of(m) {
+    for r in &view.refs {
         run_items.push((
-            super::reference::column(&r),
+            super::reference::column(r),
             format!(
                 "not measured here — {} on {}; {}",
                 r.engine, r.hardware, r.source
@@ -1268,8 +1345,12 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
         ));
     }
     run_items.push(("dbduel".into(), m.dbduel.to_string()));
-    o.push_str("<div class=\"grid\">\n");
-    o.push_str(&dl("Run", &run_items));
+    run_items
+}
+
+/// The host's facts.
+fn host_facts(run: &RunData) -> Vec<(String, String)> {
+    let h = &run.manifest.host;
     let mut host = vec![
         ("host".into(), h.hostname.clone()),
         ("CPU".into(), format!("{} · {} cores", h.cpu_model, h.cores)),
@@ -1282,21 +1363,13 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
     if let Some(d) = &h.data_device {
         host.push(("device".into(), d.clone()));
     }
-    o.push_str(&dl("Host", &host));
-    if let Some(d) = &m.dataset {
-        let mut facts = vec![("generator".into(), d.generator.clone())];
-        facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
-        facts.extend([
-            ("rows".into(), format::count(d.rows as f64)),
-            ("tables".into(), d.tables.to_string()),
-            ("seed".into(), d.seed.to_string()),
-            ("table".into(), d.table.clone()),
-            ("file".into(), format::bytes(d.file_bytes)),
-            ("generated in".into(), format::seconds(d.generate_s)),
-        ]);
-        o.push_str(&dl("Dataset", &facts));
-    }
-    o.push_str("</div>\n<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
+    host
+}
+
+/// The contenders as run: engine, options given, effective settings read back.
+fn contenders_table(o: &mut String, run: &RunData) {
+    let (m, s) = (&run.manifest, &run.summary);
+    o.push_str("<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
     for (i, c) in m.contenders.iter().enumerate() {
         let idx = s
             .contenders
@@ -1320,7 +1393,11 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
         );
     }
     o.push_str("</tbody></table></div>\n");
-    if let Some(steps) = m.study.get("step").and_then(|x| x.as_array()) {
+}
+
+/// The study's steps as run, with their parameters.
+fn steps_table(o: &mut String, study: &serde_json::Value) {
+    if let Some(steps) = study.get("step").and_then(|x| x.as_array()) {
         o.push_str("<h3>Steps as run</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>step</th><th class=\"left\">kind</th><th class=\"left\">parameters</th></tr></thead><tbody>");
         for st in steps {
             let name = st.get("name").and_then(|x| x.as_str()).unwrap_or("");
@@ -1346,13 +1423,6 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
         }
         o.push_str("</tbody></table></div>\n");
     }
-    let study = serde_json::to_string_pretty(&m.study).unwrap_or_default();
-    let _ = write!(
-        o,
-        "<details><summary>The study exactly as run (after scale and overrides)</summary><pre>{}</pre></details>\n</section>\n",
-        esc(&study)
-    );
-    o
 }
 
 fn dl(title: &str, items: &[(String, String)]) -> String {
