@@ -35,8 +35,9 @@ pub struct Figure {
     pub key: Vec<(String, &'static str)>,
 }
 
-/// What a panel sees of one step: every contender's summary and series of it.
-pub struct StepView<'a> {
+/// What a panel sees of one step: every contender's summary and series of it, and its
+/// rows of figures from the report's view.
+pub struct PanelView<'a> {
     pub run: &'a RunData,
     pub step: &'a str,
     /// Per contender (in the run's order): its summary of the step, if it has one.
@@ -49,7 +50,7 @@ pub struct StepView<'a> {
     pub rows: &'a [FigureRow<'a>],
 }
 
-impl StepView<'_> {
+impl PanelView<'_> {
     fn name(&self, i: usize) -> &str {
         self.run
             .summary
@@ -68,7 +69,7 @@ impl StepView<'_> {
 }
 
 /// A panel: a step's data to figures (none when it has nothing to draw).
-pub type Panel = fn(&StepView<'_>) -> Vec<Figure>;
+pub type Panel = fn(&PanelView<'_>) -> Vec<Figure>;
 
 /// The panels of every step, in page order. To add a chart, add a function.
 pub const PANELS: &[Panel] = &[
@@ -181,7 +182,7 @@ fn colour_key<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
 
 fn step_section(run: &RunData, report: &ReportView<'_>, st: &view::StepView<'_>) -> String {
     let step = st.name.as_str();
-    let view = StepView {
+    let view = PanelView {
         run,
         step,
         per: &st.per,
@@ -265,7 +266,7 @@ fn step_section(run: &RunData, report: &ReportView<'_>, st: &view::StepView<'_>)
 }
 
 /// The step's figures as a table, the best of each marked.
-fn figures_table(report: &ReportView<'_>, v: &StepView<'_>) -> String {
+fn figures_table(report: &ReportView<'_>, v: &PanelView<'_>) -> String {
     if v.rows.is_empty() {
         return String::new();
     }
@@ -327,7 +328,7 @@ fn better_words(b: Better) -> &'static str {
 
 /// One bar chart per figure that has a better direction. Latency figures go to the
 /// percentile chart instead when the step has one.
-fn bars(v: &StepView<'_>) -> Vec<Figure> {
+fn bars(v: &PanelView<'_>) -> Vec<Figure> {
     let latency_chart = v.has_latency();
     v.rows
         .iter()
@@ -377,7 +378,7 @@ fn bars(v: &StepView<'_>) -> Vec<Figure> {
 }
 
 /// The latency distribution over the whole step: p50 … max, one line per contender.
-fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
+fn percentiles(v: &PanelView<'_>) -> Vec<Figure> {
     if !v.has_latency() {
         return Vec::new();
     }
@@ -450,7 +451,7 @@ type PointsOf<'a> = &'a dyn Fn(&StepSeries) -> Vec<(f64, f64, String)>;
 /// One line of a timeline: its name, its colour's number and its points.
 type NamedPoints = (String, usize, Vec<(f64, f64, String)>);
 
-fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
+fn timeline(v: &PanelView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
     let named = v
         .series
         .iter()
@@ -464,7 +465,7 @@ fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Optio
 /// colour's number and its points.
 /// `own_key`: the figure carries a colour key of its lines.
 fn timeline_of(
-    v: &StepView<'_>,
+    v: &PanelView<'_>,
     t: Timeline<'_>,
     named: Vec<NamedPoints>,
     own_key: bool,
@@ -549,7 +550,7 @@ fn timeline_of(
 }
 
 /// Each contender's schema changes during the step, numbered in their order.
-fn marks_of(v: &StepView<'_>) -> Vec<svg::Mark> {
+fn marks_of(v: &PanelView<'_>) -> Vec<svg::Mark> {
     v.series
         .iter()
         .enumerate()
@@ -609,7 +610,7 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
 
 /// A TPC-C step's New-Order transactions in each 10 s of the step (ticks 0–9, 10–19, …): the
 /// 2011 study's axis. None for steps without New-Orders.
-fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
+fn new_orders_per_10s(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
     let count_fmt = |x: f64| format::count(x);
     let has = |sr: &StepSeries| {
         sr.intervals
@@ -663,7 +664,7 @@ fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<
 }
 
 /// Throughput, tail latency and errors per second of a client step.
-fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn client_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     let shade: Vec<(f64, f64, String)> = warmup_ranges(v.series)
         .into_iter()
         .map(|(a, b)| (a, b, "warm-up: left out of the step's figures".to_string()))
@@ -775,7 +776,7 @@ fn p99_points(sr: &StepSeries, every: u64) -> Vec<(f64, f64, String)> {
 }
 
 /// Errors each second, when any contender had some.
-fn errors_timeline(v: &StepView<'_>, shade: Vec<(f64, f64, String)>) -> Option<Figure> {
+fn errors_timeline(v: &PanelView<'_>, shade: Vec<(f64, f64, String)>) -> Option<Figure> {
     let any_errors = v
         .series
         .iter()
@@ -809,7 +810,7 @@ fn errors_timeline(v: &StepView<'_>, shade: Vec<(f64, f64, String)>) -> Option<F
 /// carry one: throughput is the mean over each level's measured (non-warm-up) seconds; p99 is
 /// the level's own, from its merged histogram, where the step recorded it (a mean of
 /// per-second p99s would understate the tail), else the mean of its seconds' p99.
-fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
+fn sweep_curves(v: &PanelView<'_>) -> Vec<Figure> {
     let levels: BTreeSet<u64> = v
         .series
         .iter()
@@ -913,7 +914,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
 
 /// Each replica's apply rate, lag and CPU each second, in a replication step: a line per
 /// replica (named with its contender when several contenders have replicas).
-fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn replica_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     let with: Vec<(usize, &StepSeries)> = v
         .series
         .iter()
@@ -1011,7 +1012,7 @@ fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
 
 /// A cluster's own seconds, from its nodes' wsrep counters: write sets replicated,
 /// conflicts, and the share of time flow control paused replication.
-fn cluster_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn cluster_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     if !v.series.iter().flatten().any(|s| !s.cluster.is_empty()) {
         return Vec::new();
     }
@@ -1077,7 +1078,7 @@ fn cluster_timelines(v: &StepView<'_>) -> Vec<Figure> {
 }
 
 /// Host CPU, disk throughput and IOPS each second, sampled beside every step.
-fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn system_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     let disk = v
         .series
         .iter()
@@ -1181,7 +1182,7 @@ struct DiskAxis<'a> {
 /// A disk figure's timeline, with each contender's device profile limit as a dashed line in
 /// its colour.
 fn disk_timeline(
-    v: &StepView<'_>,
+    v: &PanelView<'_>,
     profiles: &[Option<DeviceProfile>],
     disk: &str,
     caption: &str,
@@ -1223,7 +1224,7 @@ fn disk_timeline(
 /// holds one. A limit far above what was measured would flatten the lines: it is named
 /// instead (the second list).
 fn limit_lines(
-    v: &StepView<'_>,
+    v: &PanelView<'_>,
     profiles: &[Option<DeviceProfile>],
     fmt: &dyn Fn(f64) -> String,
     limit: fn(&DeviceProfile) -> f64,
