@@ -14,10 +14,10 @@ use crate::study::model::ReferenceSpec;
 
 /// A whole run, ready to lay out.
 pub struct ReportView<'a> {
+    /// What the run measured.
     pub summary: &'a Summary,
+    /// How the run was made (host, contenders, study as run).
     pub manifest: &'a Manifest,
-    /// The run's series, when the renderer draws them (HTML).
-    pub run: Option<&'a RunData>,
     /// The index of the baseline contender, when it has one that ran.
     pub baseline: Option<usize>,
     /// Each contender's column heading (its name, marked when it is the baseline).
@@ -38,6 +38,7 @@ pub struct StepView<'a> {
     pub name: String,
     /// The step's kind, as its first contender recorded it (shown, never matched).
     pub kind: String,
+    /// The step's title and its sentence.
     pub verdict: Verdict,
     /// Per contender (in the run's order): its summary of the step, if it has one.
     pub per: Vec<Option<&'a StepSummary>>,
@@ -59,6 +60,7 @@ pub struct FigureRow<'a> {
     pub cells: Vec<Cell>,
     /// Per reference: its published value, formatted (empty when it has none).
     pub refs: Vec<String>,
+    /// Which contender did best on the figure.
     pub best: Best,
 }
 
@@ -98,7 +100,6 @@ impl<'a> ReportView<'a> {
         ReportView {
             summary,
             manifest,
-            run,
             baseline,
             columns,
             rounds: rounds_line(manifest),
@@ -106,15 +107,6 @@ impl<'a> ReportView<'a> {
             refs,
             steps,
         }
-    }
-
-    /// A contender's name by index.
-    pub fn name(&self, i: usize) -> &str {
-        self.summary
-            .contenders
-            .get(i)
-            .map(|c| c.name.as_str())
-            .unwrap_or("?")
     }
 }
 

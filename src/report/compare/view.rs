@@ -9,6 +9,7 @@ use crate::results::{Better, Unit};
 
 /// A comparison, ready to lay out.
 pub struct CompareView<'a> {
+    /// The comparison itself (JSON shows it as it is).
     pub c: &'a Comparison,
     /// What was compared and how to read it, one line each.
     pub header: Vec<String>,
@@ -23,10 +24,15 @@ pub struct CompareView<'a> {
 /// One row's words.
 pub struct RowView<'a> {
     pub row: &'a Row,
+    /// The figure in run A, with its unit.
     pub a: String,
+    /// The figure in run B, with its unit.
     pub b: String,
+    /// `+3.1%`, `-12%`, `×9.50`; empty when there is no change to state.
     pub change: String,
+    /// `±4.2%`, `none` for sizes, `unknown`, or empty.
     pub noise: String,
+    /// The verdict in words, with why.
     pub verdict: String,
     /// What a regression line says after the figure: the change and its noise, or why.
     pub regression: String,
