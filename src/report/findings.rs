@@ -1,13 +1,17 @@
 //! Findings across steps and contenders, in words and numbers: what one step's table cannot
-//! say on its own. For steps that draw keys (`lookups`, `select-triple`), each contender's fall
+//! say on its own. For steps that draw keys (their spec says `keys`), each contender's fall
 //! from keys its cache holds (`small-random`) to keys that read the disk (`full-random`); each
 //! partitioned contender against its plain twin (the same engine and options but
 //! `partitions`); each engine on a fast device profile against the same on a slow one, step by
 //! step; then the original study's own figures, when the study file states them (`[study]
 //! reference`).
+//!
+//! Steps are told apart by what they recorded — their spec's fields and their figures' keys —
+//! never by their kind's name.
 
 use super::format;
-use crate::results::{Manifest, Status, Summary};
+use super::study::device_profiles;
+use crate::results::{Manifest, Status, StepSummary, Summary, Unit};
 use crate::sandbox::device_profile::DeviceProfile;
 use serde_json::Value;
 
@@ -15,17 +19,7 @@ use serde_json::Value;
 pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
     let mut out = Vec::new();
     let steps = keyed_steps(&m.study);
-    for kind in ["lookups", "select-triple"] {
-        let of_kind = |keys: &str| steps.iter().find(|(_, k, kd)| k == keys && kd == kind);
-        let (Some((a, _, _)), Some((b, _, _))) = (of_kind("small-random"), of_kind("full-random"))
-        else {
-            continue;
-        };
-        let what = if kind == "lookups" {
-            "lookups/s"
-        } else {
-            "transactions/s"
-        };
+    for (a, b, what) in &key_falls(s, &steps) {
         for c in &s.contenders {
             if let (Some(x), Some(y)) = (lead(s, &c.name, a), lead(s, &c.name, b)) {
                 out.push(format!(
@@ -54,7 +48,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
         }
     }
     for (fast, slow) in profile_twins(&m.study) {
-        let ratios: Vec<String> = run_steps(&m.study)
+        let ratios: Vec<String> = run_steps(s, &m.study)
             .iter()
             .filter_map(|st| {
                 let (f, w) = (lead(s, &fast.0, st)?, lead(s, &slow.0, st)?);
@@ -84,16 +78,69 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
     out
 }
 
-/// Steps that run work with a rate to compare (not load, footprint or DDL): names in order.
-fn run_steps(study: &Value) -> Vec<String> {
+/// Pairs of steps of one kind that draw keys, one from the cache's keys (`small-random`), one
+/// from the whole table's (`full-random`), with what their lead rate counts: (cached step,
+/// whole-table step, unit words). Ordered by the unit words.
+fn key_falls(
+    s: &Summary,
+    steps: &[(String, String, String)],
+) -> Vec<(String, String, &'static str)> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for (_, _, kind) in steps {
+        if !kinds.contains(&kind.as_str()) {
+            kinds.push(kind);
+        }
+    }
+    let mut out = Vec::new();
+    for kind in kinds {
+        let of_kind = |keys: &str| steps.iter().find(|(_, k, kd)| k == keys && kd == kind);
+        if let (Some((a, _, _)), Some((b, _, _))) =
+            (of_kind("small-random"), of_kind("full-random"))
+        {
+            out.push((a.clone(), b.clone(), lead_words(s, a)));
+        }
+    }
+    out.sort_by_key(|x| x.2);
+    out
+}
+
+/// What a step's lead rate counts, by its figure: a best QPS counts lookups, a TPS
+/// transactions.
+fn lead_words(s: &Summary, step: &str) -> &'static str {
+    let by_qps = s
+        .contenders
+        .iter()
+        .flat_map(|c| c.steps.iter().filter(|x| x.name == step))
+        .flat_map(|x| x.metrics.iter())
+        .any(|m| m.key == "best_qps");
+    if by_qps {
+        "lookups/s"
+    } else {
+        "transactions/s"
+    }
+}
+
+/// Whether a step's figures give the rate of the work it ran (queries, lookups or
+/// transactions a second) — not a load's rows, a size or a DDL's seconds.
+fn rate_of_work(st: &StepSummary) -> bool {
+    st.metrics.iter().any(|m| {
+        m.unit == Unit::PerSecond
+            && (matches!(m.key.as_str(), "best_qps" | "tps" | "ops_per_s")
+                || m.key.starts_with("tps_t"))
+    })
+}
+
+/// Steps that run work with a rate to compare (not load, footprint or DDL): names in the
+/// study's order.
+fn run_steps(s: &Summary, study: &Value) -> Vec<String> {
     steps(study)
-        .filter(|st| {
-            matches!(
-                st.get("kind").and_then(Value::as_str),
-                Some("lookups" | "select-triple" | "insert-trickle" | "oltp" | "queries")
-            )
-        })
         .filter_map(|st| Some(st.get("name")?.as_str()?.to_string()))
+        .filter(|name| {
+            s.contenders
+                .iter()
+                .flat_map(|c| c.steps.iter())
+                .any(|x| &x.name == name && rate_of_work(x))
+        })
         .collect()
 }
 
@@ -131,30 +178,11 @@ fn profile_twins(study: &Value) -> Vec<((String, DeviceProfile), (String, Device
     out
 }
 
-/// The contenders of the study as run that have a device profile: (name, profile, what
-/// else makes the contender — engine, target, its other options).
-pub(crate) fn device_profiles(study: &Value) -> Vec<(String, DeviceProfile, Value)> {
-    study
-        .get("contender")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| {
-            let mut o = c.get("options").cloned()?;
-            let p: DeviceProfile =
-                serde_json::from_value(o.as_object_mut()?.remove("device_profile")?).ok()?;
-            let rest = serde_json::json!([c.get("engine"), c.get("target"), o]);
-            Some((c.get("name")?.as_str()?.to_string(), p, rest))
-        })
-        .collect()
-}
-
-/// Steps of the study that draw keys, as run: (name, keys, kind).
+/// Steps of the study that draw keys (their spec says `keys`), as run: (name, keys, kind).
 fn keyed_steps(study: &Value) -> Vec<(String, String, String)> {
     steps(study)
         .filter_map(|st| {
             let kind = st.get("kind")?.as_str()?;
-            matches!(kind, "lookups" | "select-triple").then_some(())?;
             Some((
                 st.get("name")?.as_str()?.to_string(),
                 st.get("keys")?.as_str()?.to_string(),

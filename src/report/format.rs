@@ -115,6 +115,11 @@ pub fn headline(s: &StepSummary) -> String {
         .join(", ")
 }
 
+/// A Markdown table cell: pipes escaped, no line breaks.
+pub fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,91 +10,17 @@
 //! kind.
 
 use super::format;
+use super::page::page;
 use super::series::{
     ClusterPoint, Combine, Interval, MAX_POINTS, ReplicaPoint, RunData, Second, StepSeries,
     SystemPoint, downsample, windows,
 };
 use super::svg::{self, Bar, Line, LineChart, esc};
-use super::verdict;
+use super::view::{self, FigureRow, ReportView};
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
 use crate::sandbox::device_profile::DeviceProfile;
 use std::collections::BTreeSet;
 use std::fmt::Write;
-
-/// Styles of every dbduel page (report and comparison).
-const CSS: &str = r#":root{--fg:#1b2130;--muted:#5a6374;--line:#dde1e8;--soft:#f4f6f9}
-*{box-sizing:border-box}
-body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);background:#fff}
-main{max-width:1180px;margin:0 auto;padding:24px 24px 48px}
-h1{font-size:1.7rem;line-height:1.2;margin:0 0 6px}
-h2{font-size:1.3rem;line-height:1.25;margin:0 0 4px}
-h3{font-size:1rem;margin:18px 0 6px}
-.muted,.kind{color:var(--muted);font-weight:400}
-.kind{font-size:.85rem;margin-left:6px}
-.meta{margin:0;color:var(--muted)}
-.badge{display:inline-block;padding:0 8px;border-radius:9px;background:#e4f4ea;color:#14532d;font-weight:600}
-.badge.bad{background:#fde8e4;color:#7f1d1d}
-.legend{list-style:none;padding:0;margin:10px 0 0;display:flex;flex-wrap:wrap;gap:2px 18px}
-.legend li{display:flex;align-items:center;gap:6px}
-.sw{display:inline-block;width:12px;height:12px;border-radius:3px;-webkit-print-color-adjust:exact;print-color-adjust:exact}
-.glance{margin:8px 0 0;padding-left:20px}
-.glance li{margin:4px 0}
-section{border-top:1px solid var(--line);padding:22px 0 10px}
-.verdict{font-size:1.08rem;margin:6px 0 14px;max-width:62rem}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr));gap:18px 28px;margin-bottom:14px}
-figure{margin:0;break-inside:avoid}
-figcaption{font-size:.88rem;font-weight:600;margin-bottom:4px}
-figcaption span{font-weight:400;color:var(--muted)}
-svg.chart{display:block;width:100%;height:auto;overflow:visible}
-svg.bars{max-width:480px}
-svg.changes{max-width:760px}
-svg text{font-size:11px;fill:#2c3342}
-svg .tick{fill:var(--muted)}
-svg .val.none{fill:var(--muted);font-style:italic}
-svg .gl{stroke:#e6e9ee}
-svg .axis{stroke:#9aa2b1}
-svg .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
-svg .shade{fill:#eef1f5}
-svg .mark rect{fill:#f2b84b;opacity:.45}
-svg .mark text{font-size:9px;fill:#8a5a00}
-svg .whisker{stroke-width:2.5;stroke-linecap:round;opacity:.55}
-svg .hollow{fill:#fff;stroke-width:2}
-svg .ci{stroke:#1b2130;stroke-width:1.5;opacity:.7}
-svg .sample{fill:#fff;stroke:#1b2130;stroke-width:1.2}
-.tablewrap{overflow-x:auto;margin:6px 0 10px}
-table{border-collapse:collapse;font-size:.9rem;font-variant-numeric:tabular-nums}
-th,td{padding:4px 12px 4px 0;border-bottom:1px solid var(--line);text-align:right;vertical-align:top}
-th{font-weight:600;border-bottom-color:#b9c0cc;white-space:nowrap}
-td{white-space:nowrap}
-td.wrap{white-space:normal;min-width:16rem}
-th:first-child,td:first-child,.left{text-align:left}
-td.best{font-weight:600}
-th.published,td.published{color:var(--muted);font-style:italic}
-.notes{margin:4px 0;padding-left:20px;color:var(--muted);font-size:.88rem}
-.warn{color:#7f1d1d}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
-dt{color:var(--muted)}
-dd{margin:0}
-code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--soft);padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
-pre{background:var(--soft);padding:10px;overflow-x:auto;font-size:.8rem}
-.v-worse{color:#9f1c1c;font-weight:600}.v-better{color:#166534;font-weight:600}.v-same{color:var(--muted)}
-footer{margin-top:28px;color:var(--muted);font-size:.85rem}
-@media (max-width:640px){svg text{font-size:12.5px}body{font-size:14px}main{padding:16px 12px 32px}h1{font-size:1.4rem}dl{grid-template-columns:1fr}dt{margin-top:6px}}
-@media print{body{font-size:10pt}main{max-width:none;padding:0}section.step{break-inside:avoid-page}h2,h3,.verdict,figcaption,.legend{break-after:avoid}.grid{grid-template-columns:repeat(2,1fr)}.tablewrap{overflow:visible}.grid .tablewrap{grid-column:1/-1}th,td{white-space:normal}a{color:inherit;text-decoration:none}pre{white-space:pre-wrap}}
-"#;
-
-/// A whole page around `body`. The policy allows inline styles and nothing else: no script,
-/// no fonts, no images, no requests.
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
-         <meta name=\"generator\" content=\"dbduel\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n\
-         <body>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        esc(title)
-    )
-}
 
 /// A chart with its caption.
 #[derive(Debug, Clone)]
@@ -109,19 +35,22 @@ pub struct Figure {
     pub key: Vec<(String, &'static str)>,
 }
 
-/// What a panel sees of one step: every contender's summary and series of it.
-pub struct StepView<'a> {
+/// What a panel sees of one step: every contender's summary and series of it, and its
+/// rows of figures from the report's view.
+pub struct PanelView<'a> {
     pub run: &'a RunData,
     pub step: &'a str,
     /// Per contender (in the run's order): its summary of the step, if it has one.
-    pub per: Vec<Option<&'a StepSummary>>,
+    pub per: &'a [Option<&'a StepSummary>],
     /// Per contender: the step's series (empty when it has none).
-    pub series: Vec<Option<&'a StepSeries>>,
+    pub series: &'a [Option<&'a StepSeries>],
     /// Every metric of the step, first-seen order.
-    pub keys: Vec<&'a Metric>,
+    pub keys: &'a [&'a Metric],
+    /// The step's figures across contenders, with the best of each.
+    pub rows: &'a [FigureRow<'a>],
 }
 
-impl StepView<'_> {
+impl PanelView<'_> {
     fn name(&self, i: usize) -> &str {
         self.run
             .summary
@@ -140,7 +69,7 @@ impl StepView<'_> {
 }
 
 /// A panel: a step's data to figures (none when it has nothing to draw).
-pub type Panel = fn(&StepView<'_>) -> Vec<Figure>;
+pub type Panel = fn(&PanelView<'_>) -> Vec<Figure>;
 
 /// The panels of every step, in page order. To add a chart, add a function.
 pub const PANELS: &[Panel] = &[
@@ -155,6 +84,7 @@ pub const PANELS: &[Panel] = &[
 
 /// The report of one run.
 pub fn render(run: &RunData) -> String {
+    let view = ReportView::build(&run.summary, &run.manifest, Some(run));
     let s = &run.summary;
     let m = &run.manifest;
     let mut b = String::new();
@@ -175,32 +105,30 @@ pub fn render(run: &RunData) -> String {
         esc(&m.dbduel.to_string()),
         legend(run, None)
     );
-    let names = verdict::step_names(s);
     b.push_str("<section id=\"glance\">\n<h2>At a glance</h2>\n<ol class=\"glance\">\n");
-    for st in &names {
-        let v = verdict::step_verdict(s, st);
+    for st in &view.steps {
+        let v = &st.verdict;
         let _ = writeln!(
             b,
             "<li><a href=\"#step-{}\">{}</a>: {}</li>",
-            esc(&slug(st)),
+            esc(&slug(&st.name)),
             esc(&v.title),
             esc(&v.sentence)
         );
     }
     b.push_str("</ol>\n");
-    let findings = super::findings::findings(s, m);
-    if !findings.is_empty() {
+    if !view.findings.is_empty() {
         b.push_str("<h3>Findings</h3>\n<ul class=\"glance\">\n");
-        for f in findings {
-            let _ = writeln!(b, "<li>{}</li>", esc(&f));
+        for f in &view.findings {
+            let _ = writeln!(b, "<li>{}</li>", esc(f));
         }
         b.push_str("</ul>\n");
     }
     b.push_str("</section>\n");
-    for st in &names {
-        b.push_str(&step_section(run, st));
+    for st in &view.steps {
+        b.push_str(&step_section(run, &view, st));
     }
-    b.push_str(&context(run));
+    b.push_str(&context(run, &view));
     let _ = writeln!(
         b,
         "<footer>Made by dbduel from the run directory <code>{}</code>; every figure here is in its <code>summary.json</code> and per-step files.</footer>",
@@ -252,29 +180,18 @@ fn colour_key<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     o
 }
 
-fn step_section(run: &RunData, step: &str) -> String {
-    let s = &run.summary;
-    let per = verdict::per_contender(s, step);
-    let series = s
-        .contenders
-        .iter()
-        .map(|c| run.step(&c.name, step))
-        .collect();
-    let view = StepView {
+fn step_section(run: &RunData, report: &ReportView<'_>, st: &view::StepView<'_>) -> String {
+    let step = st.name.as_str();
+    let view = PanelView {
         run,
         step,
-        keys: verdict::metric_keys(&per),
-        per,
-        series,
+        per: &st.per,
+        series: &st.series,
+        keys: &st.keys,
+        rows: &st.rows,
     };
-    let v = verdict::step_verdict(s, step);
-    let kind = view
-        .per
-        .iter()
-        .flatten()
-        .next()
-        .map(|p| p.kind.clone())
-        .unwrap_or_default();
+    let v = &st.verdict;
+    let kind = &st.kind;
     let mut o = String::new();
     let figures: Vec<Figure> = PANELS.iter().flat_map(|p| p(&view)).collect();
     // Bars name their contenders; lines need the colour key.
@@ -285,10 +202,10 @@ fn step_section(run: &RunData, step: &str) -> String {
         esc(&slug(step)),
         esc(&v.title),
         esc(step),
-        esc(&kind),
+        esc(kind),
         esc(&v.sentence),
         if needs_legend {
-            legend(run, Some(&view.per))
+            legend(run, Some(view.per))
         } else {
             String::new()
         }
@@ -307,7 +224,7 @@ fn step_section(run: &RunData, step: &str) -> String {
             f.svg
         );
     }
-    o.push_str(&figures_table(&view));
+    o.push_str(&figures_table(report, &view));
     o.push_str("</div>\n");
     // A note every contender shares is said once, without names.
     let ran: Vec<(usize, &StepSummary)> = view
@@ -349,21 +266,15 @@ fn step_section(run: &RunData, step: &str) -> String {
 }
 
 /// The step's figures as a table, the best of each marked.
-fn figures_table(v: &StepView<'_>) -> String {
-    if v.keys.is_empty() {
+fn figures_table(report: &ReportView<'_>, v: &PanelView<'_>) -> String {
+    if v.rows.is_empty() {
         return String::new();
     }
-    let base = super::table::baseline_of(&v.run.summary, &v.run.manifest);
     let mut o = String::from("<div class=\"tablewrap\"><table><thead><tr><th>figure</th>");
-    for (i, _) in v.per.iter().enumerate() {
-        let _ = write!(
-            o,
-            "<th>{}</th>",
-            esc(&super::table::column_name(v.name(i), base == Some(i)))
-        );
+    for c in &report.columns {
+        let _ = write!(o, "<th>{}</th>", esc(c));
     }
-    let refs = super::reference::of(&v.run.manifest);
-    for r in &refs {
+    for r in &report.refs {
         let _ = write!(
             o,
             "<th class=\"published\" title=\"{}\">{}</th>",
@@ -376,21 +287,18 @@ fn figures_table(v: &StepView<'_>) -> String {
         o.push_str("<th class=\"left\">best</th>");
     }
     o.push_str("</tr></thead><tbody>");
-    for k in &v.keys {
-        let figs = verdict::metrics(&v.per, &k.key);
-        let best = best_index(&figs, k.better);
-        let _ = write!(o, "<tr><td>{}</td>", esc(&k.label));
-        let b = base.and_then(|i| figs[i]);
-        for (i, f) in figs.iter().enumerate() {
-            let text = match (f, v.per.get(i).copied().flatten()) {
-                (Some(f), _) => super::table::cell(f, b),
-                (None, Some(p)) if p.status != Status::Ok => p.status.as_str().to_string(),
+    for r in v.rows {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&r.metric.label));
+        for (i, c) in r.cells.iter().enumerate() {
+            let text = match (&c.figure, c.status) {
+                (Some(f), _) => f.clone(),
+                (None, Some(status)) => status.as_str().to_string(),
                 _ => String::new(),
             };
             let _ = write!(
                 o,
                 "<td{}>{}</td>",
-                if best == Some(i) {
+                if r.best.clear == Some(i) {
                     " class=\"best\""
                 } else {
                     ""
@@ -398,54 +306,16 @@ fn figures_table(v: &StepView<'_>) -> String {
                 esc(&text)
             );
         }
-        for r in &refs {
-            let _ = write!(
-                o,
-                "<td class=\"published\">{}</td>",
-                super::reference::value(r, v.step, &k.key)
-                    .map(|x| esc(&format::value(x, k.unit)))
-                    .unwrap_or_default()
-            );
+        for x in &r.refs {
+            let _ = write!(o, "<td class=\"published\">{}</td>", esc(x));
         }
         if n >= 2 {
-            let _ = write!(
-                o,
-                "<td class=\"left\">{}</td>",
-                esc(&super::table::best(&v.run.summary, &figs, k.better))
-            );
+            let _ = write!(o, "<td class=\"left\">{}</td>", esc(&r.best.text));
         }
         o.push_str("</tr>");
     }
     o.push_str("</tbody></table></div>\n");
     o
-}
-
-/// The contender with the best value, when there is a clear one (for repeated figures: its
-/// interval apart from every other's).
-fn best_index(figs: &[Option<&Metric>], better: Better) -> Option<usize> {
-    let present: Vec<(usize, f64)> = figs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| m.map(|m| (i, m.value)))
-        .collect();
-    if present.len() < 2 {
-        return None;
-    }
-    let pick = match better {
-        Better::Lower => present.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
-        Better::Higher => present.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
-        Better::None => None,
-    }?;
-    let ties = present
-        .iter()
-        .filter(
-            |(i, x)| match verdict::tied_by_spread(figs[pick.0], figs[*i]) {
-                Some(tied) => tied,
-                None => (x - pick.1).abs() <= pick.1.abs() * 0.005,
-            },
-        )
-        .count();
-    (ties == 1).then_some(pick.0)
 }
 
 fn better_words(b: Better) -> &'static str {
@@ -458,15 +328,19 @@ fn better_words(b: Better) -> &'static str {
 
 /// One bar chart per figure that has a better direction. Latency figures go to the
 /// percentile chart instead when the step has one.
-fn bars(v: &StepView<'_>) -> Vec<Figure> {
+fn bars(v: &PanelView<'_>) -> Vec<Figure> {
     let latency_chart = v.has_latency();
-    v.keys
+    v.rows
         .iter()
-        .filter(|k| k.better != Better::None && !(latency_chart && k.unit == Unit::Micros))
-        .map(|k| {
-            let figs = verdict::metrics(&v.per, &k.key);
-            let best = best_index(&figs, k.better);
-            let bars: Vec<Bar> = figs
+        .filter(|r| {
+            let k = r.metric;
+            k.better != Better::None && !(latency_chart && k.unit == Unit::Micros)
+        })
+        .map(|r| {
+            let k = r.metric;
+            let best = r.best.clear;
+            let bars: Vec<Bar> = r
+                .figs
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| v.per.get(*i).is_some_and(Option::is_some))
@@ -504,7 +378,7 @@ fn bars(v: &StepView<'_>) -> Vec<Figure> {
 }
 
 /// The latency distribution over the whole step: p50 … max, one line per contender.
-fn percentiles(v: &StepView<'_>) -> Vec<Figure> {
+fn percentiles(v: &PanelView<'_>) -> Vec<Figure> {
     if !v.has_latency() {
         return Vec::new();
     }
@@ -577,7 +451,7 @@ type PointsOf<'a> = &'a dyn Fn(&StepSeries) -> Vec<(f64, f64, String)>;
 /// One line of a timeline: its name, its colour's number and its points.
 type NamedPoints = (String, usize, Vec<(f64, f64, String)>);
 
-fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
+fn timeline(v: &PanelView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Option<Figure> {
     let named = v
         .series
         .iter()
@@ -591,7 +465,7 @@ fn timeline(v: &StepView<'_>, t: Timeline<'_>, points_of: PointsOf<'_>) -> Optio
 /// colour's number and its points.
 /// `own_key`: the figure carries a colour key of its lines.
 fn timeline_of(
-    v: &StepView<'_>,
+    v: &PanelView<'_>,
     t: Timeline<'_>,
     named: Vec<NamedPoints>,
     own_key: bool,
@@ -676,7 +550,7 @@ fn timeline_of(
 }
 
 /// Each contender's schema changes during the step, numbered in their order.
-fn marks_of(v: &StepView<'_>) -> Vec<svg::Mark> {
+fn marks_of(v: &PanelView<'_>) -> Vec<svg::Mark> {
     v.series
         .iter()
         .enumerate()
@@ -736,7 +610,7 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
 
 /// A TPC-C step's New-Order transactions in each 10 s of the step (ticks 0–9, 10–19, …): the
 /// 2011 study's axis. None for steps without New-Orders.
-fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
+fn new_orders_per_10s(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
     let count_fmt = |x: f64| format::count(x);
     let has = |sr: &StepSeries| {
         sr.intervals
@@ -790,8 +664,8 @@ fn new_orders_per_10s(v: &StepView<'_>, shade: &[(f64, f64, String)]) -> Option<
 }
 
 /// Throughput, tail latency and errors per second of a client step.
-fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
-    let shade: Vec<(f64, f64, String)> = warmup_ranges(&v.series)
+fn client_timelines(v: &PanelView<'_>) -> Vec<Figure> {
+    let shade: Vec<(f64, f64, String)> = warmup_ranges(v.series)
         .into_iter()
         .map(|(a, b)| (a, b, "warm-up: left out of the step's figures".to_string()))
         .collect();
@@ -808,16 +682,9 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
     };
     let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
     let lat_fmt = |x: f64| format::micros(x);
-    let count_fmt = |x: f64| format::count(x);
     // The study may ask for coarser points (sysbench's --report-interval); the per-second
     // series stays in the run directory.
     let every = v.run.report_interval_s(v.step);
-    let windowed = |secs: Vec<Second>, how: Combine, what: &str| -> Vec<(f64, f64, String)> {
-        windows(&secs, every, how)
-            .into_iter()
-            .map(|(x, y, k)| (x, y, format!("{what} of {k} s")))
-            .collect()
-    };
     let (rate_detail, p99_detail) = if every > 1 {
         (
             format!("{rate_label}, the mean of each {every} s"),
@@ -841,21 +708,7 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             shade: shade.clone(),
             refs: Vec::new(),
         },
-        &|sr| {
-            let usable = sr.intervals.iter().filter(|i| usable(i));
-            if every == 1 {
-                return usable.map(|i| (i.t_s, i.ops_per_s, partial(i))).collect();
-            }
-            let secs = usable
-                .map(|i| Second {
-                    tick: i.tick,
-                    t_s: i.t_s,
-                    duration_s: i.duration_s(),
-                    y: i.ops_per_s,
-                })
-                .collect();
-            windowed(secs, Combine::Mean, "mean")
-        },
+        &|sr| rate_points(sr, every),
     ));
     out.extend(timeline(
         v,
@@ -868,61 +721,96 @@ fn client_timelines(v: &StepView<'_>) -> Vec<Figure> {
             shade: shade.clone(),
             refs: Vec::new(),
         },
-        &|sr| {
-            let with_latency = sr
-                .intervals
-                .iter()
-                .filter_map(|i| i.latency_us.map(|l| (i, l.p99)));
-            if every == 1 {
-                return with_latency
-                    .map(|(i, p99)| (i.t_s, p99, partial(i)))
-                    .collect();
-            }
-            let secs = with_latency
-                .map(|(i, p99)| Second {
-                    tick: i.tick,
-                    t_s: i.t_s,
-                    duration_s: i.duration_s(),
-                    y: p99,
-                })
-                .collect();
-            windowed(secs, Combine::Max, "worst second")
-        },
+        &|sr| p99_points(sr, every),
     ));
     out.extend(new_orders_per_10s(v, &shade));
+    out.extend(errors_timeline(v, shade));
+    out
+}
+
+/// Seconds gathered into windows of `every` seconds, each point saying `what` it is.
+fn windowed(secs: Vec<Second>, every: u64, how: Combine, what: &str) -> Vec<(f64, f64, String)> {
+    windows(&secs, every, how)
+        .into_iter()
+        .map(|(x, y, k)| (x, y, format!("{what} of {k} s")))
+        .collect()
+}
+
+/// A series' throughput points: each second's, or the mean of each `every` seconds.
+fn rate_points(sr: &StepSeries, every: u64) -> Vec<(f64, f64, String)> {
+    let usable = sr.intervals.iter().filter(|i| usable(i));
+    if every == 1 {
+        return usable.map(|i| (i.t_s, i.ops_per_s, partial(i))).collect();
+    }
+    let secs = usable
+        .map(|i| Second {
+            tick: i.tick,
+            t_s: i.t_s,
+            duration_s: i.duration_s(),
+            y: i.ops_per_s,
+        })
+        .collect();
+    windowed(secs, every, Combine::Mean, "mean")
+}
+
+/// A series' p99 points: each second's, or the worst second's of each `every` seconds.
+fn p99_points(sr: &StepSeries, every: u64) -> Vec<(f64, f64, String)> {
+    let with_latency = sr
+        .intervals
+        .iter()
+        .filter_map(|i| i.latency_us.map(|l| (i, l.p99)));
+    if every == 1 {
+        return with_latency
+            .map(|(i, p99)| (i.t_s, p99, partial(i)))
+            .collect();
+    }
+    let secs = with_latency
+        .map(|(i, p99)| Second {
+            tick: i.tick,
+            t_s: i.t_s,
+            duration_s: i.duration_s(),
+            y: p99,
+        })
+        .collect();
+    windowed(secs, every, Combine::Max, "worst second")
+}
+
+/// Errors each second, when any contender had some.
+fn errors_timeline(v: &PanelView<'_>, shade: Vec<(f64, f64, String)>) -> Option<Figure> {
     let any_errors = v
         .series
         .iter()
         .flatten()
         .any(|sr| sr.intervals.iter().any(|i| i.errors > 0));
-    if any_errors {
-        out.extend(timeline(
-            v,
-            Timeline {
-                caption: "errors".into(),
-                detail: "each second".into(),
-                unit_fmt: &count_fmt,
-                combine: Combine::Mean,
-                log_over: None,
-                shade,
-                refs: Vec::new(),
-            },
-            &|sr| {
-                sr.intervals
-                    .iter()
-                    .map(|i| (i.t_s, i.errors as f64, partial(i)))
-                    .collect()
-            },
-        ));
+    if !any_errors {
+        return None;
     }
-    out
+    let count_fmt = |x: f64| format::count(x);
+    timeline(
+        v,
+        Timeline {
+            caption: "errors".into(),
+            detail: "each second".into(),
+            unit_fmt: &count_fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade,
+            refs: Vec::new(),
+        },
+        &|sr| {
+            sr.intervals
+                .iter()
+                .map(|i| (i.t_s, i.errors as f64, partial(i)))
+                .collect()
+        },
+    )
 }
 
 /// Throughput and p99 against the sweep level (client count), for steps whose intervals
 /// carry one: throughput is the mean over each level's measured (non-warm-up) seconds; p99 is
 /// the level's own, from its merged histogram, where the step recorded it (a mean of
 /// per-second p99s would understate the tail), else the mean of its seconds' p99.
-fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
+fn sweep_curves(v: &PanelView<'_>) -> Vec<Figure> {
     let levels: BTreeSet<u64> = v
         .series
         .iter()
@@ -1026,7 +914,7 @@ fn sweep_curves(v: &StepView<'_>) -> Vec<Figure> {
 
 /// Each replica's apply rate, lag and CPU each second, in a replication step: a line per
 /// replica (named with its contender when several contenders have replicas).
-fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn replica_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     let with: Vec<(usize, &StepSeries)> = v
         .series
         .iter()
@@ -1124,7 +1012,7 @@ fn replica_timelines(v: &StepView<'_>) -> Vec<Figure> {
 
 /// A cluster's own seconds, from its nodes' wsrep counters: write sets replicated,
 /// conflicts, and the share of time flow control paused replication.
-fn cluster_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn cluster_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     if !v.series.iter().flatten().any(|s| !s.cluster.is_empty()) {
         return Vec::new();
     }
@@ -1190,7 +1078,7 @@ fn cluster_timelines(v: &StepView<'_>) -> Vec<Figure> {
 }
 
 /// Host CPU, disk throughput and IOPS each second, sampled beside every step.
-fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
+fn system_timelines(v: &PanelView<'_>) -> Vec<Figure> {
     let disk = v
         .series
         .iter()
@@ -1235,68 +1123,8 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
                          fmt: &dyn Fn(f64) -> String,
                          y: fn(&SystemPoint) -> f64,
                          limit: fn(&DeviceProfile) -> f64| {
-        let peak = v
-            .series
-            .iter()
-            .flatten()
-            .flat_map(|sr| sr.system.iter().map(y))
-            .fold(0.0, f64::max);
-        // One line per profile limit, with the contenders it holds; in a contender's colour
-        // when it holds one.
-        let mut limits: Vec<(String, f64, Vec<usize>)> = Vec::new();
-        for (i, p) in profiles.iter().enumerate() {
-            let Some(p) = p else { continue };
-            if v.series.get(i).is_none_or(|s| s.is_none()) {
-                continue;
-            }
-            let label = format!("{} limit {}", p.name, fmt(limit(p)));
-            match limits.iter_mut().find(|l| l.0 == label) {
-                Some(l) => l.2.push(i),
-                None => limits.push((label, limit(p), vec![i])),
-            }
-        }
-        let mut above = Vec::new();
-        let mut refs = Vec::new();
-        for (label, at, who) in limits {
-            let names: Vec<&str> = who.iter().map(|&i| v.name(i)).collect();
-            let hover = format!("{label}: {}", names.join(", "));
-            // A limit far above what was measured would flatten the lines: named instead.
-            if at <= peak * 2.0 {
-                refs.push(svg::RefLine {
-                    y: at,
-                    label,
-                    hover,
-                    color: match who.as_slice() {
-                        [one] => svg::color(*one),
-                        _ => "#4a5160",
-                    },
-                });
-            } else {
-                above.push(hover);
-            }
-        }
-        let mut detail = format!("{disk}, each second");
-        if !above.is_empty() {
-            detail.push_str(&format!("; above the chart: {}", above.join(", ")));
-        }
-        timeline(
-            v,
-            Timeline {
-                caption: caption.into(),
-                detail,
-                unit_fmt: fmt,
-                combine: Combine::Mean,
-                log_over: None,
-                shade: Vec::new(),
-                refs,
-            },
-            &|sr| {
-                sr.system
-                    .iter()
-                    .map(|p| (p.t_s, y(p), String::new()))
-                    .collect()
-            },
-        )
+        let axis = DiskAxis { fmt, y, limit };
+        disk_timeline(v, &profiles, &disk, caption, axis)
     };
     out.extend(disk_timeline(
         "disk reads",
@@ -1343,9 +1171,102 @@ fn system_timelines(v: &StepView<'_>) -> Vec<Figure> {
     out
 }
 
+/// One disk figure of the system series: how to show it, read it from a point, and read the
+/// matching limit from a device profile.
+struct DiskAxis<'a> {
+    fmt: &'a dyn Fn(f64) -> String,
+    y: fn(&SystemPoint) -> f64,
+    limit: fn(&DeviceProfile) -> f64,
+}
+
+/// A disk figure's timeline, with each contender's device profile limit as a dashed line in
+/// its colour.
+fn disk_timeline(
+    v: &PanelView<'_>,
+    profiles: &[Option<DeviceProfile>],
+    disk: &str,
+    caption: &str,
+    axis: DiskAxis<'_>,
+) -> Option<Figure> {
+    let DiskAxis { fmt, y, limit } = axis;
+    let peak = v
+        .series
+        .iter()
+        .flatten()
+        .flat_map(|sr| sr.system.iter().map(y))
+        .fold(0.0, f64::max);
+    let (refs, above) = limit_lines(v, profiles, fmt, limit, peak);
+    let mut detail = format!("{disk}, each second");
+    if !above.is_empty() {
+        detail.push_str(&format!("; above the chart: {}", above.join(", ")));
+    }
+    timeline(
+        v,
+        Timeline {
+            caption: caption.into(),
+            detail,
+            unit_fmt: fmt,
+            combine: Combine::Mean,
+            log_over: None,
+            shade: Vec::new(),
+            refs,
+        },
+        &|sr| {
+            sr.system
+                .iter()
+                .map(|p| (p.t_s, y(p), String::new()))
+                .collect()
+        },
+    )
+}
+
+/// One line per profile limit, with the contenders it holds; in a contender's colour when it
+/// holds one. A limit far above what was measured would flatten the lines: it is named
+/// instead (the second list).
+fn limit_lines(
+    v: &PanelView<'_>,
+    profiles: &[Option<DeviceProfile>],
+    fmt: &dyn Fn(f64) -> String,
+    limit: fn(&DeviceProfile) -> f64,
+    peak: f64,
+) -> (Vec<svg::RefLine>, Vec<String>) {
+    let mut limits: Vec<(String, f64, Vec<usize>)> = Vec::new();
+    for (i, p) in profiles.iter().enumerate() {
+        let Some(p) = p else { continue };
+        if v.series.get(i).is_none_or(|s| s.is_none()) {
+            continue;
+        }
+        let label = format!("{} limit {}", p.name, fmt(limit(p)));
+        match limits.iter_mut().find(|l| l.0 == label) {
+            Some(l) => l.2.push(i),
+            None => limits.push((label, limit(p), vec![i])),
+        }
+    }
+    let mut above = Vec::new();
+    let mut refs = Vec::new();
+    for (label, at, who) in limits {
+        let names: Vec<&str> = who.iter().map(|&i| v.name(i)).collect();
+        let hover = format!("{label}: {}", names.join(", "));
+        if at <= peak * 2.0 {
+            refs.push(svg::RefLine {
+                y: at,
+                label,
+                hover,
+                color: match who.as_slice() {
+                    [one] => svg::color(*one),
+                    _ => "#4a5160",
+                },
+            });
+        } else {
+            above.push(hover);
+        }
+    }
+    (refs, above)
+}
+
 /// Each contender's device profile (in the run's order), from the study as run.
 fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
-    let all = super::findings::device_profiles(&run.manifest.study);
+    let all = super::study::device_profiles(&run.manifest.study);
     run.summary
         .contenders
         .iter()
@@ -1354,11 +1275,41 @@ fn device_profiles(run: &RunData) -> Vec<Option<DeviceProfile>> {
 }
 
 /// Versions, effective settings, dataset, host, and the study as run.
-fn context(run: &RunData) -> String {
+fn context(run: &RunData, view: &ReportView<'_>) -> String {
+    let m = &run.manifest;
+    let mut o = String::from("<section id=\"context\">\n<h2>Context</h2>\n");
+    o.push_str("<div class=\"grid\">\n");
+    o.push_str(&dl("Run", &run_facts(run, view)));
+    o.push_str(&dl("Host", &host_facts(run)));
+    if let Some(d) = &m.dataset {
+        let mut facts = vec![("generator".into(), d.generator.clone())];
+        facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
+        facts.extend([
+            ("rows".into(), format::count(d.rows as f64)),
+            ("tables".into(), d.tables.to_string()),
+            ("seed".into(), d.seed.to_string()),
+            ("table".into(), d.table.clone()),
+            ("file".into(), format::bytes(d.file_bytes)),
+            ("generated in".into(), format::seconds(d.generate_s)),
+        ]);
+        o.push_str(&dl("Dataset", &facts));
+    }
+    o.push_str("</div>\n");
+    contenders_table(&mut o, run);
+    steps_table(&mut o, &m.study);
+    let study = serde_json::to_string_pretty(&m.study).unwrap_or_default();
+    let _ = write!(
+        o,
+        "<details><summary>The study exactly as run (after scale and overrides)</summary><pre>{}</pre></details>\n</section>\n",
+        esc(&study)
+    );
+    o
+}
+
+/// The run's facts: study, scale, status, times, overrides, references, rounds, dbduel.
+fn run_facts(run: &RunData, view: &ReportView<'_>) -> Vec<(String, String)> {
     let m = &run.manifest;
     let s = &run.summary;
-    let mut o = String::from("<section id=\"context\">\n<h2>Context</h2>\n");
-    let h = &m.host;
     let mut run_items: Vec<(String, String)> = vec![
         ("study".into(), format!("{} (from {})", s.study, m.source)),
         (
@@ -1379,24 +1330,28 @@ fn context(run: &RunData) -> String {
             m.overrides.join(" ")
         },
     ));
-    for r in super::reference::of(m) {
+    for r in &view.refs {
         run_items.push((
-            super::reference::column(&r),
+            super::reference::column(r),
             format!(
                 "not measured here — {} on {}; {}",
                 r.engine, r.hardware, r.source
             ),
         ));
     }
-    if let Some(r) = super::table::rounds_line(m) {
+    if let Some(r) = &view.rounds {
         run_items.push((
             "rounds".into(),
             r.trim_start_matches("rounds: ").to_string(),
         ));
     }
     run_items.push(("dbduel".into(), m.dbduel.to_string()));
-    o.push_str("<div class=\"grid\">\n");
-    o.push_str(&dl("Run", &run_items));
+    run_items
+}
+
+/// The host's facts.
+fn host_facts(run: &RunData) -> Vec<(String, String)> {
+    let h = &run.manifest.host;
     let mut host = vec![
         ("host".into(), h.hostname.clone()),
         ("CPU".into(), format!("{} · {} cores", h.cpu_model, h.cores)),
@@ -1409,21 +1364,13 @@ fn context(run: &RunData) -> String {
     if let Some(d) = &h.data_device {
         host.push(("device".into(), d.clone()));
     }
-    o.push_str(&dl("Host", &host));
-    if let Some(d) = &m.dataset {
-        let mut facts = vec![("generator".into(), d.generator.clone())];
-        facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
-        facts.extend([
-            ("rows".into(), format::count(d.rows as f64)),
-            ("tables".into(), d.tables.to_string()),
-            ("seed".into(), d.seed.to_string()),
-            ("table".into(), d.table.clone()),
-            ("file".into(), format::bytes(d.file_bytes)),
-            ("generated in".into(), format::seconds(d.generate_s)),
-        ]);
-        o.push_str(&dl("Dataset", &facts));
-    }
-    o.push_str("</div>\n<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
+    host
+}
+
+/// The contenders as run: engine, options given, effective settings read back.
+fn contenders_table(o: &mut String, run: &RunData) {
+    let (m, s) = (&run.manifest, &run.summary);
+    o.push_str("<h3>Contenders</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>contender</th><th class=\"left\">engine</th><th class=\"left\">options given</th><th class=\"left\">effective settings, read back</th></tr></thead><tbody>");
     for (i, c) in m.contenders.iter().enumerate() {
         let idx = s
             .contenders
@@ -1447,7 +1394,11 @@ fn context(run: &RunData) -> String {
         );
     }
     o.push_str("</tbody></table></div>\n");
-    if let Some(steps) = m.study.get("step").and_then(|x| x.as_array()) {
+}
+
+/// The study's steps as run, with their parameters.
+fn steps_table(o: &mut String, study: &serde_json::Value) {
+    if let Some(steps) = study.get("step").and_then(|x| x.as_array()) {
         o.push_str("<h3>Steps as run</h3>\n<div class=\"tablewrap\"><table><thead><tr><th>step</th><th class=\"left\">kind</th><th class=\"left\">parameters</th></tr></thead><tbody>");
         for st in steps {
             let name = st.get("name").and_then(|x| x.as_str()).unwrap_or("");
@@ -1473,13 +1424,6 @@ fn context(run: &RunData) -> String {
         }
         o.push_str("</tbody></table></div>\n");
     }
-    let study = serde_json::to_string_pretty(&m.study).unwrap_or_default();
-    let _ = write!(
-        o,
-        "<details><summary>The study exactly as run (after scale and overrides)</summary><pre>{}</pre></details>\n</section>\n",
-        esc(&study)
-    );
-    o
 }
 
 fn dl(title: &str, items: &[(String, String)]) -> String {

@@ -7,11 +7,14 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod html;
+pub mod page;
 pub mod reference;
 pub mod series;
+pub mod study;
 pub mod svg;
 pub mod table;
 pub mod verdict;
+pub mod view;
 
 use crate::results::{Manifest, ResultsError, RunDir, Summary};
 use std::path::{Path, PathBuf};

@@ -247,8 +247,8 @@ impl RunData {
             .find(|r| r.manifest.study != first.manifest.study)
         {
             let (fa, fb) = (
-                super::compare::flatten(&first.manifest.study),
-                super::compare::flatten(&other.manifest.study),
+                super::study::flatten(&first.manifest.study),
+                super::study::flatten(&other.manifest.study),
             );
             let key = fa
                 .iter()

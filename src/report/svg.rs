@@ -244,8 +244,41 @@ const BW: f64 = 360.0;
 /// Pixels per character of chart text, generous enough for the larger text phones get.
 const CHAR_W: f64 = 7.6;
 
+/// The plotting area of a line chart: its scales and size.
+struct Plot {
+    xs: Scale,
+    ys: Scale,
+    pw: f64,
+    ph: f64,
+}
+
+impl Plot {
+    fn px(&self, x: f64) -> f64 {
+        ML + self.xs.frac(x) * self.pw
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        MT + (1.0 - self.ys.frac(y)) * self.ph
+    }
+}
+
 /// A line chart; every point is a circle with its hover text.
 pub fn line_chart(c: &LineChart<'_>) -> String {
+    let (plot, points) = plot_of(c);
+    let mut o = String::new();
+    open_svg(&mut o, "lines", W, LINE_H, points, &c.title);
+    backdrop(&mut o, c, &plot);
+    axes(&mut o, c, &plot);
+    ref_lines(&mut o, c, &plot);
+    for l in &c.lines {
+        draw_line(&mut o, l, &plot);
+    }
+    o.push_str("</svg>");
+    o
+}
+
+/// The chart's scales from its points (and reference lines), and how many points it has.
+fn plot_of(c: &LineChart<'_>) -> (Plot, usize) {
     let all: Vec<(f64, f64)> = c
         .lines
         .iter()
@@ -290,11 +323,12 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         None => Scale::linear(x_min, x_max, true, 5),
     };
     let (pw, ph) = (W - ML - MR, LINE_H - MT - MB);
-    let px = |x: f64| ML + xs.frac(x) * pw;
-    let py = |y: f64| MT + (1.0 - ys.frac(y)) * ph;
+    (Plot { xs, ys, pw, ph }, points)
+}
 
-    let mut o = String::new();
-    open_svg(&mut o, "lines", W, LINE_H, points, &c.title);
+/// Shaded ranges (warm-up) and numbered marks (schema changes) behind the lines.
+fn backdrop(o: &mut String, c: &LineChart<'_>, p: &Plot) {
+    let (px, ph) = (|x: f64| p.px(x), p.ph);
     for (a, b, label) in &c.shade {
         let (x0, x1) = (px(*a), px(*b));
         let _ = write!(
@@ -323,6 +357,11 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             esc(&m.label)
         );
     }
+}
+
+/// The grid, both axes' ticks and the x axis's label.
+fn axes(o: &mut String, c: &LineChart<'_>, p: &Plot) {
+    let (px, py, pw, ph, xs, ys) = (|x: f64| p.px(x), |y: f64| p.py(y), p.pw, p.ph, &p.xs, &p.ys);
     // Grid and y ticks.
     for t in &ys.ticks {
         let y = py(*t);
@@ -376,8 +415,13 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
         n(LINE_H - 6.0),
         esc(&c.x_label)
     );
+}
+
+/// Dashed horizontal reference lines (a device's limits), labelled alternately right and
+/// left.
+fn ref_lines(o: &mut String, c: &LineChart<'_>, p: &Plot) {
     for (i, r) in c.refs.iter().enumerate() {
-        let y = py(r.y);
+        let y = p.py(r.y);
         let (x, anchor) = if i % 2 == 0 {
             (W - MR - 2.0, "end")
         } else {
@@ -398,42 +442,43 @@ pub fn line_chart(c: &LineChart<'_>) -> String {
             esc(&r.label)
         );
     }
-    for l in &c.lines {
-        let pts: Vec<(f64, f64, &str)> = l
-            .points
+}
+
+/// One line: its polyline and a circle with hover text per point.
+fn draw_line(o: &mut String, l: &Line, p: &Plot) {
+    let (px, py) = (|x: f64| p.px(x), |y: f64| p.py(y));
+    let pts: Vec<(f64, f64, &str)> = l
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.0.is_finite() && p.1.is_finite())
+        .map(|(i, p)| (p.0, p.1, l.tips.get(i).map(String::as_str).unwrap_or("")))
+        .collect();
+    if pts.len() > 1 {
+        let path: Vec<String> = pts
             .iter()
-            .enumerate()
-            .filter(|(_, p)| p.0.is_finite() && p.1.is_finite())
-            .map(|(i, p)| (p.0, p.1, l.tips.get(i).map(String::as_str).unwrap_or("")))
+            .map(|p| format!("{},{}", n(px(p.0)), n(py(p.1))))
             .collect();
-        if pts.len() > 1 {
-            let path: Vec<String> = pts
-                .iter()
-                .map(|p| format!("{},{}", n(px(p.0)), n(py(p.1))))
-                .collect();
-            let _ = write!(
-                o,
-                "<polyline class=\"line\" stroke=\"{}\" points=\"{}\"/>",
-                l.color,
-                path.join(" ")
-            );
-        }
-        let r = if pts.len() > 40 { 1.8 } else { 3.0 };
-        let _ = write!(o, "<g fill=\"{}\">", l.color);
-        for (x, y, tip) in pts {
-            let _ = write!(
-                o,
-                "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\"><title>{}</title></circle>",
-                n(px(x)),
-                n(py(y)),
-                n(r),
-                esc(&format!("{}: {tip}", l.name))
-            );
-        }
-        o.push_str("</g>");
+        let _ = write!(
+            o,
+            "<polyline class=\"line\" stroke=\"{}\" points=\"{}\"/>",
+            l.color,
+            path.join(" ")
+        );
     }
-    o.push_str("</svg>");
-    o
+    let r = if pts.len() > 40 { 1.8 } else { 3.0 };
+    let _ = write!(o, "<g fill=\"{}\">", l.color);
+    for (x, y, tip) in pts {
+        let _ = write!(
+            o,
+            "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"{}\"><title>{}</title></circle>",
+            n(px(x)),
+            n(py(y)),
+            n(r),
+            esc(&format!("{}: {tip}", l.name))
+        );
+    }
+    o.push_str("</g>");
 }
 
 /// One bar of a bar chart.
@@ -480,13 +525,6 @@ pub fn bar_chart(title: &str, bars: &[Bar]) -> String {
         .copied()
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
-    let x_of = |v: f64| {
-        if max > 0.0 {
-            label_w + (v.max(0.0) / max * bar_w)
-        } else {
-            label_w
-        }
-    };
     let h = 6.0 + bars.len() as f64 * BAR_ROW + 4.0;
     let points = bars
         .iter()
@@ -501,65 +539,91 @@ pub fn bar_chart(title: &str, bars: &[Bar]) -> String {
         n(label_w),
         n(h - 4.0)
     );
+    let geo = BarGeometry {
+        label_w,
+        bar_w,
+        max,
+    };
     for (i, b) in bars.iter().enumerate() {
-        let y = 6.0 + i as f64 * BAR_ROW;
-        let _ = write!(
-            o,
-            "<text class=\"name\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            n(label_w - 6.0),
-            n(y + 15.0),
-            esc(&b.label)
-        );
-        let mut end = label_w;
-        if let Some(v) = b.value.filter(|v| v.is_finite()) {
-            let w = if max > 0.0 {
-                (v.max(0.0) / max * bar_w).max(1.5)
-            } else {
-                1.5
-            };
-            let _ = write!(
-                o,
-                "<rect class=\"pt\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"{}\"><title>{}</title></rect>",
-                n(label_w),
-                n(y + 3.0),
-                n(w),
-                b.color,
-                esc(&b.tip)
-            );
-            end += w;
-        }
-        // Repeated rounds: the interval as a dark line, each round as a dot.
-        if let Some((lo, hi)) = b.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
-            let _ = write!(
-                o,
-                "<line class=\"ci\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
-                n(x_of(lo)),
-                n(y + 11.0),
-                n(x_of(hi)),
-                n(y + 11.0)
-            );
-        }
-        for v in b.samples.iter().filter(|v| v.is_finite()) {
-            let _ = write!(
-                o,
-                "<circle class=\"sample\" cx=\"{}\" cy=\"{}\" r=\"2.4\"/>",
-                n(x_of(*v)),
-                n(y + 11.0)
-            );
-            end = end.max(x_of(*v) + 2.4);
-        }
-        let _ = write!(
-            o,
-            "<text class=\"{}\" x=\"{}\" y=\"{}\">{}{}</text>",
-            if b.value.is_some() { "val" } else { "val none" },
-            n(end + 5.0),
-            n(y + 15.0),
-            esc(&b.text),
-            if b.best { " ★" } else { "" }
-        );
+        bar_row(&mut o, b, 6.0 + i as f64 * BAR_ROW, &geo);
     }
     o.push_str("</svg>");
     o
+}
+
+/// Where a bar chart's bars go: the width of the names, of the bars, and the value at full
+/// width.
+struct BarGeometry {
+    label_w: f64,
+    bar_w: f64,
+    max: f64,
+}
+
+/// One contender's row of a bar chart at height `y`: its name, bar, interval, rounds and
+/// value.
+fn bar_row(o: &mut String, b: &Bar, y: f64, g: &BarGeometry) {
+    let (label_w, bar_w, max) = (g.label_w, g.bar_w, g.max);
+    let x_of = |v: f64| {
+        if max > 0.0 {
+            label_w + (v.max(0.0) / max * bar_w)
+        } else {
+            label_w
+        }
+    };
+    let _ = write!(
+        o,
+        "<text class=\"name\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+        n(label_w - 6.0),
+        n(y + 15.0),
+        esc(&b.label)
+    );
+    let mut end = label_w;
+    if let Some(v) = b.value.filter(|v| v.is_finite()) {
+        let w = if max > 0.0 {
+            (v.max(0.0) / max * bar_w).max(1.5)
+        } else {
+            1.5
+        };
+        let _ = write!(
+            o,
+            "<rect class=\"pt\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"{}\"><title>{}</title></rect>",
+            n(label_w),
+            n(y + 3.0),
+            n(w),
+            b.color,
+            esc(&b.tip)
+        );
+        end += w;
+    }
+    // Repeated rounds: the interval as a dark line, each round as a dot.
+    if let Some((lo, hi)) = b.interval.filter(|(l, h)| l.is_finite() && h.is_finite()) {
+        let _ = write!(
+            o,
+            "<line class=\"ci\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            n(x_of(lo)),
+            n(y + 11.0),
+            n(x_of(hi)),
+            n(y + 11.0)
+        );
+    }
+    for v in b.samples.iter().filter(|v| v.is_finite()) {
+        let _ = write!(
+            o,
+            "<circle class=\"sample\" cx=\"{}\" cy=\"{}\" r=\"2.4\"/>",
+            n(x_of(*v)),
+            n(y + 11.0)
+        );
+        end = end.max(x_of(*v) + 2.4);
+    }
+    let _ = write!(
+        o,
+        "<text class=\"{}\" x=\"{}\" y=\"{}\">{}{}</text>",
+        if b.value.is_some() { "val" } else { "val none" },
+        n(end + 5.0),
+        n(y + 15.0),
+        esc(&b.text),
+        if b.best { " ★" } else { "" }
+    );
 }
 
 /// One row of a change chart: a relative change with its noise band.
@@ -641,50 +705,55 @@ pub fn change_chart(title: &str, rows: &[Change], threshold: f64) -> String {
             n(y + 4.0),
             esc(&r.label)
         );
-        if !r.change.is_finite() {
-            continue;
-        }
-        if let Some(nz) = r.noise {
-            let _ = write!(
-                o,
-                "<line class=\"whisker\" stroke=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
-                r.color,
-                n(px(r.change - nz)),
-                n(y),
-                n(px(r.change + nz)),
-                n(y)
-            );
-        }
-        let off = r.change.abs() > reach;
-        let _ = write!(
-            o,
-            "<circle class=\"pt{}\" cx=\"{}\" cy=\"{}\" r=\"4.5\" {}=\"{}\"><title>{}</title></circle>",
-            if r.noise.is_none() { " hollow" } else { "" },
-            n(px(r.change)),
-            n(y),
-            if r.noise.is_none() { "stroke" } else { "fill" },
-            r.color,
-            esc(&if off {
-                format!("{} (beyond the axis)", r.tip)
-            } else {
-                r.tip.clone()
-            })
-        );
-        if off {
-            // Pinned to the axis's end: say how far it really went.
-            let right = r.change > 0.0;
-            let _ = write!(
-                o,
-                "<text class=\"val\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
-                n(px(r.change) + if right { -9.0 } else { 9.0 }),
-                n(y + 4.0),
-                if right { "end" } else { "start" },
-                esc(&r.text)
-            );
+        if r.change.is_finite() {
+            change_dot(&mut o, r, y, &px, reach);
         }
     }
     o.push_str("</svg>");
     o
+}
+
+/// One change at height `y`: its noise whisker, its dot (hollow when not judged), and, when
+/// beyond the axis, its value beside the dot pinned to the axis's end.
+fn change_dot(o: &mut String, r: &Change, y: f64, px: &dyn Fn(f64) -> f64, reach: f64) {
+    if let Some(nz) = r.noise {
+        let _ = write!(
+            o,
+            "<line class=\"whisker\" stroke=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            r.color,
+            n(px(r.change - nz)),
+            n(y),
+            n(px(r.change + nz)),
+            n(y)
+        );
+    }
+    let off = r.change.abs() > reach;
+    let _ = write!(
+        o,
+        "<circle class=\"pt{}\" cx=\"{}\" cy=\"{}\" r=\"4.5\" {}=\"{}\"><title>{}</title></circle>",
+        if r.noise.is_none() { " hollow" } else { "" },
+        n(px(r.change)),
+        n(y),
+        if r.noise.is_none() { "stroke" } else { "fill" },
+        r.color,
+        esc(&if off {
+            format!("{} (beyond the axis)", r.tip)
+        } else {
+            r.tip.clone()
+        })
+    );
+    if off {
+        // Pinned to the axis's end: say how far it really went.
+        let right = r.change > 0.0;
+        let _ = write!(
+            o,
+            "<text class=\"val\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+            n(px(r.change) + if right { -9.0 } else { 9.0 }),
+            n(y + 4.0),
+            if right { "end" } else { "start" },
+            esc(&r.text)
+        );
+    }
 }
 
 #[cfg(test)]

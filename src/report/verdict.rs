@@ -214,123 +214,43 @@ fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
         _ => f64::NAN,
     };
     let (cmp, sup, worst_word, verb) = words(m);
-    let label = &m.label;
     let spread_tie = tied_by_spread(figs[best_i], figs[next_i]);
     // Close medians tie unless repeated rounds set them apart (then the intervals decide,
     // as in the table's best column).
     let close = (r.is_finite() && r < 1.005 || best == next) && spread_tie != Some(false);
-    match spread_tie {
-        Some(true) if !close => {
-            let tied: Vec<usize> = ranked
-                .iter()
-                .map(|(i, _)| *i)
-                .filter(|i| tied_by_spread(figs[best_i], figs[*i]) == Some(true))
-                .collect();
-            let each: Vec<String> = tied
-                .iter()
-                .filter_map(|i| figs[*i].map(|f| format!("{} {}", name(*i), format::figure(f))))
-                .collect();
-            let names: Vec<&str> = tied.iter().map(|i| name(*i)).collect();
-            let who = if tied.len() == ranked.len() && tied.len() > 2 {
-                format!("all {}", tied.len())
-            } else {
-                names.join(" and ")
-            };
-            let on = if tied.len() == ranked.len() {
-                format!("on {label}")
-            } else {
-                format!("for {sup}")
-            };
-            let mut text = format!(
-                "{who} tied {on}, their intervals overlapping ({})",
-                each.join("; ")
-            );
-            let (worst_i, _) = ranked[ranked.len() - 1];
-            if !tied.contains(&worst_i)
-                && let Some(f) = figs[worst_i]
-            {
-                text.push_str(&format!(
-                    "; {} {worst_word} ({})",
-                    name(worst_i),
-                    format::figure(f)
-                ));
-            }
-            return Some(Clause { text, pair: None });
-        }
-        _ => {}
+    if spread_tie == Some(true) && !close {
+        return Some(spread_tie_clause(s, m, figs, &ranked));
     }
-    let sure = match (
-        figs[best_i].and_then(Metric::repeated),
-        figs[next_i].and_then(Metric::repeated),
-    ) {
-        (Some(a), Some(b)) if !close => format!(
-            " — apart beyond their {} intervals over {} rounds",
-            if a.confidence <= b.confidence {
-                a.confidence_text()
-            } else {
-                b.confidence_text()
-            },
-            a.n.min(b.n)
-        ),
-        _ => String::new(),
-    };
+    let sure = sure_text(figs[best_i], figs[next_i], close);
     let mut pair = None;
     let mut text = if close {
-        let tied: Vec<&str> = ranked
-            .iter()
-            .filter(|(_, x)| (x - best).abs() <= best.abs() * 0.005)
-            .map(|(i, _)| name(*i))
-            .collect();
-        if tied.len() == ranked.len() {
-            let all = if tied.len() == 2 {
-                format!("{} and {}", tied[0], tied[1])
-            } else {
-                format!("all {}", tied.len())
-            };
-            if m.unit == Unit::Bytes {
-                format!("{all} are the same size ({label}: {})", v(best))
-            } else {
-                format!("{all} tied on {label} ({})", v(best))
-            }
+        close_text(s, m, &ranked)
+    } else {
+        let times = if r.is_finite() {
+            format!("{} ", ratio(r))
+        } else {
+            String::new()
+        };
+        if ranked.len() == 2 {
+            let rest = format!("{verb} {times}{cmp} {}", figures(m, best, next));
+            pair = Some((best_i, next_i, rest));
+            format!(
+                "{} {verb} {times}{cmp} than {} {}",
+                name(best_i),
+                name(next_i),
+                figures(m, best, next)
+            )
         } else {
             let (worst_i, worst) = ranked[ranked.len() - 1];
             format!(
-                "{} tied for {sup} ({label}: {}); {} {worst_word} ({})",
-                tied.join(" and "),
-                v(best),
+                "{} {verb} {sup}, {times}{cmp} than {} {}; {} {worst_word} ({})",
+                name(best_i),
+                name(next_i),
+                figures(m, best, next),
                 name(worst_i),
                 v(worst)
             )
         }
-    } else if ranked.len() == 2 {
-        let times = if r.is_finite() {
-            format!("{} ", ratio(r))
-        } else {
-            String::new()
-        };
-        let rest = format!("{verb} {times}{cmp} {}", figures(m, best, next));
-        pair = Some((best_i, next_i, rest));
-        format!(
-            "{} {verb} {times}{cmp} than {} {}",
-            name(best_i),
-            name(next_i),
-            figures(m, best, next)
-        )
-    } else {
-        let (worst_i, worst) = ranked[ranked.len() - 1];
-        let times = if r.is_finite() {
-            format!("{} ", ratio(r))
-        } else {
-            String::new()
-        };
-        format!(
-            "{} {verb} {sup}, {times}{cmp} than {} {}; {} {worst_word} ({})",
-            name(best_i),
-            name(next_i),
-            figures(m, best, next),
-            name(worst_i),
-            v(worst)
-        )
     };
     if !sure.is_empty() {
         text.push_str(&sure);
@@ -345,6 +265,111 @@ fn clause(s: &Summary, m: &Metric, figs: &[Option<&Metric>]) -> Option<Clause> {
         }
     }
     Some(Clause { text, pair })
+}
+
+/// The clause when repeated rounds tie the best with others: who tied, each one's figure,
+/// and the worst when it is not among them.
+fn spread_tie_clause(
+    s: &Summary,
+    m: &Metric,
+    figs: &[Option<&Metric>],
+    ranked: &[(usize, f64)],
+) -> Clause {
+    let name = |i: usize| s.contenders.get(i).map(|c| c.name.as_str()).unwrap_or("?");
+    let (_, sup, worst_word, _) = words(m);
+    let label = &m.label;
+    let best_i = ranked[0].0;
+    let tied: Vec<usize> = ranked
+        .iter()
+        .map(|(i, _)| *i)
+        .filter(|i| tied_by_spread(figs[best_i], figs[*i]) == Some(true))
+        .collect();
+    let each: Vec<String> = tied
+        .iter()
+        .filter_map(|i| figs[*i].map(|f| format!("{} {}", name(*i), format::figure(f))))
+        .collect();
+    let names: Vec<&str> = tied.iter().map(|i| name(*i)).collect();
+    let who = if tied.len() == ranked.len() && tied.len() > 2 {
+        format!("all {}", tied.len())
+    } else {
+        names.join(" and ")
+    };
+    let on = if tied.len() == ranked.len() {
+        format!("on {label}")
+    } else {
+        format!("for {sup}")
+    };
+    let mut text = format!(
+        "{who} tied {on}, their intervals overlapping ({})",
+        each.join("; ")
+    );
+    let (worst_i, _) = ranked[ranked.len() - 1];
+    if !tied.contains(&worst_i)
+        && let Some(f) = figs[worst_i]
+    {
+        text.push_str(&format!(
+            "; {} {worst_word} ({})",
+            name(worst_i),
+            format::figure(f)
+        ));
+    }
+    Clause { text, pair: None }
+}
+
+/// ` — apart beyond their 93.8% intervals over 5 rounds` when the best and the next best
+/// were both repeated and are not close; else empty.
+fn sure_text(best: Option<&Metric>, next: Option<&Metric>, close: bool) -> String {
+    match (
+        best.and_then(Metric::repeated),
+        next.and_then(Metric::repeated),
+    ) {
+        (Some(a), Some(b)) if !close => format!(
+            " — apart beyond their {} intervals over {} rounds",
+            if a.confidence <= b.confidence {
+                a.confidence_text()
+            } else {
+                b.confidence_text()
+            },
+            a.n.min(b.n)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The clause when the best values are within 0.5 % of each other: who tied, and the worst
+/// when not all did.
+fn close_text(s: &Summary, m: &Metric, ranked: &[(usize, f64)]) -> String {
+    let name = |i: usize| s.contenders.get(i).map(|c| c.name.as_str()).unwrap_or("?");
+    let v = |x: f64| format::value(x, m.unit);
+    let (_, sup, worst_word, _) = words(m);
+    let label = &m.label;
+    let best = ranked[0].1;
+    let tied: Vec<&str> = ranked
+        .iter()
+        .filter(|(_, x)| (x - best).abs() <= best.abs() * 0.005)
+        .map(|(i, _)| name(*i))
+        .collect();
+    if tied.len() == ranked.len() {
+        let all = if tied.len() == 2 {
+            format!("{} and {}", tied[0], tied[1])
+        } else {
+            format!("all {}", tied.len())
+        };
+        if m.unit == Unit::Bytes {
+            format!("{all} are the same size ({label}: {})", v(best))
+        } else {
+            format!("{all} tied on {label} ({})", v(best))
+        }
+    } else {
+        let (worst_i, worst) = ranked[ranked.len() - 1];
+        format!(
+            "{} tied for {sup} ({label}: {}); {} {worst_word} ({})",
+            tied.join(" and "),
+            v(best),
+            name(worst_i),
+            v(worst)
+        )
+    }
 }
 
 /// The sentence for one step.

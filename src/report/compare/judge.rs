@@ -1,34 +1,14 @@
-//! `dbduel compare RUN_A RUN_B`: the same study run twice (before and after a change of
-//! configuration, machine or version), per contender per step per figure, how B differs
-//! from A — and whether that difference is more than noise.
-//!
-//! Noise comes from each step's per-second series: the relative standard error of the
-//! step's mean, corrected for the correlation of neighbouring seconds
-//! ([`series::relative_standard_error`]). A change counts only when it is beyond both the
-//! threshold and two standard errors of the difference (about 95 %); so a 2 % change inside
-//! 10 % noise is "no significant change". Rates and durations use the throughput series,
-//! latency figures the matching per-second quantile. Sizes do not jitter and are judged by the
-//! threshold alone. A figure without a usable series (a single statement, a step shorter than
-//! three seconds) is shown but *not judged*: one measurement cannot tell a change from noise.
-//! A step that ran in A and failed in B is a regression.
-//!
-//! Figures measured over repeated rounds (`--repeat`, or several runs a side pooled) are
-//! judged from their samples instead, every kind alike: a change counts when it is beyond the
-//! threshold and the two intervals for the median ([`Spread`]) are apart; fewer than
-//! [`MIN_SAMPLES`] a side are not judged, and the row says how many more rounds it needs.
+//! Judging two runs figure by figure: the rows of a [`Comparison`], each with its change,
+//! its noise band and its verdict, and what differs in the runs' context.
 
-use super::Format;
-use super::format;
-use super::html::page;
-use super::series::{self, Interval, RunData};
-use super::svg::{self, Change, esc};
-use super::verdict;
+use super::super::format;
+use super::super::series::{self, Interval, RunData};
+use super::super::study;
+use super::super::verdict;
 use crate::results::spread::{MIN_SAMPLES, Spread};
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
-use comfy_table::{CellAlignment, Table, presets};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// Standard errors a change must exceed to count (two: about 95 % confidence).
 pub const SIGMAS: f64 = 2.0;
@@ -57,7 +37,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn words(self) -> &'static str {
+    /// The verdict in words.
+    pub fn words(self) -> &'static str {
         match self {
             Kind::Regressed => "REGRESSED",
             Kind::Improved => "improved",
@@ -296,6 +277,8 @@ fn status_row(contender: &str, step: &str, title: &str, verdict: Kind, why: Stri
     }
 }
 
+/// The rows of one step of one contender: one per figure, or one status row when the step
+/// is in one run only or did not run through in both.
 fn step_rows(
     contender: &str,
     step: &str,
@@ -304,56 +287,10 @@ fn step_rows(
     threshold: f64,
 ) -> Vec<Row> {
     let title = verdict::title_of(&[sa, sb], step);
-    let (sa, sb) = match (sa, sb) {
-        (Some(x), Some(y)) => (x, y),
-        (Some(_), None) => {
-            return vec![status_row(
-                contender,
-                step,
-                &title,
-                Kind::OnlyInOne,
-                "only in A".into(),
-            )];
-        }
-        (None, Some(_)) => {
-            return vec![status_row(
-                contender,
-                step,
-                &title,
-                Kind::OnlyInOne,
-                "only in B".into(),
-            )];
-        }
-        (None, None) => return Vec::new(),
+    let (sa, sb) = match status_rows(contender, step, &title, sa, sb) {
+        Ok(both) => both,
+        Err(rows) => return rows,
     };
-    match (sa.status, sb.status) {
-        (Status::Ok, Status::Ok) => {}
-        (Status::Ok, other) => {
-            let why = format!(
-                "ran in A, {} in B{}",
-                other.as_str(),
-                sb.note
-                    .as_deref()
-                    .map(|n| format!(": {}", verdict::shorten(n, 160)))
-                    .unwrap_or_default()
-            );
-            return vec![status_row(contender, step, &title, Kind::Regressed, why)];
-        }
-        (other, Status::Ok) => {
-            let why = format!("{} in A, ran in B", other.as_str());
-            return vec![status_row(contender, step, &title, Kind::Improved, why)];
-        }
-        (x, y) => {
-            let why = format!("{} in A, {} in B", x.as_str(), y.as_str());
-            return vec![status_row(
-                contender,
-                step,
-                &title,
-                Kind::NoSignificantChange,
-                why,
-            )];
-        }
-    }
     let ia = ra
         .step(contender, step)
         .map(|s| s.intervals.as_slice())
@@ -377,8 +314,7 @@ fn step_rows(
     for k in keys {
         let ma = sa.metrics.iter().find(|m| m.key == k.key);
         let mb = sb.metrics.iter().find(|m| m.key == k.key);
-        let (va, vb) = (ma.map(|m| m.value), mb.map(|m| m.value));
-        let mut row = Row {
+        let row = Row {
             contender: contender.into(),
             step: step.into(),
             title: title.clone(),
@@ -386,20 +322,107 @@ fn step_rows(
             key: k.key.clone(),
             unit: Some(k.unit),
             better: Some(k.better),
-            a: va,
-            b: vb,
+            a: ma.map(|m| m.value),
+            b: mb.map(|m| m.value),
             change: None,
             noise: None,
             verdict: Kind::NoSignificantChange,
             why: String::new(),
             chance: None,
         };
+        let figure = Figure {
+            k,
+            ma,
+            mb,
+            ia,
+            ib,
+            disturbed: &disturbed,
+            threshold,
+        };
+        rows.extend(figure.judge(row));
+    }
+    rows
+}
+
+/// Both sides' summaries of a step when both ran through; else the status row (none when
+/// neither run has the step).
+fn status_rows<'s>(
+    contender: &str,
+    step: &str,
+    title: &str,
+    sa: Option<&'s StepSummary>,
+    sb: Option<&'s StepSummary>,
+) -> Result<(&'s StepSummary, &'s StepSummary), Vec<Row>> {
+    let (sa, sb) = match (sa, sb) {
+        (Some(x), Some(y)) => (x, y),
+        (Some(_), None) => {
+            let why = "only in A".into();
+            return Err(vec![status_row(
+                contender,
+                step,
+                title,
+                Kind::OnlyInOne,
+                why,
+            )]);
+        }
+        (None, Some(_)) => {
+            let why = "only in B".into();
+            return Err(vec![status_row(
+                contender,
+                step,
+                title,
+                Kind::OnlyInOne,
+                why,
+            )]);
+        }
+        (None, None) => return Err(Vec::new()),
+    };
+    let (kind, why) = match (sa.status, sb.status) {
+        (Status::Ok, Status::Ok) => return Ok((sa, sb)),
+        (Status::Ok, other) => (
+            Kind::Regressed,
+            format!(
+                "ran in A, {} in B{}",
+                other.as_str(),
+                sb.note
+                    .as_deref()
+                    .map(|n| format!(": {}", verdict::shorten(n, 160)))
+                    .unwrap_or_default()
+            ),
+        ),
+        (other, Status::Ok) => (Kind::Improved, format!("{} in A, ran in B", other.as_str())),
+        (x, y) => (
+            Kind::NoSignificantChange,
+            format!("{} in A, {} in B", x.as_str(), y.as_str()),
+        ),
+    };
+    Err(vec![status_row(contender, step, title, kind, why)])
+}
+
+/// One figure of a step in both runs, with what judging it needs.
+struct Figure<'a> {
+    k: &'a Metric,
+    ma: Option<&'a Metric>,
+    mb: Option<&'a Metric>,
+    /// Each run's per-second intervals of the step.
+    ia: &'a [Interval],
+    ib: &'a [Interval],
+    /// Why the machine was busy during the step, per run (empty: it was not).
+    disturbed: &'a [String],
+    threshold: f64,
+}
+
+impl Figure<'_> {
+    /// The figure's row with its change and verdict; none for an unchanged figure without a
+    /// better direction.
+    fn judge(&self, mut row: Row) -> Option<Row> {
+        let k = self.k;
+        let (va, vb) = (row.a, row.b);
         let (Some(x), Some(y)) = (va.filter(|v| v.is_finite()), vb.filter(|v| v.is_finite()))
         else {
             row.verdict = Kind::OnlyInOne;
             row.why = format!("figure only in {}", if va.is_some() { "A" } else { "B" });
-            rows.push(row);
-            continue;
+            return Some(row);
         };
         let change = if x != 0.0 {
             (y - x) / x.abs()
@@ -409,7 +432,10 @@ fn step_rows(
             f64::INFINITY * y.signum()
         };
         row.change = Some(change);
-        let (ra, rb) = (ma.and_then(|m| m.repeated()), mb.and_then(|m| m.repeated()));
+        let (ra, rb) = (
+            self.ma.and_then(|m| m.repeated()),
+            self.mb.and_then(|m| m.repeated()),
+        );
         if k.better == Better::None {
             // Repeated figures whose intervals overlap did not change.
             let same = match (ra, rb) {
@@ -419,9 +445,9 @@ fn step_rows(
             if change.abs() > 0.005 && !same {
                 row.verdict = Kind::Differs;
                 row.why = "a different amount of work".into();
-                rows.push(row);
+                return Some(row);
             }
-            continue;
+            return None;
         }
         // Repeated on both sides: the samples speak, for every kind of figure. Repeated on
         // one side only: a median against one measurement is no like-for-like judgment.
@@ -430,44 +456,50 @@ fn step_rows(
                 Kind::NotJudged,
                 "repeated in one run only: compare runs made alike".into(),
             );
-            rows.push(row);
-            continue;
+            return Some(row);
         }
+        let worse = match k.better {
+            Better::Lower => change > 0.0,
+            _ => change < 0.0,
+        };
         if let (Some(spa), Some(spb)) = (ra, rb) {
-            let worse = match k.better {
-                Better::Lower => change > 0.0,
-                _ => change < 0.0,
-            };
-            (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, threshold);
-            // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
-            if k.unit == Unit::Micros
-                && (spb.median - spa.median).abs() <= 1.0
-                && matches!(row.verdict, Kind::Regressed | Kind::Improved)
-            {
-                (row.verdict, row.why) = (Kind::NoSignificantChange, "within 1 µs".into());
-            }
-            if !disturbed.is_empty() && row.verdict != Kind::NotJudged {
-                (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
-            }
-            if matches!(
-                row.verdict,
-                Kind::Regressed | Kind::Improved | Kind::NoSignificantChange
-            ) {
-                row.chance = Some(crate::results::spread::chance_apart(spa.n, spb.n));
-            }
-            rows.push(row);
-            continue;
+            self.by_samples(&mut row, spa, spb, change, worse);
+        } else {
+            self.by_noise(&mut row, x, change, worse);
         }
-        let mut noise = noise_of(k, ia, ib);
+        Some(row)
+    }
+
+    /// Judge a figure repeated on both sides from its samples.
+    fn by_samples(&self, row: &mut Row, spa: &Spread, spb: &Spread, change: f64, worse: bool) {
+        (row.verdict, row.why, row.noise) = judge_samples(spa, spb, change, worse, self.threshold);
+        // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
+        if self.k.unit == Unit::Micros
+            && (spb.median - spa.median).abs() <= 1.0
+            && matches!(row.verdict, Kind::Regressed | Kind::Improved)
+        {
+            (row.verdict, row.why) = (Kind::NoSignificantChange, "within 1 µs".into());
+        }
+        if !self.disturbed.is_empty() && row.verdict != Kind::NotJudged {
+            (row.verdict, row.why) = (Kind::Disturbed, self.disturbed.join("; "));
+        }
+        if matches!(
+            row.verdict,
+            Kind::Regressed | Kind::Improved | Kind::NoSignificantChange
+        ) {
+            row.chance = Some(crate::results::spread::chance_apart(spa.n, spb.n));
+        }
+    }
+
+    /// Judge a figure measured once a side against the noise of its per-second series.
+    fn by_noise(&self, row: &mut Row, x: f64, change: f64, worse: bool) {
+        let k = self.k;
+        let mut noise = noise_of(k, self.ia, self.ib);
         if k.unit == Unit::Micros {
             // Latency histograms resolve 1 µs: a change of a microsecond is not a change.
             noise.band = noise.band.map(|b| b.max(1.0 / x.abs().max(1.0)));
         }
         row.noise = noise.band;
-        let worse = match k.better {
-            Better::Lower => change > 0.0,
-            _ => change < 0.0,
-        };
         let beyond = if worse {
             Kind::Regressed
         } else {
@@ -475,7 +507,7 @@ fn step_rows(
         };
         (row.verdict, row.why) = if !change.is_finite() {
             (Kind::NotJudged, "from zero".into())
-        } else if change.abs() < threshold {
+        } else if change.abs() < self.threshold {
             // Under the threshold nothing counts, noisy or not.
             (Kind::NoSignificantChange, "under threshold".into())
         } else if k.unit == Unit::Bytes {
@@ -490,17 +522,15 @@ fn step_rows(
         } else {
             (Kind::NotJudged, noise.why)
         };
-        if !disturbed.is_empty()
+        if !self.disturbed.is_empty()
             && matches!(
                 row.verdict,
                 Kind::Regressed | Kind::Improved | Kind::NoSignificantChange
             )
         {
-            (row.verdict, row.why) = (Kind::Disturbed, disturbed.join("; "));
+            (row.verdict, row.why) = (Kind::Disturbed, self.disturbed.join("; "));
         }
-        rows.push(row);
     }
-    rows
 }
 
 /// A change judged from repeated samples on both sides: beyond the threshold, and with the
@@ -558,33 +588,6 @@ fn judge_samples(
             band,
         )
     }
-}
-
-/// `3.1%`, `12%`.
-fn pct(x: f64) -> String {
-    let p = x * 100.0;
-    if p.abs() < 10.0 {
-        format!("{p:.1}%")
-    } else {
-        format!("{p:.0}%")
-    }
-}
-
-/// `+3.1%`, `-12%`.
-fn signed_pct(x: f64) -> String {
-    if x.is_infinite() {
-        return if x > 0.0 {
-            "+∞".into()
-        } else {
-            "-∞".into()
-        };
-    }
-    if x >= 1.0 {
-        // +850% reads better as 9.5×.
-        return format!("×{}", super::verdict::ratio(1.0 + x).trim_end_matches('×'));
-    }
-    let s = pct(x);
-    if x >= 0.0 { format!("+{s}") } else { s }
 }
 
 struct Noise {
@@ -678,7 +681,7 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
         ma.host.data_fs.clone().unwrap_or_default(),
         mb.host.data_fs.clone().unwrap_or_default(),
     );
-    let (fa, fb) = (flatten(&ma.study), flatten(&mb.study));
+    let (fa, fb) = (study::flatten(&ma.study), study::flatten(&mb.study));
     let mut keys: Vec<&String> = fa.keys().chain(fb.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -714,311 +717,6 @@ fn differences(a: &RunData, b: &RunData) -> Vec<String> {
     out
 }
 
-/// A JSON value as `path → text` leaves; arrays of named objects are keyed by name.
-pub(crate) fn flatten(v: &serde_json::Value) -> BTreeMap<String, String> {
-    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-        let join = |k: &str| {
-            if prefix.is_empty() {
-                k.to_string()
-            } else {
-                format!("{prefix}.{k}")
-            }
-        };
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    walk(&join(k), x, out);
-                }
-            }
-            serde_json::Value::Array(a)
-                if a.iter()
-                    .all(|x| x.get("name").and_then(|n| n.as_str()).is_some())
-                    && !a.is_empty() =>
-            {
-                for x in a {
-                    let name = x.get("name").and_then(|n| n.as_str()).unwrap_or("");
-                    walk(&join(name), x, out);
-                }
-            }
-            serde_json::Value::Null => {}
-            other => {
-                let text = match other {
-                    serde_json::Value::String(s) => s.clone(),
-                    x => x.to_string(),
-                };
-                out.insert(prefix.to_string(), text);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk("", v, &mut out);
-    out
-}
-
-fn value_text(v: Option<f64>, unit: Option<Unit>) -> String {
-    match (v, unit) {
-        (Some(x), Some(u)) => format::value(x, u),
-        _ => String::new(),
-    }
-}
-
-fn noise_text(r: &Row) -> String {
-    match (r.noise, r.unit) {
-        (Some(n), _) => format!("±{}", pct(n)),
-        (None, Some(Unit::Bytes)) => "none".into(),
-        _ if r.change.is_some() && r.better != Some(Better::None) => "unknown".into(),
-        _ => String::new(),
-    }
-}
-
-fn verdict_text(r: &Row) -> String {
-    if r.why.is_empty() {
-        r.verdict.words().to_string()
-    } else {
-        format!("{} ({})", r.verdict.words(), r.why)
-    }
-}
-
-/// Render a comparison.
-pub fn render(c: &Comparison, format: Format) -> String {
-    match format {
-        Format::Text => text(c, false),
-        Format::Markdown => text(c, true),
-        Format::Json => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
-        Format::Html => html(c),
-    }
-}
-
-fn header_lines(c: &Comparison) -> Vec<String> {
-    let mut l = vec![
-        format!("A: {} (started {})", c.a, c.a_started),
-        format!("B: {} (started {})", c.b, c.b_started),
-        format!(
-            "a change counts beyond ±{} and beyond its noise: for figures repeated {MIN_SAMPLES} times or more a side, the two intervals for the median apart; else {SIGMAS:.0} standard errors of the per-second values",
-            pct(c.threshold)
-        ),
-        format!(
-            "not judged: measured once (one statement, or under {MIN_SECONDS} s of per-second data) or fewer than {MIN_SAMPLES} rounds a side; run with --repeat {MIN_SAMPLES}, or compare several runs a side (A1 A2 -- B1 B2)"
-        ),
-    ];
-    if let Some((m, k)) = c.by_chance() {
-        l.push(format!(
-            "judged from repeated rounds: {m} figures; even if nothing changed, chance alone would set up to {k} of them apart (95%; figures of one step move together, so several apart in one step can be one chance event): read a lone change with care"
-        ));
-    }
-    if c.differences.is_empty() {
-        l.push("the runs' context is the same (study, settings, host, dbduel)".into());
-    }
-    l
-}
-
-fn text(c: &Comparison, md: bool) -> String {
-    let mut o = String::new();
-    if md {
-        let _ = writeln!(o, "## dbduel compare · {}\n", c.study);
-        for l in header_lines(c) {
-            let _ = writeln!(o, "- {l}");
-        }
-    } else {
-        let _ = writeln!(o, "dbduel compare · study {}", c.study);
-        for l in header_lines(c) {
-            let _ = writeln!(o, "  {l}");
-        }
-    }
-    if !c.differences.is_empty() {
-        if md {
-            o.push_str("\n### What differs\n\n");
-            for d in &c.differences {
-                let _ = writeln!(o, "- {}", md_cell(d));
-            }
-        } else {
-            o.push_str("  what differs:\n");
-            for d in &c.differences {
-                let _ = writeln!(o, "    {d}");
-            }
-        }
-    }
-    o.push('\n');
-    let header = [
-        "contender",
-        "step",
-        "figure",
-        "A",
-        "B",
-        "change",
-        "noise",
-        "verdict",
-    ];
-    let cells: Vec<[String; 8]> = c
-        .rows
-        .iter()
-        .map(|r| {
-            [
-                r.contender.clone(),
-                r.title.clone(),
-                r.figure.clone(),
-                value_text(r.a, r.unit),
-                value_text(r.b, r.unit),
-                r.change.map(signed_pct).unwrap_or_default(),
-                noise_text(r),
-                verdict_text(r),
-            ]
-        })
-        .collect();
-    if md {
-        let _ = writeln!(o, "| {} |", header.join(" | "));
-        o.push_str("|:--|:--|:--|--:|--:|--:|--:|:--|\n");
-        for (r, row) in c.rows.iter().zip(&cells) {
-            let mut row = row.clone();
-            if matches!(r.verdict, Kind::Regressed | Kind::Improved) {
-                row[7] = format!("**{}**", row[7]);
-            }
-            let cols: Vec<String> = row.iter().map(|x| md_cell(x)).collect();
-            let _ = writeln!(o, "| {} |", cols.join(" | "));
-        }
-    } else {
-        let mut t = Table::new();
-        t.load_style(presets::UTF8_FULL_CONDENSED);
-        t.force_no_tty();
-        t.set_header(header.to_vec());
-        for row in cells {
-            t.add_row(row.to_vec());
-        }
-        for i in 3..7 {
-            if let Some(col) = t.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        o.push_str(&t.to_string());
-        o.push('\n');
-    }
-    o.push('\n');
-    let _ = writeln!(
-        o,
-        "{}{}",
-        if md { "**Verdict:** " } else { "verdict: " },
-        c.tally()
-    );
-    for r in c.regressions() {
-        let _ = writeln!(
-            o,
-            "{}regressed: {} · {} · {}{}",
-            if md { "- " } else { "  " },
-            r.contender,
-            r.title,
-            r.figure,
-            match (r.change, r.noise) {
-                (Some(x), Some(n)) => format!(" {} (noise ±{})", signed_pct(x), pct(n)),
-                (Some(x), None) => format!(" {}", signed_pct(x)),
-                _ => format!(" ({})", r.why),
-            }
-        );
-    }
-    o
-}
-
-/// A Markdown table cell: pipes escaped, no line breaks.
-pub fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-fn verdict_color(k: Kind) -> &'static str {
-    match k {
-        Kind::Regressed => "#b42318",
-        Kind::Improved => "#1a7f37",
-        _ => "#6b7280",
-    }
-}
-
-fn html(c: &Comparison) -> String {
-    let mut b = String::new();
-    let regress = c.regressions().count();
-    let _ = write!(
-        b,
-        "<header>\n<h1>{} <span class=\"muted\">· compare</span></h1>\n<p class=\"meta\"><span class=\"badge{}\">{}</span></p>\n</header>\n<section>\n<ul class=\"glance\">",
-        esc(&c.study),
-        if regress > 0 { " bad" } else { "" },
-        esc(&c.tally())
-    );
-    for l in header_lines(c) {
-        let _ = write!(b, "<li>{}</li>", esc(&l));
-    }
-    b.push_str("</ul>\n");
-    if !c.differences.is_empty() {
-        b.push_str("<h3>What differs</h3>\n<ul class=\"notes\">");
-        for d in &c.differences {
-            let _ = write!(b, "<li>{}</li>", esc(d));
-        }
-        b.push_str("</ul>\n");
-    }
-    b.push_str("</section>\n");
-    let mut contenders: Vec<&str> = Vec::new();
-    for r in &c.rows {
-        if !contenders.contains(&r.contender.as_str()) {
-            contenders.push(&r.contender);
-        }
-    }
-    for name in contenders {
-        let rows: Vec<&Row> = c.rows.iter().filter(|r| r.contender == name).collect();
-        let _ = write!(b, "<section>\n<h2>{}</h2>\n", esc(name));
-        let changes: Vec<Change> = rows
-            .iter()
-            .filter(|r| r.change.is_some() && r.better != Some(Better::None))
-            .map(|r| Change {
-                label: format!("{} · {}", r.title, r.figure),
-                change: r.change.unwrap_or(f64::NAN),
-                noise: r.noise,
-                color: verdict_color(r.verdict),
-                text: r.change.map(signed_pct).unwrap_or_default(),
-                tip: format!(
-                    "{} · {}: {} → {} ({}), {}",
-                    r.title,
-                    r.figure,
-                    value_text(r.a, r.unit),
-                    value_text(r.b, r.unit),
-                    r.change.map(signed_pct).unwrap_or_default(),
-                    verdict_text(r)
-                ),
-            })
-            .collect();
-        if !changes.is_empty() {
-            let _ = writeln!(
-                b,
-                "<figure><figcaption>change from A to B <span>dots: the change; bars: the noise band; shaded: the threshold; hollow: not judged</span></figcaption>{}</figure>",
-                svg::change_chart(
-                    &format!("{name}: change from A to B"),
-                    &changes,
-                    c.threshold
-                )
-            );
-        }
-        b.push_str("<div class=\"tablewrap\"><table><thead><tr><th>step</th><th class=\"left\">figure</th><th>A</th><th>B</th><th>change</th><th>noise</th><th class=\"left\">verdict</th></tr></thead><tbody>");
-        for r in rows {
-            let class = match r.verdict {
-                Kind::Regressed => "v-worse",
-                Kind::Improved => "v-better",
-                _ => "v-same",
-            };
-            let _ = write!(
-                b,
-                "<tr><td>{}</td><td class=\"left\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"left wrap {class}\">{}</td></tr>",
-                esc(&r.title),
-                esc(&r.figure),
-                esc(&value_text(r.a, r.unit)),
-                esc(&value_text(r.b, r.unit)),
-                esc(&r.change.map(signed_pct).unwrap_or_default()),
-                esc(&noise_text(r)),
-                esc(&verdict_text(r))
-            );
-        }
-        b.push_str("</tbody></table></div>\n</section>\n");
-    }
-    page(
-        &format!("dbduel compare · {} · {} → {}", c.study, c.a, c.b),
-        &b,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1030,30 +728,6 @@ mod tests {
         assert_eq!(parse_threshold("10"), Ok(0.1));
         assert!(parse_threshold("-1").is_err());
         assert!(parse_threshold("five").is_err());
-    }
-
-    #[test]
-    fn percentages() {
-        assert_eq!(signed_pct(0.0312), "+3.1%");
-        assert_eq!(signed_pct(-0.123), "-12%");
-        assert_eq!(signed_pct(f64::INFINITY), "+∞");
-        assert_eq!(signed_pct(8.5), "×9.50");
-        assert_eq!(signed_pct(99.0), "×100");
-    }
-
-    #[test]
-    fn flattening_keys_named_arrays_by_name() {
-        let v = serde_json::json!({
-            "dataset": {"rows": 10},
-            "step": [{"name": "load", "batch_rows": 5}, {"name": "q", "queries": ["a", "b"]}],
-            "x": null
-        });
-        let f = flatten(&v);
-        assert_eq!(f.get("dataset.rows").map(String::as_str), Some("10"));
-        assert_eq!(f.get("step.load.batch_rows").map(String::as_str), Some("5"));
-        assert_eq!(f.get("step.q.queries.0").map(String::as_str), None);
-        assert!(f.contains_key("step.q.queries"));
-        assert!(!f.contains_key("x"));
     }
 
     fn iv(t: u64, ops: f64) -> Interval {
