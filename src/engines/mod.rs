@@ -5,6 +5,7 @@
 
 pub mod dry;
 pub mod mariadb;
+pub mod members;
 pub mod mongodb;
 pub mod postgres;
 pub mod server;

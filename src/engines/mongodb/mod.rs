@@ -86,7 +86,7 @@ impl crate::engine::EngineKind for MongodbOptions {
         match &self.target {
             None => FerretdbRecipe::default()
                 .check_installed()
-                .map_err(crate::engine::sandbox_err),
+                .map_err(crate::engines::server::sandbox_err),
             Some(t) => {
                 let c = client(t, self.connect_timeout_s, 1)?;
                 ping(&c).map_err(|e| {

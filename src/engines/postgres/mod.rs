@@ -8,12 +8,12 @@ pub mod recipe;
 pub mod topology;
 
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::sandbox_err;
 use crate::engine::target::Target;
 use crate::engine::{
     Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome, LoadRequest,
     LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
+use crate::engines::server::sandbox_err;
 use crate::engines::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
 };
