@@ -324,6 +324,12 @@ pub trait Engine: Send + Sync {
     fn cluster(&self) -> Option<&dyn cluster::Clustered> {
         None
     }
+    /// Does the engine keep what it is given: can rows it was sent be read back and
+    /// counted? An engine that only pretends to work, to measure dbduel's own cost, does
+    /// not, and steps that check what they wrote are skipped on it.
+    fn keeps_rows(&self) -> bool {
+        true
+    }
     /// Does the engine run inside dbduel's own process?
     fn embedded(&self) -> bool {
         false

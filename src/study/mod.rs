@@ -64,7 +64,7 @@ impl Study {
         for c in &self.contenders {
             let spec = self.file.contenders.iter().find(|s| s.name == c.name);
             let kind = c.engine.kind();
-            if !matches!(kind, "mariadb" | "postgres") {
+            if !c.engine.family().shards_meet {
                 return Err(format!(
                     "contender `{}` is {kind}; sharded runs need MariaDB or PostgreSQL contenders (the shards meet in their database)",
                     c.name

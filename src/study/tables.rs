@@ -37,11 +37,14 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    let real = f.contenders.iter().find(|c| c.engine != "dry");
+    let real = f
+        .contenders
+        .iter()
+        .find(|c| crate::engines::keeps_rows(&c.engine));
     let empty = f
         .contenders
         .iter()
-        .find(|c| c.engine != "dry" && c.target.is_none());
+        .find(|c| crate::engines::keeps_rows(&c.engine) && c.target.is_none());
     let load = steps
         .iter()
         .position(|s| matches!(s.params, StepParams::Load(_)));

@@ -124,6 +124,19 @@ fn default_timeout() -> u64 {
     3600
 }
 
+/// The `mariadb` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "mariadb",
+    decode,
+    keeps_rows: true,
+    shards_meet: true,
+    sandbox: Some(crate::engines::SandboxFamily {
+        name: "mariadb",
+        recipe: || Box::new(recipe::MariadbRecipe::default()),
+        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+    }),
+};
+
 /// `engine = "mariadb"`: decode and check the options, and the `target` of an external server.
 pub fn decode(
     options: &toml::Table,

@@ -113,6 +113,19 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
     }
 }
 
+/// The `postgres` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "postgres",
+    decode,
+    keeps_rows: true,
+    shards_meet: true,
+    sandbox: Some(crate::engines::SandboxFamily {
+        name: "postgres",
+        recipe: || Box::new(recipe::PostgresRecipe::default()),
+        target: |port| format!("postgres://{}@127.0.0.1:{port}", recipe::SUPERUSER),
+    }),
+};
+
 /// `engine = "postgres"`: decode and check the options, and the `target` of an external
 /// server.
 pub fn decode(
