@@ -220,6 +220,27 @@ impl MariadbOptions {
                 ),
             );
         }
+        self.check_memory()?;
+        self.check_storage_options(&se)?;
+        if !(1..=7 * 86_400).contains(&self.query_timeout_s) {
+            return at(
+                "query_timeout_s",
+                "query_timeout_s must be from 1 to 604800 (a week)".into(),
+            );
+        }
+        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
+            return at(
+                "flush_log_at_trx_commit",
+                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
+            );
+        }
+        extra_settings(&self.server, "-", ("ON", "OFF"))?;
+        self.check_topology(&se)
+    }
+
+    /// Cache sizes, their share of the machine, and the memory limit that must hold them.
+    fn check_memory(&self) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         for (k, v) in [
             ("buffer_pool_mb", self.buffer_pool_mb),
             ("block_cache_mb", self.block_cache_mb),
@@ -256,6 +277,12 @@ impl MariadbOptions {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// MyRocks' compression and the load mode, each for the storage engine `se` it suits.
+    fn check_storage_options(&self, se: &str) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.compression {
             if !COMPRESSIONS.contains(&c.as_str()) {
                 return at(
@@ -292,19 +319,13 @@ impl MariadbOptions {
                 ),
             );
         }
-        if !(1..=7 * 86_400).contains(&self.query_timeout_s) {
-            return at(
-                "query_timeout_s",
-                "query_timeout_s must be from 1 to 604800 (a week)".into(),
-            );
-        }
-        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
-            return at(
-                "flush_log_at_trx_commit",
-                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
-            );
-        }
-        extra_settings(&self.server, "-", ("ON", "OFF"))?;
+        Ok(())
+    }
+
+    /// Replicas (names and each one's options) or a Galera cluster (of InnoDB tables), not
+    /// both.
+    fn check_topology(&self, se: &str) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
         crate::engine::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {
