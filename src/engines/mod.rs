@@ -7,6 +7,7 @@ pub mod dry;
 pub mod mariadb;
 pub mod members;
 pub mod mongodb;
+pub mod options;
 pub mod postgres;
 pub mod server;
 pub mod sqlite;

@@ -60,6 +60,16 @@ pub struct MariadbReplica {
     pub reach: Option<Target>,
 }
 
+impl crate::engines::options::ReplicaOptions for MariadbReplica {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        MariadbReplica::validate(self, at)
+    }
+}
+
 impl MariadbReplica {
     /// Check one replica's options; `at` is its place in the contender.
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {

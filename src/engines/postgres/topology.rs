@@ -39,6 +39,16 @@ pub struct PostgresReplica {
     pub reach: Option<Target>,
 }
 
+impl crate::engines::options::ReplicaOptions for PostgresReplica {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        PostgresReplica::validate(self, at)
+    }
+}
+
 impl PostgresReplica {
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
         extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
