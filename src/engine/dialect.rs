@@ -1,4 +1,5 @@
-//! SQL text that differs between engines: table definitions and DDL statements.
+//! SQL text that differs between engines: table definitions, DDL statements, placeholders,
+//! lock waits, transactions' first statements, the server's clock and upserts.
 
 use crate::dataset::{ColumnType, TableDef};
 
@@ -169,7 +170,152 @@ impl Dialect {
         }
     }
 
+    /// A statement's `?` placeholders as the engine numbers them: PostgreSQL's are `$1`,
+    /// `$2`, ...; every other dialect takes `?` as it is.
+    pub fn placeholders(self, sql: &str) -> String {
+        if self != Dialect::Postgres {
+            return sql.to_string();
+        }
+        let mut out = String::with_capacity(sql.len() + 8);
+        let mut n = 0;
+        for ch in sql.chars() {
+            if ch == '?' {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            } else {
+                out.push(ch);
+            }
+        }
+        out
+    }
+
+    /// The statement that makes a session wait at most `secs` seconds for a table's lock
+    /// (MariaDB `lock_wait_timeout`, PostgreSQL `lock_timeout`). SQLite does not wait in its
+    /// busy handler at all (`busy_timeout = 0`): the caller asks again as often as it likes.
+    /// `None` where there is no lock to wait for.
+    pub fn lock_wait_sql(self, secs: u64) -> Option<String> {
+        match self {
+            Dialect::Sqlite => Some("PRAGMA busy_timeout = 0".to_string()),
+            Dialect::Mysql => Some(format!("SET SESSION lock_wait_timeout = {secs}")),
+            Dialect::Postgres => Some(format!("SET lock_timeout = '{secs}s'")),
+            Dialect::Dry | Dialect::Documents => None,
+        }
+    }
+
+    /// What a `SELECT` that reads rows it will change ends with: ` FOR UPDATE`, or nothing
+    /// on SQLite, whose write transaction already holds the database.
+    pub fn row_lock_suffix(self) -> &'static str {
+        if self == Dialect::Sqlite {
+            ""
+        } else {
+            " FOR UPDATE"
+        }
+    }
+
+    /// The statement that begins a transaction that will write: SQLite takes the write lock
+    /// at once (`BEGIN IMMEDIATE`), so two writers never deadlock upgrading a read lock.
+    pub fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            _ => "BEGIN",
+        }
+    }
+
+    /// The column type for a text of any length (MariaDB's `TEXT` stops at 64 KiB).
+    pub fn long_text_type(self) -> &'static str {
+        match self {
+            Dialect::Mysql => "LONGTEXT",
+            _ => "TEXT",
+        }
+    }
+
+    /// An expression for the server's clock now, in microseconds since the Unix epoch, as a
+    /// 64-bit integer. On MariaDB it reads `NOW()` in the session's zone: see
+    /// [`utc_session_sql`](Self::utc_session_sql).
+    pub fn server_clock_us(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
+            _ => "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
+        }
+    }
+
+    /// The statement that puts a session in a zone without summer time (UTC), where the
+    /// server's clock functions read the session's zone (MariaDB's `UNIX_TIMESTAMP(NOW())`).
+    pub fn utc_session_sql(self) -> Option<&'static str> {
+        match self {
+            Dialect::Mysql => Some("SET time_zone = '+00:00'"),
+            _ => None,
+        }
+    }
+
+    /// The clause that ends an `INSERT` of one row so that, when a row with the same
+    /// `key` (its primary key's columns, comma-separated) exists, its `column` takes the new
+    /// value instead.
+    pub fn upsert_clause(self, key: &str, column: &str) -> String {
+        match self {
+            Dialect::Postgres => {
+                format!("ON CONFLICT ({key}) DO UPDATE SET {column} = EXCLUDED.{column}")
+            }
+            _ => format!("ON DUPLICATE KEY UPDATE {column} = VALUES({column})"),
+        }
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS` for the table the shards of a run meet in (see
+    /// `crate::shard`); `None` for an engine that cannot hold it (only a server every shard
+    /// reaches can).
+    pub fn shard_meeting_table(self, table: &str) -> Option<String> {
+        match self {
+            Dialect::Mysql => Some(format!(
+                "CREATE TABLE IF NOT EXISTS {table} (run_group VARCHAR(64) NOT NULL, point VARCHAR(200) NOT NULL, shard INT NOT NULL, arrived_us BIGINT NOT NULL, note VARCHAR(500), PRIMARY KEY (run_group, point, shard)) ENGINE=InnoDB"
+            )),
+            Dialect::Postgres => Some(format!(
+                "CREATE TABLE IF NOT EXISTS {table} (run_group text NOT NULL, point text NOT NULL, shard int NOT NULL, arrived_us bigint NOT NULL, note text, PRIMARY KEY (run_group, point, shard))"
+            )),
+            Dialect::Sqlite | Dialect::Dry | Dialect::Documents => None,
+        }
+    }
+
     pub fn count_rows(self, table: &str) -> String {
         format!("SELECT COUNT(*) FROM {table}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Dialect;
+
+    #[test]
+    fn session_rules_spell_each_engines_sql() {
+        assert_eq!(
+            Dialect::Postgres.placeholders("a = ? AND b = ?"),
+            "a = $1 AND b = $2"
+        );
+        assert_eq!(Dialect::Mysql.placeholders("a = ?"), "a = ?");
+        assert_eq!(
+            Dialect::Mysql.lock_wait_sql(2).as_deref(),
+            Some("SET SESSION lock_wait_timeout = 2")
+        );
+        assert_eq!(
+            Dialect::Postgres.lock_wait_sql(2).as_deref(),
+            Some("SET lock_timeout = '2s'")
+        );
+        assert_eq!(
+            Dialect::Sqlite.lock_wait_sql(2).as_deref(),
+            Some("PRAGMA busy_timeout = 0")
+        );
+        assert_eq!(Dialect::Dry.lock_wait_sql(2), None);
+        assert_eq!(Dialect::Sqlite.begin_write(), "BEGIN IMMEDIATE");
+        assert_eq!(Dialect::Postgres.begin_write(), "BEGIN");
+        assert_eq!(Dialect::Sqlite.row_lock_suffix(), "");
+        assert_eq!(Dialect::Mysql.row_lock_suffix(), " FOR UPDATE");
+        assert_eq!(
+            Dialect::Postgres.upsert_clause("a, b", "t"),
+            "ON CONFLICT (a, b) DO UPDATE SET t = EXCLUDED.t"
+        );
+        assert_eq!(
+            Dialect::Mysql.upsert_clause("a, b", "t"),
+            "ON DUPLICATE KEY UPDATE t = VALUES(t)"
+        );
+        assert!(Dialect::Sqlite.shard_meeting_table("m").is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! The engine boundary: what every contender's engine must do (`Engine`, `Session`), the SQL
-//! dialect helpers steps use, and the registry that turns a contender's `engine = "..."` and
-//! options into a live engine. Steps see nothing engine-specific beyond this module.
+//! dialect helpers steps use, and the capabilities some engines offer. The families that
+//! implement it (`crate::engines`) depend on this module, never the other way round; steps
+//! see nothing engine-specific beyond it.
 
 pub mod cluster;
 pub mod dialect;
@@ -38,15 +39,6 @@ pub type Result<T> = std::result::Result<T, EngineError>;
 /// The error kind of an engine that speaks no SQL (a document engine) asked for a SQL
 /// session: a step whose work is SQL is then skipped on it, not failed.
 pub const NO_SQL: &str = "no_sql";
-
-/// A sandbox failure as an engine error; a server that is not installed is `missing`.
-pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
-    let kind = match e {
-        crate::sandbox::SandboxError::Missing { .. } => "missing",
-        _ => "sandbox",
-    };
-    EngineError::new(kind, e.to_string())
-}
 
 /// A statement parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -331,6 +323,12 @@ pub trait Engine: Send + Sync {
     /// The contender's nodes, when it is a cluster whose every node takes writes (Galera).
     fn cluster(&self) -> Option<&dyn cluster::Clustered> {
         None
+    }
+    /// Does the engine keep what it is given: can rows it was sent be read back and
+    /// counted? An engine that only pretends to work, to measure dbduel's own cost, does
+    /// not, and steps that check what they wrote are skipped on it.
+    fn keeps_rows(&self) -> bool {
+        true
     }
     /// Does the engine run inside dbduel's own process?
     fn embedded(&self) -> bool {

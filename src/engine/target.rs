@@ -75,15 +75,34 @@ pub struct TargetSpec<'a> {
     pub read_password: bool,
 }
 
-/// Parse a target for an engine whose URL scheme is `scheme` (`mysql` or `postgres`).
-/// Error paths are relative to the contender table.
+/// Parse a target for an engine whose URL scheme is `scheme` (`mysql` or `postgres`), whose
+/// servers always name a user. Error paths are relative to the contender table.
 pub fn parse(
     spec: &TargetSpec<'_>,
     scheme: &str,
     default_port: u16,
 ) -> Result<Target, DecodeError> {
+    parse_url(spec, scheme, default_port, true)
+}
+
+/// [`parse`] for an engine whose server may run without authentication (MongoDB's): the
+/// user may be left out.
+pub fn parse_user_optional(
+    spec: &TargetSpec<'_>,
+    scheme: &str,
+    default_port: u16,
+) -> Result<Target, DecodeError> {
+    parse_url(spec, scheme, default_port, false)
+}
+
+fn parse_url(
+    spec: &TargetSpec<'_>,
+    scheme: &str,
+    default_port: u16,
+    user_required: bool,
+) -> Result<Target, DecodeError> {
     let at = |m: String| DecodeError::at(KeyPath::root().key("target"), m);
-    let example = if scheme == "mongodb" {
+    let example = if !user_required {
         format!("{scheme}://[USER@]HOST:PORT/DATABASE")
     } else {
         format!("{scheme}://USER@HOST:PORT/DATABASE")
@@ -98,7 +117,7 @@ pub fn parse(
     };
     let (user, hostport) = match authority.rsplit_once('@') {
         Some(split) => split,
-        None if scheme == "mongodb" => ("", authority),
+        None if !user_required => ("", authority),
         None => return Err(at(format!("target needs a user: {example}"))),
     };
     if user.contains(':') {
@@ -107,7 +126,7 @@ pub fn parse(
         ));
     }
     // A MongoDB server may run without authentication; SQL servers always name a user.
-    if user.is_empty() && scheme != "mongodb" {
+    if user.is_empty() && user_required {
         return Err(at(format!("target needs a user: {example}")));
     }
     let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
@@ -225,7 +244,7 @@ mod tests {
         let t = parse(&spec("postgres://u@[::1]:5433/"), "postgres", 5432).unwrap();
         assert_eq!((t.host.as_str(), t.port), ("::1", 5433));
         // A MongoDB server may have no users; SQL servers always do.
-        let t = parse(&spec("mongodb://127.0.0.1/docs"), "mongodb", 27017).unwrap();
+        let t = parse_user_optional(&spec("mongodb://127.0.0.1/docs"), "mongodb", 27017).unwrap();
         assert_eq!((t.user.as_str(), t.port), ("", 27017));
         assert_eq!(t.display(), "mongodb://127.0.0.1:27017/docs");
         assert!(parse(&spec("mysql://127.0.0.1"), "mysql", 3306).is_err());

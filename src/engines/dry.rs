@@ -21,6 +21,15 @@ pub struct DryOptions {
     pub delay_us: u64,
 }
 
+/// The `dry` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "dry",
+    decode,
+    keeps_rows: false,
+    shards_meet: false,
+    sandbox: None,
+};
+
 /// `engine = "dry"`: decode the options; embedded, so no target.
 pub fn decode(
     options: &toml::Table,
@@ -57,6 +66,10 @@ impl DryEngine {
 }
 
 impl Engine for DryEngine {
+    fn keeps_rows(&self) -> bool {
+        FAMILY.keeps_rows
+    }
+
     fn kind(&self) -> &'static str {
         "dry"
     }

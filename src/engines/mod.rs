@@ -5,7 +5,9 @@
 
 pub mod dry;
 pub mod mariadb;
+pub mod members;
 pub mod mongodb;
+pub mod options;
 pub mod postgres;
 pub mod server;
 pub mod sqlite;
@@ -22,46 +24,66 @@ pub type DecodeKind = fn(
     Option<&target::TargetSpec<'_>>,
 ) -> std::result::Result<Box<dyn EngineKind>, DecodeError>;
 
-/// Every engine this build can run: its name in study files, and its decoder.
-pub const REGISTRY: &[(&str, DecodeKind)] = &[
-    ("sqlite", sqlite::decode),
-    ("mariadb", mariadb::decode),
-    ("postgres", postgres::decode),
-    ("mongodb", mongodb::decode),
-    ("dry", dry::decode),
+/// One engine family as the rest of dbduel may ask about it: its name in study files, its
+/// decoder, and the few facts decided before an engine is open. A family declares its own
+/// (`FAMILY` in its module); the registry lists them.
+#[derive(Debug)]
+pub struct Family {
+    /// The name in study files (`engine = "..."`).
+    pub name: &'static str,
+    pub decode: DecodeKind,
+    /// Does the engine keep what it is given (rows written can be read back and counted)?
+    /// An engine that only pretends to work, to measure dbduel's own cost, does not: steps
+    /// that check what they wrote are skipped on it, and the study's checks that ask for real
+    /// tables ignore it.
+    pub keeps_rows: bool,
+    /// Can the shards of a sharded run share it, reaching one server by its `target` and
+    /// meeting in its database (see `crate::shard`)?
+    pub shards_meet: bool,
+    /// What `dbduel sandbox up` needs to start one of its servers on its own, for a server
+    /// family.
+    pub sandbox: Option<SandboxFamily>,
+}
+
+/// Every engine this build can run. A new engine is its module and one line here.
+pub const REGISTRY: &[&Family] = &[
+    &sqlite::FAMILY,
+    &mariadb::FAMILY,
+    &postgres::FAMILY,
+    &mongodb::FAMILY,
+    &dry::FAMILY,
 ];
+
+/// The family named `engine` in a study file, if this build has one.
+pub fn family(engine: &str) -> Option<&'static Family> {
+    REGISTRY.iter().copied().find(|f| f.name == engine)
+}
+
+/// Does the engine named `engine` keep what it is given? An unknown name is taken for one
+/// that does (it is refused on its own).
+pub fn keeps_rows(engine: &str) -> bool {
+    family(engine).is_none_or(|f| f.keeps_rows)
+}
 
 /// A server family `dbduel sandbox up` can start on its own: its name on the command line,
 /// its recipe with default settings, and the `target` a study names to reach it on a port.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct SandboxFamily {
     pub name: &'static str,
     pub recipe: fn() -> Box<dyn crate::sandbox::Recipe>,
     pub target: fn(port: u16) -> String,
 }
 
-/// Every family `dbduel sandbox up` can start.
-pub const SANDBOX_FAMILIES: &[SandboxFamily] = &[
-    SandboxFamily {
-        name: "mariadb",
-        recipe: || Box::new(mariadb::recipe::MariadbRecipe::default()),
-        target: |port| format!("mysql://root@127.0.0.1:{port}"),
-    },
-    SandboxFamily {
-        name: "postgres",
-        recipe: || Box::new(postgres::recipe::PostgresRecipe::default()),
-        target: |port| {
-            format!(
-                "postgres://{}@127.0.0.1:{port}",
-                postgres::recipe::SUPERUSER
-            )
-        },
-    },
-];
+/// Every family `dbduel sandbox up` can start: the registry's families with a sandbox.
+pub static SANDBOX_FAMILIES: std::sync::LazyLock<Vec<SandboxFamily>> =
+    std::sync::LazyLock::new(|| REGISTRY.iter().filter_map(|f| f.sandbox).collect());
 
 /// A contender's engine with its options decoded and checked.
 #[derive(Debug, Clone)]
-pub struct EngineConfig(std::sync::Arc<dyn EngineKind>);
+pub struct EngineConfig {
+    family: &'static Family,
+    kind: std::sync::Arc<dyn EngineKind>,
+}
 
 impl EngineConfig {
     /// Decode `options` (and a `target`, for server engines) for `engine`. Errors carry
@@ -71,8 +93,8 @@ impl EngineConfig {
         options: &toml::Table,
         target: Option<&target::TargetSpec<'_>>,
     ) -> std::result::Result<Self, DecodeError> {
-        let Some((_, decode)) = REGISTRY.iter().find(|(name, _)| *name == engine) else {
-            let names: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
+        let Some(family) = family(engine) else {
+            let names: Vec<&str> = REGISTRY.iter().map(|f| f.name).collect();
             return Err(DecodeError::at(
                 KeyPath::root().key("engine"),
                 format!(
@@ -81,31 +103,39 @@ impl EngineConfig {
                 ),
             ));
         };
-        Ok(EngineConfig(decode(options, target)?.into()))
+        Ok(EngineConfig {
+            family,
+            kind: (family.decode)(options, target)?.into(),
+        })
     }
 
     pub fn preflight(&self) -> Result<()> {
-        self.0.preflight()
+        self.kind.preflight()
     }
 
     pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
-        self.0.memory_estimate(clients)
+        self.kind.memory_estimate(clients)
     }
 
     pub fn device_profile(&self) -> Option<&crate::sandbox::device_profile::DeviceProfile> {
-        self.0.device_profile()
+        self.kind.device_profile()
     }
 
     pub fn data_dir(&self) -> Option<&Path> {
-        self.0.data_dir()
+        self.kind.data_dir()
     }
 
     pub fn files_per_client(&self) -> u64 {
-        self.0.files_per_client()
+        self.kind.files_per_client()
+    }
+
+    /// The contender's engine family.
+    pub fn family(&self) -> &'static Family {
+        self.family
     }
 
     pub fn kind(&self) -> &'static str {
-        self.0.name()
+        self.kind.name()
     }
 
     /// Create the engine with its data under `ctx.dir` (created if missing); servers are
@@ -114,7 +144,7 @@ impl EngineConfig {
         std::fs::create_dir_all(ctx.dir).map_err(|e| {
             EngineError::new("io", format!("cannot create {}: {e}", ctx.dir.display()))
         })?;
-        self.0.open(ctx)
+        self.kind.open(ctx)
     }
 }
 

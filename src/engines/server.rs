@@ -4,11 +4,20 @@
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::{self, Target};
-use crate::engine::{EngineError, RestartOutcome, Result, sandbox_err};
+use crate::engine::{EngineError, RestartOutcome, Result};
 use crate::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// A sandbox failure as an engine error; a server that is not installed is `missing`.
+pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
+    let kind = match e {
+        crate::sandbox::SandboxError::Missing { .. } => "missing",
+        _ => "sandbox",
+    };
+    EngineError::new(kind, e.to_string())
+}
 
 /// The table that marks a database as created by dbduel; a database without it is never
 /// touched.

@@ -61,6 +61,15 @@ fn default_busy_ms() -> u64 {
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNC_MODES: &[&str] = &["off", "normal", "full", "extra"];
 
+/// The `sqlite` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "sqlite",
+    decode,
+    keeps_rows: true,
+    shards_meet: false,
+    sandbox: None,
+};
+
 /// `engine = "sqlite"`: decode and check the options; embedded, so no target.
 pub fn decode(
     options: &toml::Table,

@@ -74,6 +74,15 @@ pub struct SandboxManifest {
     /// The cgroups the server runs in (memory limit, device profile), removed with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cgroups: Vec<PathBuf>,
+    /// The signal for a clean, prompt shutdown (the recipe's), so that `dbduel sandbox down`
+    /// stops a server left behind as its own dbduel would have. A manifest written before
+    /// this was recorded says nothing: SIGTERM.
+    #[serde(default = "default_stop_signal")]
+    pub stop_signal: i32,
+}
+
+fn default_stop_signal() -> i32 {
+    libc::SIGTERM
 }
 
 /// Where a sandbox keeps its things.
@@ -275,6 +284,7 @@ impl Sandbox {
             started_at: None,
             config,
             cgroups: Vec::new(),
+            stop_signal: recipe.stop_signal(),
         };
         let limits = match limits::Limits::for_sandbox(
             name,
@@ -640,15 +650,8 @@ pub fn find(root: &Path) -> Vec<Found> {
 pub fn remove_found(f: &Found) -> Result<()> {
     if let Some(pid) = f.manifest.pid {
         if f.running {
-            // SIGINT is a fast, clean shutdown for PostgreSQL and a plain stop for MariaDB.
-            signal(
-                pid,
-                if f.manifest.flavor == "postgres" {
-                    libc::SIGINT
-                } else {
-                    libc::SIGTERM
-                },
-            );
+            // The recipe's clean, prompt shutdown, as the manifest recorded it.
+            signal(pid, f.manifest.stop_signal);
             let deadline = Instant::now() + Duration::from_secs(30);
             while alive(pid) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));

@@ -89,28 +89,20 @@ impl Barrier {
     ) -> Result<Barrier, BarrierError> {
         super::check_group(group).map_err(|m| EngineError::new("usage", m))?;
         let dialect = engine.dialect();
-        let ddl = match dialect {
-            Dialect::Mysql => format!(
-                "CREATE TABLE IF NOT EXISTS {TABLE} (run_group VARCHAR(64) NOT NULL, point VARCHAR(200) NOT NULL, shard INT NOT NULL, arrived_us BIGINT NOT NULL, note VARCHAR(500), PRIMARY KEY (run_group, point, shard)) ENGINE=InnoDB"
-            ),
-            Dialect::Postgres => format!(
-                "CREATE TABLE IF NOT EXISTS {TABLE} (run_group text NOT NULL, point text NOT NULL, shard int NOT NULL, arrived_us bigint NOT NULL, note text, PRIMARY KEY (run_group, point, shard))"
-            ),
-            _ => {
-                return Err(EngineError::new(
-                    "unsupported",
-                    format!(
-                        "{} cannot hold the shards' meeting table: sharded runs need MariaDB or PostgreSQL targets",
-                        engine.kind()
-                    ),
-                )
-                .into());
-            }
+        let Some(ddl) = dialect.shard_meeting_table(TABLE) else {
+            return Err(EngineError::new(
+                "unsupported",
+                format!(
+                    "{} cannot hold the shards' meeting table: sharded runs need MariaDB or PostgreSQL targets",
+                    engine.kind()
+                ),
+            )
+            .into());
         };
         let mut session = engine.connect()?;
-        if dialect == Dialect::Mysql {
+        if let Some(utc) = dialect.utc_session_sql() {
             // UNIX_TIMESTAMP reads NOW() in the session's zone: one without summer time.
-            session.execute("SET time_zone = '+00:00'")?;
+            session.execute(utc)?;
         }
         // Two shards creating it at once may collide in PostgreSQL's catalog: once more.
         if session.execute(&ddl).is_err() {
@@ -147,10 +139,7 @@ impl Barrier {
     }
 
     fn now_us_sql(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Postgres => "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
-            _ => "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
-        }
+        self.dialect.server_clock_us()
     }
 
     fn where_point(&self, point: &str) -> String {
@@ -320,14 +309,11 @@ impl Barrier {
             self.now_us_sql()
         );
         let cols = "(run_group, point, shard, arrived_us)";
-        let sql = match self.dialect {
-            Dialect::Postgres => format!(
-                "INSERT INTO {TABLE} {cols} VALUES {values} ON CONFLICT (run_group, point, shard) DO UPDATE SET arrived_us = EXCLUDED.arrived_us"
-            ),
-            _ => format!(
-                "INSERT INTO {TABLE} {cols} VALUES {values} ON DUPLICATE KEY UPDATE arrived_us = VALUES(arrived_us)"
-            ),
-        };
+        let sql = format!(
+            "INSERT INTO {TABLE} {cols} VALUES {values} {}",
+            self.dialect
+                .upsert_clause("run_group, point, shard", "arrived_us")
+        );
         guard.execute(&sql).map(drop)
     }
 

@@ -64,7 +64,7 @@ impl Study {
         for c in &self.contenders {
             let spec = self.file.contenders.iter().find(|s| s.name == c.name);
             let kind = c.engine.kind();
-            if !matches!(kind, "mariadb" | "postgres") {
+            if !c.engine.family().shards_meet {
                 return Err(format!(
                     "contender `{}` is {kind}; sharded runs need MariaDB or PostgreSQL contenders (the shards meet in their database)",
                     c.name
@@ -532,6 +532,17 @@ pub const MAX_ROWS: u64 = 2_000_000_000;
 
 /// Semantic checks of a decoded study; decodes engine options and step parameters.
 fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
+    check_study_table(f)?;
+    check_dataset(f)?;
+    let contenders = check_contenders(f, read_passwords)?;
+    let steps = check_steps(f)?;
+    tables::check(f, &steps)?;
+    Ok((contenders, steps))
+}
+
+/// The `[study]` table: its name, default scale, repeat, baseline and default contenders,
+/// and the names of the `[scale.*]` tables.
+fn check_study_table(f: &StudyFile) -> Result<(), DecodeError> {
     let root = KeyPath::root();
     safe_name(root.key("study").key("name"), &f.study.name)?;
     if let Some(s) = &f.study.default_scale
@@ -578,6 +589,12 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
             ));
         }
     }
+    Ok(())
+}
+
+/// The `[dataset]` table: a known generator and rows, tables and a table name it can make.
+fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
+    let root = KeyPath::root();
     let ds = root.key("dataset");
     if !crate::dataset::GENERATORS.contains(&f.dataset.generator.as_str()) {
         return Err(DecodeError::at(
@@ -646,7 +663,13 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
             format!("table = {t:?} must be 1-64 letters, digits or _"),
         ));
     }
+    Ok(())
+}
 
+/// Each `[[contender]]`: a unique safe name, target settings only with a target, and its
+/// engine's options decoded.
+fn check_contenders(f: &StudyFile, read_passwords: bool) -> Result<Vec<Contender>, DecodeError> {
+    let root = KeyPath::root();
     if f.contenders.is_empty() {
         return Err(DecodeError::at(
             root.key("contender"),
@@ -699,7 +722,12 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
             options: c.options.clone(),
         });
     }
+    Ok(contenders)
+}
 
+/// Each `[[step]]`: a unique safe name, its kind's parameters decoded, its report interval.
+fn check_steps(f: &StudyFile) -> Result<Vec<Step>, DecodeError> {
+    let root = KeyPath::root();
     if f.steps.is_empty() {
         return Err(DecodeError::at(
             root.key("step"),
@@ -733,8 +761,7 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
             params,
         });
     }
-    tables::check(f, &steps)?;
-    Ok((contenders, steps))
+    Ok(steps)
 }
 
 #[cfg(test)]

@@ -27,11 +27,14 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    let real = f.contenders.iter().find(|c| c.engine != "dry");
+    let real = f
+        .contenders
+        .iter()
+        .find(|c| crate::engines::keeps_rows(&c.engine));
     let empty = f
         .contenders
         .iter()
-        .find(|c| c.engine != "dry" && c.target.is_none());
+        .find(|c| crate::engines::keeps_rows(&c.engine) && c.target.is_none());
     let load = steps.iter().position(|s| s.params.kind().creates_tables());
     for (i, s) in steps.iter().enumerate() {
         let at = KeyPath::root().key("step").index(i);

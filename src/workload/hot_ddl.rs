@@ -274,14 +274,10 @@ fn make_changes(
 /// write lock first: a change would wait for the level to end. It asks again every 0.2 ms
 /// instead, as often as they do.
 fn open_session(engine: &dyn Engine) -> crate::engine::Result<Box<dyn crate::engine::Session>> {
-    use crate::engine::Dialect;
     let mut s = engine.connect()?;
-    match engine.dialect() {
-        Dialect::Sqlite => s.execute("PRAGMA busy_timeout = 0")?,
-        Dialect::Mysql => s.execute(&format!("SET SESSION lock_wait_timeout = {LOCK_WAIT_S}"))?,
-        Dialect::Postgres => s.execute(&format!("SET lock_timeout = '{LOCK_WAIT_S}s'"))?,
-        _ => 0,
-    };
+    if let Some(sql) = engine.dialect().lock_wait_sql(LOCK_WAIT_S) {
+        s.execute(&sql)?;
+    }
     Ok(s)
 }
 

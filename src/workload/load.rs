@@ -119,7 +119,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         return Err(StepError::Check(w.refusal()));
     }
     let mut counted = None;
-    if engine.kind() != "dry" {
+    if engine.keeps_rows() {
         let mut n_all = 0u64;
         for (t, o) in ctx.tables.iter().zip(&outcomes) {
             let n = store.count(&t.name)?;

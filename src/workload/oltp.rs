@@ -394,20 +394,7 @@ fn sql(kind: Kind, t: &str) -> String {
 
 /// Placeholders in PostgreSQL are $1, $2, ...
 pub(crate) fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String {
-    if dialect != crate::engine::Dialect::Postgres {
-        return sql.to_string();
-    }
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
+    dialect.placeholders(sql)
 }
 
 /// `stmts[table][kind]`: a session's prepared statements.

@@ -5,13 +5,15 @@
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::cluster::{Clustered, NodeStatus};
-use crate::engine::replication::{Member, Members, TableSum};
+use crate::engine::replication::TableSum;
 use crate::engine::target::Target;
-use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engine::{EngineError, OpenCtx, Result, Session};
 use crate::engines::mariadb::recipe::{GaleraNode, MariadbRecipe};
 use crate::engines::mariadb::topology::{CHECKSUM_RULE, checksum_tables};
 use crate::engines::mariadb::{conn_opts, crate_conn, my_err};
+use crate::engines::members::{Member, Members};
 use crate::engines::server::Server;
+use crate::engines::server::sandbox_err;
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

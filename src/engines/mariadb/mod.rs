@@ -8,12 +8,13 @@ pub mod recipe;
 pub mod topology;
 
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::sandbox_err;
 use crate::engine::target::Target;
 use crate::engine::{
     Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome,
     LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId, Value,
 };
+use crate::engines::options::ServerOptions;
+use crate::engines::server::sandbox_err;
 use crate::engines::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
 };
@@ -55,20 +56,6 @@ pub struct MariadbOptions {
     /// aria_pagecache_buffer_size, MiB (default 256).
     #[serde(default)]
     pub aria_pagecache_mb: Option<u64>,
-    /// Run the sandbox's server in a memory cgroup of this many MiB: its memory and the page
-    /// cache its reads fill, so data far above it is read from the disk (the server needs
-    /// about 85 MiB above its caches; beyond the limit the kernel kills it, and dbduel says so).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_limit_mb: Option<u64>,
-    /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
-    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
-    /// by the kernel's block-I/O cgroup on the disk under its data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_profile: Option<DeviceProfile>,
-    /// Keep the sandbox's data under this directory — on a device you name — instead of the
-    /// run directory (dbduel makes and removes its own directory inside).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<PathBuf>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
     /// zlib, lz4 or zstd (closest to TokuDB's lzma).
     #[serde(default)]
@@ -87,29 +74,28 @@ pub struct MariadbOptions {
     /// error instead of hanging the run, seconds.
     #[serde(default = "default_timeout")]
     pub query_timeout_s: u64,
-    /// Any other server variables, written into the sandbox's [mysqld] section as given.
-    #[serde(default)]
-    pub server: toml::Table,
-    /// Replicas of this server, one sandbox each: the contender becomes a replication
-    /// topology (this server the primary, with a binary log) for the replication steps.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replicas: Vec<MariadbReplica>,
     /// A Galera cluster of this many nodes instead of one server (each node gets every
     /// option above): `{ nodes = 3 }`, with its wsrep settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<GaleraOptions>,
-    /// Create the dataset's tables split into this many partitions by their primary key
-    /// (`PARTITION BY KEY`), 2 to 1024; absent: plain tables.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partitions: Option<u32>,
-    /// With a target and replicas given by target: may dbduel stop and start the replicas'
-    /// apply and set the primary's `binlog_commit_wait_*` (the catch-up and commit-wait
-    /// steps)? Off by default: someone else's replication is left as it runs.
-    #[serde(default)]
-    pub control_replication: bool,
-    /// An existing server to use instead of a sandbox (the contender's `target`).
+    /// The options every server family takes (`memory_limit_mb`, `device_profile`,
+    /// `data_dir`, `server`, `replicas`, `partitions`, `control_replication`, the target),
+    /// read through `Deref`.
     #[serde(skip)]
-    pub target: Option<Target>,
+    pub common: ServerOptions<MariadbReplica>,
+}
+
+impl std::ops::Deref for MariadbOptions {
+    type Target = ServerOptions<MariadbReplica>;
+    fn deref(&self) -> &Self::Target {
+        &self.common
+    }
+}
+
+impl std::ops::DerefMut for MariadbOptions {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.common
+    }
 }
 
 fn default_engine() -> String {
@@ -124,21 +110,34 @@ fn default_timeout() -> u64 {
     3600
 }
 
+/// The `mariadb` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "mariadb",
+    decode,
+    keeps_rows: true,
+    shards_meet: true,
+    sandbox: Some(crate::engines::SandboxFamily {
+        name: "mariadb",
+        recipe: || Box::new(recipe::MariadbRecipe::default()),
+        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+    }),
+};
+
 /// `engine = "mariadb"`: decode and check the options, and the `target` of an external server.
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
-    let mut o: MariadbOptions = crate::engines::decode_options(options)?;
+    let mut o = MariadbOptions::from_table(options)?;
     o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
         o.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
         o.check_external().map_err(crate::engines::in_options)?;
     }
     crate::engine::replication::set_replica_targets(
-        &mut o.replicas,
-        o.target.as_ref(),
-        o.control_replication,
+        &mut o.common.replicas,
+        o.common.target.as_ref(),
+        o.common.control_replication,
         "mysql",
         3306,
     )
@@ -192,9 +191,16 @@ impl crate::engine::EngineKind for MariadbOptions {
 }
 
 impl MariadbOptions {
+    /// The options of an `options` table, decoded (errors under `options`) but not yet
+    /// checked.
+    pub fn from_table(options: &toml::Table) -> std::result::Result<Self, DecodeError> {
+        let (mut o, common): (Self, _) = crate::engines::options::decode(options)?;
+        o.common = common;
+        Ok(o)
+    }
+
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
-        crate::engines::check_partitions(self.partitions)?;
-        crate::engines::check_data_dir(self.data_dir.as_deref())?;
+        self.common.check_placement()?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
         if !STORAGE_ENGINES.contains(&se.as_str()) {
@@ -207,6 +213,28 @@ impl MariadbOptions {
                 ),
             );
         }
+        self.check_memory()?;
+        self.check_storage_options(&se)?;
+        if !(1..=7 * 86_400).contains(&self.query_timeout_s) {
+            return at(
+                "query_timeout_s",
+                "query_timeout_s must be from 1 to 604800 (a week)".into(),
+            );
+        }
+        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
+            return at(
+                "flush_log_at_trx_commit",
+                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
+            );
+        }
+        self.common
+            .check_settings_and_replicas("-", ("ON", "OFF"))?;
+        self.check_topology(&se)
+    }
+
+    /// Cache sizes, their share of the machine, and the memory limit that must hold them.
+    fn check_memory(&self) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         for (k, v) in [
             ("buffer_pool_mb", self.buffer_pool_mb),
             ("block_cache_mb", self.block_cache_mb),
@@ -243,6 +271,12 @@ impl MariadbOptions {
                 ),
             );
         }
+        Ok(())
+    }
+
+    /// MyRocks' compression and the load mode, each for the storage engine `se` it suits.
+    fn check_storage_options(&self, se: &str) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.compression {
             if !COMPRESSIONS.contains(&c.as_str()) {
                 return at(
@@ -279,24 +313,13 @@ impl MariadbOptions {
                 ),
             );
         }
-        if !(1..=7 * 86_400).contains(&self.query_timeout_s) {
-            return at(
-                "query_timeout_s",
-                "query_timeout_s must be from 1 to 604800 (a week)".into(),
-            );
-        }
-        if self.flush_log_at_trx_commit.is_some_and(|f| f > 2) {
-            return at(
-                "flush_log_at_trx_commit",
-                "flush_log_at_trx_commit must be 0, 1 or 2".into(),
-            );
-        }
-        extra_settings(&self.server, "-", ("ON", "OFF"))?;
-        let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
-        crate::engine::replication::check_replica_names(&names)?;
-        for (i, r) in self.replicas.iter().enumerate() {
-            r.validate(&KeyPath::root().key("replicas").index(i))?;
-        }
+        Ok(())
+    }
+
+    /// Replicas (names and each one's options) or a Galera cluster (of InnoDB tables), not
+    /// both.
+    fn check_topology(&self, se: &str) -> std::result::Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.cluster {
             c.validate(&KeyPath::root().key("cluster"))?;
             if !self.replicas.is_empty() {
@@ -1310,7 +1333,7 @@ mod tests {
     use super::*;
 
     fn options(text: &str) -> MariadbOptions {
-        toml::from_str(text).expect("options")
+        MariadbOptions::from_table(&toml::from_str(text).expect("toml")).expect("options")
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
 
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::replication::{
-    Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum,
-};
+use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use crate::engine::target::Target;
-use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engine::{EngineError, OpenCtx, Result, Session};
 use crate::engines::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
+use crate::engines::members::Members;
+use crate::engines::server::sandbox_err;
 use crate::engines::server::{Server, extra_settings};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
@@ -58,6 +58,16 @@ pub struct MariadbReplica {
     /// The parsed `target`.
     #[serde(skip)]
     pub reach: Option<Target>,
+}
+
+impl crate::engines::options::ReplicaOptions for MariadbReplica {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        MariadbReplica::validate(self, at)
+    }
 }
 
 impl MariadbReplica {
@@ -235,7 +245,7 @@ impl MariadbTopology {
                 sb.set_role(&format!("replica of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            let member = crate::engine::replication::Member {
+            let member = crate::engines::members::Member {
                 name,
                 server: p.server,
                 reach: p.reach,
@@ -296,7 +306,7 @@ impl MariadbTopology {
                     ),
                 ));
             }
-            list.push(crate::engine::replication::external_member(&r.name, t));
+            list.push(crate::engines::members::external_member(&r.name, t));
         }
         Ok(MariadbTopology {
             database: database.to_string(),

@@ -52,6 +52,15 @@ fn default_connect_timeout() -> u64 {
     10
 }
 
+/// The `mongodb` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "mongodb",
+    decode,
+    keeps_rows: true,
+    shards_meet: false,
+    sandbox: None,
+};
+
 /// `engine = "mongodb"`: decode the options, and the `target` of an external server.
 pub fn decode(
     options: &toml::Table,
@@ -71,7 +80,9 @@ pub fn decode(
         ));
     }
     if let Some(t) = target {
-        o.target = Some(crate::engine::target::parse(t, "mongodb", 27017)?);
+        o.target = Some(crate::engine::target::parse_user_optional(
+            t, "mongodb", 27017,
+        )?);
     }
     Ok(Box::new(o))
 }
@@ -86,7 +97,7 @@ impl crate::engine::EngineKind for MongodbOptions {
         match &self.target {
             None => FerretdbRecipe::default()
                 .check_installed()
-                .map_err(crate::engine::sandbox_err),
+                .map_err(crate::engines::server::sandbox_err),
             Some(t) => {
                 let c = client(t, self.connect_timeout_s, 1)?;
                 ping(&c).map_err(|e| {

@@ -8,12 +8,13 @@ pub mod recipe;
 pub mod topology;
 
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::sandbox_err;
 use crate::engine::target::Target;
 use crate::engine::{
     Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome, LoadRequest,
     LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
+use crate::engines::options::ServerOptions;
+use crate::engines::server::sandbox_err;
 use crate::engines::server::{
     MARKER, MARKER_NOTE, Provisioned, Server, extra_settings, refuse_sandbox_options,
 };
@@ -39,21 +40,6 @@ pub struct PostgresOptions {
     /// shared_buffers, MiB (default 256).
     #[serde(default)]
     pub shared_buffers_mb: Option<u64>,
-    /// Run the sandbox's server in a memory cgroup of this many MiB: its memory and the page
-    /// cache its reads fill, so data far above it is read from the disk (the server needs
-    /// about 64 MiB above shared_buffers; beyond the limit the kernel kills a process, and
-    /// dbduel says so).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_limit_mb: Option<u64>,
-    /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
-    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
-    /// by the kernel's block-I/O cgroup on the disk under its data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_profile: Option<DeviceProfile>,
-    /// Keep the sandbox's data under this directory — on a device you name — instead of the
-    /// run directory (dbduel makes and removes its own directory inside).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<PathBuf>,
     /// synchronous_commit: on (default), off, local, remote_write or remote_apply.
     #[serde(default)]
     pub synchronous_commit: Option<String>,
@@ -71,25 +57,24 @@ pub struct PostgresOptions {
     /// Load pg_stat_statements, so statement counts can be checked against the server's.
     #[serde(default = "default_true")]
     pub stat_statements: bool,
-    /// Any other server settings, appended to the sandbox's postgresql.conf as given.
-    #[serde(default)]
-    pub server: toml::Table,
-    /// Streaming standbys of this server, one sandbox each (`pg_basebackup -R`): the
-    /// contender becomes a replication topology for the replication steps.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replicas: Vec<PostgresReplica>,
-    /// Create the dataset's tables split into this many partitions by their primary key
-    /// (`PARTITION BY HASH`), 2 to 1024; absent: plain tables.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partitions: Option<u32>,
-    /// With a target and standbys given by target: may dbduel pause and resume the
-    /// standbys' replay (the catch-up step)? Off by default: someone else's replication is
-    /// left as it runs.
-    #[serde(default)]
-    pub control_replication: bool,
-    /// An existing server to use instead of a sandbox (the contender's `target`).
+    /// The options every server family takes (`memory_limit_mb`, `device_profile`,
+    /// `data_dir`, `server`, `replicas`, `partitions`, `control_replication`, the target),
+    /// read through `Deref`.
     #[serde(skip)]
-    pub target: Option<Target>,
+    pub common: ServerOptions<PostgresReplica>,
+}
+
+impl std::ops::Deref for PostgresOptions {
+    type Target = ServerOptions<PostgresReplica>;
+    fn deref(&self) -> &Self::Target {
+        &self.common
+    }
+}
+
+impl std::ops::DerefMut for PostgresOptions {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.common
+    }
 }
 
 fn default_after_load() -> String {
@@ -113,22 +98,35 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
     }
 }
 
+/// The `postgres` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "postgres",
+    decode,
+    keeps_rows: true,
+    shards_meet: true,
+    sandbox: Some(crate::engines::SandboxFamily {
+        name: "postgres",
+        recipe: || Box::new(recipe::PostgresRecipe::default()),
+        target: |port| format!("postgres://{}@127.0.0.1:{port}", recipe::SUPERUSER),
+    }),
+};
+
 /// `engine = "postgres"`: decode and check the options, and the `target` of an external
 /// server.
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
-    let mut o: PostgresOptions = crate::engines::decode_options(options)?;
+    let mut o = PostgresOptions::from_table(options)?;
     o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
         o.target = Some(crate::engine::target::parse(t, "postgres", 5432)?);
         o.check_external().map_err(crate::engines::in_options)?;
     }
     crate::engine::replication::set_replica_targets(
-        &mut o.replicas,
-        o.target.as_ref(),
-        o.control_replication,
+        &mut o.common.replicas,
+        o.common.target.as_ref(),
+        o.common.control_replication,
         "postgres",
         5432,
     )
@@ -172,9 +170,16 @@ impl crate::engine::EngineKind for PostgresOptions {
 }
 
 impl PostgresOptions {
+    /// The options of an `options` table, decoded (errors under `options`) but not yet
+    /// checked.
+    pub fn from_table(options: &toml::Table) -> std::result::Result<Self, DecodeError> {
+        let (mut o, common): (Self, _) = crate::engines::options::decode(options)?;
+        o.common = common;
+        Ok(o)
+    }
+
     pub fn validate(&self) -> std::result::Result<(), DecodeError> {
-        crate::engines::check_partitions(self.partitions)?;
-        crate::engines::check_data_dir(self.data_dir.as_deref())?;
+        self.common.check_placement()?;
         if let Some(limit) = self.memory_limit_mb {
             let need = self.shared_buffers_mb.unwrap_or(256) + 64;
             if limit < need {
@@ -212,12 +217,8 @@ impl PostgresOptions {
                 "max_wal_size_mb must be from 32 to 16777216",
             ));
         }
-        extra_settings(&self.server, ".", ("on", "off"))?;
-        let names: Vec<&str> = self.replicas.iter().map(|r| r.name.as_str()).collect();
-        crate::engine::replication::check_replica_names(&names)?;
-        for (i, r) in self.replicas.iter().enumerate() {
-            r.validate(&KeyPath::root().key("replicas").index(i))?;
-        }
+        self.common
+            .check_settings_and_replicas(".", ("on", "off"))?;
         if !self.replicas.is_empty() && self.wal_level.as_deref() == Some("minimal") {
             return Err(DecodeError::at(
                 KeyPath::root().key("wal_level"),

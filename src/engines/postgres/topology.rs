@@ -4,13 +4,13 @@
 //! ids, apply paused with `pg_wal_replay_pause()`, checksums as per-table row hashes.
 
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::replication::{
-    Members, Position, ReplicaFacts, ReplicaState, Replicated, TableSum,
-};
+use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use crate::engine::target::Target;
-use crate::engine::{EngineError, OpenCtx, Result, Session, sandbox_err};
+use crate::engine::{EngineError, OpenCtx, Result, Session};
+use crate::engines::members::Members;
 use crate::engines::postgres::pg_err;
 use crate::engines::postgres::recipe::{PostgresRecipe, SUPERUSER};
+use crate::engines::server::sandbox_err;
 use crate::engines::server::{Server, extra_settings};
 use crate::engines::wire::pg::PgWire;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,16 @@ pub struct PostgresReplica {
     /// The parsed `target`.
     #[serde(skip)]
     pub reach: Option<Target>,
+}
+
+impl crate::engines::options::ReplicaOptions for PostgresReplica {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        PostgresReplica::validate(self, at)
+    }
 }
 
 impl PostgresReplica {
@@ -123,7 +133,7 @@ impl PostgresTopology {
                 sb.set_role(&format!("standby of 127.0.0.1:{}", primary_reach.port))
                     .map_err(sandbox_err)?;
             }
-            members.push(crate::engine::replication::Member {
+            members.push(crate::engines::members::Member {
                 name: r.name.clone(),
                 server: p.server,
                 reach: p.reach,
@@ -181,7 +191,7 @@ impl PostgresTopology {
                     ),
                 ));
             }
-            list.push(crate::engine::replication::external_member(&r.name, t));
+            list.push(crate::engines::members::external_member(&r.name, t));
         }
         Ok(PostgresTopology {
             database: database.to_string(),

@@ -29,10 +29,7 @@ pub fn prepare(ctx: &StepCtx<'_>, p: &ReplicationParams) -> Result<(), StepError
         }
         return Ok(());
     }
-    let text = match ctx.engine.dialect() {
-        Dialect::Mysql => "LONGTEXT",
-        _ => "TEXT",
-    };
+    let text = ctx.engine.dialect().long_text_type();
     let mut s = ctx.engine.connect()?;
     s.execute(&format!(
         "CREATE TABLE IF NOT EXISTS {BITMAP_TABLE} (id BIGINT NOT NULL PRIMARY KEY, owner INTEGER NOT NULL, version INTEGER NOT NULL, bits {text} NOT NULL)"

@@ -261,11 +261,11 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "the tpcc step runs on the tpcc dataset (generator = \"tpcc\")".into(),
         ));
     }
-    if ctx.engine.kind() == "dry" {
-        return Err(StepError::Skipped(
-            "the dry engine returns no rows, and TPC-C's transactions read what they write next"
-                .into(),
-        ));
+    if !ctx.engine.keeps_rows() {
+        return Err(StepError::Skipped(format!(
+            "the {} engine returns no rows, and TPC-C's transactions read what they write next",
+            ctx.engine.kind()
+        )));
     }
     let warehouses = ctx.dataset_rows;
     let load_c = Constants::load(ctx.dataset_seed);

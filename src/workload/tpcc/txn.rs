@@ -111,21 +111,14 @@ impl<'a> TpccWorker<'a> {
         client: usize,
     ) -> engine::Result<Self> {
         let dialect = engine.dialect();
-        let lock = if dialect == Dialect::Sqlite {
-            ""
-        } else {
-            " FOR UPDATE"
-        };
+        let lock = dialect.row_lock_suffix();
         let mut session = engine.connect()?;
         let mut stmts = [StmtId(0); STATEMENTS];
         for (i, s) in ALL.iter().enumerate() {
             stmts[i] = session.prepare(&placeholders(&sql(*s, lock), dialect))?;
         }
         counters.prepares.add(STATEMENTS as u64);
-        let (begin_read, begin_write) = match dialect {
-            Dialect::Sqlite => ("BEGIN", "BEGIN IMMEDIATE"),
-            _ => ("BEGIN", "BEGIN"),
-        };
+        let (begin_read, begin_write) = ("BEGIN", dialect.begin_write());
         let w = warehouses as i64;
         let mut rng = SplitMix64::stream(stream, client as u64);
         let deck = Mix::new(&mut rng);

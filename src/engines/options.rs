@@ -1,0 +1,141 @@
+//! The options every server family takes — where its server runs and on what (memory limit,
+//! device profile, data directory), extra server settings, replicas, partitions, control of
+//! someone else's replication, and the target — declared, decoded and checked once.
+
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::target::Target;
+use crate::engines::server::extra_settings;
+use crate::sandbox::device_profile::DeviceProfile;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A replica as a server family's options describe it.
+pub trait ReplicaOptions {
+    /// Its name (its sandbox directory's, unique in the contender).
+    fn name(&self) -> &str;
+    /// Check its options; errors are placed under `at`.
+    fn validate(&self, at: &KeyPath) -> Result<(), DecodeError>;
+}
+
+/// The options every server family shares, with its replicas' options `R`. A family's
+/// options type holds them (and reads them through `Deref`); [`decode`] fills both.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerOptions<R> {
+    /// Run the sandbox's server in a memory cgroup of this many MiB: its memory and the page
+    /// cache its reads fill, so data far above it is read from the disk (a server needs some
+    /// tens of MiB above its caches — about 85 for MariaDB, 64 for PostgreSQL; beyond the
+    /// limit the kernel kills it, and dbduel says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
+    /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
+    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
+    /// by the kernel's block-I/O cgroup on the disk under its data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_profile: Option<DeviceProfile>,
+    /// Keep the sandbox's data under this directory — on a device you name — instead of the
+    /// run directory (dbduel makes and removes its own directory inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Any other server settings, written into the sandbox's configuration file as given.
+    #[serde(default)]
+    pub server: toml::Table,
+    /// Replicas of this server, one sandbox each (or each given by its target): the
+    /// contender becomes a replication topology for the replication steps.
+    #[serde(default = "Vec::new", skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<R>,
+    /// Create the dataset's tables split into this many partitions by their primary key
+    /// (MariaDB `PARTITION BY KEY`, PostgreSQL `PARTITION BY HASH`), 2 to 1024; absent:
+    /// plain tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
+    /// With a target and replicas given by target: may dbduel stop and start the replicas'
+    /// apply (and, on MariaDB, set the primary's `binlog_commit_wait_*`)? Off by default:
+    /// someone else's replication is left as it runs.
+    #[serde(default)]
+    pub control_replication: bool,
+    /// An existing server to use instead of a sandbox (the contender's `target`).
+    #[serde(skip)]
+    pub target: Option<Target>,
+}
+
+impl<R> Default for ServerOptions<R> {
+    fn default() -> Self {
+        ServerOptions {
+            memory_limit_mb: None,
+            device_profile: None,
+            data_dir: None,
+            server: toml::Table::new(),
+            replicas: Vec::new(),
+            partitions: None,
+            control_replication: false,
+            target: None,
+        }
+    }
+}
+
+/// The keys of [`ServerOptions`] in a contender's `options`.
+const SHARED_KEYS: &[&str] = &[
+    "memory_limit_mb",
+    "device_profile",
+    "data_dir",
+    "server",
+    "replicas",
+    "partitions",
+    "control_replication",
+];
+
+/// Decode a server family's `options` table: the shared keys into [`ServerOptions`], the
+/// rest into the family's own options `O`, with errors under `options`. A key neither
+/// knows is refused naming every key both take.
+pub fn decode<O, R>(options: &toml::Table) -> Result<(O, ServerOptions<R>), DecodeError>
+where
+    O: DeserializeOwned,
+    R: DeserializeOwned,
+{
+    let mut shared = toml::Table::new();
+    let mut own = toml::Table::new();
+    for (k, v) in options {
+        let half = if SHARED_KEYS.contains(&k.as_str()) {
+            &mut shared
+        } else {
+            &mut own
+        };
+        half.insert(k.clone(), v.clone());
+    }
+    let o: O = crate::decode::decode(toml::Value::Table(own)).map_err(|mut e| {
+        if e.message.starts_with("unknown field `") {
+            let shared: Vec<String> = SHARED_KEYS.iter().map(|k| format!("`{k}`")).collect();
+            e.message = format!("{}, {}", e.message, shared.join(", "));
+        }
+        crate::engines::in_options(e)
+    })?;
+    let common: ServerOptions<R> =
+        crate::decode::decode(toml::Value::Table(shared)).map_err(crate::engines::in_options)?;
+    Ok((o, common))
+}
+
+impl<R: ReplicaOptions> ServerOptions<R> {
+    /// Where the data goes: the partitions asked for and the data directory named.
+    pub fn check_placement(&self) -> Result<(), DecodeError> {
+        crate::engines::check_partitions(self.partitions)?;
+        crate::engines::check_data_dir(self.data_dir.as_deref())
+    }
+
+    /// The extra server settings (names of letters, digits, `_` and `punct`; booleans
+    /// spelled `on_off`), then the replicas: unique names and each one's options.
+    pub fn check_settings_and_replicas(
+        &self,
+        punct: &str,
+        on_off: (&str, &str),
+    ) -> Result<(), DecodeError> {
+        extra_settings(&self.server, punct, on_off)?;
+        let names: Vec<&str> = self.replicas.iter().map(|r| r.name()).collect();
+        crate::engine::replication::check_replica_names(&names)?;
+        for (i, r) in self.replicas.iter().enumerate() {
+            r.validate(&KeyPath::root().key("replicas").index(i))?;
+        }
+        Ok(())
+    }
+}
