@@ -36,6 +36,14 @@ impl EngineError {
 
 pub type Result<T> = std::result::Result<T, EngineError>;
 
+/// The table that marks a database as created by dbduel; a database without it is never
+/// touched.
+pub const MARKER: &str = "dbduel_marker";
+
+/// What the marker table's one row says.
+pub const MARKER_NOTE: &str =
+    "created by dbduel; dbduel may drop and recreate tables in this database";
+
 /// The error kind of an engine that speaks no SQL (a document engine) asked for a SQL
 /// session: a step whose work is SQL is then skipped on it, not failed.
 pub const NO_SQL: &str = "no_sql";

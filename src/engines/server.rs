@@ -19,13 +19,7 @@ pub(crate) fn sandbox_err(e: crate::sandbox::SandboxError) -> EngineError {
     EngineError::new(kind, e.to_string())
 }
 
-/// The table that marks a database as created by dbduel; a database without it is never
-/// touched.
-pub const MARKER: &str = "dbduel_marker";
-
-/// What the marker table's one row says.
-pub const MARKER_NOTE: &str =
-    "created by dbduel; dbduel may drop and recreate tables in this database";
+pub use crate::engine::{MARKER, MARKER_NOTE};
 
 /// Where a server engine's server is.
 pub enum Server {

@@ -134,7 +134,7 @@ pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
 /// Tables compared, dbduel's own marker table not counted.
 fn study_tables(sums: &[crate::engine::replication::TableSum]) -> usize {
     sums.iter()
-        .filter(|t| t.table != crate::engines::server::MARKER)
+        .filter(|t| t.table != crate::engine::MARKER)
         .count()
 }
 
