@@ -2,17 +2,9 @@
 //! district's next order id taken, each line's stock updated; 1 % roll back on an unused item.
 
 use super::statements::{Batch, MAX_LINES, S};
-use super::txn::{Outcome, Rate, TpccWorker};
+use super::txn::{Line, Outcome, Rate, TpccWorker};
 use crate::dataset::tpcc::{DISTRICTS, ITEMS, nurand};
 use crate::engine::{self, EngineError, Value};
-
-/// An order line's input: item, supplying warehouse, quantity.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Line {
-    pub(super) supply_w: i64,
-    pub(super) item: i64,
-    pub(super) quantity: i64,
-}
 
 impl TpccWorker<'_> {
     /// The order's lines: 5 to 15 distinct items (the last an unused one in 1 % of orders),

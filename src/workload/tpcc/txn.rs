@@ -4,7 +4,6 @@
 //! BEGIN … COMMIT, and conflicts (deadlocks, lock-wait timeouts, serialization failures,
 //! SQLite busy) retried and counted by kind.
 
-use super::new_order::Line;
 use super::statements::{ALL, Batch, MAX_LINES, S, STATEMENTS, batch_sql, sql};
 use super::{Counters, Mix, ThinkTime, TpccParams};
 use crate::dataset::rng::SplitMix64;
@@ -68,6 +67,15 @@ pub(super) enum Outcome {
     Committed,
     /// New-Order's 1 %: an unused item, rolled back as the specification asks.
     RolledBack,
+}
+
+/// An order line's input (New-Order's): item, supplying warehouse, quantity. The terminal
+/// keeps one buffer of them for all its orders.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Line {
+    pub(super) supply_w: i64,
+    pub(super) item: i64,
+    pub(super) quantity: i64,
 }
 
 /// One TPC-C terminal: a session, its home warehouse and district, and its random stream.
