@@ -2,6 +2,7 @@
 //! scripts read), per contender per step `<step>.json`, `<step>.intervals.ndjson` and
 //! `<step>.system.ndjson`. All JSON carries `schema_version`; files are written atomically.
 
+pub mod format;
 pub mod intervals;
 pub mod model;
 pub mod rounds;

@@ -27,7 +27,7 @@ impl RunConsumer for StatusLines<'_> {
             RunEvent::DatasetWritten { facts, all_rows } => p.end(&format!(
                 "dataset: {} rows, {} in {:.1} s",
                 all_rows,
-                crate::report::format::bytes(facts.file_bytes),
+                crate::results::format::bytes(facts.file_bytes),
                 facts.generate_s
             )),
             RunEvent::RoundsPlanned { orders } => p.note(&format!(
@@ -83,7 +83,7 @@ impl RunConsumer for StatusLines<'_> {
                     pass.name,
                     step.name,
                     summary.status.as_str(),
-                    crate::report::format::headline(summary)
+                    crate::results::format::headline(summary)
                 )),
             },
             RunEvent::ContenderClosed {

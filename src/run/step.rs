@@ -298,7 +298,7 @@ fn client_memory_warning(engine: &dyn Engine, peak_rss: u64, mem_total: u64) -> 
     (mem_total > 0 && share > CLIENT_MEMORY_WARN_SHARE).then(|| {
         format!(
             "warning: dbduel itself held {} ({:.0}% of the machine's memory) during this step; on a shared host that memory was not the server's",
-            crate::report::format::bytes(peak_rss),
+            crate::results::format::bytes(peak_rss),
             share * 100.0
         )
     })

@@ -363,7 +363,7 @@ pub fn figures(runs: &[HotRun]) -> (Vec<crate::results::Metric>, Vec<String>) {
                 notes.push(format!(
                     "{label} at {:.1} s took {}{}{}: {:.0} → {:.0} → {:.0} ops/s before/during/after, worst p99 {} → {} → {} µs, {} error(s) during",
                     r.start_s.unwrap_or(0.0),
-                    crate::report::format::seconds(s),
+                    crate::results::format::seconds(s),
                     r.algorithm.map(|a| format!(" (ALGORITHM={a})")).unwrap_or_default(),
                     match r.gave_way {
                         0 => String::new(),

@@ -80,7 +80,7 @@ pub fn run(
             &format!(
                 "writes/s, wait {} × {}",
                 st.wait_count,
-                crate::report::format::micros(st.wait_usec as f64)
+                crate::results::format::micros(st.wait_usec as f64)
             ),
             st.tps,
             Unit::PerSecond,
