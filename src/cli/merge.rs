@@ -28,13 +28,14 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
         .map(|d| shard_merge::ShardRun::read(d))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::bad_input(e.to_string()))?;
-    let (dir, summary, manifest) = shard_merge::merge(read, &args.out).map_err(|e| {
-        let code = match e {
-            shard_merge::MergeError::NotOneRun(_) => exit::BAD_INPUT,
-            shard_merge::MergeError::Results(_) => exit::FAILED,
-        };
-        Failure::new(code, e.to_string())
-    })?;
+    let (dir, summary, manifest) =
+        shard_merge::merge(read, &args.out, crate::workload::divides_clients).map_err(|e| {
+            let code = match e {
+                shard_merge::MergeError::NotOneRun(_) => exit::BAD_INPUT,
+                shard_merge::MergeError::Results(_) => exit::FAILED,
+            };
+            Failure::new(code, e.to_string())
+        })?;
     if let Err(e) = report::write_html(&dir, &summary, &manifest) {
         eprintln!("could not write the HTML report: {e}");
     }

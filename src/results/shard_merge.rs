@@ -106,8 +106,14 @@ pub fn check(mut runs: Vec<ShardRun>) -> Result<Vec<ShardRun>, MergeError> {
 }
 
 /// Merge the shards `runs` (every shard of one run) into a new run directory `out`, which
-/// must not exist yet. Returns the merged run's files as written.
-pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manifest), MergeError> {
+/// must not exist yet. `divided` says whether a step of a kind had its clients divided among
+/// the shards (the step kinds are the workload's to know, above this layer). Returns the
+/// merged run's files as written.
+pub fn merge(
+    runs: Vec<ShardRun>,
+    out: &Path,
+    divided: fn(&str) -> bool,
+) -> Result<(RunDir, Summary, Manifest), MergeError> {
     let runs = check(runs)?;
     let dir = new_dir(out)?;
     let lead = &runs[0];
@@ -139,7 +145,7 @@ pub fn merge(runs: Vec<ShardRun>, out: &Path) -> Result<(RunDir, Summary, Manife
             let rel = format!("{}/{}", c.name, step.name);
             // A step not divided among clients ran on shard 0 alone; one without seconds to
             // add up (skipped, or failed before its first) is shard 0's as it is too.
-            let divided = crate::workload::divides_clients(&step.kind);
+            let divided = divided(&step.kind);
             let seconds = lead.dir.join(format!("{rel}.intervals.ndjson")).is_file();
             if !divided || !seconds {
                 // Shard 0's step, with its files.
