@@ -3,7 +3,7 @@
 //! marked "published", and never ranked or judged: they were not measured here.
 
 use crate::results::Manifest;
-use crate::study::model::ReferenceSpec;
+use crate::results::ReferenceSpec;
 
 /// The references of the study as run that apply at the run's scale.
 pub fn of(m: &Manifest) -> Vec<ReferenceSpec> {

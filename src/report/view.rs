@@ -9,8 +9,8 @@ use super::format;
 use super::reference;
 use super::series::{RunData, StepSeries};
 use super::verdict::{self, Verdict};
+use crate::results::ReferenceSpec;
 use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
-use crate::study::model::ReferenceSpec;
 
 /// A whole run, ready to lay out.
 pub struct ReportView<'a> {

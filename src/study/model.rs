@@ -6,6 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// `[[reference]]` is the results' type: a run's manifest carries it for reports to read.
+pub use crate::results::ReferenceSpec;
+
 /// A whole study file as written.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,25 +27,6 @@ pub struct StudyFile {
     /// not measured here.
     #[serde(rename = "reference", default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<ReferenceSpec>,
-}
-
-/// `[[reference]]`: one published column of figures — who measured them, on what.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReferenceSpec {
-    /// The column's name (`seed-innodb`).
-    pub name: String,
-    /// Where the figures were published.
-    pub source: String,
-    /// Engine and version as published (`InnoDB on MariaDB 10.0.14`).
-    pub engine: String,
-    /// The machine they ran on, as published.
-    pub hardware: String,
-    /// Shown only in runs at this scale (the published dataset's size); absent: always.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<String>,
-    /// `"STEP.FIGURE_KEY" = value`, in the figure's own unit (seconds, bytes, …).
-    pub figures: BTreeMap<String, f64>,
 }
 
 /// `[study]`: identity of the study.
