@@ -44,6 +44,7 @@ struct Compared {
     rule: &'static str,
     what: String,
 }
+
 impl super::StepKind for ChecksumsParams {
     fn validate(&self) -> Result<(), crate::decode::DecodeError> {
         ChecksumsParams::validate(self)

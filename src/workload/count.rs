@@ -13,6 +13,7 @@ pub struct CountParams {
     #[serde(default)]
     pub cold: bool,
 }
+
 impl super::StepKind for CountParams {
     fn restarts(&self) -> Option<&'static str> {
         self.cold.then_some("cold")

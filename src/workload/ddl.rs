@@ -167,6 +167,7 @@ pub fn apply(session: &mut dyn Session, d: Dialect, sql: &str) -> Result<Applied
         refused.join("; ")
     )))
 }
+
 impl super::StepKind for DdlParams {
     fn validate(&self) -> Result<(), DecodeError> {
         DdlParams::validate(self)

@@ -53,6 +53,7 @@ impl LoadParams {
         Ok(())
     }
 }
+
 impl super::StepKind for LoadParams {
     fn validate(&self) -> Result<(), DecodeError> {
         LoadParams::validate(self)

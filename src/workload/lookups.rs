@@ -228,6 +228,7 @@ struct Level {
     disk: Option<DeviceIo>,
     dbduel_cpu_us_per_lookup: f64,
 }
+
 impl super::StepKind for LookupsParams {
     fn divides_clients() -> bool {
         true

@@ -923,6 +923,7 @@ fn run_levels(
     }
     Ok(r)
 }
+
 impl super::StepKind for OltpParams {
     fn divides_clients() -> bool {
         true

@@ -152,6 +152,7 @@ fn next_row(s: &mut dyn Session, name: &str, rows: u64) -> engine::Result<u64> {
     // the loaded rows that share the first new row's id
     Ok(rows + (past.max(0) as u64).saturating_sub(rows % tiers40::ROWS_PER_ID))
 }
+
 impl super::StepKind for TrickleParams {
     fn validate(&self) -> Result<(), DecodeError> {
         TrickleParams::validate(self)

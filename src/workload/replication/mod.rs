@@ -210,6 +210,7 @@ impl ReplicationParams {
             .unwrap_or_else(|| vec![10_000, 100_000])
     }
 }
+
 impl super::StepKind for ReplicationParams {
     fn decode(kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         let method = match kind {

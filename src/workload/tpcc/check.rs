@@ -105,6 +105,7 @@ struct Outcome {
     pass: bool,
     elapsed_s: f64,
 }
+
 impl crate::workload::StepKind for CheckParams {
     fn generator(&self) -> Option<crate::workload::kind::GeneratorNeed> {
         Some(super::TPCC)

@@ -221,6 +221,7 @@ struct Level {
     new_orders_per_10s: Vec<u64>,
     first_tick: u64,
 }
+
 impl super::StepKind for TpccParams {
     fn divides_clients() -> bool {
         true
