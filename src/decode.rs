@@ -123,6 +123,37 @@ pub fn decode<T: DeserializeOwned>(value: toml::Value) -> Result<T, DecodeError>
     })
 }
 
+/// Decode a table whose keys two types share out: the keys in `shared_keys` into `S`, the
+/// rest into `O`, each with its own `deny_unknown_fields`. serde's `flatten` would do this,
+/// but it does not mix with `deny_unknown_fields`. A key neither takes is refused by `O`,
+/// naming every key both take (`O`'s, then `shared_keys`). Errors' paths are relative to the
+/// table, as [`decode`]'s.
+pub fn split<O, S>(table: &toml::Table, shared_keys: &[&str]) -> Result<(O, S), DecodeError>
+where
+    O: DeserializeOwned,
+    S: DeserializeOwned,
+{
+    let mut shared = toml::Table::new();
+    let mut own = toml::Table::new();
+    for (k, v) in table {
+        let half = if shared_keys.contains(&k.as_str()) {
+            &mut shared
+        } else {
+            &mut own
+        };
+        half.insert(k.clone(), v.clone());
+    }
+    let o: O = decode(toml::Value::Table(own)).map_err(|mut e| {
+        if e.message.starts_with("unknown field `") {
+            let keys: Vec<String> = shared_keys.iter().map(|k| format!("`{k}`")).collect();
+            e.message = format!("{}, {}", e.message, keys.join(", "));
+        }
+        e
+    })?;
+    let s: S = decode(toml::Value::Table(shared))?;
+    Ok((o, s))
+}
+
 /// Deserialize a field of a unit-only enum from its name, for `#[serde(deserialize_with)]`.
 ///
 /// A derived enum read straight from TOML takes an inline table as a variant and answers a

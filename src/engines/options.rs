@@ -94,26 +94,7 @@ where
     O: DeserializeOwned,
     R: DeserializeOwned,
 {
-    let mut shared = toml::Table::new();
-    let mut own = toml::Table::new();
-    for (k, v) in options {
-        let half = if SHARED_KEYS.contains(&k.as_str()) {
-            &mut shared
-        } else {
-            &mut own
-        };
-        half.insert(k.clone(), v.clone());
-    }
-    let o: O = crate::decode::decode(toml::Value::Table(own)).map_err(|mut e| {
-        if e.message.starts_with("unknown field `") {
-            let shared: Vec<String> = SHARED_KEYS.iter().map(|k| format!("`{k}`")).collect();
-            e.message = format!("{}, {}", e.message, shared.join(", "));
-        }
-        crate::engines::in_options(e)
-    })?;
-    let common: ServerOptions<R> =
-        crate::decode::decode(toml::Value::Table(shared)).map_err(crate::engines::in_options)?;
-    Ok((o, common))
+    crate::decode::split(options, SHARED_KEYS).map_err(crate::engines::in_options)
 }
 
 impl<R: ReplicaOptions> ServerOptions<R> {
