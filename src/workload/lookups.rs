@@ -4,8 +4,8 @@
 //! over a sweep of client counts, with QPS, latency and the data device's reads, busy share
 //! and IOPS for each second. Runs on SQL engines and on document engines alike.
 
-use super::oltp::{Threads, placeholders};
-use super::sweep::{self, SweepSpec};
+use super::oltp::placeholders;
+use super::sweep::{self, Levels, SweepSpec};
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::permutation::Permutation;
 use crate::dataset::rng::SplitMix64;
@@ -52,22 +52,15 @@ fn d_small() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LookupsParams {
+    /// `threads`, `duration_s`, `warmup_s` and `cold_start`, decoded apart (see
+    /// [`super::sweep::Levels`]).
+    #[serde(skip)]
+    pub levels: Levels,
     #[serde(deserialize_with = "by_name")]
     pub keys: Keys,
     /// The share of keys, from the first, that `small-random` draws from.
     #[serde(default = "d_small")]
     pub small_fraction: f64,
-    /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
-    pub threads: Threads,
-    /// Seconds each level runs.
-    pub duration_s: u64,
-    /// Seconds at the start of each level left out of its figures.
-    #[serde(default)]
-    pub warmup_s: u64,
-    /// Restart the engine cold (its files evicted from the OS page cache) before the first
-    /// level, so no earlier step's reads are cached.
-    #[serde(default)]
-    pub cold_start: bool,
 }
 
 impl LookupsParams {
@@ -79,7 +72,7 @@ impl LookupsParams {
                 "small_fraction must be above 0 and at most 1 (0.1: the first 10 % of keys)".into(),
             );
         }
-        super::oltp::check_levels(&self.threads, self.duration_s, self.warmup_s)
+        self.levels.check()
     }
 }
 
@@ -230,6 +223,9 @@ struct Level {
 }
 
 impl super::StepKind for LookupsParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+    }
     fn divides_clients() -> bool {
         true
     }
@@ -240,10 +236,10 @@ impl super::StepKind for LookupsParams {
         false
     }
     fn restarts(&self) -> Option<&'static str> {
-        self.cold_start.then_some("cold_start")
+        self.levels.cold_start.then_some("cold_start")
     }
     fn clients(&self) -> u64 {
-        self.threads.max()
+        self.levels.threads.max()
     }
     fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
         Some(super::kind::TableNeed::one(
@@ -261,15 +257,15 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     let table = ctx.table().name.clone();
     let rows = ctx.dataset_rows;
     let names = vec!["lookup".to_string()];
-    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
     let mut notes: Vec<String> = start.as_ref().map(|s| s.note("step")).into_iter().collect();
     // One order for the whole step: a later level goes on where the last one stopped, so no
     // key is read twice until every key has been read once.
     let order = (p.keys == Keys::Permutation).then(|| Order::new(0x0000_c0de_5eed, rows));
     let spec = SweepSpec {
-        levels: p.threads.levels(),
-        duration_s: p.duration_s,
-        warmup_s: p.warmup_s,
+        levels: p.levels.threads.levels(),
+        duration_s: p.levels.duration_s,
+        warmup_s: p.levels.warmup_s,
         names: &names,
         what: &format!("{} lookups", p.keys.name()),
     };
@@ -328,10 +324,10 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "{misses} looked-up keys were not there: counted as misses"
         ));
     }
-    if p.warmup_s > 0 {
+    if p.levels.warmup_s > 0 {
         first.push(format!(
             "the first {} s of each level not counted",
-            p.warmup_s
+            p.levels.warmup_s
         ));
     }
     notes.insert(0, first.join("; "));
@@ -356,8 +352,8 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "small_fraction": p.small_fraction,
             "table": table,
             "rows": rows,
-            "duration_s": p.duration_s,
-            "warmup_s": p.warmup_s,
+            "duration_s": p.levels.duration_s,
+            "warmup_s": p.levels.warmup_s,
             "levels": levels,
             "best": best,
             "disk_seconds": swept.disk_seconds(),
@@ -434,7 +430,7 @@ mod tests {
     use super::*;
 
     fn params(keys: &str) -> LookupsParams {
-        let p: LookupsParams = toml::from_str(&format!(
+        let p: LookupsParams = crate::workload::params_of(&format!(
             "keys = \"{keys}\"\nthreads = [16, 24]\nduration_s = 10\n"
         ))
         .expect("params");
@@ -485,9 +481,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let e = toml::from_str::<LookupsParams>("keys = \"small\"\nthreads = 4\nduration_s = 10\n");
+        let e = crate::workload::params_of::<LookupsParams>(
+            "keys = \"small\"\nthreads = 4\nduration_s = 10\n",
+        );
         assert!(e.is_err());
-        let p: LookupsParams = toml::from_str(
+        let p: LookupsParams = crate::workload::params_of(
             "keys = \"full-random\"\nthreads = 4\nduration_s = 10\nsmall_fraction = 0\n",
         )
         .expect("parses");

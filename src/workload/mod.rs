@@ -339,6 +339,15 @@ pub fn timed_execute(engine: &dyn Engine, sql: &str) -> Result<(f64, u64), Engin
     Ok((t.elapsed().as_secs_f64(), rows))
 }
 
+/// A step kind's parameters decoded from TOML text as a study's step would be, for tests.
+#[cfg(test)]
+pub(crate) fn params_of<P>(text: &str) -> Result<P, DecodeError>
+where
+    P: StepKind + serde::de::DeserializeOwned,
+{
+    P::decode("", toml::from_str::<toml::Value>(text).expect("TOML"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

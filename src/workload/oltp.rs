@@ -4,6 +4,7 @@
 //! loop or at a target rate. A level's figure is the mean over its final fraction, as the
 //! original study took the final 15 of 60 minutes.
 
+use super::sweep::Levels;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::distribution::Distribution;
 use crate::dataset::rng::SplitMix64;
@@ -55,73 +56,6 @@ impl OltpWorkload {
     }
 }
 
-/// One client count, or a sweep of them.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "threads must be a positive client count or a list of them"
-)]
-pub enum Threads {
-    One(u64),
-    Sweep(Vec<u64>),
-}
-
-impl Threads {
-    pub fn levels(&self) -> Vec<u64> {
-        match self {
-            Threads::One(n) => vec![*n],
-            Threads::Sweep(v) => v.clone(),
-        }
-    }
-
-    /// Most clients of any level.
-    pub fn max(&self) -> u64 {
-        self.levels().into_iter().max().unwrap_or(1)
-    }
-}
-
-/// A sweep's client counts, each level's seconds and its unmeasured warm-up, checked alike
-/// for every step kind that sweeps (paths relative to the step).
-pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result<(), DecodeError> {
-    let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
-    let levels = threads.levels();
-    if levels.is_empty() {
-        return at(
-            "threads",
-            "threads must list at least one client count".into(),
-        );
-    }
-    if let Some(i) = levels
-        .iter()
-        .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
-    {
-        return Err(DecodeError::at(
-            KeyPath::root().key("threads").index(i),
-            format!(
-                "{} threads is out of range; use 1 to {}",
-                levels[i],
-                super::queries::MAX_CLIENTS
-            ),
-        ));
-    }
-    if !(1..=7 * 86_400).contains(&duration_s) {
-        return at(
-            "duration_s",
-            "duration_s must be from 1 to 604800 (a week)".into(),
-        );
-    }
-    if warmup_s >= duration_s {
-        return at(
-            "warmup_s",
-            format!(
-                "warmup_s = {} leaves nothing of duration_s = {}",
-                warmup_s, duration_s
-            ),
-        );
-    }
-    Ok(())
-}
-
 /// Seconds at the start of a level of `duration_s` not counted: the warm-up, and everything
 /// before the final fraction (at least one second is counted).
 pub fn skipped_s(duration_s: u64, final_fraction: f64, warmup_s: u64) -> u64 {
@@ -170,16 +104,12 @@ fn d_one() -> u64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OltpParams {
+    /// `threads`, `duration_s`, `warmup_s` and `cold_start`, decoded apart (see
+    /// [`super::sweep::Levels`]).
+    #[serde(skip)]
+    pub levels: Levels,
     #[serde(deserialize_with = "by_name")]
     pub workload: OltpWorkload,
-    /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
-    pub threads: Threads,
-    /// Seconds each level runs.
-    pub duration_s: u64,
-    /// Seconds at the start of each level left out of its figures (on top of the
-    /// final-fraction rule).
-    #[serde(default)]
-    pub warmup_s: u64,
     /// The share of each level, at its end, whose mean is the level's figure.
     #[serde(default = "d_final")]
     pub final_fraction: f64,
@@ -212,11 +142,6 @@ pub struct OltpParams {
     /// Run statements in autocommit mode, no BEGIN/COMMIT.
     #[serde(default)]
     pub skip_trx: bool,
-    /// Restart the engine cold (its files evicted from the OS page cache, as the `count`
-    /// step's cold restart) before the first level, so the sweep starts with nothing cached
-    /// — the seed's "cold back-up". An engine that cannot restart runs warm, and says so.
-    #[serde(default)]
-    pub cold_start: bool,
     /// Schema changes made on busy tables at chosen seconds of the (one) level.
     #[serde(default)]
     pub ddl: Vec<super::hot_ddl::HotChange>,
@@ -262,14 +187,19 @@ impl OltpParams {
         t.insert("duration_s".into(), (duration_s as i64).into());
         t.insert("final_fraction".into(), 1.0.into());
         t.insert("distribution".into(), "uniform".into());
-        crate::decode::decode(toml::Value::Table(t)).expect("oltp_insert's parameters are valid")
+        <Self as super::StepKind>::decode("oltp", toml::Value::Table(t))
+            .expect("oltp_insert's parameters are valid")
     }
 
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
-        check_levels(&self.threads, self.duration_s, self.warmup_s)?;
+        self.levels.check()?;
         check_final_fraction(self.final_fraction)?;
-        super::hot_ddl::validate(&self.ddl, self.threads.levels().len(), self.duration_s)?;
+        super::hot_ddl::validate(
+            &self.ddl,
+            self.levels.threads.levels().len(),
+            self.levels.duration_s,
+        )?;
         if let Some(r) = self.rate
             && !(r > 0.0 && r <= 10_000_000.0)
         {
@@ -300,16 +230,16 @@ impl OltpParams {
                     "node 1 holds dbduel's administrative connections; kill node 2 or above".into(),
                 );
             }
-            if k.at_s == 0 || k.at_s >= self.duration_s {
+            if k.at_s == 0 || k.at_s >= self.levels.duration_s {
                 return at(
                     "at_s",
                     format!(
                         "at_s must be within the step: 1 to {} (duration_s - 1)",
-                        self.duration_s.saturating_sub(1)
+                        self.levels.duration_s.saturating_sub(1)
                     ),
                 );
             }
-            if self.threads.levels().len() > 1 {
+            if self.levels.threads.levels().len() > 1 {
                 return Err(DecodeError::at(
                     KeyPath::root().key("threads"),
                     "a step that kills a node runs one client count (threads = N), so that before and after compare alike",
@@ -327,13 +257,17 @@ impl OltpParams {
 
     /// Most clients of any level.
     pub fn max_threads(&self) -> u64 {
-        self.threads.max()
+        self.levels.threads.max()
     }
 
     /// Seconds at the start of a level not counted: the warm-up, and everything before the
     /// final fraction.
     pub fn skipped_s(&self) -> u64 {
-        skipped_s(self.duration_s, self.final_fraction, self.warmup_s)
+        skipped_s(
+            self.levels.duration_s,
+            self.final_fraction,
+            self.levels.warmup_s,
+        )
     }
 }
 
@@ -824,14 +758,14 @@ fn run_levels(
     let names = vec![p.workload.name().to_string()];
     let mut r = Ran::default();
     let mut tick_base = 0u64;
-    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+    for (li, threads) in p.levels.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             r.interrupted = true;
             break;
         }
         let spec = RunSpec {
             clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
             warmup_s: p.skipped_s(),
             pacing: match p.rate {
                 Some(r) => Pacing::Open {
@@ -909,7 +843,7 @@ fn run_levels(
             first_tick: tick_base,
         });
         r.intervals.extend(out.level_intervals(tick_base, threads));
-        tick_base += p.duration_s;
+        tick_base += p.levels.duration_s;
         if out.interrupted {
             r.interrupted = true;
             break;
@@ -925,6 +859,9 @@ fn run_levels(
 }
 
 impl super::StepKind for OltpParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+    }
     fn divides_clients() -> bool {
         true
     }
@@ -932,7 +869,7 @@ impl super::StepKind for OltpParams {
         OltpParams::validate(self)
     }
     fn restarts(&self) -> Option<&'static str> {
-        self.cold_start.then_some("cold_start")
+        self.levels.cold_start.then_some("cold_start")
     }
     fn clients(&self) -> u64 {
         self.max_threads()
@@ -954,7 +891,7 @@ impl super::StepKind for OltpParams {
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
-    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
     let spread = client_nodes(engine, p.nodes);
     let kill = match (p.kill_node, engine.cluster()) {
         (Some(k), Some(c)) if k.node as usize > c.node_count() || c.node_count() < 3 => {
@@ -1034,9 +971,9 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "distribution": p.distribution,
             "tables": tables,
             "rows_per_table": ctx.dataset_rows,
-            "duration_s": p.duration_s,
+            "duration_s": p.levels.duration_s,
             "final_fraction": p.final_fraction,
-            "measured_s_per_level": p.duration_s - p.skipped_s(),
+            "measured_s_per_level": p.levels.duration_s - p.skipped_s(),
             "loop": if p.rate.is_some() { "open" } else { "closed" },
             "levels": levels,
             "best": best,
@@ -1175,8 +1112,8 @@ fn level_notes(
             .to_lowercase(),
         },
         p.final_fraction * 100.0,
-        p.duration_s - p.skipped_s(),
-        p.duration_s
+        p.levels.duration_s - p.skipped_s(),
+        p.levels.duration_s
     )];
     if !failed_kinds.is_empty() {
         let kinds: Vec<String> = failed_kinds
@@ -1244,7 +1181,7 @@ mod tests {
         let text = format!(
             "workload = \"read_write\"\nthreads = [1, 2]\nduration_s = {duration_s}\nfinal_fraction = {final_fraction}\nwarmup_s = {warmup_s}\n"
         );
-        let p: OltpParams = toml::from_str(&text).expect("params");
+        let p: OltpParams = crate::workload::params_of(&text).expect("params");
         p.validate().expect("valid");
         p
     }
@@ -1259,7 +1196,7 @@ mod tests {
         assert_eq!(params(10, 1.0, 0).skipped_s(), 0);
         // a longer warm-up wins
         assert_eq!(params(10, 1.0, 4).skipped_s(), 4);
-        assert_eq!(params(10, 0.5, 0).threads.levels(), vec![1, 2]);
+        assert_eq!(params(10, 0.5, 0).levels.threads.levels(), vec![1, 2]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! every second's device figures line up with that second's operations.
 
 use super::{StepCtx, StepError};
+use crate::decode::{DecodeError, KeyPath};
 use crate::engine;
 use crate::metrics::Latency;
 use crate::results::IntervalRecord;
@@ -10,9 +11,135 @@ use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, Pacing, RunOutcome, RunSpec, Worker};
 use crate::sysmon::DeviceIo;
 use crate::sysmon::disk_meter::{self, DiskMeter};
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// One client count, or a sweep of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "threads must be a positive client count or a list of them"
+)]
+pub enum Threads {
+    One(u64),
+    Sweep(Vec<u64>),
+}
+
+impl Threads {
+    pub fn levels(&self) -> Vec<u64> {
+        match self {
+            Threads::One(n) => vec![*n],
+            Threads::Sweep(v) => v.clone(),
+        }
+    }
+
+    /// Most clients of any level.
+    pub fn max(&self) -> u64 {
+        self.levels().into_iter().max().unwrap_or(1)
+    }
+}
+
+/// A sweep's client counts, each level's seconds and its unmeasured warm-up, checked alike
+/// for every step kind that sweeps (paths relative to the step).
+pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result<(), DecodeError> {
+    let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+    let levels = threads.levels();
+    if levels.is_empty() {
+        return at(
+            "threads",
+            "threads must list at least one client count".into(),
+        );
+    }
+    if let Some(i) = levels
+        .iter()
+        .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
+    {
+        return Err(DecodeError::at(
+            KeyPath::root().key("threads").index(i),
+            format!(
+                "{} threads is out of range; use 1 to {}",
+                levels[i],
+                super::queries::MAX_CLIENTS
+            ),
+        ));
+    }
+    if !(1..=7 * 86_400).contains(&duration_s) {
+        return at(
+            "duration_s",
+            "duration_s must be from 1 to 604800 (a week)".into(),
+        );
+    }
+    if warmup_s >= duration_s {
+        return at(
+            "warmup_s",
+            format!(
+                "warmup_s = {} leaves nothing of duration_s = {}",
+                warmup_s, duration_s
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The keys every sweeping step kind (oltp, tpcc, lookups, select-triple) takes alike,
+/// decoded once into [`Levels`] beside the kind's own parameters (see [`decode`]).
+pub const LEVEL_KEYS: &[&str] = &["threads", "duration_s", "warmup_s", "cold_start"];
+
+/// A sweep's levels as a step asks for them: the client counts, each level's seconds and
+/// its unmeasured warm-up, and whether the sweep starts cold.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Levels {
+    /// Clients: one number, or a list to sweep (each level runs for `duration_s`).
+    pub threads: Threads,
+    /// Seconds each level runs.
+    pub duration_s: u64,
+    /// Seconds at the start of each level left out of its figures (on top of a kind's
+    /// final-fraction rule, where it has one).
+    #[serde(default)]
+    pub warmup_s: u64,
+    /// Restart the engine cold (its files evicted from the OS page cache, as the `count`
+    /// step's cold restart) before the first level, so the sweep starts with nothing cached
+    /// — the seed's "cold back-up". An engine that cannot restart runs warm, and says so.
+    #[serde(default)]
+    pub cold_start: bool,
+}
+
+impl Default for Levels {
+    /// One client for one second: only a placeholder until [`decode`] fills it.
+    fn default() -> Self {
+        Levels {
+            threads: Threads::One(1),
+            duration_s: 1,
+            warmup_s: 0,
+            cold_start: false,
+        }
+    }
+}
+
+impl Levels {
+    /// The levels checked alike for every kind that sweeps (paths relative to the step).
+    pub fn check(&self) -> Result<(), DecodeError> {
+        check_levels(&self.threads, self.duration_s, self.warmup_s)
+    }
+}
+
+/// Decode a sweeping step's parameters: [`LEVEL_KEYS`] into its [`Levels`], the rest into
+/// the kind's own `P`, which keeps them (`set`). Paths in errors are relative to the step.
+pub fn decode<P: DeserializeOwned>(
+    v: toml::Value,
+    set: impl FnOnce(&mut P, Levels),
+) -> Result<P, DecodeError> {
+    let table = match v {
+        toml::Value::Table(t) => t,
+        other => return crate::decode::decode(other),
+    };
+    let (mut p, levels): (P, Levels) = crate::decode::split(&table, LEVEL_KEYS)?;
+    set(&mut p, levels);
+    Ok(p)
+}
 
 /// The data device in one second of a level.
 #[derive(Debug, Clone, Serialize)]

@@ -8,8 +8,8 @@
 
 use super::kind::{GeneratorNeed, TableNeed};
 use super::lookups::Keys;
-use super::oltp::{Threads, placeholders};
-use super::sweep::{self, LevelRun, SweepSpec};
+use super::oltp::placeholders;
+use super::sweep::{self, LevelRun, Levels, SweepSpec, Threads};
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tiers40::{self, TIERS40_COLUMNS, Tiers40};
@@ -45,7 +45,7 @@ impl TrickleParams {
             ));
         }
         let threads = Threads::One(self.clients);
-        super::oltp::check_levels(&threads, self.duration_s, self.warmup_s)
+        super::sweep::check_levels(&threads, self.duration_s, self.warmup_s)
     }
 }
 
@@ -53,20 +53,16 @@ impl TrickleParams {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TripleParams {
+    /// `threads` (client c reads table c mod tables), `duration_s`, `warmup_s` and
+    /// `cold_start`, decoded apart (see [`super::sweep::Levels`]).
+    #[serde(skip)]
+    pub levels: Levels,
     /// `small-random` (the first `small_fraction` of each table: CPU-bound when it fits the
     /// cache) or `full-random` (the whole table: I/O-bound when the cache is far smaller).
     #[serde(deserialize_with = "by_name")]
     pub keys: Keys,
     #[serde(default = "d_small")]
     pub small_fraction: f64,
-    /// Clients (one number or a list to sweep); client c reads table c mod tables.
-    pub threads: Threads,
-    pub duration_s: u64,
-    #[serde(default)]
-    pub warmup_s: u64,
-    /// Restart the engine cold before the first level (its files out of the OS cache).
-    #[serde(default)]
-    pub cold_start: bool,
 }
 
 impl TripleParams {
@@ -86,7 +82,7 @@ impl TripleParams {
                     .into(),
             );
         }
-        super::oltp::check_levels(&self.threads, self.duration_s, self.warmup_s)
+        self.levels.check()
     }
 }
 
@@ -172,14 +168,17 @@ impl super::StepKind for TrickleParams {
 }
 
 impl super::StepKind for TripleParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+    }
     fn validate(&self) -> Result<(), DecodeError> {
         TripleParams::validate(self)
     }
     fn restarts(&self) -> Option<&'static str> {
-        self.cold_start.then_some("cold_start")
+        self.levels.cold_start.then_some("cold_start")
     }
     fn clients(&self) -> u64 {
-        self.threads.max()
+        self.levels.threads.max()
     }
     fn generator(&self) -> Option<GeneratorNeed> {
         Some(TIERS40)
@@ -305,12 +304,12 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
         Keys::SmallRandom => ((data.rows as f64 * p.small_fraction) as u64).max(1),
         _ => data.rows.max(1),
     };
-    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
     let names = vec!["transaction".to_string()];
     let spec = SweepSpec {
-        levels: p.threads.levels(),
-        duration_s: p.duration_s,
-        warmup_s: p.warmup_s,
+        levels: p.levels.threads.levels(),
+        duration_s: p.levels.duration_s,
+        warmup_s: p.levels.warmup_s,
         names: &names,
         what: "transactions",
     };
@@ -488,11 +487,13 @@ mod tests {
     #[test]
     fn parameters_are_checked_with_their_names() {
         let p: TripleParams =
-            toml::from_str("keys = \"permutation\"\nthreads = 4\nduration_s = 5\n").unwrap();
+            crate::workload::params_of("keys = \"permutation\"\nthreads = 4\nduration_s = 5\n")
+                .unwrap();
         let e = format!("{:?}", p.validate().unwrap_err());
         assert!(e.contains("keys") && e.contains("full-random"), "{e}");
         let p: TripleParams =
-            toml::from_str("keys = \"small-random\"\nthreads = 4\nduration_s = 5\n").unwrap();
+            crate::workload::params_of("keys = \"small-random\"\nthreads = 4\nduration_s = 5\n")
+                .unwrap();
         p.validate().unwrap();
         assert_eq!(p.small_fraction, 0.05);
         let p: TrickleParams = toml::from_str("clients = 0\nduration_s = 5\n").unwrap();

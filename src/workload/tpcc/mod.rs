@@ -17,7 +17,7 @@ mod stock_level;
 pub mod txn;
 
 use super::hot_ddl::{self, HotChange, HotRun};
-use super::oltp::{Threads, check_levels};
+use super::sweep::Levels;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::Constants;
@@ -55,14 +55,10 @@ fn d_retries() -> u32 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TpccParams {
-    /// Terminals: one number, or a list to sweep. Terminal i's home warehouse is
-    /// `i % warehouses + 1`.
-    pub threads: Threads,
-    /// Seconds each level runs.
-    pub duration_s: u64,
-    /// Seconds at the start of each level left out of its figures.
-    #[serde(default)]
-    pub warmup_s: u64,
+    /// `threads` (terminals; terminal i's home warehouse is `i % warehouses + 1`),
+    /// `duration_s`, `warmup_s` and `cold_start`, decoded apart (see [`super::sweep::Levels`]).
+    #[serde(skip)]
+    pub levels: Levels,
     /// The share of each level, at its end, whose mean is the level's figure.
     #[serde(default = "d_final")]
     pub final_fraction: f64,
@@ -72,9 +68,6 @@ pub struct TpccParams {
     pub retries: u32,
     #[serde(default, deserialize_with = "by_name")]
     pub think_time: ThinkTime,
-    /// Restart the engine cold before the first level.
-    #[serde(default)]
-    pub cold_start: bool,
     /// Schema changes made on busy tables at chosen seconds of the (one) level.
     #[serde(default)]
     pub ddl: Vec<HotChange>,
@@ -82,9 +75,13 @@ pub struct TpccParams {
 
 impl TpccParams {
     pub fn validate(&self) -> Result<(), DecodeError> {
-        check_levels(&self.threads, self.duration_s, self.warmup_s)?;
+        self.levels.check()?;
         super::oltp::check_final_fraction(self.final_fraction)?;
-        hot_ddl::validate(&self.ddl, self.threads.levels().len(), self.duration_s)?;
+        hot_ddl::validate(
+            &self.ddl,
+            self.levels.threads.levels().len(),
+            self.levels.duration_s,
+        )?;
         if self.retries > 1000 {
             return Err(DecodeError::at(
                 KeyPath::root().key("retries"),
@@ -96,7 +93,11 @@ impl TpccParams {
 
     /// Seconds at the start of a level not counted.
     pub fn skipped_s(&self) -> u64 {
-        super::oltp::skipped_s(self.duration_s, self.final_fraction, self.warmup_s)
+        super::oltp::skipped_s(
+            self.levels.duration_s,
+            self.final_fraction,
+            self.levels.warmup_s,
+        )
     }
 }
 
@@ -223,6 +224,9 @@ struct Level {
 }
 
 impl super::StepKind for TpccParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+    }
     fn divides_clients() -> bool {
         true
     }
@@ -230,10 +234,10 @@ impl super::StepKind for TpccParams {
         TpccParams::validate(self)
     }
     fn restarts(&self) -> Option<&'static str> {
-        self.cold_start.then_some("cold_start")
+        self.levels.cold_start.then_some("cold_start")
     }
     fn clients(&self) -> u64 {
-        self.threads.max()
+        self.levels.threads.max()
     }
     fn generator(&self) -> Option<super::kind::GeneratorNeed> {
         Some(TPCC)
@@ -272,7 +276,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let load_c = Constants::load(ctx.dataset_seed);
     let c = Constants::run(ctx.dataset_seed, load_c);
     let names: Vec<String> = TXNS.iter().map(|t| t.name().to_string()).collect();
-    let start = super::SweepStart::begin(p.cold_start, ctx)?;
+    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
     let Ran {
         levels,
         intervals,
@@ -309,9 +313,9 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         summary: s,
         details: serde_json::json!({
             "warehouses": warehouses,
-            "duration_s": p.duration_s,
+            "duration_s": p.levels.duration_s,
             "final_fraction": p.final_fraction,
-            "measured_s_per_level": p.duration_s - p.skipped_s(),
+            "measured_s_per_level": p.levels.duration_s - p.skipped_s(),
             "think_time": p.think_time,
             "retries": p.retries,
             "constants": { "load": load_c, "run": c },
@@ -350,14 +354,14 @@ fn run_levels(
     let mut interrupted = false;
     let mut tick_base = 0u64;
     let mut hot_changes: Vec<HotRun> = Vec::new();
-    for (li, threads) in p.threads.levels().into_iter().enumerate() {
+    for (li, threads) in p.levels.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
         let spec = RunSpec {
             clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.duration_s)),
+            bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
             warmup_s: p.skipped_s(),
             pacing: Pacing::Closed,
             seed: li as u64,
@@ -395,7 +399,7 @@ fn run_levels(
         let all_failed = out.all_failed();
         let level = figures(&out, &counters, threads, warehouses, tick_base);
         intervals.extend(out.level_intervals(tick_base, threads));
-        tick_base += p.duration_s;
+        tick_base += p.levels.duration_s;
         levels.push(level);
         if out.interrupted {
             interrupted = true;
@@ -611,8 +615,8 @@ fn notes(
     let mut notes = vec![format!(
         "{warehouses} warehouse(s); closed loop; each level's figure is the mean of its last {:.0}% ({} of {} s); tpmC counts New-Order transactions completed, the 1% rolled back on purpose included",
         p.final_fraction * 100.0,
-        p.duration_s - p.skipped_s(),
-        p.duration_s
+        p.levels.duration_s - p.skipped_s(),
+        p.levels.duration_s
     )];
     notes.push(match p.think_time {
         ThinkTime::None => format!(
@@ -696,16 +700,20 @@ mod tests {
 
     #[test]
     fn parameters_are_checked_where_they_are_written() {
-        let p: TpccParams = toml::from_str("threads = [1, 4]\nduration_s = 10\n").unwrap();
+        let p: TpccParams =
+            crate::workload::params_of("threads = [1, 4]\nduration_s = 10\n").unwrap();
         p.validate().unwrap();
         assert_eq!(p.skipped_s(), 0);
         assert_eq!(p.think_time, ThinkTime::None);
         let p: TpccParams =
-            toml::from_str("threads = 2\nduration_s = 10\nretries = 5000\n").unwrap();
+            crate::workload::params_of("threads = 2\nduration_s = 10\nretries = 5000\n").unwrap();
         assert_eq!(
             p.validate().unwrap_err().path.to_string(),
             "retries".to_string()
         );
-        assert!(toml::from_str::<TpccParams>("threads = 2\nduration_s = 10\nmix = 1\n").is_err());
+        assert!(
+            crate::workload::params_of::<TpccParams>("threads = 2\nduration_s = 10\nmix = 1\n")
+                .is_err()
+        );
     }
 }
