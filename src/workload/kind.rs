@@ -6,6 +6,9 @@ use super::{StepCtx, StepError, StepOutput};
 use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath};
 
+/// Most clients one step may open.
+pub const MAX_CLIENTS: u64 = 10_000;
+
 /// A step kind's parameters. Each kind's file implements it; the kinds table in
 /// `workload/mod.rs` names the kind and its parameter type, and everything else is asked of
 /// this trait. The defaults fit the plainest kind: a SQL step, one client, needing no table.

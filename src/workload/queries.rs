@@ -8,6 +8,7 @@
 //! queries as soon as it is connected, which is what mysqlslap's "seconds to run all
 //! queries" measures.
 
+use super::kind::MAX_CLIENTS;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath, by_name};
@@ -17,9 +18,6 @@ use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, Clock, RunSpec, Worker};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// Most clients one step may open.
-pub const MAX_CLIENTS: u64 = 10_000;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -54,14 +54,14 @@ pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result
     }
     if let Some(i) = levels
         .iter()
-        .position(|t| !(1..=super::queries::MAX_CLIENTS).contains(t))
+        .position(|t| !(1..=super::kind::MAX_CLIENTS).contains(t))
     {
         return Err(DecodeError::at(
             KeyPath::root().key("threads").index(i),
             format!(
                 "{} threads is out of range; use 1 to {}",
                 levels[i],
-                super::queries::MAX_CLIENTS
+                super::kind::MAX_CLIENTS
             ),
         ));
     }

@@ -116,10 +116,13 @@ impl ReplicationParams {
 
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
-        if !(1..=super::queries::MAX_CLIENTS).contains(&self.writers) {
+        if !(1..=crate::workload::kind::MAX_CLIENTS).contains(&self.writers) {
             return at(
                 "writers",
-                format!("writers must be from 1 to {}", super::queries::MAX_CLIENTS),
+                format!(
+                    "writers must be from 1 to {}",
+                    crate::workload::kind::MAX_CLIENTS
+                ),
             );
         }
         if !(1..=7 * 86_400).contains(&self.duration_s) {
