@@ -367,4 +367,38 @@ mod tests {
         assert_eq!(e.path.to_string(), "items[0].rwos");
         assert!(e.message.contains("unknown field `rwos`"), "{}", e.message);
     }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Own {
+        name: String,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Shared {
+        rows: u64,
+        #[serde(default)]
+        seed: u64,
+    }
+
+    #[test]
+    fn split_shares_the_keys_out_and_names_both_halves_keys_for_a_stranger() {
+        let t: toml::Table = toml::from_str("name = \"a\"\nrows = 5\n").unwrap();
+        let (own, shared): (Own, Shared) = split(&t, &["rows", "seed"]).unwrap();
+        assert_eq!((own.name.as_str(), shared.rows, shared.seed), ("a", 5, 0));
+
+        let t: toml::Table = toml::from_str("name = \"a\"\nrows = 5\nrwos = 1\n").unwrap();
+        let e = split::<Own, Shared>(&t, &["rows", "seed"]).unwrap_err();
+        assert_eq!(e.path.to_string(), "rwos");
+        assert!(
+            e.message.ends_with("`name`, `rows`, `seed`"),
+            "{}",
+            e.message
+        );
+
+        let t: toml::Table = toml::from_str("name = \"a\"\nrows = -1\n").unwrap();
+        let e = split::<Own, Shared>(&t, &["rows", "seed"]).unwrap_err();
+        assert_eq!(e.path.to_string(), "rows");
+    }
 }
