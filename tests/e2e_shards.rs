@@ -314,7 +314,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut server = mariadb_target(root.path(), "32M");
+    let server = mariadb_target(root.path(), "32M");
     let port = server.layout.port;
     let mut admin = common::mysql_conn(port, None);
     // the server's own count of rows read through the table's primary key (user
@@ -334,7 +334,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
     shard_and_merge(root.path(), &target, "?", (Counted::RowsFound, &read));
     interrupted_shard_stops_the_others(root.path(), &target);
     others_wait_while_shard_0_works_alone(root.path(), &target);
-    server.stop().ok();
+    server.destroy().expect("destroy");
 }
 
 #[test]
@@ -380,7 +380,7 @@ fn postgres_shards_meet_and_merge_exactly() {
         n as u64
     };
     shard_and_merge(root.path(), &target, "$1", (Counted::Queries, &scans));
-    server.stop().ok();
+    server.destroy().expect("destroy");
 }
 
 /// One shard of one merged on its own gives back every figure its run reported that a merge
@@ -392,7 +392,7 @@ fn one_shard_merged_gives_its_figures_back() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut server = mariadb_target(root.path(), "64M");
+    let server = mariadb_target(root.path(), "64M");
     let target = format!("mysql://root@127.0.0.1:{}", server.layout.port);
     let kinds = [
         (
@@ -471,7 +471,7 @@ fn one_shard_merged_gives_its_figures_back() {
         assert!(recomputed >= 3, "{kind}: {recomputed} figures recomputed");
         assert_eq!(a["latency_us"], b["latency_us"], "{kind}");
     }
-    server.stop().ok();
+    server.destroy().expect("destroy");
 }
 
 /// Ctrl-C on one shard: it ends as interrupted (130) and tells the others, which fail at their
