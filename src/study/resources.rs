@@ -22,7 +22,7 @@ impl Machine {
             mem_bytes: crate::sysmon::host_facts().mem_total_bytes,
             disk_free_bytes: free_bytes(out),
             open_files: crate::fdlimit::raise_to(crate::fdlimit::needed(
-                crate::workload::kind::MAX_CLIENTS * 2,
+                crate::workload::sweep::MAX_CLIENTS * 2,
             )),
         }
     }

@@ -6,9 +6,6 @@ use super::{StepCtx, StepError, StepOutput};
 use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath};
 
-/// Most clients one step may open.
-pub const MAX_CLIENTS: u64 = 10_000;
-
 /// A step kind's parameters. Each kind's file implements it; the kinds table in
 /// `workload/mod.rs` names the kind and its parameter type, and everything else is asked of
 /// this trait. The defaults fit the plainest kind: a SQL step, one client, needing no table.
@@ -43,15 +40,24 @@ pub trait StepKind {
         true
     }
 
-    /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
-    /// that asks for it.
-    fn restarts(&self) -> Option<&'static str> {
+    /// The levels of a step that sweeps client counts (`threads`, `duration_s`, `warmup_s`,
+    /// `cold_start`); the defaults of [`StepKind::restarts`] and [`StepKind::clients`] read
+    /// them.
+    fn levels(&self) -> Option<&super::sweep::Levels> {
         None
     }
 
-    /// Clients this step opens at once (for sizing servers' connection limits).
+    /// Does the step restart the server (a cold count, a cold start before a sweep)? The key
+    /// that asks for it.
+    fn restarts(&self) -> Option<&'static str> {
+        self.levels()
+            .and_then(|l| l.cold_start.then_some("cold_start"))
+    }
+
+    /// Clients this step opens at once (for sizing servers' connection limits): a sweep's
+    /// largest level.
     fn clients(&self) -> u64 {
-        1
+        self.levels().map_or(1, |l| l.threads.max())
     }
 
     /// Does the step create the dataset's tables (a `load`)?

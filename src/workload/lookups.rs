@@ -235,11 +235,8 @@ impl super::StepKind for LookupsParams {
     fn is_sql(&self) -> bool {
         false
     }
-    fn restarts(&self) -> Option<&'static str> {
-        self.levels.cold_start.then_some("cold_start")
-    }
-    fn clients(&self) -> u64 {
-        self.levels.threads.max()
+    fn levels(&self) -> Option<&Levels> {
+        Some(&self.levels)
     }
     fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
         Some(super::kind::TableNeed::one(

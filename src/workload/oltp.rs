@@ -255,11 +255,6 @@ impl OltpParams {
         Ok(())
     }
 
-    /// Most clients of any level.
-    pub fn max_threads(&self) -> u64 {
-        self.levels.threads.max()
-    }
-
     /// Seconds at the start of a level not counted: the warm-up, and everything before the
     /// final fraction.
     pub fn skipped_s(&self) -> u64 {
@@ -868,11 +863,8 @@ impl super::StepKind for OltpParams {
     fn validate(&self) -> Result<(), DecodeError> {
         OltpParams::validate(self)
     }
-    fn restarts(&self) -> Option<&'static str> {
-        self.levels.cold_start.then_some("cold_start")
-    }
-    fn clients(&self) -> u64 {
-        self.max_threads()
+    fn levels(&self) -> Option<&Levels> {
+        Some(&self.levels)
     }
     fn generator(&self) -> Option<super::kind::GeneratorNeed> {
         Some(super::kind::GeneratorNeed::SBTEST)

@@ -8,7 +8,7 @@
 //! queries as soon as it is connected, which is what mysqlslap's "seconds to run all
 //! queries" measures.
 
-use super::kind::MAX_CLIENTS;
+use super::sweep::MAX_CLIENTS;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath, by_name};

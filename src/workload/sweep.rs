@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// Most clients one step may open.
+pub const MAX_CLIENTS: u64 = 10_000;
+
 /// One client count, or a sweep of them.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
@@ -52,16 +55,12 @@ pub fn check_levels(threads: &Threads, duration_s: u64, warmup_s: u64) -> Result
             "threads must list at least one client count".into(),
         );
     }
-    if let Some(i) = levels
-        .iter()
-        .position(|t| !(1..=super::kind::MAX_CLIENTS).contains(t))
-    {
+    if let Some(i) = levels.iter().position(|t| !(1..=MAX_CLIENTS).contains(t)) {
         return Err(DecodeError::at(
             KeyPath::root().key("threads").index(i),
             format!(
                 "{} threads is out of range; use 1 to {}",
-                levels[i],
-                super::kind::MAX_CLIENTS
+                levels[i], MAX_CLIENTS
             ),
         ));
     }

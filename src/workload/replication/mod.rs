@@ -116,12 +116,12 @@ impl ReplicationParams {
 
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
-        if !(1..=crate::workload::kind::MAX_CLIENTS).contains(&self.writers) {
+        if !(1..=crate::workload::sweep::MAX_CLIENTS).contains(&self.writers) {
             return at(
                 "writers",
                 format!(
                     "writers must be from 1 to {}",
-                    crate::workload::kind::MAX_CLIENTS
+                    crate::workload::sweep::MAX_CLIENTS
                 ),
             );
         }

@@ -233,11 +233,8 @@ impl super::StepKind for TpccParams {
     fn validate(&self) -> Result<(), DecodeError> {
         TpccParams::validate(self)
     }
-    fn restarts(&self) -> Option<&'static str> {
-        self.levels.cold_start.then_some("cold_start")
-    }
-    fn clients(&self) -> u64 {
-        self.levels.threads.max()
+    fn levels(&self) -> Option<&Levels> {
+        Some(&self.levels)
     }
     fn generator(&self) -> Option<super::kind::GeneratorNeed> {
         Some(TPCC)
