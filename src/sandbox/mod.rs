@@ -4,6 +4,7 @@
 //! and remove sandboxes left behind by a crash. Each server flavor is a `Recipe` in its own
 //! file; this module knows nothing of any one server.
 
+pub mod binaries;
 pub mod device_profile;
 pub mod limits;
 pub mod user;
