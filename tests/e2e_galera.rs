@@ -52,7 +52,8 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     let options: toml::Table =
         toml::from_str("buffer_pool_mb = 64\ncluster = { nodes = 3, flow_control_limit = 32 }")
             .expect("options");
-    let config = EngineConfig::decode("mariadb", &options, None).expect("valid options");
+    let config = EngineConfig::decode("mariadb", &options, None, &Default::default())
+        .expect("valid options");
     let engine = config
         .open(&OpenCtx {
             contender: "galera",

@@ -88,6 +88,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         device_profile: None,
         data_dir: None,
         galera: None,
+        server_dir: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -139,6 +140,7 @@ fn a_server_that_cannot_start_says_why() {
             device_profile: None,
             data_dir: None,
             galera: None,
+            server_dir: None,
         }),
         "bad",
         &root.path().join("bad"),
@@ -697,7 +699,8 @@ fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Con
 fn sandboxed_engine(root: &Path, name: &str) -> Box<dyn dbduel::engine::Engine> {
     use dbduel::engine::OpenCtx;
     use dbduel::engines::EngineConfig;
-    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None).expect("options");
+    let config = EngineConfig::decode("mariadb", &toml::Table::new(), None, &Default::default())
+        .expect("options");
     config
         .open(&OpenCtx {
             contender: name,

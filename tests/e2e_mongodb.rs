@@ -74,8 +74,13 @@ fn open(dir: &Path, target: Option<&str>) -> Result<Box<dyn dbduel::engine::Engi
         restart_command: None,
         read_password: true,
     });
-    let config = EngineConfig::decode("mongodb", &toml::Table::new(), spec.as_ref())
-        .map_err(|e| format!("{e:?}"))?;
+    let config = EngineConfig::decode(
+        "mongodb",
+        &toml::Table::new(),
+        spec.as_ref(),
+        &Default::default(),
+    )
+    .map_err(|e| format!("{e:?}"))?;
     config.preflight().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).expect("dir");
     config

@@ -630,7 +630,8 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
         },
     ];
     let root = tempfile::tempdir().expect("tmp");
-    let config = EngineConfig::decode("postgres", &toml::Table::new(), None).expect("options");
+    let config = EngineConfig::decode("postgres", &toml::Table::new(), None, &Default::default())
+        .expect("options");
     let engine = config
         .open(&OpenCtx {
             contender: "warn",

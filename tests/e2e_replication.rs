@@ -158,7 +158,8 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
 /// A topology opened through the library, for what a study cannot do: write on a replica.
 fn open_topology(engine: &str, options: &str, dir: &Path) -> Box<dyn dbduel::engine::Engine> {
     let options: toml::Table = toml::from_str(options).expect("options");
-    let config = EngineConfig::decode(engine, &options, None).expect("valid options");
+    let config =
+        EngineConfig::decode(engine, &options, None, &Default::default()).expect("valid options");
     config
         .open(&OpenCtx {
             contender: "faults",
@@ -184,8 +185,8 @@ fn open_target(
         restart_command: None,
         read_password: true,
     };
-    let config =
-        EngineConfig::decode(engine, &options, Some(&spec)).map_err(|e| format!("{e:?}"))?;
+    let config = EngineConfig::decode(engine, &options, Some(&spec), &Default::default())
+        .map_err(|e| format!("{e:?}"))?;
     std::fs::create_dir_all(dir).expect("dir");
     config
         .open(&OpenCtx {

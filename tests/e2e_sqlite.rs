@@ -386,7 +386,7 @@ fn sqlite_loads_report_no_warnings_and_fail_on_a_row_that_does_not_fit() {
     use dbduel::engine::{LoadRequest, OpenCtx};
     use dbduel::engines::EngineConfig;
     let root = tempfile::tempdir().expect("tmp");
-    let engine = EngineConfig::decode("sqlite", &toml::Table::new(), None)
+    let engine = EngineConfig::decode("sqlite", &toml::Table::new(), None, &Default::default())
         .expect("options")
         .open(&OpenCtx {
             contender: "lite",

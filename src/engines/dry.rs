@@ -34,8 +34,10 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, crate::decode::DecodeError> {
     crate::engines::refuse_target("dry", target)?;
+    binary.refuse("engine dry runs inside dbduel")?;
     let o: DryOptions = crate::engines::decode_options(options)?;
     Ok(Box::new(o))
 }

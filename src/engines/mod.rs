@@ -11,17 +11,20 @@ pub mod options;
 pub mod postgres;
 pub mod server;
 pub mod sqlite;
+pub mod versions;
 pub mod wire;
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{Engine, EngineError, EngineKind, FileSize, OpenCtx, Result, target};
 use std::path::{Path, PathBuf};
 
-/// Decodes a contender's `options` (and its `target`, for server engines) into its engine
-/// kind. Errors carry paths relative to the contender table.
+/// Decodes a contender's `options` (and its `target`, and the server binary its `version` or
+/// `basedir` chooses, for server engines) into its engine kind. Errors carry paths relative
+/// to the contender table.
 pub type DecodeKind = fn(
     &toml::Table,
     Option<&target::TargetSpec<'_>>,
+    &versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn EngineKind>, DecodeError>;
 
 /// One engine family as the rest of dbduel may ask about it: its name in study files, its
@@ -86,12 +89,14 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
-    /// Decode `options` (and a `target`, for server engines) for `engine`. Errors carry
-    /// paths relative to the contender table.
+    /// Decode `options` (and a `target`, and the `version`/`basedir` choice of a server
+    /// binary, for server engines) for `engine`. Errors carry paths relative to the contender
+    /// table.
     pub fn decode(
         engine: &str,
         options: &toml::Table,
         target: Option<&target::TargetSpec<'_>>,
+        binary: &versions::BinaryChoice,
     ) -> std::result::Result<Self, DecodeError> {
         let Some(family) = family(engine) else {
             let names: Vec<&str> = REGISTRY.iter().map(|f| f.name).collect();
@@ -105,7 +110,7 @@ impl EngineConfig {
         };
         Ok(EngineConfig {
             family,
-            kind: (family.decode)(options, target)?.into(),
+            kind: (family.decode)(options, target, binary)?.into(),
         })
     }
 

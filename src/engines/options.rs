@@ -5,6 +5,7 @@
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::Target;
 use crate::engines::server::extra_settings;
+use crate::engines::versions::{BinaryChoice, FamilyBinaries, ServerBinary};
 use crate::sandbox::device_profile::DeviceProfile;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,13 @@ pub struct ServerOptions<R> {
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
+    /// The server binary the contender's `version` or `basedir` chooses (absent: the
+    /// system's).
+    #[serde(skip)]
+    pub binary: BinaryChoice,
+    /// That choice resolved on this machine, once the contender opens.
+    #[serde(skip)]
+    pub resolved: Option<ServerBinary>,
 }
 
 impl<R> Default for ServerOptions<R> {
@@ -71,6 +79,8 @@ impl<R> Default for ServerOptions<R> {
             partitions: None,
             control_replication: false,
             target: None,
+            binary: BinaryChoice::default(),
+            resolved: None,
         }
     }
 }
@@ -95,6 +105,35 @@ where
     R: DeserializeOwned,
 {
     crate::decode::split(options, SHARED_KEYS).map_err(crate::engines::in_options)
+}
+
+impl<R> ServerOptions<R> {
+    /// Take the contender's choice of server binary: a private server's only, so refused
+    /// (placed at its key) with a target, whose server runs its own.
+    pub fn choose_binary(&mut self, binary: &BinaryChoice) -> Result<(), DecodeError> {
+        if self.target.is_some() {
+            binary.refuse("with a target the server runs its own")?;
+        }
+        self.binary = binary.clone();
+        Ok(())
+    }
+
+    /// Resolve the chosen binary on this machine (a sandbox's; a target has none): it
+    /// exists, starts and is the version asked for.
+    pub fn resolve_binary(
+        &mut self,
+        family: &FamilyBinaries,
+    ) -> Result<(), crate::engine::EngineError> {
+        if self.target.is_none() {
+            self.resolved = Some(family.resolve(&self.binary)?);
+        }
+        Ok(())
+    }
+
+    /// The directory of the chosen server's `bin/`, `share/`, `lib/`; `None`: the system's.
+    pub fn server_dir(&self) -> Option<PathBuf> {
+        self.resolved.as_ref().and_then(|b| b.dir.clone())
+    }
 }
 
 impl<R: ReplicaOptions> ServerOptions<R> {

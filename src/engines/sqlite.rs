@@ -74,8 +74,10 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
     crate::engines::refuse_target("sqlite", target)?;
+    binary.refuse("engine sqlite runs inside dbduel")?;
     let o: SqliteOptions = crate::engines::decode_options(options)?;
     o.validate().map_err(crate::engines::in_options)?;
     Ok(Box::new(o))

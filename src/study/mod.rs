@@ -714,7 +714,12 @@ fn check_contenders(f: &StudyFile, read_passwords: bool) -> Result<Vec<Contender
                 }
             }
         }
-        let engine = EngineConfig::decode(&c.engine, &c.options, target.as_ref())
+        let binary = crate::engines::versions::BinaryChoice {
+            version: c.version.clone(),
+            basedir: c.basedir.clone(),
+        };
+        binary.validate().map_err(|e| e.under(&at))?;
+        let engine = EngineConfig::decode(&c.engine, &c.options, target.as_ref(), &binary)
             .map_err(|e| e.under(&at))?;
         contenders.push(Contender {
             name: c.name.clone(),

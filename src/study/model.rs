@@ -121,6 +121,14 @@ pub struct ContenderSpec {
     /// Shell command that restarts the target server, for steps that need a restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_command: Option<String>,
+    /// The server version a private server runs (`"11.4"`, `"17"`): the system's or one
+    /// from the server cache; absent: the system's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// An unpacked server tarball a private server runs (`<basedir>/bin/<server>`), its
+    /// version read from the binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basedir: Option<std::path::PathBuf>,
 }
 
 /// `[[step]]`: one timed step; `kind` selects which parameters apply.

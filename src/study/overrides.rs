@@ -86,6 +86,8 @@ const CONTENDER_KEYS: &[&str] = &[
     "password_env",
     "password_file",
     "restart_command",
+    "version",
+    "basedir",
 ];
 
 /// Map a user-facing override key to the document path it changes.

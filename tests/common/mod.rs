@@ -190,6 +190,7 @@ pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::engines::mariadb::recipe
         device_profile: None,
         data_dir: None,
         galera: None,
+        server_dir: None,
     })
 }
 

@@ -6,6 +6,7 @@
 pub mod galera;
 pub mod recipe;
 pub mod topology;
+pub mod versions;
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::Target;
@@ -127,6 +128,7 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
     let mut o = MariadbOptions::from_table(options)?;
     o.validate().map_err(crate::engines::in_options)?;
@@ -134,6 +136,8 @@ pub fn decode(
         o.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
         o.check_external().map_err(crate::engines::in_options)?;
     }
+    o.common.choose_binary(binary)?;
+    o.check_version()?;
     crate::engine::replication::set_replica_targets(
         &mut o.common.replicas,
         o.common.target.as_ref(),
@@ -186,7 +190,9 @@ impl crate::engine::EngineKind for MariadbOptions {
     }
 
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
-        Ok(Box::new(MariadbEngine::open(self.clone(), ctx)?))
+        let mut o = self.clone();
+        o.common.resolve_binary(&versions::BINARIES)?;
+        Ok(Box::new(MariadbEngine::open(o, ctx)?))
     }
 }
 
@@ -363,12 +369,41 @@ impl MariadbOptions {
         refuse_sandbox_options(&sandbox_only)
     }
 
-    /// Sandboxes: are the server and the storage engine's plugin installed? Targets: does the
-    /// server answer and have the storage engine?
+    /// What the chosen version can do: a cached server has none of Debian's plugins (MyRocks,
+    /// Galera); errors are placed at the contender's `version`.
+    fn check_version(&self) -> std::result::Result<(), DecodeError> {
+        let Some(caps) = versions::capabilities(&self.binary) else {
+            return Ok(());
+        };
+        let v = self.binary.version.as_deref().unwrap_or_default();
+        let refuse = |what: &str| {
+            Err(DecodeError::at(
+                KeyPath::root().key("version"),
+                format!(
+                    "MariaDB {v} from the server cache has no {what}: it comes with Debian's MariaDB; leave version out (or use one with it) for this contender"
+                ),
+            ))
+        };
+        if self.is_rocksdb() && !caps.myrocks {
+            return refuse("MyRocks plugin (storage_engine = \"rocksdb\")");
+        }
+        if self.cluster.is_some() && !caps.galera {
+            return refuse("Galera provider (cluster)");
+        }
+        Ok(())
+    }
+
+    /// Sandboxes: is the chosen server installed and does it start, and is the storage
+    /// engine's plugin installed? Targets: does the server answer and have the storage
+    /// engine?
     pub fn preflight(&self) -> Result<()> {
         use crate::sandbox::Recipe;
         match &self.target {
-            None => self.recipe(1).check_installed().map_err(sandbox_err),
+            None => {
+                let mut o = self.clone();
+                o.common.resolve_binary(&versions::BINARIES)?;
+                o.recipe(1).check_installed().map_err(sandbox_err)
+            }
             Some(t) => {
                 let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
                     EngineError::new(
@@ -515,6 +550,7 @@ impl MariadbOptions {
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
             galera: None,
+            server_dir: self.server_dir(),
         }
     }
 }
@@ -733,6 +769,7 @@ impl MariadbEngine {
                         device_profile: None,
                         data_dir: None,
                         galera: None,
+                        server_dir: self.opts.server_dir(),
                     };
                     (r.name.clone(), recipe)
                 })
@@ -958,6 +995,9 @@ impl Engine for MariadbEngine {
             settings.insert("target".into(), t.display());
         }
         settings.insert("load_mode".into(), self.opts.load_mode().to_string());
+        if let Some(b) = &self.opts.resolved {
+            settings.insert("server_binary".into(), b.origin.clone());
+        }
         if let Some(c) = &self.cluster {
             settings.extend(c.settings()?);
         }

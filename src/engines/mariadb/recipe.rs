@@ -1,11 +1,13 @@
 //! The MariaDB recipe: `mariadb-install-db` into a private data directory, a generated
 //! configuration file, `mariadbd` in the foreground on a loopback port and a socket in the
-//! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`.
+//! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`. The binaries are
+//! Debian's, or those of a server directory (`bin/`, `share/`) a contender's `version` or
+//! `basedir` chose.
 
 use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::{Layout, Recipe, Result, SandboxError};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -23,6 +25,11 @@ const INSTALL_DB_PATHS: &[&str] = &[
 
 fn first_existing(paths: &[&'static str]) -> Option<&'static str> {
     paths.iter().copied().find(|p| Path::new(p).exists())
+}
+
+/// The system's `mariadbd`, where Debian installs it.
+pub fn system_server() -> Option<PathBuf> {
+    first_existing(SERVER_PATHS).map(PathBuf::from)
 }
 
 /// `max_allowed_packet` of every sandbox, and what clients are told it is, bytes.
@@ -44,6 +51,42 @@ pub struct MariadbRecipe {
     pub data_dir: Option<std::path::PathBuf>,
     /// This server is a node of a Galera cluster.
     pub galera: Option<GaleraNode>,
+    /// The server directory whose `bin/mariadbd`, `bin/mariadb-install-db` (or
+    /// `scripts/`) and `share/` to run; `None`: Debian's.
+    pub server_dir: Option<PathBuf>,
+}
+
+impl MariadbRecipe {
+    /// The server binary: the server directory's, else Debian's.
+    fn server(&self) -> Option<PathBuf> {
+        match &self.server_dir {
+            Some(d) => Some(d.join("bin").join("mariadbd")).filter(|p| p.is_file()),
+            None => system_server(),
+        }
+    }
+
+    /// `mariadb-install-db`: the server directory's (`bin/` or `scripts/`), else Debian's.
+    fn install_db(&self) -> Option<PathBuf> {
+        match &self.server_dir {
+            Some(d) => ["bin", "scripts"]
+                .iter()
+                .map(|b| d.join(b).join("mariadb-install-db"))
+                .find(|p| p.is_file()),
+            None => first_existing(INSTALL_DB_PATHS).map(PathBuf::from),
+        }
+    }
+
+    /// Where the missing binaries come from, for the error.
+    fn install_hint(&self) -> String {
+        match &self.server_dir {
+            Some(d) => format!(
+                "{} is not a complete MariaDB server directory; run `{}` again or name another basedir",
+                d.display(),
+                crate::sandbox::binaries::INSTALL_COMMAND
+            ),
+            None => "run `make install-servers` (Debian: apt-get install mariadb-server mariadb-plugin-rocksdb)".into(),
+        }
+    }
 }
 
 /// Where Debian's galera-4 installs the wsrep provider.
@@ -142,17 +185,17 @@ impl Recipe for MariadbRecipe {
     }
 
     fn check_installed(&self) -> Result<()> {
-        let hint = "run `make install-servers` (Debian: apt-get install mariadb-server mariadb-plugin-rocksdb)";
-        if first_existing(SERVER_PATHS).is_none() {
+        let hint = self.install_hint();
+        if self.server().is_none() {
             return Err(SandboxError::Missing {
                 what: "mariadbd (the MariaDB server)".into(),
-                hint: hint.into(),
+                hint,
             });
         }
-        if first_existing(INSTALL_DB_PATHS).is_none() {
+        if self.install_db().is_none() {
             return Err(SandboxError::Missing {
                 what: "mariadb-install-db".into(),
-                hint: hint.into(),
+                hint,
             });
         }
         if self.galera.is_some() && !Path::new(GALERA_PROVIDER).exists() {
@@ -200,6 +243,16 @@ impl Recipe for MariadbRecipe {
         put("innodb_buffer_pool_load_at_startup", "OFF");
         put("innodb_file_per_table", "ON");
         put("max_allowed_packet", &MAX_ALLOWED_PACKET.to_string());
+        if let Some(d) = &self.server_dir {
+            // A server directory's own files: its messages, character sets and plugins.
+            put("basedir", &d.display().to_string());
+            put("lc-messages-dir", &d.join("share").display().to_string());
+            put(
+                "character-sets-dir",
+                &d.join("share/charsets").display().to_string(),
+            );
+            put("plugin-dir", &d.join("lib/plugin").display().to_string());
+        }
         if self.rocksdb {
             put("plugin-load-add", "ha_rocksdb.so");
             // Without FORCE a bad RocksDB option only disables the plugin and the server
@@ -216,15 +269,19 @@ impl Recipe for MariadbRecipe {
     }
 
     fn init(&self, l: &Layout) -> Result<()> {
-        let Some(install_db) = first_existing(INSTALL_DB_PATHS) else {
+        let Some(install_db) = self.install_db() else {
             return Err(SandboxError::Missing {
                 what: "mariadb-install-db".into(),
-                hint: "run `make install-servers`".into(),
+                hint: self.install_hint(),
             });
         };
         let mut cmd = Command::new(install_db);
-        cmd.arg(format!("--defaults-file={}", l.config_file.display()))
-            .arg("--auth-root-authentication-method=normal")
+        cmd.arg(format!("--defaults-file={}", l.config_file.display()));
+        if let Some(d) = &self.server_dir {
+            // Its own mariadbd, my_print_defaults and system tables' SQL, not Debian's.
+            cmd.arg(format!("--basedir={}", d.display()));
+        }
+        cmd.arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
             .arg("--skip-name-resolve");
         match &l.owner {
@@ -261,7 +318,7 @@ impl Recipe for MariadbRecipe {
     }
 
     fn command(&self, l: &Layout) -> Command {
-        let server = first_existing(SERVER_PATHS).unwrap_or("mariadbd");
+        let server = self.server().unwrap_or_else(|| PathBuf::from("mariadbd"));
         let mut cmd = Command::new(server);
         // --defaults-file must come first; nothing else is read (no /etc/mysql).
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));

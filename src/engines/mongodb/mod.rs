@@ -65,7 +65,9 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    binary.refuse("engine mongodb runs the FerretDB that scripts/install-ferretdb installs")?;
     let mut o: MongodbOptions = crate::engines::decode_options(options)?;
     if !(1..=1_000_000).contains(&o.batch_docs) {
         return Err(DecodeError::at(

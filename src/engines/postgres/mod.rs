@@ -6,6 +6,7 @@
 
 pub mod recipe;
 pub mod topology;
+pub mod versions;
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::Target;
@@ -116,6 +117,7 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
 pub fn decode(
     options: &toml::Table,
     target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
     let mut o = PostgresOptions::from_table(options)?;
     o.validate().map_err(crate::engines::in_options)?;
@@ -123,6 +125,8 @@ pub fn decode(
         o.target = Some(crate::engine::target::parse(t, "postgres", 5432)?);
         o.check_external().map_err(crate::engines::in_options)?;
     }
+    o.common.choose_binary(binary)?;
+    o.check_version()?;
     crate::engine::replication::set_replica_targets(
         &mut o.common.replicas,
         o.common.target.as_ref(),
@@ -165,7 +169,9 @@ impl crate::engine::EngineKind for PostgresOptions {
     }
 
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
-        Ok(Box::new(PostgresEngine::open(self.clone(), ctx)?))
+        let mut o = self.clone();
+        o.common.resolve_binary(&versions::BINARIES)?;
+        Ok(Box::new(PostgresEngine::open(o, ctx)?))
     }
 }
 
@@ -244,10 +250,38 @@ impl PostgresOptions {
         refuse_sandbox_options(&sandbox_only)
     }
 
-    /// Sandboxes: are the server binaries installed? Targets: does the server answer?
+    /// Standbys are made by `pg_basebackup` of the server's own version: only the system's
+    /// installation has it (the cached 17 has none). Errors are placed at the contender's
+    /// `version` or `basedir`.
+    fn check_version(&self) -> std::result::Result<(), DecodeError> {
+        if self.replicas.is_empty() || self.binary.is_system() {
+            return Ok(());
+        }
+        let standbys = versions::capabilities(&self.binary).is_some_and(|c| c.standbys);
+        if standbys {
+            return Ok(());
+        }
+        let (key, what) = match (&self.binary.version, &self.binary.basedir) {
+            (Some(v), _) => ("version", format!("PostgreSQL {v} from the server cache")),
+            (None, _) => ("basedir", "a basedir's server".to_string()),
+        };
+        Err(DecodeError::at(
+            KeyPath::root().key(key),
+            format!(
+                "{what} cannot have replicas: a standby is made by pg_basebackup of the server's own version, and only the system's PostgreSQL comes with it; leave {key} out for a topology, or remove the replicas"
+            ),
+        ))
+    }
+
+    /// Sandboxes: is the chosen server installed and does it start? Targets: does the
+    /// server answer?
     pub fn preflight(&self) -> Result<()> {
         match &self.target {
-            None => self.recipe(1).check_installed().map_err(sandbox_err),
+            None => {
+                let mut o = self.clone();
+                o.common.resolve_binary(&versions::BINARIES)?;
+                o.recipe(1).check_installed().map_err(sandbox_err)
+            }
             Some(t) => client_for(t, "postgres").map(|_| ()).map_err(|e| {
                 EngineError::new("connect", format!("cannot connect to {}: {e}", t.display()))
             }),
@@ -292,6 +326,7 @@ impl PostgresOptions {
             memory_limit_mb: self.memory_limit_mb,
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
+            server_dir: self.server_dir(),
         }
     }
 }
@@ -599,6 +634,9 @@ impl Engine for PostgresEngine {
         }
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
+        }
+        if let Some(b) = &self.opts.resolved {
+            settings.insert("server_binary".into(), b.origin.clone());
         }
         Ok(EngineInfo {
             engine: "postgres".into(),

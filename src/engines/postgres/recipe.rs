@@ -2,7 +2,9 @@
 //! postgresql.conf, `postgres` in the foreground on a loopback port with its socket in the
 //! sandbox, readiness by a real connection. PostgreSQL refuses to run as root, so when dbduel
 //! is root the server runs as an unprivileged account (`postgres` if the packages made one,
-//! else `dbduel`, created on first use) in a directory only that account can use.
+//! else `dbduel`, created on first use) in a directory only that account can use. The
+//! binaries are Debian's, or those of a server directory (`bin/`, `lib/`, `share/`) a
+//! contender's `version` or `basedir` chose.
 
 use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
@@ -49,11 +51,32 @@ pub struct PostgresRecipe {
     pub device_profile: Option<DeviceProfile>,
     /// Keep the data under this directory (on a device the user named).
     pub data_dir: Option<std::path::PathBuf>,
+    /// The server directory whose `bin/initdb` and `bin/postgres` to run (they find their
+    /// `lib/` and `share/` beside it); `None`: Debian's.
+    pub server_dir: Option<PathBuf>,
 }
 
 impl PostgresRecipe {
+    /// The directory of `initdb` and `postgres`: the server directory's, else Debian's.
+    fn bin_dir(&self) -> Option<PathBuf> {
+        match &self.server_dir {
+            Some(d) => Some(d.join("bin")),
+            None => bin_dir(),
+        }
+    }
+
     fn bin(&self, name: &str) -> Result<PathBuf> {
-        bin_dir().map(|d| d.join(name)).ok_or_else(missing)
+        let p = self.bin_dir().map(|d| d.join(name)).ok_or_else(missing)?;
+        match &self.server_dir {
+            Some(d) if !p.is_file() => Err(SandboxError::Missing {
+                what: format!("{name} in {}", d.display()),
+                hint: format!(
+                    "a PostgreSQL server directory needs bin/initdb and bin/postgres; run `{}` again or name another basedir",
+                    crate::sandbox::binaries::INSTALL_COMMAND
+                ),
+            }),
+            _ => Ok(p),
+        }
     }
 }
 
@@ -88,8 +111,11 @@ impl Recipe for PostgresRecipe {
     }
 
     fn check_installed(&self) -> Result<()> {
-        let bin = bin_dir().ok_or_else(missing)?;
-        if !bin.join("initdb").exists() {
+        let bin = self.bin_dir().ok_or_else(missing)?;
+        if self.server_dir.is_some() {
+            self.bin("initdb")?;
+            self.bin("postgres")?;
+        } else if !bin.join("initdb").exists() {
             return Err(missing());
         }
         Ok(())

@@ -120,6 +120,8 @@ impl PostgresTopology {
                 memory_limit_mb: None,
                 device_profile: None,
                 data_dir: None,
+                // Standbys run only the system's server (see versions.rs).
+                server_dir: None,
             };
             let p = Server::provision(
                 None,

@@ -1,0 +1,57 @@
+//! MariaDB's versions as data: where each comes from (Debian's 10.11, or 11.4 from the server
+//! cache) and what differs between them for a contender (the plugins only Debian's packages
+//! bring: MyRocks and the Galera provider).
+
+use crate::engines::versions::{BinaryChoice, FamilyBinaries, Origin};
+
+/// MariaDB's binaries: `mariadbd` under `bin/`, the system's from Debian's packages.
+pub const BINARIES: FamilyBinaries = FamilyBinaries {
+    family: "mariadb",
+    title: "MariaDB",
+    server: "mariadbd",
+    system: super::recipe::system_server,
+    series: &[("10.11", Origin::System), ("11.4", Origin::Cache)],
+};
+
+/// What a MariaDB version can do that another cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The MyRocks storage engine (Debian's mariadb-plugin-rocksdb, built for its server).
+    pub myrocks: bool,
+    /// Galera clusters (Debian's galera-4 provider, for its server).
+    pub galera: bool,
+}
+
+/// The capabilities of the version a contender chooses: the system's have Debian's plugins;
+/// a cached server has none; a basedir's are its own (`None`: known only when it starts).
+pub fn capabilities(choice: &BinaryChoice) -> Option<Capabilities> {
+    let system = match (&choice.version, &choice.basedir) {
+        (None, None) => true,
+        (Some(v), _) => matches!(BINARIES.series_of(v), Some((_, Origin::System))),
+        (None, Some(_)) => return None,
+    };
+    Some(Capabilities {
+        myrocks: system,
+        galera: system,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_systems_version_brings_debians_plugins() {
+        let v = |s: &str| BinaryChoice {
+            version: Some(s.into()),
+            basedir: None,
+        };
+        assert_eq!(
+            capabilities(&BinaryChoice::default()).map(|c| c.myrocks),
+            Some(true)
+        );
+        assert_eq!(capabilities(&v("10.11")).map(|c| c.galera), Some(true));
+        assert_eq!(capabilities(&v("11.4")).map(|c| c.myrocks), Some(false));
+        assert_eq!(capabilities(&v("11.4.5")).map(|c| c.galera), Some(false));
+    }
+}
