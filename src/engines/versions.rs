@@ -77,6 +77,21 @@ impl BinaryChoice {
     }
 }
 
+/// A contender's `version` as text: a string as written, a whole number as its digits; a
+/// decimal number is refused (as a number 10.10 would read 10.1).
+pub fn version_text(v: &toml::Value) -> Result<String, DecodeError> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        other => Err(DecodeError::at(
+            KeyPath::root().key("version"),
+            format!(
+                "version = {other} must be a string: write version = \"{other}\" (as a number 10.10 would read 10.1)"
+            ),
+        )),
+    }
+}
+
 /// Where a version of a family comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {

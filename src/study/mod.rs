@@ -715,7 +715,12 @@ fn check_contenders(f: &StudyFile, read_passwords: bool) -> Result<Vec<Contender
             }
         }
         let binary = crate::engines::versions::BinaryChoice {
-            version: c.version.clone(),
+            version: c
+                .version
+                .as_ref()
+                .map(crate::engines::versions::version_text)
+                .transpose()
+                .map_err(|e| e.under(&at))?,
             basedir: c.basedir.clone(),
         };
         binary.validate().map_err(|e| e.under(&at))?;

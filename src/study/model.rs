@@ -122,9 +122,10 @@ pub struct ContenderSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_command: Option<String>,
     /// The server version a private server runs (`"11.4"`, `"17"`): the system's or one
-    /// from the server cache; absent: the system's.
+    /// from the server cache; absent: the system's. A string (a whole number is taken as
+    /// one; a decimal number is refused, as 10.10 would read 10.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<toml::Value>,
     /// An unpacked server tarball a private server runs (`<basedir>/bin/<server>`), its
     /// version read from the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
