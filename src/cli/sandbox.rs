@@ -1,6 +1,6 @@
 //! `dbduel sandbox`: start a private server of a family the engines registry offers and leave
 //! it running (`up`), list the sandboxes under a results root (`status`), stop and remove them
-//! (`down`).
+//! (`down`); which server versions are installed and which can be (`versions`).
 
 use super::failure::{Failure, exit};
 use super::output::outln;
@@ -30,6 +30,9 @@ pub enum SandboxAction {
         #[arg(long, default_value = "dbduel-results")]
         out: PathBuf,
     },
+    /// The server versions contenders can choose (`version = "…"`): what is installed
+    /// (the system's and the server cache's) and the command that installs the rest.
+    Versions,
     /// Stop and remove sandboxes whose dbduel is gone; with --all, every sandbox found.
     Down {
         #[arg(long, default_value = "dbduel-results")]
@@ -59,6 +62,35 @@ pub(super) fn exec(action: SandboxAction) -> Result<i32, Failure> {
             Ok(exit::OK)
         }
         SandboxAction::Down { out, all } => Ok(down(&out, all)),
+        SandboxAction::Versions => {
+            versions();
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// One line per version: family, series, where it comes from, installed where or how to
+/// install it.
+fn versions() {
+    use crate::engines::versions;
+    outln!(
+        "server cache: {}",
+        crate::sandbox::binaries::root().display()
+    );
+    let rows = versions::available(crate::engines::VERSIONED);
+    for r in &rows {
+        let state = match (&r.installed, &r.install) {
+            (Some(at), _) => format!("installed  {at}"),
+            (None, Some(cmd)) => format!("not installed: {cmd}"),
+            (None, None) => "not installed".into(),
+        };
+        outln!("{:<11} {:<8} {:<7} {state}", r.family, r.series, r.origin);
+    }
+    if rows.iter().any(|r| r.installed.is_none()) {
+        outln!(
+            "install every missing server: make install-servers (or {})",
+            crate::sandbox::binaries::INSTALL_COMMAND
+        );
     }
 }
 

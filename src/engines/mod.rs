@@ -57,6 +57,11 @@ pub const REGISTRY: &[&Family] = &[
     &dry::FAMILY,
 ];
 
+/// The server families whose contenders choose a `version` (or `basedir`): their version
+/// tables, for `dbduel sandbox versions`. A family with versions is one line here.
+pub const VERSIONED: &[&versions::FamilyBinaries] =
+    &[&mariadb::versions::BINARIES, &postgres::versions::BINARIES];
+
 /// The family named `engine` in a study file, if this build has one.
 pub fn family(engine: &str) -> Option<&'static Family> {
     REGISTRY.iter().copied().find(|f| f.name == engine)

@@ -275,6 +275,103 @@ impl FamilyBinaries {
     }
 }
 
+/// One version of a family as this machine has it, for `dbduel sandbox versions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Available {
+    /// The family's name for people (`MariaDB`), or the cache's family name for entries no
+    /// family here runs.
+    pub family: String,
+    /// The series a contender names (`11.4`).
+    pub series: String,
+    /// `system` or `cache`.
+    pub origin: &'static str,
+    /// Where it is and its full version, when installed; else `None`.
+    pub installed: Option<String>,
+    /// What installs it, when it is not installed.
+    pub install: Option<String>,
+}
+
+/// Every version of `families` (installed or not), then cache entries no family runs.
+pub fn available(families: &[&FamilyBinaries]) -> Vec<Available> {
+    let cached = binaries::installed();
+    let mut out = Vec::new();
+    for f in families {
+        for (series, origin) in f.series {
+            let row = |installed: Option<String>, install: Option<String>| Available {
+                family: f.title.into(),
+                series: (*series).into(),
+                origin: match origin {
+                    Origin::System => "system",
+                    Origin::Cache => "cache",
+                },
+                installed,
+                install,
+            };
+            out.push(match origin {
+                Origin::System => match (f.system)() {
+                    Some(bin) => {
+                        let v = binaries::run_version(&bin, &[])
+                            .ok()
+                            .and_then(|l| binaries::parse_version(&l))
+                            .unwrap_or_else(|| "?".into());
+                        row(Some(format!("{v} {}", bin.display())), None)
+                    }
+                    None => row(
+                        None,
+                        Some("make install-servers (Debian's packages)".into()),
+                    ),
+                },
+                Origin::Cache => match binaries::find_in(&cached, f.family, series) {
+                    Some(i) => row(Some(format!("{} {}", i.version, i.dir.display())), None),
+                    None => row(None, Some(install_command(f.family, series))),
+                },
+            });
+        }
+    }
+    for i in &cached {
+        let runs = families.iter().any(|f| {
+            f.family == i.family
+                && f.series
+                    .iter()
+                    .any(|(s, _)| binaries::version_matches(&i.version, s))
+        });
+        if !runs {
+            out.push(Available {
+                family: i.family.clone(),
+                series: i.version.clone(),
+                origin: "cache",
+                installed: Some(format!("{} {}", i.version, i.dir.display())),
+                install: None,
+            });
+        }
+    }
+    // What the install script fetches for a family this build does not run yet.
+    for k in binaries::known() {
+        let runs = families.iter().any(|f| f.family == k.family);
+        if !runs && !cached.iter().any(|i| i.name == k.name()) {
+            out.push(Available {
+                family: k.family.clone(),
+                series: k.version.clone(),
+                origin: "cache",
+                installed: None,
+                install: Some(format!("{} {}", binaries::INSTALL_COMMAND, k.name())),
+            });
+        }
+    }
+    out
+}
+
+/// The install script's command for a family's series.
+fn install_command(family: &str, series: &str) -> String {
+    match binaries::known()
+        .into_iter()
+        .find(|k| k.family == family && binaries::version_matches(&k.version, series))
+    {
+        Some(k) => format!("{} {}", binaries::INSTALL_COMMAND, k.name()),
+        None => "no package known; give basedir = \"/path\" of an unpacked server".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
