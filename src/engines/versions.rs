@@ -86,7 +86,7 @@ pub fn version_text(v: &toml::Value) -> Result<String, DecodeError> {
         other => Err(DecodeError::at(
             KeyPath::root().key("version"),
             format!(
-                "version = {other} must be a string: write version = \"{other}\" (as a number 10.10 would read 10.1)"
+                "version must be a string, such as version = \"11.4\": as a number it loses trailing zeros (this one reads {other})"
             ),
         )),
     }
