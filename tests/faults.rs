@@ -342,3 +342,107 @@ fn a_full_disk_is_a_clear_failure() {
     );
     nothing_left(&fs.0);
 }
+
+/// The fault study on `engine` with the contender's `key` (version or basedir) set, run
+/// for real: (exit code, stderr), and the results root it was given.
+fn run_with_binary(tmp: &Path, engine: &str, key: &str, value: &str) -> (i32, String, PathBuf) {
+    let s = study(tmp, engine, "", 1);
+    let out = tmp.join("out");
+    let set = format!("contender.victim.{key}={value}");
+    let (code, _, stderr) = run(&[
+        "run",
+        s.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        &set,
+    ]);
+    (code, stderr, out)
+}
+
+/// Nothing ran: no run directory, no sandbox, no server.
+fn nothing_ran(out: &Path) {
+    let entries = std::fs::read_dir(out).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(entries, 0, "something ran under {}", out.display());
+    nothing_left(out);
+}
+
+#[test]
+fn an_unknown_version_lists_what_is_installed_and_how_to_install_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, stderr, out) = run_with_binary(tmp.path(), "mariadb", "version", "\"12.1\"");
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("MariaDB 12.1 is not installed here; installed: ")
+            && stderr.contains("scripts/install-servers")
+            && stderr.contains("basedir"),
+        "{stderr}"
+    );
+    nothing_ran(&out);
+    // an empty server cache: the message names what the script would install there
+    let cache = tmp.path().join("empty-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let s = study(tmp.path(), "postgres", "", 1);
+    let o = common::bin()
+        .env(dbduel::sandbox::binaries::ROOT_ENV, &cache)
+        .args(["run", s.to_str().unwrap(), "-q", "--out"])
+        .arg(tmp.path().join("out2"))
+        .args(["--set", "contender.victim.version=17"])
+        .output()
+        .expect("dbduel runs");
+    let (code, stderr) = (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("PostgreSQL 17 is not installed here")
+            && stderr.contains(&format!(
+                "`scripts/install-servers` installs postgres-17.5 into {}",
+                cache.display()
+            )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_basedir_without_a_server_fails_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("not-a-server");
+    std::fs::create_dir_all(empty.join("bin")).unwrap();
+    let value = format!("\"{}\"", empty.display());
+    let (code, stderr, out) = run_with_binary(tmp.path(), "mariadb", "basedir", &value);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "basedir {} has no bin/mariadbd: it must be an unpacked MariaDB server",
+            empty.display()
+        )),
+        "{stderr}"
+    );
+    nothing_ran(&out);
+}
+
+#[test]
+fn a_server_binary_that_cannot_start_fails_with_the_loaders_words() {
+    if !common::have_cached("postgres-17.5") {
+        return;
+    }
+    // PostgreSQL 17's binary without the lib/ it was built against.
+    let tmp = tempfile::tempdir().unwrap();
+    let broken = tmp.path().join("pg-without-lib");
+    std::fs::create_dir_all(broken.join("bin")).unwrap();
+    let cached = dbduel::sandbox::binaries::root().join("postgres-17.5/bin/postgres");
+    std::fs::copy(&cached, broken.join("bin/postgres")).unwrap();
+    let value = format!("\"{}\"", broken.display());
+    let (code, stderr, out) = run_with_binary(tmp.path(), "postgres", "basedir", &value);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("cannot start: ")
+            && stderr.contains("error while loading shared libraries")
+            && stderr.contains("cannot open shared object file"),
+        "{stderr}"
+    );
+    nothing_ran(&out);
+}

@@ -257,8 +257,9 @@ impl FamilyBinaries {
         };
         let rest = if installable.is_empty() {
             format!(
-                "the server cache ({}) has every version dbduel fetches",
-                binaries::root().display()
+                "the server cache ({}) has every version `{}` fetches",
+                binaries::root().display(),
+                binaries::INSTALL_COMMAND
             )
         } else {
             format!(

@@ -170,6 +170,30 @@ pub fn have_server(name: &str, installed: bool) -> bool {
     installed
 }
 
+/// Whether the server cache holds `name` (`mariadb-11.4.5`), complete: fails instead when
+/// DBDUEL_REQUIRE_SERVERS=1 (naming the script that installs it), and says no when
+/// DBDUEL_SKIP_SERVERS=1.
+pub fn have_cached(name: &str) -> bool {
+    if std::env::var(SKIP_SERVERS).as_deref() == Ok("1") {
+        eprintln!("skipping: {name} (DBDUEL_SKIP_SERVERS=1)");
+        return false;
+    }
+    let root = dbduel::sandbox::binaries::root();
+    let installed = dbduel::sandbox::binaries::read_record(&root.join(name)).is_some();
+    if !installed {
+        assert!(
+            std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
+            "{name} is not in the server cache ({}) and DBDUEL_REQUIRE_SERVERS=1: run `scripts/install-servers`",
+            root.display()
+        );
+        eprintln!(
+            "skipping: {name} not in the server cache {} (run `scripts/install-servers`)",
+            root.display()
+        );
+    }
+    installed
+}
+
 /// Whether MariaDB is installed (see [`have_server`]).
 pub fn have_mariadb() -> bool {
     have_server(
