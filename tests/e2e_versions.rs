@@ -1,0 +1,168 @@
+//! Server versions beside the system's: MariaDB 11.4 and PostgreSQL 17 from the server cache
+//! (`scripts/install-servers`) run the shootout and oltp as contenders, the run says which
+//! server ran and where it came from, and `compare` names a version change.
+
+mod common;
+
+use common::{read_json, run, run_dir, step};
+use dbduel::sandbox;
+use std::path::Path;
+
+/// Both cached servers, or fail (DBDUEL_REQUIRE_SERVERS=1) / skip.
+fn have_both() -> bool {
+    common::have_cached("mariadb-11.4.5") & common::have_cached("postgres-17.5")
+}
+
+/// `dbduel run STUDY` on `contenders` with each `(contender, version)` set and `sets` more.
+fn run_study(
+    study: &str,
+    out: &Path,
+    contenders: &[&str],
+    versions: &[(&str, &str)],
+    sets: &[&str],
+) -> (i32, String, String) {
+    let out = out.to_str().unwrap().to_string();
+    let mut args: Vec<String> = vec!["run".into(), study.into(), "--out".into(), out];
+    for c in contenders {
+        args.extend(["--contender".into(), (*c).into()]);
+    }
+    for (c, v) in versions {
+        args.extend(["--set".into(), format!("contender.{c}.version=\"{v}\"")]);
+    }
+    for s in sets {
+        args.extend(["--set".into(), (*s).into()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args)
+}
+
+/// The shootout at a tiny scale.
+const TINY_SHOOTOUT: &[&str] = &[
+    "dataset.rows=3000",
+    "step.range-queries.clients=5",
+    "step.slap-count.clients=5",
+    "step.slap-content.clients=5",
+];
+
+/// The oltp study at a tiny scale: one thread, one or two seconds a step.
+const TINY_OLTP: &[&str] = &[
+    "dataset.tables=2",
+    "dataset.rows=2000",
+    "step.point-select.threads=1",
+    "step.point-select.duration_s=1",
+    "step.read-only.threads=1",
+    "step.read-only.duration_s=1",
+    "step.read-write.threads=1",
+    "step.read-write.duration_s=2",
+];
+
+/// The contender's facts in the run's manifest.
+fn facts(dir: &Path, name: &str) -> serde_json::Value {
+    let m = read_json(&dir.join("manifest.json"));
+    m["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in the manifest"))
+        .clone()
+}
+
+#[test]
+fn cached_mariadb_and_postgres_run_shootout_and_oltp_and_leave_nothing() {
+    if !have_both() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let versions = [("innodb", "11.4"), ("postgres", "17")];
+    let contenders = ["innodb", "postgres"];
+    let (code, stdout, stderr) = run_study("shootout", &out, &contenders, &versions, TINY_SHOOTOUT);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for (c, version, entry) in [
+        ("innodb", "11.4.5-MariaDB", "mariadb-11.4.5"),
+        ("postgres", "17.5", "postgres-17.5"),
+    ] {
+        common::assert_shootout_ok(&summary, c);
+        assert_eq!(step(&summary, c, "load")["rows"], 3000);
+        let f = facts(&dir, c);
+        assert_eq!(f["version"], version, "{f:#}");
+        let origin = f["effective"]["server_binary"].as_str().unwrap_or_default();
+        assert!(
+            origin.starts_with(&format!("cache {entry} from maven ")),
+            "{f:#}"
+        );
+        // the report's context says which server ran, and from where
+        assert!(
+            stdout.contains(&format!("{c}: ")) && stdout.contains(version),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("server_binary=cache {entry}")),
+            "{stdout}"
+        );
+    }
+    let (code, stdout, stderr) = run_study("oltp", &out, &contenders, &versions, TINY_OLTP);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    for c in contenders {
+        for st in ["point-select", "read-only", "read-write"] {
+            let j = read_json(&dir.join(c).join(format!("{st}.json")));
+            let events = j["details"]["levels"][0]["events"].as_f64().unwrap_or(0.0);
+            assert!(events > 10.0, "{c} {st}: {events} events");
+        }
+        assert_eq!(
+            facts(&dir, c)["effective"]["server_binary"]
+                .as_str()
+                .map(|s| s.starts_with("cache ")),
+            Some(true)
+        );
+    }
+    assert!(sandbox::find(&out).is_empty(), "a sandbox was left behind");
+    let left = common::processes_mentioning(out.to_str().unwrap());
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
+#[test]
+fn a_version_change_shows_in_compare() {
+    if !common::have_mariadb() || !common::have_cached("mariadb-11.4.5") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (code, _, stderr) = run_study("shootout", &a, &["innodb"], &[], TINY_SHOOTOUT);
+    assert_eq!(code, 0, "{stderr}");
+    let run_a = run_dir(&stderr);
+    let (code, _, stderr) = run_study(
+        "shootout",
+        &b,
+        &["innodb"],
+        &[("innodb", "11.4")],
+        TINY_SHOOTOUT,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let run_b = run_dir(&stderr);
+    let (code, text, stderr) = run(&["compare", run_a.to_str().unwrap(), run_b.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    let system = facts(&run_a, "innodb")["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains(&format!(
+            "innodb version: mariadb {system} → mariadb 11.4.5-MariaDB"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("innodb server_binary: system ")
+            && text.contains("→ cache mariadb-11.4.5 from maven"),
+        "{text}"
+    );
+    assert!(
+        text.contains("study contender.innodb.version: (absent) → 11.4"),
+        "{text}"
+    );
+}
