@@ -103,6 +103,9 @@ fn cached_mariadb_and_postgres_run_shootout_and_oltp_and_leave_nothing() {
             stdout.contains(&format!("server_binary=cache {entry}")),
             "{stdout}"
         );
+        // and its column heading names the server it chose
+        let heading = format!("{c} ({} {version})", f["engine"].as_str().unwrap());
+        assert!(stdout.contains(&heading), "{heading} in\n{stdout}");
     }
     let (code, stdout, stderr) = run_study("oltp", &out, &contenders, &versions, TINY_OLTP);
     assert_eq!(code, 0, "{stdout}\n{stderr}");

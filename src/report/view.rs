@@ -91,7 +91,13 @@ impl<'a> ReportView<'a> {
             .contenders
             .iter()
             .enumerate()
-            .map(|(i, c)| column_name(&c.name, baseline == Some(i)))
+            .map(|(i, c)| {
+                column_name(
+                    &c.name,
+                    chosen_server(manifest, &c.name),
+                    baseline == Some(i),
+                )
+            })
             .collect();
         let steps = verdict::step_names(summary)
             .iter()
@@ -178,12 +184,25 @@ fn baseline_of(s: &Summary, m: &Manifest) -> Option<usize> {
     s.contenders.iter().position(|c| &c.name == b)
 }
 
-/// A contender's column heading: its name, marked when it is the baseline.
-fn column_name(name: &str, baseline: bool) -> String {
+/// The engine and version of a contender that chose its server (`version` or `basedir`:
+/// its `server_binary` read back is not the system's), for its heading.
+fn chosen_server(m: &Manifest, name: &str) -> Option<String> {
+    let c = m.contenders.iter().find(|c| c.name == name)?;
+    let origin = c.effective.get("server_binary")?;
+    (!origin.starts_with("system")).then(|| format!("{} {}", c.engine, c.version))
+}
+
+/// A contender's column heading: its name, with the server it chose (`innodb (mariadb
+/// 11.4.5-MariaDB)`), marked when it is the baseline.
+fn column_name(name: &str, server: Option<String>, baseline: bool) -> String {
+    let name = match server {
+        Some(s) => format!("{name} ({s})"),
+        None => name.to_string(),
+    };
     if baseline {
         format!("{name} (baseline)")
     } else {
-        name.to_string()
+        name
     }
 }
 
