@@ -446,3 +446,25 @@ fn a_server_binary_that_cannot_start_fails_with_the_loaders_words() {
     );
     nothing_ran(&out);
 }
+
+#[test]
+fn a_server_binary_others_could_replace_is_not_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shared-server");
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    // a "server" that would leave a mark if it ran
+    let mark = tmp.path().join("it-ran");
+    let bin = dir.join("bin/mariadbd");
+    std::fs::write(&bin, format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let value = format!("\"{}\"", dir.display());
+    let (code, stderr, out) = run_with_binary(tmp.path(), "mariadb", "basedir", &value);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} is writable by others", bin.display())),
+        "{stderr}"
+    );
+    assert!(!mark.exists(), "the binary ran");
+    nothing_ran(&out);
+}

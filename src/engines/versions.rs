@@ -185,6 +185,7 @@ impl FamilyBinaries {
 
     fn cached_entry(&self, entry: &Installed) -> Result<ServerBinary, EngineError> {
         let bin = entry.dir.join("bin").join(self.server);
+        binaries::check_owned(&[&entry.dir, &entry.dir.join("bin"), &bin]).map_err(missing)?;
         self.version_of(&bin)?;
         Ok(ServerBinary {
             dir: Some(entry.dir.clone()),
@@ -207,6 +208,8 @@ impl FamilyBinaries {
                     self.server
                 ))
             })?;
+        let bin_dir = bin.parent().unwrap_or(dir);
+        binaries::check_owned(&[dir, bin_dir, &bin]).map_err(missing)?;
         let version = self.version_of(&bin)?;
         Ok(ServerBinary {
             dir: Some(dir.to_path_buf()),

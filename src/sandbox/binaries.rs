@@ -156,6 +156,33 @@ pub fn version_key(v: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Refuse to run a server binary someone else could replace: each of `paths` (a server
+/// directory, its `bin/`, the binary) must belong to this user or root and be writable by
+/// its owner only. dbduel may run as root, and runs what it finds there.
+pub fn check_owned(paths: &[&Path]) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for p in paths {
+        let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if m.uid() != me && m.uid() != 0 {
+            return Err(format!(
+                "{} belongs to user id {}, not to this user or root; dbduel runs only server binaries that cannot be replaced by someone else (chown it, or install the server again)",
+                p.display(),
+                m.uid()
+            ));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{} is writable by others (mode {:o}); dbduel runs only server binaries that cannot be replaced by someone else (chmod go-w it)",
+                p.display(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Run `binary --version` (after `args`) and return its first line of output; the loader's
 /// or the program's own words when it cannot run.
 pub fn run_version(binary: &Path, args: &[&str]) -> Result<String, String> {
@@ -263,6 +290,19 @@ mod tests {
         );
         assert_eq!(parse_version("no digits here"), None);
         assert!(version_key("10.11.6") > version_key("10.2"));
+    }
+
+    #[test]
+    fn a_server_directory_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("s");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check_owned(&[&d]), Ok(()));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check_owned(&[&d]).unwrap_err();
+        assert!(e.contains("is writable by others (mode 777)"), "{e}");
     }
 
     #[test]
