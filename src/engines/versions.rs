@@ -185,7 +185,10 @@ impl FamilyBinaries {
 
     fn cached_entry(&self, entry: &Installed) -> Result<ServerBinary, EngineError> {
         let bin = entry.dir.join("bin").join(self.server);
-        binaries::check_owned(&[&entry.dir, &entry.dir.join("bin"), &bin]).map_err(missing)?;
+        // The cache's root too: whoever can write it can swap an entry.
+        let root = entry.dir.parent().unwrap_or(&entry.dir);
+        binaries::check_owned(&[root, &entry.dir, &entry.dir.join("bin"), &bin])
+            .map_err(missing)?;
         self.version_of(&bin)?;
         Ok(ServerBinary {
             dir: Some(entry.dir.clone()),
