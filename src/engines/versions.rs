@@ -179,6 +179,14 @@ impl FamilyBinaries {
         }
         match binaries::find(self.family, v) {
             Some(entry) => self.cached_entry(&entry),
+            None if matches!(self.series_of(v), Some((_, Origin::System)))
+                && (self.system)().is_none() =>
+            {
+                Err(missing(format!(
+                    "{} {v} is the system's and its {} is not installed: run `make install-servers` (Debian's packages)",
+                    self.title, self.server
+                )))
+            }
             None => Err(missing(self.not_installed(v))),
         }
     }
