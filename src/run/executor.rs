@@ -72,7 +72,9 @@ impl Executor<'_> {
         let data = match self.dataset(sinks) {
             // Stopped while the dataset was written: nothing ran, and the run says so.
             Err(ExecError::Interrupted) => {
-                let _ = std::fs::remove_dir_all(self.work);
+                if !self.opts.keep {
+                    let _ = std::fs::remove_dir_all(self.work);
+                }
                 return sinks.emit(RunEvent::RunFinished {
                     rounds_run: 0,
                     interrupted: true,
