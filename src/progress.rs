@@ -1,11 +1,26 @@
 //! Progress for long work, on stderr: a live spinner line on a terminal, plain timestamped
 //! lines otherwise (at most one status line every 10 s), nothing with `--quiet`. Shared by
 //! reference: a run's event consumer prints its lines while a step reports its status.
+//! Nothing here panics when stderr's reader is gone (`dbduel run … 2>&1 | head`): every
+//! line goes through [`line`], which drops what cannot be written, as the [`errln!`] macro
+//! does for the rest of dbduel.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Write one line to stderr. A reader that went away (or a full disk behind `2>file`) loses
+/// the line and nothing else: `eprintln!` would panic instead, mid-run.
+pub fn line(args: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr().lock(), "{args}");
+}
+
+/// `eprintln!` that never panics: see [`line`].
+#[macro_export]
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::progress::line(format_args!($($t)*)) };
+}
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +73,7 @@ impl Progress {
         }
         match self.mode {
             Mode::Quiet => {}
-            Mode::Lines => eprintln!("{} {label} ...", self.stamp()),
+            Mode::Lines => crate::errln!("{} {label} ...", self.stamp()),
             Mode::Tty => {
                 let bar = ProgressBar::new_spinner();
                 bar.set_style(
@@ -87,7 +102,7 @@ impl Progress {
                 if let Ok(mut c) = self.current.lock()
                     && c.1.elapsed() >= Duration::from_secs(10)
                 {
-                    eprintln!("{} {}: {msg}", self.stamp(), c.0);
+                    crate::errln!("{} {}: {msg}", self.stamp(), c.0);
                     c.1 = Instant::now();
                 }
             }
@@ -98,14 +113,14 @@ impl Progress {
     pub fn end(&self, line: &str) {
         self.clear_bar();
         if self.mode != Mode::Quiet {
-            eprintln!("{} {line}", self.stamp());
+            crate::errln!("{} {line}", self.stamp());
         }
     }
 
     /// A failure: shown even with `--quiet`, since errors are not progress.
     pub fn fail(&self, line: &str) {
         self.clear_bar();
-        eprintln!("{} {line}", self.stamp());
+        crate::errln!("{} {line}", self.stamp());
     }
 
     /// A line outside any step.
@@ -113,8 +128,8 @@ impl Progress {
         if self.mode != Mode::Quiet {
             let bar = self.bar.lock().ok().and_then(|b| b.clone());
             match bar {
-                Some(b) => b.suspend(|| eprintln!("{} {line}", self.stamp())),
-                None => eprintln!("{} {line}", self.stamp()),
+                Some(b) => b.suspend(|| crate::errln!("{} {line}", self.stamp())),
+                None => crate::errln!("{} {line}", self.stamp()),
             }
         }
     }

@@ -8,6 +8,7 @@ use common::{read_json, run, run_dir, step};
 use dbduel::sandbox;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn is_root() -> bool {
@@ -467,4 +468,257 @@ fn a_server_binary_others_could_replace_is_not_run() {
     );
     assert!(!mark.exists(), "the binary ran");
     nothing_ran(&out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Panics, a vanished reader, runs that never finished, and signals in every long phase.
+// ---------------------------------------------------------------------------------------
+
+/// Wait for `child` at most `limit`; kill it and fail when it takes longer (a hang).
+fn finish_within(mut child: std::process::Child, limit: Duration) -> (i32, Duration) {
+    let t = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code().unwrap_or(-1), t.elapsed());
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dbduel did not exit within {limit:?}: it hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// dbduel run in the background, its stderr gathered as it comes (for the test to watch).
+fn spawn_watched(args: &[&str]) -> (std::process::Child, Arc<Mutex<String>>) {
+    let mut child = common::bin()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dbduel starts");
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut err = child.stderr.take().unwrap();
+    let into = Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut err, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    (child, text)
+}
+
+/// Wait until `what` holds (at most 120 s).
+fn wait_for(what: &str, mut holds: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !holds() {
+        assert!(Instant::now() < deadline, "never saw: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one run directory under `out`.
+fn the_run(out: &Path) -> PathBuf {
+    let runs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0].clone()
+}
+
+/// Send `sig` to a running dbduel; wait (at most `limit`) for it to exit 130 having
+/// written an interrupted run and left nothing running.
+fn interrupt(child: std::process::Child, sig: i32, out: &Path, limit: Duration) -> PathBuf {
+    sandbox::signal(child.id() as i32, sig);
+    let (code, took) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(code, 130, "exit code after signal {sig}");
+    assert!(
+        took < limit,
+        "dbduel took {took:?} to stop after signal {sig}"
+    );
+    let dir = the_run(out);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["status"], "interrupted", "{summary:#}");
+    nothing_left(out);
+    dir
+}
+
+#[test]
+fn a_closed_stderr_reader_neither_panics_nor_hangs_the_run() {
+    // `dbduel run … 2>&1 | head -3`: the reader takes three lines and goes away.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), "sqlite", "", 2);
+    let (reader, writer) = std::io::pipe().unwrap();
+    let child = common::bin()
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .args(["--set", "step.queries.duration_s=2"])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .expect("dbduel starts");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(reader));
+    for _ in 0..3 {
+        lines.next().unwrap().unwrap();
+    }
+    drop(lines);
+    let (code, _) = finish_within(child, Duration::from_secs(60));
+    assert_eq!(
+        code, 0,
+        "the run panicked or failed once its reader went away"
+    );
+    let summary = read_json(&the_run(&out).join("summary.json"));
+    assert_eq!(summary["status"], "ok", "{summary:#}");
+    nothing_left(&out);
+}
+
+#[test]
+fn a_panic_in_a_step_fails_it_keeps_earlier_steps_and_stops_the_server() {
+    // A server contender when there is one, so that its server must be stopped too.
+    let (engine, options) = if common::have_mariadb() {
+        ("mariadb", "buffer_pool_mb = 32")
+    } else {
+        ("sqlite", "")
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), engine, options, 2);
+    let child = common::bin()
+        .args(["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("DBDUEL_TEST_PANIC_IN_STEP", "queries")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dbduel starts");
+    let (code, _) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(code, 1, "a panicked step fails the run");
+    let summary = read_json(&the_run(&out).join("summary.json"));
+    assert_eq!(summary["status"], "failed");
+    assert_eq!(step(&summary, "victim", "load")["status"], "ok");
+    let q = step(&summary, "victim", "queries");
+    assert_eq!(q["status"], "failed");
+    assert!(q["note"].as_str().unwrap().contains("panicked"), "{q:#}");
+    assert_eq!(step(&summary, "victim", "count")["status"], "skipped");
+    nothing_left(&out);
+}
+
+#[test]
+fn a_run_killed_mid_step_reads_as_unfinished_and_compare_refuses_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), "sqlite", "", 2);
+    let child = spawn(&["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    wait_for_queries(&out);
+    sandbox::signal(child.id() as i32, libc::SIGKILL);
+    let _ = finish(child);
+    let dir = the_run(&out);
+    assert_eq!(
+        read_json(&dir.join("summary.json"))["status"],
+        "running",
+        "a run that never finished must not say it did"
+    );
+    let (code, stdout, stderr) = run(&["list", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("unfinished"), "{stdout}");
+    let d = dir.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["compare", d, d]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("did not finish"), "{stderr}");
+}
+
+#[test]
+fn ctrl_c_during_generation_exits_130_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), "sqlite", "", 2);
+    // A million rows: some 15 s of generating in a debug build.
+    let (child, _) = spawn_watched(&[
+        "run",
+        s.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "dataset.rows=1000000",
+        "--skip-resource-check",
+    ]);
+    wait_for("the dataset's file", || {
+        dbduel::oscache::files_under(&out)
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "tsv"))
+    });
+    let dir = interrupt(child, libc::SIGINT, &out, Duration::from_secs(4));
+    assert!(!dir.join("work").exists(), "the partial dataset is removed");
+}
+
+#[test]
+fn ctrl_c_during_the_load_exits_130_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), "sqlite", "", 2);
+    // A million rows: some 9 s of loading into SQLite in a debug build.
+    let (child, stderr) = spawn_watched(&[
+        "run",
+        s.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "dataset.rows=1000000",
+        "--skip-resource-check",
+    ]);
+    wait_for("the load step", || {
+        stderr.lock().unwrap().contains("victim · load ...")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let dir = interrupt(child, libc::SIGINT, &out, Duration::from_secs(4));
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "victim", "load")["status"], "interrupted");
+    assert_eq!(step(&summary, "victim", "count")["status"], "interrupted");
+}
+
+#[test]
+fn ctrl_c_during_server_start_exits_130_with_no_server_left() {
+    if !common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    // A primary and two streaming replicas: some 11 s of starting.
+    let s = study(
+        tmp.path(),
+        "postgres",
+        "shared_buffers_mb = 32, replicas = [{ name = \"r1\" }, { name = \"r2\" }]",
+        2,
+    );
+    let (child, _) = spawn_watched(&["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    wait_for("the first sandbox", || !sandbox::find(&out).is_empty());
+    let dir = interrupt(child, libc::SIGINT, &out, Duration::from_secs(6));
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "victim", "load")["status"], "interrupted");
+}
+
+#[test]
+fn sighup_stops_a_run_as_the_first_ctrl_c_does() {
+    // An ssh session that drops sends SIGHUP: the run stops cleanly, it is not killed.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let s = study(tmp.path(), "sqlite", "", 2);
+    let child = spawn(&["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    wait_for_queries(&out);
+    let dir = interrupt(child, libc::SIGHUP, &out, Duration::from_secs(6));
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "victim", "load")["status"], "ok");
+    assert_eq!(step(&summary, "victim", "queries")["status"], "interrupted");
 }

@@ -1,7 +1,7 @@
 //! `dbduel compare`: two runs, or several a side pooled, compared per contender per step; the
 //! change from A to B and whether it is beyond the threshold and the noise.
 
-use super::failure::{Failure, exit};
+use super::failure::{Failure, exit, finished};
 use super::output::out;
 use crate::report::{self, Format};
 use std::path::PathBuf;
@@ -55,7 +55,11 @@ pub(super) fn exec(args: CompareArgs) -> Result<i32, Failure> {
 fn load(ps: &[PathBuf]) -> Result<report::series::RunData, Failure> {
     let loaded = ps
         .iter()
-        .map(|p| report::load(p).map_err(|e| Failure::bad_input(e.to_string())))
+        .map(|p| {
+            let run = report::load(p).map_err(|e| Failure::bad_input(e.to_string()))?;
+            finished(p, &run.summary.status)?;
+            Ok(run)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     report::series::RunData::pooled(loaded).map_err(Failure::bad_input)
 }

@@ -7,7 +7,6 @@ use crate::run::{self as execute, RunOptions};
 use crate::sandbox;
 use crate::study::Study;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 /// Check that every contender can run here, then run the study with Ctrl-C handling and
@@ -22,13 +21,8 @@ pub(super) fn execute_study(
     preflight(study, &out)?;
     let stop = install_signal_handlers()?;
     let mut progress = Progress::new(quiet);
-    execute::run(
-        study,
-        &RunOptions { out, keep, shard },
-        &mut progress,
-        &stop,
-    )
-    .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+    execute::run(study, &RunOptions { out, keep, shard }, &mut progress, stop)
+        .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
 }
 
 /// Every contender's engine is installed and answers, and its device profile can apply.
@@ -66,20 +60,15 @@ fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// First SIGINT/SIGTERM sets the stop flag (the run finishes its tick and writes partial
-/// results); a second one exits at once with 130.
-fn install_signal_handlers() -> Result<Arc<AtomicBool>, Failure> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, exit::INTERRUPTED, Arc::clone(&stop))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-            .map_err(|e| {
-                Failure::new(
-                    exit::PREREQUISITE,
-                    format!("cannot install signal handlers: {e}"),
-                )
-            })?;
-    }
-    Ok(stop)
+/// The first SIGINT, SIGTERM or SIGHUP raises the process's stop flag (the run stops its
+/// phase at once — generation, load, server start, a step — stops its servers and writes
+/// what it has); a second one exits at once with 130.
+fn install_signal_handlers() -> Result<&'static AtomicBool, Failure> {
+    crate::stop::install(exit::INTERRUPTED).map_err(|e| {
+        Failure::new(
+            exit::PREREQUISITE,
+            format!("cannot install signal handlers: {e}"),
+        )
+    })?;
+    Ok(crate::stop::flag())
 }

@@ -38,7 +38,22 @@ pub(super) fn status_code(s: Status) -> i32 {
         Status::Ok | Status::Skipped => exit::OK,
         Status::Failed => exit::FAILED,
         Status::Interrupted => exit::INTERRUPTED,
+        // A run that returned without its end written did not finish.
+        Status::Running => exit::FAILED,
     }
+}
+
+/// Refuse a run that never finished (its summary still says `running`): its figures are
+/// whatever its steps had written when dbduel stopped, so comparing, merging or rerunning it
+/// would pass a part for the whole (exit 2).
+pub(super) fn finished(dir: &std::path::Path, s: &Status) -> Result<(), Failure> {
+    if *s != Status::Running {
+        return Ok(());
+    }
+    Err(Failure::bad_input(format!(
+        "{}: this run did not finish (its summary.json still says `running`): dbduel was killed or the machine went down before its end, or it is still running. Wait for it to end, or run its study again; `dbduel report` still shows the steps it finished",
+        dir.display()
+    )))
 }
 
 /// `a, b, c`: the names an error message offers instead.

@@ -2,7 +2,7 @@
 
 use super::failure::Failure;
 use super::output::outln;
-use crate::results::{RunDir, Summary};
+use crate::results::{RunDir, Status, Summary};
 use std::path::{Path, PathBuf};
 
 /// Print the runs under `out`, newest first.
@@ -35,16 +35,25 @@ pub(super) fn exec(out: &Path) -> Result<(), Failure> {
             out.display()
         );
     }
+    let unfinished = runs.iter().any(|(_, s)| s.status == Status::Running);
     for (path, s) in runs {
         let names: Vec<&str> = s.contenders.iter().map(|c| c.name.as_str()).collect();
         outln!(
             "{}  {:<11} {:<12} {:<10} {}  {}",
             s.started_at,
-            s.status.as_str(),
+            match s.status {
+                Status::Running => "unfinished",
+                other => other.as_str(),
+            },
             s.study,
             s.scale.as_deref().unwrap_or("-"),
             names.join(","),
             path.display()
+        );
+    }
+    if unfinished {
+        outln!(
+            "unfinished: the run never wrote its end — it is still running, or dbduel was killed or the machine went down; compare, merge and rerun refuse it"
         );
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! `dbduel merge`: make the shards of one run into one ordinary run directory, write its HTML
 //! report and print its comparison.
 
-use super::failure::{Failure, exit, status_code};
+use super::failure::{Failure, exit, finished, status_code};
 use super::output::out;
 use crate::report::{self, Format};
 use crate::results::shard_merge;
@@ -28,6 +28,9 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
         .map(|d| shard_merge::ShardRun::read(d))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::bad_input(e.to_string()))?;
+    for r in &read {
+        finished(&r.dir, &r.summary.status)?;
+    }
     let (dir, summary, manifest) =
         shard_merge::merge(read, &args.out, crate::workload::divides_clients).map_err(|e| {
             let code = match e {
@@ -37,13 +40,13 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
             Failure::new(code, e.to_string())
         })?;
     if let Err(e) = report::write_html(&dir, &summary, &manifest) {
-        eprintln!("could not write the HTML report: {e}");
+        crate::errln!("could not write the HTML report: {e}");
     }
     out!(
         "{}",
         report::render(&dir.path, &summary, &manifest, args.format)
     );
-    eprintln!(
+    crate::errln!(
         "merged {} shards: {}",
         manifest.shards.len(),
         dir.path.display()

@@ -94,7 +94,7 @@ pub fn main() -> i32 {
     match run(cli) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            crate::errln!("error: {}", f.message);
             f.code
         }
     }

@@ -2,7 +2,7 @@
 //! say whether this machine reproduced it within the noise.
 
 use super::execute::execute_study;
-use super::failure::{Failure, exit, status_code};
+use super::failure::{Failure, exit, finished, status_code};
 use super::output::out;
 use crate::report::{self, Format};
 use crate::study;
@@ -32,6 +32,7 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
     let threshold =
         report::compare::parse_threshold(&args.threshold).map_err(Failure::bad_input)?;
     let before = report::load(&args.run_dir).map_err(|e| Failure::bad_input(e.to_string()))?;
+    finished(&args.run_dir, &before.summary.status)?;
     let names: Vec<String> = before
         .summary
         .contenders
@@ -46,15 +47,15 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
     )
     .map_err(|e| Failure::bad_input(e.to_string()))?;
     let report = execute_study(&study, args.out, args.keep, None, quiet)?;
-    eprintln!("results: {}", report.dir.path.display());
+    crate::errln!("results: {}", report.dir.path.display());
     let after =
         report::load(&report.dir.path).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     let c = report::compare::compare(&before, &after, threshold);
     out!("{}", report::compare::render(&c, args.format));
     let reproduced = c.reproduction();
     match &reproduced {
-        Ok(how) => eprintln!("reproduced {}: {how}", before.name),
-        Err(why) => eprintln!("NOT reproduced ({}): {why}", before.name),
+        Ok(how) => crate::errln!("reproduced {}: {how}", before.name),
+        Err(why) => crate::errln!("NOT reproduced ({}): {why}", before.name),
     }
     Ok(match status_code(report.summary.status) {
         exit::OK if reproduced.is_err() => exit::FAILED,

@@ -133,7 +133,7 @@ pub(super) fn exec(args: RunArgs, quiet: bool) -> Result<i32, Failure> {
             args.format
         )
     );
-    eprintln!("results: {}", report.dir.path.display());
+    crate::errln!("results: {}", report.dir.path.display());
     Ok(status_code(report.summary.status))
 }
 

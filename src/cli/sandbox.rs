@@ -119,7 +119,7 @@ fn up(family: &SandboxFamily, name: &str, out: &Path) -> Result<(), Failure> {
         Failure::new(code, format!("{engine} sandbox `{name}`: {e}"))
     })?;
     outln!("target = \"{}\"", (family.target)(port));
-    eprintln!(
+    crate::errln!(
         "{engine} running in {}; stop and remove it with `dbduel sandbox down --out {}`",
         dir.display(),
         out.display()
@@ -177,7 +177,7 @@ fn down(out: &Path, all: bool) -> i32 {
             ),
             Err(e) => {
                 failed = true;
-                eprintln!("error: {}: {e}", f.path.display());
+                crate::errln!("error: {}: {e}", f.path.display());
             }
         }
     }

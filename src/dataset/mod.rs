@@ -223,6 +223,36 @@ impl Generator {
     }
 }
 
+impl Generator {
+    /// Write table number `n` (0-based, in `tables()` order) as tab-separated rows to `out`;
+    /// returns bytes written. The caller makes, wraps and syncs the file.
+    pub fn write_tsv_to<W: std::io::Write>(
+        &self,
+        seed: u64,
+        rows: u64,
+        tables: u64,
+        n: u64,
+        mut out: W,
+    ) -> std::io::Result<u64> {
+        match self {
+            Generator::UserLogs => UserLogs::new(seed, rows).write_tsv(0, rows, out),
+            Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv(n + 1, out),
+            Generator::Codes => codes::Codes { seed, rows }.write_tsv(out),
+            Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv(n, out),
+            Generator::Tpcc => {
+                let t = tpcc::TABLES.get(n as usize).copied().ok_or_else(|| {
+                    std::io::Error::other(format!("tpcc has no table number {n}"))
+                })?;
+                tpcc::Tpcc {
+                    seed,
+                    warehouses: rows,
+                }
+                .write_tsv(t, &mut out)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

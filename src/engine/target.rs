@@ -198,20 +198,28 @@ fn parse_url(
     })
 }
 
-/// Run a target's restart command (`sh -c`), returning its failure as text.
+/// Run a target's restart command (`sh -c`), returning its failure as text. A stop asked
+/// for meanwhile (Ctrl-C, SIGTERM, SIGHUP) kills the command and everything it started.
 pub fn run_restart(cmd: &str) -> Result<(), String> {
-    let out = std::process::Command::new("sh")
+    use std::os::unix::process::CommandExt;
+    let child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        // Its own group, so a stop ends the command's children too.
+        .process_group(0)
+        .spawn()
         .map_err(|e| format!("cannot run restart_command: {e}"))?;
-    if out.status.success() {
+    let (status, stderr) =
+        crate::stop::wait_child(child).map_err(|e| format!("restart_command: {e}"))?;
+    if status.success() {
         Ok(())
     } else {
         Err(format!(
-            "restart_command exited with {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            "restart_command exited with {status}: {}",
+            stderr.trim()
         ))
     }
 }

@@ -134,6 +134,9 @@ impl Server {
                 target::run_restart(cmd).map_err(|m| EngineError::new("restart", m))?;
                 let deadline = Instant::now() + Duration::from_secs(120);
                 while !answers() {
+                    if crate::stop::requested() {
+                        return Err(EngineError::new("restart", crate::stop::INTERRUPTED));
+                    }
                     if Instant::now() > deadline {
                         return Err(EngineError::new(
                             "restart",

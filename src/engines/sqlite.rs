@@ -285,7 +285,10 @@ impl Engine for SqliteEngine {
 
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
         let mut conn = self.open()?;
-        let file = std::fs::File::open(req.file).map_err(|e| io_err("open dataset file", e))?;
+        // Read through the stop flag: Ctrl-C ends the load (its transaction rolls back).
+        let file = crate::stop::Reader(
+            std::fs::File::open(req.file).map_err(|e| io_err("open dataset file", e))?,
+        );
         let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
         let mut line = String::new();
         let mut rows = 0u64;

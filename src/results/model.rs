@@ -4,7 +4,7 @@ use crate::metrics::Latency;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How a step ended.
+/// How a step ended, or where a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -12,6 +12,10 @@ pub enum Status {
     Failed,
     Skipped,
     Interrupted,
+    /// A run's status from its start until it finishes: a run directory that still says
+    /// `running` is under way, or belongs to a dbduel that died (killed, the machine
+    /// rebooted) before the end. Never a step's status.
+    Running,
 }
 
 impl Status {
@@ -21,6 +25,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Skipped => "skipped",
             Status::Interrupted => "interrupted",
+            Status::Running => "running",
         }
     }
 }

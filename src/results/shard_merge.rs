@@ -509,7 +509,7 @@ fn note(parts: &[(u32, &StepSummary, &Path)], left_out: &[String]) -> String {
         }
         match p.status {
             Status::Failed => n.push(format!("shard {i} FAILED")),
-            Status::Skipped | Status::Interrupted => n.push(format!(
+            Status::Skipped | Status::Interrupted | Status::Running => n.push(format!(
                 "shard {i} {}: {}",
                 p.status.as_str(),
                 p.note.as_deref().unwrap_or("")

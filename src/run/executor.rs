@@ -69,7 +69,19 @@ impl Executor<'_> {
         })?;
         // The resource check made sure the limit can be raised this far (unless it was skipped).
         crate::fdlimit::raise_to(self.study.open_files_needed());
-        let data = self.dataset(sinks)?;
+        let data = match self.dataset(sinks) {
+            // Stopped while the dataset was written: nothing ran, and the run says so.
+            Err(ExecError::Interrupted) => {
+                if !self.opts.keep {
+                    let _ = std::fs::remove_dir_all(self.work);
+                }
+                return sinks.emit(RunEvent::RunFinished {
+                    rounds_run: 0,
+                    interrupted: true,
+                });
+            }
+            other => other?,
+        };
         let orders = self.plan.orders();
         if !orders.is_empty() {
             sinks.emit(RunEvent::RoundsPlanned { orders: &orders })?;
@@ -105,7 +117,7 @@ impl Executor<'_> {
         if self.plan.needs_dataset {
             sinks.emit(RunEvent::DatasetStarted { spec: ds })?;
             let t = Instant::now();
-            let bytes = super::dataset::write(data.generator, ds, &data.files)?;
+            let bytes = super::dataset::write(data.generator, ds, &data.files, self.stop)?;
             let all_rows: u64 = data.tables.iter().map(|t| t.rows).sum();
             let facts = dataset_facts(ds, &data.tables, all_rows, bytes, t.elapsed());
             sinks.emit(RunEvent::DatasetWritten {
@@ -143,6 +155,14 @@ impl Executor<'_> {
             pass,
             engine: contender.engine.kind(),
         })?;
+        // Stopped before this contender started: its steps are not run, no server starts.
+        if self.stopped() {
+            self.blocked(pass, "not run: interrupted", Status::Interrupted, sinks)?;
+            return sinks.emit(RunEvent::ContenderClosed {
+                pass,
+                stop_error: None,
+            });
+        }
         let stop_error = match self.open(pass, contender, &data_dir, sinks)? {
             Some(Opened { engine, device }) => {
                 let env = PassEnv {
@@ -203,18 +223,33 @@ impl Executor<'_> {
                     device: fs.map(|f| f.source),
                 }))
             }
+            // A stop asked for while the server started ends its start: interrupted.
+            Err(e) if self.stopped() => {
+                let why = format!("not run: interrupted while the engine started ({e})");
+                self.blocked(pass, &why, Status::Interrupted, sinks)?;
+                Ok(None)
+            }
             Err(e) => {
-                self.blocked(pass, &format!("engine could not start: {e}"), sinks)?;
+                let why = format!("engine could not start: {e}");
+                self.blocked(pass, &why, Status::Failed, sinks)?;
                 Ok(None)
             }
         }
     }
 
-    /// The pass cannot run its steps: each recorded as failed for `why`.
-    fn blocked(&self, pass: &Pass, why: &str, sinks: &mut Sinks) -> Result<(), ExecError> {
-        sinks.emit(RunEvent::ContenderBlocked { pass, why })?;
+    /// The pass cannot run its steps: each recorded with `status` for `why`.
+    fn blocked(
+        &self,
+        pass: &Pass,
+        why: &str,
+        status: Status,
+        sinks: &mut Sinks,
+    ) -> Result<(), ExecError> {
+        if status == Status::Failed {
+            sinks.emit(RunEvent::ContenderBlocked { pass, why })?;
+        }
         for s in &self.study.steps {
-            let summary = StepSummary::without_figures(&s.name, &s.kind, Status::Failed, why);
+            let summary = StepSummary::without_figures(&s.name, &s.kind, status, why);
             sinks.emit(RunEvent::StepRecorded {
                 pass,
                 summary: &summary,
@@ -229,7 +264,7 @@ impl Executor<'_> {
         let pass = env.pass;
         let gate = match Gate::open(self.opts.shard.as_ref(), env.engine, &pass.rel_dir) {
             Ok(g) => g,
-            Err(why) => return self.blocked(pass, &why, sinks),
+            Err(why) => return self.blocked(pass, &why, Status::Failed, sinks),
         };
         let mut blocked: Option<String> = None;
         for planned in &self.plan.steps {

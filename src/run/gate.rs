@@ -144,6 +144,8 @@ fn beating<T>(barrier: Option<&Barrier>, work: impl FnOnce() -> T) -> T {
     };
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
+        // Raised however `work` ends, a panic included: the beating stops.
+        let _done = crate::stop::RaiseOnDrop(&done);
         scope.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 // A beat that fails costs the others only their patience: the timeout.

@@ -48,7 +48,7 @@ impl<'a> Journal<'a> {
                 scale: study.scale.clone(),
                 started_at: rfc3339(started),
                 finished_at: None,
-                status: Status::Ok,
+                status: Status::Running,
                 contenders: Vec::new(),
             },
             measured: vec![Vec::new(); study.contenders.len()],
@@ -345,7 +345,8 @@ mod tests {
                 started,
             })
             .unwrap();
-        assert_eq!(read(&path, "summary.json")["status"], "ok");
+        // Until the run finishes, its summary says so: a run that dies never reads as ok.
+        assert_eq!(read(&path, "summary.json")["status"], "running");
         sinks
             .emit(RunEvent::ContenderOpening {
                 pass,

@@ -58,6 +58,8 @@ pub struct RunReport {
 pub enum ExecError {
     #[error(transparent)]
     Results(#[from] crate::results::ResultsError),
+    #[error("{}", crate::stop::INTERRUPTED)]
+    Interrupted,
     #[error("generating the dataset into {path}: {source}")]
     Dataset {
         path: PathBuf,

@@ -46,8 +46,40 @@ struct Measured {
     server_counters: Option<BTreeMap<String, u64>>,
 }
 
-/// Run one step with the sampler beside it: its summary and the contents of its files.
+/// Run one step with the sampler beside it: its summary and the contents of its files. A
+/// panic inside the step fails the step (its helper threads stop on their guards), and the
+/// run goes on to stop its servers and keep what earlier steps measured.
 pub fn run_step(env: &StepEnv) -> (StepSummary, StepFiles) {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| measured_step(env)))
+        .unwrap_or_else(|payload| panicked(env, payload.as_ref()))
+}
+
+/// The record of a step that panicked: failed, with the panic's message.
+fn panicked(env: &StepEnv, payload: &(dyn std::any::Any + Send)) -> (StepSummary, StepFiles) {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    let why = format!("dbduel panicked during the step ({what}); this is a bug in dbduel");
+    let summary = StepSummary::without_figures(
+        &env.step.name,
+        &env.step.kind,
+        Status::Failed,
+        format!("FAILED: {why}"),
+    );
+    let files = StepFiles {
+        samples: Vec::new(),
+        intervals: Vec::new(),
+        details: serde_json::Value::Null,
+        server_counters: None,
+        error: Some(format!("{} · {}: {why}", env.contender, env.step.name)),
+    };
+    (summary, files)
+}
+
+/// [`run_step`] without its guard against a panic.
+fn measured_step(env: &StepEnv) -> (StepSummary, StepFiles) {
     let m = measure(env);
     // A step whose result is wrong but whose figures stand keeps them, and fails.
     let (summary, details, error, intervals) = match m.result {
@@ -108,6 +140,7 @@ fn measure(env: &StepEnv) -> Measured {
     let pid_before = engine.server_pid();
     let own = sysmon::own::OwnMeter::begin();
     let (result, server_died) = watched(engine, env.stop, &step_stop, start, || {
+        injected_panic(&env.step.name);
         workload::run(&env.step.params, &ctx)
     });
     let samples = sampler.stop();
@@ -218,6 +251,13 @@ fn failure(env: &StepEnv, e: StepError) -> (StepSummary, serde_json::Value, Opti
             serde_json::Value::Null,
             None,
         ),
+        // A step's work ended by a stop (a load's stream cut, a restart command killed)
+        // fails with the stop's error: interrupted, not failed.
+        e if env.stop.load(Ordering::Relaxed) => (
+            record(Status::Interrupted, format!("interrupted: {e}")),
+            serde_json::Value::Null,
+            None,
+        ),
         e => {
             let msg = format!("{} · {}: {e}", env.contender, step.name);
             // The server's own account of what went wrong.
@@ -319,6 +359,8 @@ fn watched<T: Send>(
 ) -> (T, Option<String>) {
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
+        // Raised however `f` ends, a panic included: the watcher never waits forever.
+        let _done = crate::stop::RaiseOnDrop(&done);
         let watcher = s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 if run_stop.load(Ordering::Relaxed) {
@@ -340,4 +382,16 @@ fn watched<T: Send>(
         let died = watcher.join().unwrap_or(None);
         (out, died)
     })
+}
+
+/// The environment variable that makes the step it names panic, for the tests of what a
+/// panic in a step does (tests/faults.rs). Read only by debug builds — the ones tests run —
+/// so a release build has no way to be made to panic.
+pub const PANIC_IN_STEP_ENV: &str = "DBDUEL_TEST_PANIC_IN_STEP";
+
+/// Panic here when [`PANIC_IN_STEP_ENV`] names `step` (debug builds only).
+fn injected_panic(step: &str) {
+    if cfg!(debug_assertions) && std::env::var(PANIC_IN_STEP_ENV).is_ok_and(|v| v == step) {
+        panic!("{PANIC_IN_STEP_ENV} asked step `{step}` to panic");
+    }
 }

@@ -97,6 +97,11 @@ where
         stop,
     };
     std::thread::scope(|scope| -> Result<RunOutcome, RunError> {
+        // A panic on this side must not leave the clients waiting at a gate or running on.
+        let _unstick = Unstick {
+            gates: [&release, &gate],
+            stop,
+        };
         if let Err(e) = drive::spawn(scope, &ids, &clients, tx) {
             release.open(None);
             gate.open(None);
@@ -116,6 +121,24 @@ where
             Clock::FirstConnect => run.first_connect(&mut on_interval),
         }
     })
+}
+
+/// Dropped in a panic, lets every client thread end: the gates opened with no start (the
+/// clients leave) and the stop raised (clients at work stop at their next operation).
+struct Unstick<'a> {
+    gates: [&'a Gate; 2],
+    stop: &'a AtomicBool,
+}
+
+impl Drop for Unstick<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for g in self.gates {
+                g.open(None);
+            }
+        }
+    }
 }
 
 /// A run whose client threads exist, waiting at the gates: starts the clock and measures.

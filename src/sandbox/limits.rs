@@ -387,7 +387,7 @@ impl Drop for Entered {
             if let Err(e) = std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string())
             {
                 // dbduel would stay throttled, and the group could not be removed: say so.
-                eprintln!(
+                crate::errln!(
                     "warning: dbduel could not move itself back to {}: {e}",
                     dir.display()
                 );

@@ -343,6 +343,12 @@ impl Sandbox {
     }
 
     fn start_once(&mut self) -> Result<()> {
+        if crate::stop::requested() {
+            return Err(SandboxError::Failed {
+                what: format!("starting {}", self.recipe.flavor()),
+                detail: crate::stop::INTERRUPTED.into(),
+            });
+        }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -393,6 +399,14 @@ impl Sandbox {
                         "server exited ({status}); its log ends:\n{}",
                         self.log_tail(20)
                     ),
+                });
+            }
+            // A stop asked for while the server starts: it is stopped, not waited for.
+            if crate::stop::requested() {
+                let _ = self.stop();
+                return Err(SandboxError::Failed {
+                    what: format!("starting {}", self.recipe.flavor()),
+                    detail: crate::stop::INTERRUPTED.into(),
                 });
             }
             if Instant::now() > deadline {

@@ -333,7 +333,7 @@ impl Barrier {
             quote(&why.chars().take(400).collect::<String>())
         ));
         if let Err(e) = told {
-            eprintln!(
+            crate::errln!(
                 "warning: could not tell the other shards that shard {} stopped ({e}); they will wait for it until --barrier-timeout-s",
                 self.shard.index
             );

@@ -159,6 +159,8 @@ pub fn alongside<R>(
     let origin: OnceLock<Instant> = OnceLock::new();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
+        // Raised however the level ends, a panic included: the changes stop waiting.
+        let _done = crate::stop::RaiseOnDrop(&done);
         let ddl = s.spawn(|| make_changes(engine, changes, &origin, &done, stop));
         let r = level(&|t_s| {
             origin.get_or_init(|| Instant::now() - Duration::from_secs_f64(t_s));

@@ -104,6 +104,10 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         })
     })?;
     let load_s = t.elapsed().as_secs_f64();
+    // Stopped as the rows went in: no index build, no count.
+    if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(StepError::Run(crate::runner::RunError::Interrupted));
+    }
     // Secondary indexes after the rows are in: one sorted build instead of a tree
     // maintained row by row.
     let t = Instant::now();

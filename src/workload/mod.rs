@@ -249,7 +249,7 @@ impl Drop for Unthrottled<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.0.set_throttle(true) {
             // The step failed already; later steps would run unthrottled: say so.
-            eprintln!("warning: the device profile could not be turned back on: {e}");
+            crate::errln!("warning: the device profile could not be turned back on: {e}");
         }
     }
 }

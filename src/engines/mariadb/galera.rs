@@ -321,6 +321,10 @@ impl GaleraCluster {
                     ),
                 ));
             }
+            // A stop asked for meanwhile: the nodes are stopped, not waited for.
+            if crate::stop::requested() {
+                return Err(EngineError::new("sandbox", crate::stop::INTERRUPTED));
+            }
             if Instant::now() > deadline {
                 let seen: Vec<String> = states
                     .iter()

@@ -1028,7 +1028,9 @@ impl Engine for MariadbEngine {
                         "dbduel serves only the dataset file",
                     ));
                 }
-                let mut f = std::fs::File::open(&allowed)?;
+                // Read through the stop flag: Ctrl-C ends the stream and the connection
+                // closes with the LOAD unfinished, so the server rolls it back.
+                let mut f = crate::stop::Reader(std::fs::File::open(&allowed)?);
                 std::io::copy(&mut f, out)?;
                 Ok(())
             });

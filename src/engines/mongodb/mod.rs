@@ -349,9 +349,10 @@ impl Documents for MongodbEngine {
 
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
         let coll = self.collection(&req.table.name);
-        let file = std::fs::File::open(req.file).map_err(|e| {
+        // Read through the stop flag: Ctrl-C ends the load at its next read.
+        let file = crate::stop::Reader(std::fs::File::open(req.file).map_err(|e| {
             EngineError::new("io", format!("cannot read {}: {e}", req.file.display()))
-        })?;
+        })?);
         let batch = self.opts.batch_docs as usize;
         let mut docs = Vec::with_capacity(batch);
         let mut rows = 0u64;

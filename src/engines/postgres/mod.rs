@@ -650,8 +650,11 @@ impl Engine for PostgresEngine {
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
         let notices = Arc::new(Mutex::new(Notices::default()));
         let mut c = client_with_notices(&self.reach, &self.database, notices.clone())?;
-        let mut file = std::fs::File::open(req.file)
-            .map_err(|e| EngineError::new("io", format!("open dataset file: {e}")))?;
+        // Read through the stop flag: Ctrl-C ends the COPY (dropped unfinished, it fails).
+        let mut file = crate::stop::Reader(
+            std::fs::File::open(req.file)
+                .map_err(|e| EngineError::new("io", format!("open dataset file: {e}")))?,
+        );
         let listen = |on: bool| notices.lock().unwrap_or_else(|p| p.into_inner()).on = on;
         listen(true);
         let mut writer = c
