@@ -4,16 +4,18 @@
 //! the run's totals.
 //!
 //! Memory does not grow with the length of a run: at most a few seconds are open at once
-//! (a stuck client's later report of a closed second goes into the oldest open one), each
-//! second's histograms come from a small pool and return to it reset (nothing is allocated
-//! per tick but the record itself), and the run keeps each second's record without its
-//! histograms: those are handed to `on_interval` once, for the per-second file.
+//! (a stuck client's later report of a closed second goes into the oldest open one), an
+//! open second holds its counts sparsely (the blocks of buckets its latencies fall in, a few
+//! KiB, not a 184 KiB histogram per op kind), the full histograms a closed second is
+//! summarized in are a few reset and reused from second to second (as CockroachDB's
+//! workload histograms go back to a pool), and the run keeps each second's record without
+//! its histograms: those are handed to `on_interval` once, for the per-second file.
 
 use super::connect::ConnectTally;
 use super::msg::{Flushed, Msg};
 use super::outcome::{ErrorCount, RunOutcome};
 use super::spec::RunSpec;
-use crate::metrics::{self, Hist, Latency};
+use crate::metrics::{self, Hist, Latency, Recorder};
 use crate::results::{IntervalRecord, OpInterval};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,12 +27,13 @@ use std::time::{Duration, Instant};
 /// reports of it is counted in the oldest second still open.
 pub const CLOSE_AFTER_S: u64 = 3;
 
-/// Reset seconds kept for reuse: more than can be open at once in a steady run.
+/// Emptied seconds kept for reuse: more than can be open at once in a steady run.
 const POOL: usize = CLOSE_AFTER_S as usize + 3;
 
 /// Merged stats of one tick.
 struct TickAgg {
-    hists: Vec<Hist>,
+    /// Per op kind, the clients' counts of the second, sparse.
+    counts: Vec<Recorder>,
     ops: Vec<u64>,
     rows: u64,
     errors: u64,
@@ -86,7 +89,8 @@ struct Collector<'a> {
     pending: BTreeMap<u64, TickAgg>,
     /// Emitted seconds, reset, for the next ones.
     pool: Vec<TickAgg>,
-    /// The second being emitted, all op kinds together (reset each second).
+    /// The second being emitted: per op kind, and all op kinds together (reset each second).
+    tick_ops: Vec<Hist>,
     tick_all: Hist,
     /// Per client: the highest tick it will never add to again (None: none sealed yet).
     sealed: Vec<Option<u64>>,
@@ -115,6 +119,7 @@ impl<'a> Collector<'a> {
             },
             pending: BTreeMap::new(),
             pool: Vec::new(),
+            tick_ops: (0..n_ops).map(|_| metrics::new_hist()).collect(),
             tick_all: metrics::new_hist(),
             sealed: vec![None; clients],
             done: vec![false; clients],
@@ -139,7 +144,7 @@ impl<'a> Collector<'a> {
             latencies,
         } = stats;
         for (i, lat) in latencies.iter().enumerate().take(n_ops) {
-            lat.add_to(&mut agg.hists[i]);
+            agg.counts[i].add(lat);
             agg.ops[i] += stats.ops[i];
             self.ops_all += stats.ops[i];
         }
@@ -221,13 +226,17 @@ impl<'a> Collector<'a> {
             Some(agg) => agg,
             None => self.pool.pop().unwrap_or_else(|| TickAgg::new(n_ops)),
         };
+        for (h, counts) in self.tick_ops.iter_mut().zip(&mut agg.counts) {
+            h.reset();
+            counts.take().add_to(h);
+        }
         let rec = record(
             tick,
             &agg,
             tick < self.warmup_s,
             self.op_names,
             &mut self.t,
-            &mut self.tick_all,
+            (&self.tick_ops, &mut self.tick_all),
             end_s,
         );
         on_interval(&rec);
@@ -289,7 +298,7 @@ struct Totals {
 impl TickAgg {
     fn new(n_ops: usize) -> Self {
         TickAgg {
-            hists: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+            counts: (0..n_ops).map(|_| Recorder::new()).collect(),
             ops: vec![0; n_ops],
             rows: 0,
             errors: 0,
@@ -298,9 +307,8 @@ impl TickAgg {
         }
     }
 
-    /// Empty again, its histograms' memory kept.
+    /// Empty again (its counts were taken as it was summarized).
     fn reset(&mut self) {
-        self.hists.iter_mut().for_each(Hist::reset);
         self.ops.iter_mut().for_each(|o| *o = 0);
         self.rows = 0;
         self.errors = 0;
@@ -309,31 +317,33 @@ impl TickAgg {
     }
 }
 
-/// The record of second `tick` from its aggregate, added to the totals unless `warmup`.
-/// `tick_all` is scratch for the second's op kinds together. `end_s` is when the run ended
-/// (seconds after start), which shortens the last tick.
+/// The record of second `tick` from its aggregate and its histograms (`hists`: per op
+/// kind, and scratch for all of them together), added to the totals unless `warmup`.
+/// `end_s` is when the run ended (seconds after start), which shortens the last tick.
 fn record(
     tick: u64,
     agg: &TickAgg,
     warmup: bool,
     op_names: &[String],
     t: &mut Totals,
-    tick_all: &mut Hist,
+    hists: (&[Hist], &mut Hist),
     end_s: f64,
 ) -> IntervalRecord {
+    let (per_op, tick_all) = hists;
     let n_ops = op_names.len();
     tick_all.reset();
     let mut per = Vec::with_capacity(n_ops);
     for (i, name) in op_names.iter().enumerate() {
-        metrics::merge(tick_all, &agg.hists[i]);
+        let h = &per_op[i];
+        metrics::merge(tick_all, h);
         if !warmup {
-            metrics::merge(&mut t.per_op[i], &agg.hists[i]);
+            metrics::merge(&mut t.per_op[i], h);
         }
         per.push(OpInterval {
             op: name.clone(),
             ops: agg.ops[i],
-            latency_us: Latency::of(&agg.hists[i]),
-            hist: (!agg.hists[i].is_empty()).then(|| metrics::encode(&agg.hists[i])),
+            latency_us: Latency::of(h),
+            hist: (!h.is_empty()).then(|| metrics::encode(h)),
         });
     }
     let tick_ops: u64 = agg.ops.iter().sum();
