@@ -105,6 +105,16 @@ impl Recorder {
         block[i % BLOCK] = block[i % BLOCK].saturating_add(1);
     }
 
+    /// Add counts another recorder took (a client's tick, merged into the second's on the
+    /// collector), each to the bucket it was counted in.
+    pub fn add(&mut self, counts: &TickCounts) {
+        for &(i, c) in &counts.0 {
+            let i = (i as usize).min(self.last);
+            let block = self.blocks[i / BLOCK].get_or_insert_with(|| Box::new([0; BLOCK]));
+            block[i % BLOCK] = block[i % BLOCK].saturating_add(c);
+        }
+    }
+
     /// The tick's counts; the recorder starts the next tick empty, keeping the blocks that
     /// were used (they are likely to be used again) and freeing those that were not.
     pub fn take(&mut self) -> TickCounts {
@@ -175,6 +185,28 @@ mod tests {
         );
         assert_eq!(Latency::of(&direct), Latency::of(&merged));
         assert_eq!(direct.max(), merged.max());
+    }
+
+    #[test]
+    fn counts_added_to_another_recorder_are_taken_back_the_same() {
+        let mut client = Recorder::new();
+        let mut second = Recorder::new();
+        let mut rng = SplitMix64::stream(5, 0);
+        let mut direct = new_hist();
+        for _ in 0..3 {
+            for _ in 0..5_000 {
+                let v = rng.next_u64() >> (rng.next_u64() % 64);
+                client.record(v);
+                direct.saturating_record(v);
+            }
+            second.add(&client.take());
+        }
+        let mut merged = new_hist();
+        second.take().add_to(&mut merged);
+        assert!(
+            direct == merged,
+            "counts moved through a second recorder differ"
+        );
     }
 
     #[test]

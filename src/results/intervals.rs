@@ -40,6 +40,18 @@ pub struct IntervalRecord {
     pub level: Option<u64>,
 }
 
+impl IntervalRecord {
+    /// This second as part of a longer step that began `tick_base` seconds earlier: its
+    /// tick and time shifted, and tagged with `level` (a sweep's client count) when given.
+    pub fn shifted(&self, tick_base: u64, level: Option<u64>) -> IntervalRecord {
+        let mut iv = self.clone();
+        iv.tick += tick_base;
+        iv.t_s += tick_base as f64;
+        iv.level = level.or(iv.level);
+        iv
+    }
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }

@@ -6,11 +6,13 @@ pub mod format;
 pub mod intervals;
 pub mod model;
 pub mod rounds;
+pub mod seconds_log;
 pub mod shard_merge;
 pub mod spread;
 
 pub use intervals::{IntervalRecord, OpInterval};
 pub use model::*;
+pub use seconds_log::SecondsLog;
 
 use serde::Serialize;
 use std::io::Write;

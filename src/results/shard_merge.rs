@@ -522,13 +522,47 @@ fn note(parts: &[(u32, &StepSummary, &Path)], left_out: &[String]) -> String {
 }
 
 /// The shards' seconds summed: the same tick of the same level across shards is one second.
+///
+/// Each second's histograms are summed on their own and encoded before the next second's
+/// are read, in a few histograms reused throughout: what the merge holds beside the records
+/// does not grow with the number of seconds (a full histogram per second per op kind, kept
+/// to the end, made an hour of TPC-C take gigabytes).
 pub fn merge_intervals(ivs: &[Vec<IntervalRecord>]) -> Vec<IntervalRecord> {
-    // By tick first: a sweep's levels follow each other in ticks.
-    let mut by: BTreeMap<(u64, Option<u64>), IntervalRecord> = BTreeMap::new();
-    let mut hists: BTreeMap<(Option<u64>, u64, String), Hist> = BTreeMap::new();
-    for iv in ivs.iter().flatten() {
-        let key = (iv.tick, iv.level);
-        let m = by.entry(key).or_insert_with(|| IntervalRecord {
+    // By tick first: a sweep's levels follow each other in ticks. Each second's records,
+    // by shard and place.
+    let mut by: BTreeMap<SecondKey, Vec<(usize, usize)>> = BTreeMap::new();
+    for (s, shard) in ivs.iter().enumerate() {
+        for (i, iv) in shard.iter().enumerate() {
+            by.entry((iv.tick, iv.level)).or_default().push((s, i));
+        }
+    }
+    let mut sums = SecondSums::default();
+    by.into_values()
+        .map(|at| {
+            let seconds: Vec<&IntervalRecord> = at.iter().map(|&(s, i)| &ivs[s][i]).collect();
+            sums.merge(&seconds)
+        })
+        .collect()
+}
+
+/// A merged second: its tick, and its level in a sweep.
+type SecondKey = (u64, Option<u64>);
+
+/// The histograms of one merged second: one per op kind and one of them all, reset and
+/// reused from second to second.
+#[derive(Default)]
+struct SecondSums {
+    /// Per op kind of the second, in the order they were met; `used` of them hold this
+    /// second's.
+    ops: Vec<Hist>,
+    all: Option<Hist>,
+}
+
+impl SecondSums {
+    /// The shards' records of one second (`seconds`, not empty) as one record.
+    fn merge(&mut self, seconds: &[&IntervalRecord]) -> IntervalRecord {
+        let first = seconds[0];
+        let mut m = IntervalRecord {
             ops: 0,
             ops_per_s: 0.0,
             rows: 0,
@@ -537,47 +571,58 @@ pub fn merge_intervals(ivs: &[Vec<IntervalRecord>]) -> Vec<IntervalRecord> {
             dropped: 0,
             latency_us: None,
             per_op: Vec::new(),
-            ..iv.clone()
-        });
-        m.ops += iv.ops;
-        m.ops_per_s += iv.ops_per_s;
-        m.rows += iv.rows;
-        m.errors += iv.errors;
-        m.late += iv.late;
-        m.dropped += iv.dropped;
-        m.t_s = m.t_s.max(iv.t_s);
-        for op in &iv.per_op {
-            match m.per_op.iter_mut().find(|o| o.op == op.op) {
-                Some(o) => o.ops += op.ops,
-                None => m.per_op.push(OpInterval {
-                    op: op.op.clone(),
-                    ops: op.ops,
-                    latency_us: None,
-                    hist: None,
-                }),
-            }
-            if let Some(h) = op.hist.as_deref().and_then(|t| metrics::decode(t).ok()) {
-                let into = hists
-                    .entry((iv.level, iv.tick, op.op.clone()))
-                    .or_insert_with(metrics::new_hist);
-                metrics::merge(into, &h);
-            }
-        }
-    }
-    by.into_iter()
-        .map(|((tick, level), mut m)| {
-            let mut all = metrics::new_hist();
-            for o in &mut m.per_op {
-                if let Some(h) = hists.get(&(level, tick, o.op.clone())) {
-                    o.latency_us = Latency::of(h);
-                    o.hist = (!h.is_empty()).then(|| metrics::encode(h));
-                    metrics::merge(&mut all, h);
+            ..first.clone()
+        };
+        // Whether op kind k of the merged second has a histogram.
+        let mut has: Vec<bool> = Vec::new();
+        for iv in seconds {
+            m.ops += iv.ops;
+            m.ops_per_s += iv.ops_per_s;
+            m.rows += iv.rows;
+            m.errors += iv.errors;
+            m.late += iv.late;
+            m.dropped += iv.dropped;
+            m.t_s = m.t_s.max(iv.t_s);
+            for op in &iv.per_op {
+                let k = match m.per_op.iter().position(|o| o.op == op.op) {
+                    Some(k) => {
+                        m.per_op[k].ops += op.ops;
+                        k
+                    }
+                    None => {
+                        m.per_op.push(OpInterval {
+                            op: op.op.clone(),
+                            ops: op.ops,
+                            latency_us: None,
+                            hist: None,
+                        });
+                        has.push(false);
+                        if self.ops.len() < m.per_op.len() {
+                            self.ops.push(metrics::new_hist());
+                        }
+                        self.ops[m.per_op.len() - 1].reset();
+                        m.per_op.len() - 1
+                    }
+                };
+                if let Some(h) = op.hist.as_deref().and_then(|t| metrics::decode(t).ok()) {
+                    metrics::merge(&mut self.ops[k], &h);
+                    has[k] = true;
                 }
             }
-            m.latency_us = Latency::of(&all);
-            m
-        })
-        .collect()
+        }
+        let all = self.all.get_or_insert_with(metrics::new_hist);
+        all.reset();
+        for (k, o) in m.per_op.iter_mut().enumerate() {
+            if has[k] {
+                let h = &self.ops[k];
+                o.latency_us = Latency::of(h);
+                o.hist = (!h.is_empty()).then(|| metrics::encode(h));
+                metrics::merge(all, h);
+            }
+        }
+        m.latency_us = Latency::of(all);
+        m
+    }
 }
 
 #[cfg(test)]
@@ -648,5 +693,88 @@ mod tests {
         let h = summed(&[a, b], Some(2), &[]).unwrap();
         assert_eq!(h.len(), 4);
         assert_eq!(metrics::quantile(&h, 0.5), 200);
+    }
+
+    /// The merge as it was before it reused its histograms: a fresh one per second per op
+    /// kind, all kept to the end.
+    fn merged_the_old_way(ivs: &[Vec<IntervalRecord>]) -> Vec<IntervalRecord> {
+        let mut by: BTreeMap<SecondKey, IntervalRecord> = BTreeMap::new();
+        let mut hists: BTreeMap<(Option<u64>, u64, String), Hist> = BTreeMap::new();
+        for iv in ivs.iter().flatten() {
+            let m = by
+                .entry((iv.tick, iv.level))
+                .or_insert_with(|| IntervalRecord {
+                    ops: 0,
+                    ops_per_s: 0.0,
+                    rows: 0,
+                    errors: 0,
+                    late: 0,
+                    dropped: 0,
+                    latency_us: None,
+                    per_op: Vec::new(),
+                    ..iv.clone()
+                });
+            m.ops += iv.ops;
+            m.ops_per_s += iv.ops_per_s;
+            m.rows += iv.rows;
+            m.t_s = m.t_s.max(iv.t_s);
+            for op in &iv.per_op {
+                match m.per_op.iter_mut().find(|o| o.op == op.op) {
+                    Some(o) => o.ops += op.ops,
+                    None => m.per_op.push(OpInterval {
+                        hist: None,
+                        latency_us: None,
+                        ..op.clone()
+                    }),
+                }
+                if let Some(h) = op.hist.as_deref().and_then(|t| metrics::decode(t).ok()) {
+                    let into = hists
+                        .entry((iv.level, iv.tick, op.op.clone()))
+                        .or_insert_with(metrics::new_hist);
+                    metrics::merge(into, &h);
+                }
+            }
+        }
+        by.into_iter()
+            .map(|((tick, level), mut m)| {
+                let mut all = metrics::new_hist();
+                for o in &mut m.per_op {
+                    if let Some(h) = hists.get(&(level, tick, o.op.clone())) {
+                        o.latency_us = Latency::of(h);
+                        o.hist = (!h.is_empty()).then(|| metrics::encode(h));
+                        metrics::merge(&mut all, h);
+                    }
+                }
+                m.latency_us = Latency::of(&all);
+                m
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reused_histograms_merge_to_the_same_seconds_as_fresh_ones() {
+        // Seconds of differing op kinds, levels sharing a tick, a second with no histogram,
+        // seconds on one shard only: each merged second as a fresh histogram made it.
+        let mut a = vec![
+            second(0, Some(2), &[5000, 7]),
+            second(1, Some(2), &[100, 200]),
+            second(2, Some(2), &[9]),
+            second(2, Some(4), &[1_000_000]),
+        ];
+        a[1].per_op.push(OpInterval {
+            op: "r".into(),
+            ops: 3,
+            latency_us: None,
+            hist: None,
+        });
+        let mut b = vec![
+            second(1, Some(2), &[300, 10_000]),
+            second(2, Some(4), &[50]),
+            second(3, Some(4), &[60, 70, 80]),
+        ];
+        b[0].per_op[0].op = "r".into();
+        let new = serde_json::to_string(&merge_intervals(&[a.clone(), b.clone()])).unwrap();
+        let old = serde_json::to_string(&merged_the_old_way(&[a, b])).unwrap();
+        assert_eq!(new, old);
     }
 }

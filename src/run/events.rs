@@ -86,12 +86,11 @@ pub enum RunEvent<'a> {
     },
 }
 
-/// What a step that ran measured besides its summary: the contents of its files.
+/// What a step that ran measured besides its summary: the contents of its files (its
+/// per-second records are written as they are made, through [`super::journal::seconds_log`]).
 pub struct StepFiles {
     /// The machine's samples (`<step>.system.ndjson`).
     pub samples: Vec<crate::sysmon::SystemSample>,
-    /// Per-second records (`<step>.intervals.ndjson`, when there are any).
-    pub intervals: Vec<crate::results::intervals::IntervalRecord>,
     /// The step's own details (`<step>.json`).
     pub details: serde_json::Value,
     /// The server's counters over the step.

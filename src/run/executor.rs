@@ -316,6 +316,7 @@ impl Executor<'_> {
             }
         };
         sinks.emit(RunEvent::StepStarted { pass, step })?;
+        let seconds = super::journal::seconds_log(self.dir, pass, step);
         let step_env = StepEnv {
             engine: env.engine,
             study: self.study,
@@ -328,8 +329,10 @@ impl Executor<'_> {
             progress: self.progress,
             stop: self.stop,
             team: team.as_ref(),
+            seconds: &seconds,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
+        seconds.finish()?;
         sinks.emit(RunEvent::StepFinished {
             pass,
             step,

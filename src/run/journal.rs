@@ -25,6 +25,20 @@ pub struct Journal<'a> {
     current: Option<(usize, String, ContenderSummary)>,
 }
 
+/// A step's file in the run directory: `<pass's directory>/<step><suffix>`.
+fn step_file(pass: &Pass, step: &Step, suffix: &str) -> String {
+    format!("{}/{}{suffix}", pass.rel_dir, step.name)
+}
+
+/// The per-second file of `step` in `pass` of the run in `dir` (`<step>.intervals.ndjson`),
+/// which the step appends each second's record to as soon as the second closes: a long step
+/// keeps none of them in memory for it, and a run killed mid-step keeps the seconds it had
+/// finished. The journal names it; the step writes it (a client step's records are made
+/// inside the step, every second).
+pub fn seconds_log(dir: &Path, pass: &Pass, step: &Step) -> crate::results::SecondsLog {
+    crate::results::SecondsLog::new(dir.join(step_file(pass, step, ".intervals.ndjson")))
+}
+
 /// Make the run's directory in `out`, named for `label`: never one that exists.
 pub fn create_dir(out: &Path, label: &str) -> Result<RunDir, ExecError> {
     Ok(RunDir::create(out, label)?)
@@ -101,13 +115,9 @@ impl<'a> Journal<'a> {
         summary: &StepSummary,
         files: &StepFiles,
     ) -> Result<(), ExecError> {
-        let rel = |suffix: &str| format!("{}/{}{suffix}", pass.rel_dir, step.name);
+        let rel = |suffix: &str| step_file(pass, step, suffix);
         self.dir
             .write_ndjson(&rel(".system.ndjson"), &files.samples)?;
-        if !files.intervals.is_empty() {
-            self.dir
-                .write_ndjson(&rel(".intervals.ndjson"), &files.intervals)?;
-        }
         self.dir.write_json(
             &rel(".json"),
             &serde_json::json!({
@@ -370,7 +380,6 @@ mod tests {
         let failed = StepSummary::without_figures("load", "load", Status::Failed, "broken");
         let files = StepFiles {
             samples: Vec::new(),
-            intervals: Vec::new(),
             details: serde_json::json!({ "why": "test" }),
             server_counters: None,
             error: Some("c · load: broken".into()),

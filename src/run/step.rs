@@ -36,6 +36,8 @@ pub struct StepEnv<'a> {
     pub stop: &'a AtomicBool,
     /// This shard's part of a step divided among the shards' clients.
     pub team: Option<&'a Team>,
+    /// The step's per-second file, written as each second closes.
+    pub seconds: &'a crate::results::SecondsLog,
 }
 
 /// What a step left behind before its record is made.
@@ -82,19 +84,15 @@ fn panicked(env: &StepEnv, payload: &(dyn std::any::Any + Send)) -> (StepSummary
 fn measured_step(env: &StepEnv) -> (StepSummary, StepFiles) {
     let m = measure(env);
     // A step whose result is wrong but whose figures stand keeps them, and fails.
-    let (summary, details, error, intervals) = match m.result {
+    let (summary, details, error) = match m.result {
         Err(StepError::Failed(why, workload::Kept(out))) => {
             figures(env, *out, Some(why), &m.samples, m.own)
         }
         Ok(out) => figures(env, out, None, &m.samples, m.own),
-        Err(e) => {
-            let (s, details, error) = failure(env, e);
-            (s, details, error, Vec::new())
-        }
+        Err(e) => failure(env, e),
     };
     let files = StepFiles {
         samples: m.samples,
-        intervals,
         details,
         server_counters: m.server_counters,
         error,
@@ -135,6 +133,7 @@ fn measure(env: &StepEnv) -> Measured {
         progress: env.progress,
         stop: &step_stop,
         team: env.team,
+        seconds: env.seconds,
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();
@@ -172,19 +171,14 @@ fn measure(env: &StepEnv) -> Measured {
 }
 
 /// The record of a step that produced its figures (`wrong`: why its result is wrong anyway):
-/// its summary, details, error and per-second records.
+/// its summary, details and error (its per-second records are on disk already).
 fn figures(
     env: &StepEnv,
     out: workload::StepOutput,
     wrong: Option<String>,
     samples: &[sysmon::SystemSample],
     own: sysmon::own::OwnUse,
-) -> (
-    StepSummary,
-    serde_json::Value,
-    Option<String>,
-    Vec<crate::results::IntervalRecord>,
-) {
+) -> (StepSummary, serde_json::Value, Option<String>) {
     let (engine, host, step) = (env.engine, env.host, env.step);
     let mut s = out.summary;
     s.name = step.name.clone();
@@ -227,7 +221,7 @@ fn figures(
         });
     }
     let error = wrong.map(|why| format!("{} · {}: {why}", env.contender, step.name));
-    (s, out.details, error, out.intervals)
+    (s, out.details, error)
 }
 
 /// The record of a step that produced no figures: skipped, interrupted or failed (with the

@@ -1,21 +1,39 @@
 //! The collector: merges the clients' per-tick flushes into one record per second, emitted
-//! once no running client can add to it, and sums the seconds after warm-up into the run's
-//! totals.
+//! once no running client can add to it — or, when a client is stuck inside an operation,
+//! [`CLOSE_AFTER_S`] seconds after the second ended — and sums the seconds after warm-up into
+//! the run's totals.
+//!
+//! Memory does not grow with the length of a run: at most a few seconds are open at once
+//! (a stuck client's later report of a closed second goes into the oldest open one), an
+//! open second holds its counts sparsely (the blocks of buckets its latencies fall in, a few
+//! KiB, not a 184 KiB histogram per op kind), the full histograms a closed second is
+//! summarized in are a few reset and reused from second to second (as CockroachDB's
+//! workload histograms go back to a pool), and the run keeps each second's record without
+//! its histograms: those are handed to `on_interval` once, for the per-second file.
 
 use super::connect::ConnectTally;
 use super::msg::{Flushed, Msg};
 use super::outcome::{ErrorCount, RunOutcome};
 use super::spec::RunSpec;
-use crate::metrics::{self, Hist, Latency};
+use crate::metrics::{self, Hist, Latency, Recorder};
 use crate::results::{IntervalRecord, OpInterval};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+/// Seconds after a second's end that it waits for a client that has not reported it (one
+/// inside a long operation); then it is closed without it, and what that client later
+/// reports of it is counted in the oldest second still open.
+pub const CLOSE_AFTER_S: u64 = 3;
+
+/// Emptied seconds kept for reuse: more than can be open at once in a steady run.
+const POOL: usize = CLOSE_AFTER_S as usize + 3;
 
 /// Merged stats of one tick.
 struct TickAgg {
-    hists: Vec<Hist>,
+    /// Per op kind, the clients' counts of the second, sparse.
+    counts: Vec<Recorder>,
     ops: Vec<u64>,
     rows: u64,
     errors: u64,
@@ -38,7 +56,7 @@ pub(super) fn collect(
 ) -> RunOutcome {
     let mut c = Collector::new(spec.warmup_s, op_names, clients, start);
     while c.done.iter().any(|d| !d) {
-        match rx.recv() {
+        match rx.recv_timeout(c.until_overdue()) {
             Ok(Msg::Flush {
                 worker,
                 tick,
@@ -52,8 +70,10 @@ pub(super) fn collect(
             }
             Ok(Msg::Ready { took }) => tally.ready(took),
             Ok(Msg::ConnectFailed { client, error }) => tally.failed(client, error),
-            Err(_) => break, // every client thread is gone
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break, // every client thread is gone
         }
+        c.emit_overdue(on_interval);
     }
     c.emit_rest(on_interval);
     c.outcome(stop, tally)
@@ -65,7 +85,13 @@ struct Collector<'a> {
     op_names: &'a [String],
     start: Instant,
     t: Totals,
+    /// The open seconds (at most a few: see [`CLOSE_AFTER_S`]).
     pending: BTreeMap<u64, TickAgg>,
+    /// Emitted seconds, reset, for the next ones.
+    pool: Vec<TickAgg>,
+    /// The second being emitted: per op kind, and all op kinds together (reset each second).
+    tick_ops: Vec<Hist>,
+    tick_all: Hist,
     /// Per client: the highest tick it will never add to again (None: none sealed yet).
     sealed: Vec<Option<u64>>,
     done: Vec<bool>,
@@ -92,6 +118,9 @@ impl<'a> Collector<'a> {
                 intervals: Vec::new(),
             },
             pending: BTreeMap::new(),
+            pool: Vec::new(),
+            tick_ops: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+            tick_all: metrics::new_hist(),
             sealed: vec![None; clients],
             done: vec![false; clients],
             next_emit: 0,
@@ -101,19 +130,21 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Add a client's flush of `tick` to that tick; its errors after warm-up to the run's.
+    /// Add a client's flush of `tick` to that tick (to the oldest open one when `tick` was
+    /// closed without it); its errors after warm-up to the run's.
     fn add(&mut self, tick: u64, stats: Flushed) {
         let n_ops = self.op_names.len();
+        let pool = &mut self.pool;
         let agg = self
             .pending
-            .entry(tick)
-            .or_insert_with(|| TickAgg::new(n_ops));
+            .entry(tick.max(self.next_emit))
+            .or_insert_with(|| pool.pop().unwrap_or_else(|| TickAgg::new(n_ops)));
         let Flushed {
             local: stats,
             latencies,
         } = stats;
         for (i, lat) in latencies.iter().enumerate().take(n_ops) {
-            lat.add_to(&mut agg.hists[i]);
+            agg.counts[i].add(lat);
             agg.ops[i] += stats.ops[i];
             self.ops_all += stats.ops[i];
         }
@@ -147,17 +178,25 @@ impl<'a> Collector<'a> {
             .and_then(|v| v.into_iter().min());
         if let Some(h) = horizon {
             while self.next_emit <= h {
-                emit(
-                    self.next_emit,
-                    &mut self.pending,
-                    self.warmup_s,
-                    self.op_names,
-                    &mut self.t,
-                    f64::INFINITY,
-                    on_interval,
-                );
-                self.next_emit += 1;
+                self.emit(f64::INFINITY, on_interval);
             }
+        }
+    }
+
+    /// How long until the oldest open second is overdue.
+    fn until_overdue(&self) -> Duration {
+        let due = self.start + Duration::from_secs(self.next_emit + 1 + CLOSE_AFTER_S);
+        due.saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    }
+
+    /// Emit every second that ended more than [`CLOSE_AFTER_S`] seconds ago, whether or not
+    /// every client has reported it: a client inside a long operation does not hold the
+    /// others' seconds.
+    fn emit_overdue(&mut self, on_interval: &mut impl FnMut(&IntervalRecord)) {
+        let now = self.start.elapsed().as_secs();
+        while self.next_emit + 1 + CLOSE_AFTER_S <= now {
+            self.emit(f64::INFINITY, on_interval);
         }
     }
 
@@ -170,17 +209,41 @@ impl<'a> Collector<'a> {
             .as_secs_f64();
         if let Some(last) = last {
             while self.next_emit <= last {
-                emit(
-                    self.next_emit,
-                    &mut self.pending,
-                    self.warmup_s,
-                    self.op_names,
-                    &mut self.t,
-                    end_s,
-                    on_interval,
-                );
-                self.next_emit += 1;
+                self.emit(end_s, on_interval);
             }
+        }
+    }
+
+    /// Finish the oldest open second: summarize it, add it to the totals unless it is
+    /// warm-up, report it, keep it without its histograms, and put its aggregate back in the
+    /// pool. `end_s` is when the run ended (seconds after start), which shortens the last
+    /// tick.
+    fn emit(&mut self, end_s: f64, on_interval: &mut impl FnMut(&IntervalRecord)) {
+        let tick = self.next_emit;
+        self.next_emit += 1;
+        let n_ops = self.op_names.len();
+        let mut agg = match self.pending.remove(&tick) {
+            Some(agg) => agg,
+            None => self.pool.pop().unwrap_or_else(|| TickAgg::new(n_ops)),
+        };
+        for (h, counts) in self.tick_ops.iter_mut().zip(&mut agg.counts) {
+            h.reset();
+            counts.take().add_to(h);
+        }
+        let rec = record(
+            tick,
+            &agg,
+            tick < self.warmup_s,
+            self.op_names,
+            &mut self.t,
+            (&self.tick_ops, &mut self.tick_all),
+            end_s,
+        );
+        on_interval(&rec);
+        self.t.intervals.push(without_histograms(rec));
+        if self.pool.len() < POOL {
+            agg.reset();
+            self.pool.push(agg);
         }
     }
 
@@ -235,7 +298,7 @@ struct Totals {
 impl TickAgg {
     fn new(n_ops: usize) -> Self {
         TickAgg {
-            hists: (0..n_ops).map(|_| metrics::new_hist()).collect(),
+            counts: (0..n_ops).map(|_| Recorder::new()).collect(),
             ops: vec![0; n_ops],
             rows: 0,
             errors: 0,
@@ -243,46 +306,56 @@ impl TickAgg {
             dropped: 0,
         }
     }
+
+    /// Empty again (its counts were taken as it was summarized).
+    fn reset(&mut self) {
+        self.ops.iter_mut().for_each(|o| *o = 0);
+        self.rows = 0;
+        self.errors = 0;
+        self.late = 0;
+        self.dropped = 0;
+    }
 }
 
-/// Finish tick `tick`: summarize it, add it to the totals unless it is warm-up, report it.
+/// The record of second `tick` from its aggregate and its histograms (`hists`: per op
+/// kind, and scratch for all of them together), added to the totals unless `warmup`.
 /// `end_s` is when the run ended (seconds after start), which shortens the last tick.
-fn emit(
+fn record(
     tick: u64,
-    pending: &mut BTreeMap<u64, TickAgg>,
-    warmup_s: u64,
+    agg: &TickAgg,
+    warmup: bool,
     op_names: &[String],
     t: &mut Totals,
+    hists: (&[Hist], &mut Hist),
     end_s: f64,
-    on_interval: &mut impl FnMut(&IntervalRecord),
-) {
+) -> IntervalRecord {
+    let (per_op, tick_all) = hists;
     let n_ops = op_names.len();
-    let agg = pending.remove(&tick).unwrap_or_else(|| TickAgg::new(n_ops));
-    let warmup = tick < warmup_s;
-    let mut tick_all = metrics::new_hist();
+    tick_all.reset();
     let mut per = Vec::with_capacity(n_ops);
     for (i, name) in op_names.iter().enumerate() {
-        metrics::merge(&mut tick_all, &agg.hists[i]);
+        let h = &per_op[i];
+        metrics::merge(tick_all, h);
         if !warmup {
-            metrics::merge(&mut t.per_op[i], &agg.hists[i]);
+            metrics::merge(&mut t.per_op[i], h);
         }
         per.push(OpInterval {
             op: name.clone(),
             ops: agg.ops[i],
-            latency_us: Latency::of(&agg.hists[i]),
-            hist: (!agg.hists[i].is_empty()).then(|| metrics::encode(&agg.hists[i])),
+            latency_us: Latency::of(h),
+            hist: (!h.is_empty()).then(|| metrics::encode(h)),
         });
     }
     let tick_ops: u64 = agg.ops.iter().sum();
     if !warmup {
-        metrics::merge(&mut t.all, &tick_all);
+        metrics::merge(&mut t.all, tick_all);
         t.ops += tick_ops;
         t.rows += agg.rows;
         t.late += agg.late;
         t.dropped += agg.dropped;
     }
     let t_s = ((tick + 1) as f64).min(end_s.max(tick as f64 + 0.001));
-    let rec = IntervalRecord {
+    IntervalRecord {
         tick,
         t_s,
         warmup,
@@ -292,10 +365,17 @@ fn emit(
         errors: agg.errors,
         late: agg.late,
         dropped: agg.dropped,
-        latency_us: Latency::of(&tick_all),
+        latency_us: Latency::of(tick_all),
         per_op: per,
         level: None,
-    };
-    on_interval(&rec);
-    t.intervals.push(rec);
+    }
+}
+
+/// A second as the run keeps it: its figures, not its histograms (those went to the
+/// per-second file).
+fn without_histograms(mut rec: IntervalRecord) -> IntervalRecord {
+    for op in &mut rec.per_op {
+        op.hist = None;
+    }
+    rec
 }

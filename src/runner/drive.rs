@@ -95,15 +95,67 @@ where
 }
 
 /// Sleep until `until` (or the deadline, or a stop), waking every 50 ms to look at the stop
-/// flag.
-fn pause(until: Instant, deadline: Option<Instant>, stop: &AtomicBool) {
+/// flag and to hand the collector a second that ended meanwhile: a client that waits (think
+/// time, an open loop's schedule) reports its seconds on time, so none waits for it.
+fn pause(until: Instant, deadline: Option<Instant>, stop: &AtomicBool, ticker: &mut Ticker) {
     let until = deadline.map_or(until, |d| until.min(d));
     loop {
         let now = Instant::now();
+        ticker.roll(now);
         if now >= until || stop.load(Ordering::Relaxed) {
             return;
         }
         std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// A client's current second: its counters and recorders, handed to the collector when the
+/// second changes.
+struct Ticker<'a> {
+    slot: usize,
+    start: Instant,
+    tick: u64,
+    local: Local,
+    recorders: Vec<Recorder>,
+    tx: &'a mpsc::Sender<Msg>,
+}
+
+impl Ticker<'_> {
+    /// At `now`: when a new second has begun, send the last one's stats.
+    fn roll(&mut self, now: Instant) {
+        let cur = now.saturating_duration_since(self.start).as_secs();
+        if cur != self.tick {
+            let stats = self.take();
+            let _ = self.tx.send(Msg::Flush {
+                worker: self.slot,
+                tick: self.tick,
+                next_tick: cur,
+                stats,
+                done: false,
+            });
+            self.tick = cur;
+        }
+    }
+
+    /// The second's stats; the counters start again empty.
+    fn take(&mut self) -> Flushed {
+        let n_ops = self.recorders.len();
+        Flushed {
+            local: std::mem::replace(&mut self.local, Local::new(n_ops)),
+            latencies: self.recorders.iter_mut().map(Recorder::take).collect(),
+        }
+    }
+
+    /// The client is done: its last second's stats.
+    fn finish(mut self) {
+        let stats = self.take();
+        let _ = self.tx.send(Msg::Flush {
+            worker: self.slot,
+            tick: self.tick,
+            next_tick: self.tick,
+            stats,
+            done: true,
+        });
     }
 }
 
@@ -184,13 +236,14 @@ fn drive(
     stop: &AtomicBool,
     tx: &mpsc::Sender<Msg>,
 ) {
-    let mut local = Local::new(n_ops);
-    let mut recorders: Vec<Recorder> = (0..n_ops).map(|_| Recorder::new()).collect();
-    let take = |local: Local, recorders: &mut [Recorder]| Flushed {
-        local,
-        latencies: recorders.iter_mut().map(Recorder::take).collect(),
+    let mut t = Ticker {
+        slot,
+        start,
+        tick: 0,
+        local: Local::new(n_ops),
+        recorders: (0..n_ops).map(|_| Recorder::new()).collect(),
+        tx,
     };
-    let mut tick = 0u64;
     let deadline = match bound {
         Bound::Duration(d) => Some(start + d),
         Bound::PerClient(_) => None,
@@ -207,7 +260,7 @@ fn drive(
             None => match worker.pause() {
                 None => now,
                 Some(d) => {
-                    pause(now + d, deadline, stop);
+                    pause(now + d, deadline, stop, &mut t);
                     now = Instant::now();
                     now
                 }
@@ -220,15 +273,18 @@ fn drive(
                 }
                 now = Instant::now();
                 if due > now {
-                    std::thread::sleep(due - now);
+                    pause(due, None, stop, &mut t);
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     now = Instant::now();
                 } else if now - due > DROP_AFTER {
-                    local.dropped += 1;
+                    t.local.dropped += 1;
                     seq += 1;
                     continue;
                 }
                 if now.saturating_duration_since(due) > LATE_AFTER {
-                    local.late += 1;
+                    t.local.late += 1;
                 }
                 due
             }
@@ -238,27 +294,17 @@ fn drive(
         }
         let (op, res) = worker.op(seq);
         now = Instant::now();
-        let cur = now.duration_since(start).as_secs();
-        if cur != tick {
-            let full = std::mem::replace(&mut local, Local::new(n_ops));
-            let _ = tx.send(Msg::Flush {
-                worker: slot,
-                tick,
-                next_tick: cur,
-                stats: take(full, &mut recorders),
-                done: false,
-            });
-            tick = cur;
-        }
+        t.roll(now);
         let op = op.min(n_ops.saturating_sub(1));
         match res {
             Ok(rows) => {
-                recorders[op].record(metrics::micros(now.saturating_duration_since(t0)));
-                local.ops[op] += 1;
-                local.rows += rows;
+                t.recorders[op].record(metrics::micros(now.saturating_duration_since(t0)));
+                t.local.ops[op] += 1;
+                t.local.rows += rows;
             }
             Err(e) => {
-                let entry = local
+                let entry = t
+                    .local
                     .errors
                     .entry((op, e.kind))
                     .or_insert_with(|| (0, e.message.clone()));
@@ -267,11 +313,5 @@ fn drive(
         }
         seq += 1;
     }
-    let _ = tx.send(Msg::Flush {
-        worker: slot,
-        tick,
-        next_tick: tick,
-        stats: take(local, &mut recorders),
-        done: true,
-    });
+    t.finish();
 }

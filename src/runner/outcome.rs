@@ -125,12 +125,7 @@ impl RunOutcome {
     ) -> impl Iterator<Item = IntervalRecord> + use<> {
         std::mem::take(&mut self.intervals)
             .into_iter()
-            .map(move |mut iv| {
-                iv.tick += tick_base;
-                iv.t_s += tick_base as f64;
-                iv.level = Some(level);
-                iv
-            })
+            .map(move |iv| iv.shifted(tick_base, Some(level)))
     }
 
     /// When every operation failed: the count and the first failure's message, for a step to

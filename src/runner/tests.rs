@@ -61,12 +61,13 @@ fn timed_run_ticks_every_second_and_excludes_warmup() {
         ..timed(2, Duration::from_millis(2500))
     };
     let stop = AtomicBool::new(false);
+    let mut seen: Vec<crate::results::IntervalRecord> = Vec::new();
     let out = run_closed(
         &spec,
         &names(),
         |_| Ok(Box::new(Sleepy { us: 1000 }) as Box<dyn Worker>),
         &stop,
-        |_| {},
+        |iv| seen.push(iv.clone()),
     )
     .expect("run");
     let ticks: Vec<u64> = out.intervals.iter().map(|i| i.tick).collect();
@@ -84,11 +85,21 @@ fn timed_run_ticks_every_second_and_excludes_warmup() {
     let all: u64 = out.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(out.ops_all, all);
     assert!(out.ops_all > out.ops);
-    // Each second's histogram is written whole: the measured seconds' decoded
-    // histograms add up to the run's, every count in place (what a merge of shards adds).
+    // Each second's histogram is handed on whole (for the per-second file): the measured
+    // seconds' decoded histograms add up to the run's, every count in place (what a merge
+    // of shards adds). The run keeps its seconds without them, so what it holds does not
+    // grow by a histogram a second.
+    assert_eq!(seen.len(), out.intervals.len());
+    assert!(
+        out.intervals
+            .iter()
+            .flat_map(|i| &i.per_op)
+            .all(|op| op.hist.is_none()),
+        "the run kept a histogram per second"
+    );
     let mut kind0 = metrics::new_hist();
     let mut every = metrics::new_hist();
-    for i in out.intervals.iter().filter(|i| !i.warmup) {
+    for i in seen.iter().filter(|i| !i.warmup) {
         for (k, op) in i.per_op.iter().enumerate() {
             let text = op.hist.as_deref().expect("a histogram each second");
             let h = metrics::decode(text).expect("decodes");
@@ -421,4 +432,71 @@ fn a_shard_runs_its_own_clients_by_their_ids_at_its_share_of_the_rate() {
     // a quarter of 800/s for 2 s
     assert!((360..=440).contains(&out.ops), "{}", out.ops);
     assert_eq!(out.connect.clients, 2);
+}
+
+/// Client 0 is stuck in its sixth operation for `stuck`; the others run 1 ms operations.
+/// When it comes back it notes how many seconds had been emitted meanwhile.
+struct StuckOnce<'a> {
+    client: usize,
+    stuck: Duration,
+    emitted: &'a std::sync::atomic::AtomicU64,
+    seen_on_return: &'a Mutex<Option<u64>>,
+}
+
+impl Worker for StuckOnce<'_> {
+    fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
+        if self.client == 0 && seq == 5 {
+            std::thread::sleep(self.stuck);
+            let n = self.emitted.load(Ordering::SeqCst);
+            *self.seen_on_return.lock().unwrap() = Some(n);
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (0, Ok(1))
+    }
+}
+
+#[test]
+fn a_client_stuck_in_an_operation_does_not_hold_the_others_seconds() {
+    let emitted = std::sync::atomic::AtomicU64::new(0);
+    let seen_on_return = Mutex::new(None);
+    let stuck = Duration::from_secs(6);
+    let stop = AtomicBool::new(false);
+    let mut ticks = Vec::new();
+    let out = run_closed(
+        &timed(3, Duration::from_secs(7)),
+        &names(),
+        |client| {
+            Ok(Box::new(StuckOnce {
+                client,
+                stuck,
+                emitted: &emitted,
+                seen_on_return: &seen_on_return,
+            }) as Box<dyn Worker>)
+        },
+        &stop,
+        |iv| {
+            ticks.push(iv.tick);
+            emitted.fetch_add(1, Ordering::SeqCst);
+        },
+    )
+    .expect("run");
+    // While it was stuck the others' seconds were closed at most CLOSE_AFTER_S seconds
+    // after they ended, not held for it: the seconds open at once do not grow with how long
+    // a client is stuck.
+    let seen = seen_on_return
+        .lock()
+        .unwrap()
+        .expect("the stuck client came back");
+    let open = stuck.as_secs() - seen;
+    assert!(
+        open <= collect::CLOSE_AFTER_S + 1,
+        "{open} seconds were held open for the stuck client ({seen} emitted after {stuck:?})"
+    );
+    // Nothing lost or counted twice: every second once, in order, and every operation in
+    // one of them; the stuck operation's latency counted.
+    assert_eq!(ticks, (0..ticks.len() as u64).collect::<Vec<_>>());
+    let in_seconds: u64 = out.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(in_seconds, out.ops_all);
+    assert!(out.all.max() >= 6_000_000, "{}", out.all.max());
 }

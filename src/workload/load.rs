@@ -637,6 +637,7 @@ mod tests {
             progress: &progress,
             stop: &stop,
             team: None,
+            seconds: &crate::results::SecondsLog::discard(),
         };
         let p = LoadParams {
             batch_rows: 10,

@@ -151,6 +151,10 @@ pub struct StepCtx<'a> {
     /// In a sharded run, the step's team: its runs start only this shard's clients, when
     /// every shard is ready (see [`divides_clients`]).
     pub team: Option<&'a crate::shard::Team>,
+    /// Where each second's record goes as soon as it is made (`<step>.intervals.ndjson`):
+    /// a client step appends every record it puts in [`StepOutput::intervals`], in the same
+    /// order and form.
+    pub seconds: &'a crate::results::SecondsLog,
 }
 
 /// What a step produced.
@@ -159,6 +163,8 @@ pub struct StepOutput {
     pub summary: StepSummary,
     /// Everything else worth keeping, written to `<step>.json`.
     pub details: serde_json::Value,
+    /// Its per-second records without their histograms (those went to
+    /// [`StepCtx::seconds`] whole as each second closed): what the step's own figures read.
     pub intervals: Vec<IntervalRecord>,
     /// The step ended early because of the stop flag.
     pub interrupted: bool,

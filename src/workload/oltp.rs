@@ -790,6 +790,7 @@ fn run_levels(
         let progress = ctx.progress;
         let (out, runs) = super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |clock| {
             runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
                 clock(iv.t_s);
                 if let Some((k, c)) = kill
                     && r.killed.is_none()

@@ -506,6 +506,7 @@ fn run_clients(
         Clock::AllConnected
     };
     let out = runner::run_clocked(&spec, clock, names, make, ctx.stop, |iv| {
+        ctx.seconds.append(iv);
         progress.status(&format!("t={:.0}s {:.0} queries/s", iv.t_s, iv.ops_per_s));
     })?;
     Ok(out)

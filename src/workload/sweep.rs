@@ -253,6 +253,7 @@ where
             |client| make(li, client),
             ctx.stop,
             |iv| {
+                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
                 if let Some(io) = meter.tick() {
                     disk.push(DiskSecond {
                         level: threads,

@@ -55,7 +55,7 @@ pub fn run(
     let start = f.note_primary()?;
     let progress = ctx.progress;
     let mut noted: Result<_, StepError> = Ok(());
-    let out = writers::run(ctx, p, p.duration_s, 0, |iv| {
+    let out = writers::run(ctx, p, p.duration_s, 0, 0, |iv| {
         progress.status(&format!(
             "writers on the primary, replicas fetching only: t={:.0}s {:.0} tx/s",
             iv.t_s, iv.ops_per_s

@@ -135,7 +135,7 @@ fn sweep(
             }
             repl.set_commit_wait(count, usec)?;
             let progress = ctx.progress;
-            let out = writers::run(ctx, p, p.duration_s, tick_base, |iv| {
+            let out = writers::run(ctx, p, p.duration_s, tick_base, tick_base, |iv| {
                 progress.status(&format!(
                     "commit wait {count} × {usec} µs: t={:.0}s {:.0} tx/s",
                     iv.t_s, iv.ops_per_s

@@ -44,7 +44,7 @@ pub fn run(
     let t_writes = f.t();
     let progress = ctx.progress;
     let mut failed: Option<StepError> = None;
-    let out = writers::run(ctx, p, p.duration_s, 0, |iv| {
+    let out = writers::run(ctx, p, p.duration_s, 0, 0, |iv| {
         if failed.is_some() {
             return;
         }

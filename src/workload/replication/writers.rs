@@ -40,14 +40,20 @@ pub fn prepare(ctx: &StepCtx<'_>, p: &ReplicationParams) -> Result<(), StepError
 }
 
 /// Run the writers for `duration_s` (at `rate` transactions/s in all, when given), calling
-/// `on_interval` each second on this thread. Each operation is one transaction.
+/// `on_interval` each second on this thread. Each operation is one transaction. Each second
+/// goes to the step's per-second file as the `tick_base`-th and later seconds of the step.
 pub fn run(
     ctx: &StepCtx<'_>,
     p: &ReplicationParams,
     duration_s: u64,
     stream: u64,
-    on_interval: impl FnMut(&IntervalRecord),
+    tick_base: u64,
+    mut on_interval: impl FnMut(&IntervalRecord),
 ) -> Result<RunOutcome, StepError> {
+    let on_interval = |iv: &IntervalRecord| {
+        ctx.seconds.append_shifted(iv, tick_base, None);
+        on_interval(iv)
+    };
     let spec = RunSpec {
         clients: p.writers as usize,
         bound: Bound::Duration(Duration::from_secs(duration_s)),

@@ -382,6 +382,7 @@ fn run_levels(
         let progress = ctx.progress;
         let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |clock| {
             runner::run_closed(&spec, names, make, ctx.stop, |iv| {
+                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
                 clock(iv.t_s);
                 let no = iv.per_op.first().map_or(0, |o| o.ops);
                 progress.status(&format!(
