@@ -72,7 +72,6 @@ fn panicked(env: &StepEnv, payload: &(dyn std::any::Any + Send)) -> (StepSummary
     );
     let files = StepFiles {
         samples: Vec::new(),
-        intervals: Vec::new(),
         details: serde_json::Value::Null,
         server_counters: None,
         error: Some(format!("{} · {}: {why}", env.contender, env.step.name)),
