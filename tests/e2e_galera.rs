@@ -150,6 +150,7 @@ fn cluster_sum(ports: &[u16], counter: &str) -> u64 {
                 .ip_or_hostname(Some("127.0.0.1"))
                 .tcp_port(port)
                 .user(Some("root"))
+                .pass(Some(common::sandbox_password(port)))
                 .prefer_socket(false);
             let mut c = mysql::Conn::new(opts).expect("connect to a kept node");
             let row: Option<(String, String)> = c

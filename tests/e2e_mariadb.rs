@@ -88,6 +88,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         device_profile: None,
         data_dir: None,
         galera: None,
+        secret: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -139,6 +140,7 @@ fn a_server_that_cannot_start_says_why() {
             device_profile: None,
             data_dir: None,
             galera: None,
+            secret: None,
         }),
         "bad",
         &root.path().join("bad"),
@@ -470,7 +472,10 @@ fn external_targets_are_used_but_never_harmed() {
     // A database dbduel did not create is refused and left exactly as it was.
     let study = target_study(
         root.path(),
-        &format!("target = \"mysql://root@127.0.0.1:{port}/precious\""),
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}/precious"), port)
+        ),
         "storage_engine = \"innodb\"",
     );
     let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
@@ -484,7 +489,10 @@ fn external_targets_are_used_but_never_harmed() {
     // A storage engine the server lacks stops the run before anything runs (exit 3).
     let study = target_study(
         root.path(),
-        &format!("target = \"mysql://root@127.0.0.1:{port}\""),
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port)
+        ),
         "storage_engine = \"rocksdb\"",
     );
     let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
@@ -550,7 +558,8 @@ fn the_wire_client_speaks_every_result_shape() {
     admin.query_drop("CREATE DATABASE w").unwrap();
     let connect =
         |user: &str, pw: Option<&str>| WireSession::connect(&wire_target(port, user, pw), "w", 30);
-    let Ok(mut s) = connect("root", None) else {
+    let secret = sb.secret().expect("the sandbox's secret");
+    let Ok(mut s) = connect("root", Some(secret.expose())) else {
         panic!("root connects")
     };
     assert!(
@@ -680,6 +689,7 @@ fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Con
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(common::sandbox_password(port)))
         .prefer_socket(false)
         .db_name(Some(db))
         .local_infile_handler(Some(handler));
@@ -897,6 +907,7 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(common::sandbox_password(port)))
         .prefer_socket(false)
         .db_name(Some("dbduel_connects"))
         .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS);

@@ -515,6 +515,7 @@ impl MariadbOptions {
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
             galera: None,
+            secret: None,
         }
     }
 }
@@ -733,6 +734,7 @@ impl MariadbEngine {
                         device_profile: None,
                         data_dir: None,
                         galera: None,
+                        secret: None,
                     };
                     (r.name.clone(), recipe)
                 })

@@ -292,6 +292,7 @@ impl PostgresOptions {
             memory_limit_mb: self.memory_limit_mb,
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
+            secret: None,
         }
     }
 }
