@@ -487,7 +487,11 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
         &bad,
         std::fs::read_to_string(&study)
             .expect("study")
-            .replace(&format!("127.0.0.1:{r}\""), &format!("127.0.0.1:{p}\"")),
+            .replace(&format!("127.0.0.1:{r}\""), &format!("127.0.0.1:{p}\""))
+            .replace(
+                &common::sandbox_secret_file(r).display().to_string(),
+                &common::sandbox_secret_file(p).display().to_string(),
+            ),
     )
     .expect("bad study");
     let (code, stdout, stderr) = run(&[
