@@ -159,7 +159,7 @@ fn a_server_that_cannot_start_says_why() {
         &root.path().join("late"),
     )
     .expect("create");
-    let cnf = root.path().join("late").join("server.cnf");
+    let cnf = s.layout.config_file.clone();
     let text = std::fs::read_to_string(&cnf).unwrap() + "no_such_variable_at_all = 1\n";
     std::fs::write(&cnf, text).unwrap();
     let err = s.start().expect_err("must not start").to_string();
@@ -168,6 +168,8 @@ fn a_server_that_cannot_start_says_why() {
         "{err}"
     );
     assert!(s.pid().is_none());
+    // its private directory goes with it
+    s.destroy().expect("destroy");
 }
 
 #[test]
@@ -295,8 +297,8 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
         4,
         "{status}"
     );
-    let (code, down, _) = run(&["sandbox", "down", "--out", out_s]);
-    assert_eq!(code, 0, "{down}");
+    let (code, down, stderr) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{down}\n{stderr}");
     assert!(sandbox::find(out.path()).is_empty());
 }
 
@@ -1034,4 +1036,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
             .unwrap(),
         1
     );
+    drop(s);
+    // the server's private directory outside the test's goes too
+    engine.finish(false).expect("finish");
 }

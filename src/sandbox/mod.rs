@@ -342,8 +342,14 @@ impl Sandbox {
         };
         sb.manifest.cgroups = sb.limits.iter().flat_map(|l| l.paths()).collect();
         sb.save()?;
-        secret::create(&sb.layout.dir, sb.recipe.inherited_secret().as_ref())?;
-        sb.recipe.init(&sb.layout)?;
+        let made = secret::create(&sb.layout.dir, sb.recipe.inherited_secret().as_ref())
+            .and_then(|_| sb.recipe.init(&sb.layout));
+        if let Err(e) = made {
+            // Nothing ran yet: what was made (the private directory outside `dir` above all,
+            // which nothing else would find) goes with the error.
+            let _ = remove_dir(&sb.layout);
+            return Err(e);
+        }
         Ok(sb)
     }
 
