@@ -98,7 +98,8 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     let sums: Vec<_> = (0..3).map(|i| c.checksums(i).expect("checksums")).collect();
     assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
     assert!(sums[0].iter().any(|t| t.table == "w"));
-    // Every node runs as the `mysql` account, from a private directory.
+    // Every node runs as dbduel's dedicated account (never root, never the host's `mysql`),
+    // from a private directory.
     let found = dbduel::sandbox::find(root.path());
     assert_eq!(found.len(), 3, "one sandbox a node");
     let private: Vec<PathBuf> = found
@@ -115,9 +116,15 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|l| l.split_whitespace().next())
             .expect("uid");
-        let mysql = dbduel::sandbox::user::lookup("mysql").expect("a mysql account");
         if dbduel::sandbox::user::is_root() {
-            assert_eq!(uid, mysql.uid.to_string(), "node {pid} runs as mysql");
+            let account = dbduel::sandbox::user::lookup(dbduel::sandbox::user::SERVER_ACCOUNT)
+                .expect("dbduel's account");
+            assert_eq!(
+                uid,
+                account.uid.to_string(),
+                "node {pid} runs as {}",
+                account.name
+            );
         }
     }
     engine.finish(false).expect("finish");
@@ -151,6 +158,7 @@ fn cluster_sum(ports: &[u16], counter: &str) -> u64 {
                 .ip_or_hostname(Some("127.0.0.1"))
                 .tcp_port(port)
                 .user(Some("root"))
+                .pass(Some(common::sandbox_password(port)))
                 .prefer_socket(false);
             let mut c = mysql::Conn::new(opts).expect("connect to a kept node");
             let row: Option<(String, String)> = c
@@ -221,8 +229,8 @@ fn conflicting_writes_are_counted_as_the_nodes_count_them() {
     // After the conflicts every node holds the same rows.
     let sums = step(&summary, "galera", "sums");
     assert_eq!(figure(sums, "copies_equal"), Some(3.0), "{sums:#}");
-    let (code, _, _) = run(&["sandbox", "down", "--out", out_s]);
-    assert_eq!(code, 0);
+    let (code, down, stderr) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{down}\n{stderr}");
     assert!(dbduel::sandbox::find(&dir).is_empty());
 }
 

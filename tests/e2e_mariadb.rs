@@ -89,6 +89,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         data_dir: None,
         galera: None,
         server_dir: None,
+        secret: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -141,6 +142,7 @@ fn a_server_that_cannot_start_says_why() {
             data_dir: None,
             galera: None,
             server_dir: None,
+            secret: None,
         }),
         "bad",
         &root.path().join("bad"),
@@ -159,7 +161,7 @@ fn a_server_that_cannot_start_says_why() {
         &root.path().join("late"),
     )
     .expect("create");
-    let cnf = root.path().join("late").join("server.cnf");
+    let cnf = s.layout.config_file.clone();
     let text = std::fs::read_to_string(&cnf).unwrap() + "no_such_variable_at_all = 1\n";
     std::fs::write(&cnf, text).unwrap();
     let err = s.start().expect_err("must not start").to_string();
@@ -168,6 +170,8 @@ fn a_server_that_cannot_start_says_why() {
         "{err}"
     );
     assert!(s.pid().is_none());
+    // its private directory goes with it
+    s.destroy().expect("destroy");
 }
 
 #[test]
@@ -295,8 +299,8 @@ fn shootout_on_every_mariadb_contender_agrees_with_the_server() {
         4,
         "{status}"
     );
-    let (code, down, _) = run(&["sandbox", "down", "--out", out_s]);
-    assert_eq!(code, 0, "{down}");
+    let (code, down, stderr) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{down}\n{stderr}");
     assert!(sandbox::find(out.path()).is_empty());
 }
 
@@ -472,7 +476,10 @@ fn external_targets_are_used_but_never_harmed() {
     // A database dbduel did not create is refused and left exactly as it was.
     let study = target_study(
         root.path(),
-        &format!("target = \"mysql://root@127.0.0.1:{port}/precious\""),
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}/precious"), port)
+        ),
         "storage_engine = \"innodb\"",
     );
     let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
@@ -486,7 +493,10 @@ fn external_targets_are_used_but_never_harmed() {
     // A storage engine the server lacks stops the run before anything runs (exit 3).
     let study = target_study(
         root.path(),
-        &format!("target = \"mysql://root@127.0.0.1:{port}\""),
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port)
+        ),
         "storage_engine = \"rocksdb\"",
     );
     let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
@@ -552,7 +562,8 @@ fn the_wire_client_speaks_every_result_shape() {
     admin.query_drop("CREATE DATABASE w").unwrap();
     let connect =
         |user: &str, pw: Option<&str>| WireSession::connect(&wire_target(port, user, pw), "w", 30);
-    let Ok(mut s) = connect("root", None) else {
+    let secret = sb.secret().expect("the sandbox's secret");
+    let Ok(mut s) = connect("root", Some(secret.expose())) else {
         panic!("root connects")
     };
     assert!(
@@ -682,6 +693,7 @@ fn servers_own_load(port: u16, db: &str, table: &str, file: &Path) -> mysql::Con
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(common::sandbox_password(port)))
         .prefer_socket(false)
         .db_name(Some(db))
         .local_infile_handler(Some(handler));
@@ -900,6 +912,7 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(common::sandbox_password(port)))
         .prefer_socket(false)
         .db_name(Some("dbduel_connects"))
         .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS);
@@ -1026,4 +1039,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
             .unwrap(),
         1
     );
+    drop(s);
+    // the server's private directory outside the test's goes too
+    engine.finish(false).expect("finish");
 }

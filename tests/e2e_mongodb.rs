@@ -137,17 +137,18 @@ fn lookups_hit_and_miss_and_the_servers_counters_agree() {
 
     // A second contender on the same server, given as a target: its database is claimed
     // with a marker; a database without one is refused.
-    let port = dbduel::sandbox::find(root.path())
+    // It listens on its private socket only, named in a target as MongoDB's URLs do.
+    let socket = dbduel::sandbox::find(root.path())
         .first()
-        .map(|f| f.manifest.port)
+        .map(|f| f.manifest.socket.display().to_string().replace('/', "%2F"))
         .expect("the sandbox");
     let other = open(
         &root.path().join("b"),
-        Some(&format!("mongodb://127.0.0.1:{port}/dbduel_docs")),
+        Some(&format!("mongodb://{socket}/dbduel_docs")),
     )
     .expect("a marked database is dbduel's");
     other.finish(false).expect("let go");
-    let theirs = mongodb::sync::Client::with_uri_str(format!("mongodb://127.0.0.1:{port}"))
+    let theirs = mongodb::sync::Client::with_uri_str(format!("mongodb://{socket}"))
         .expect("a client of their own");
     theirs
         .database("theirs")
@@ -157,7 +158,7 @@ fn lookups_hit_and_miss_and_the_servers_counters_agree() {
         .expect("their data");
     let err = open(
         &root.path().join("c"),
-        Some(&format!("mongodb://127.0.0.1:{port}/theirs")),
+        Some(&format!("mongodb://{socket}/theirs")),
     )
     .err()
     .expect("theirs is not dbduel's");
@@ -171,7 +172,7 @@ fn lookups_hit_and_miss_and_the_servers_counters_agree() {
     assert_eq!(count, 1);
     let err = open(
         &root.path().join("d"),
-        Some(&format!("mongodb://127.0.0.1:{port}/admin")),
+        Some(&format!("mongodb://{socket}/admin")),
     )
     .err()
     .expect("admin is the server's");

@@ -22,6 +22,7 @@ fn client(port: u16, db: &str) -> postgres::Client {
         .host("127.0.0.1")
         .port(port)
         .user("dbduel")
+        .password(common::sandbox_password(port))
         .dbname(db)
         .connect(postgres::NoTls)
         .expect("connect to sandbox")
@@ -270,7 +271,10 @@ fn external_postgres_target_is_used_but_never_harmed() {
         std::fs::write(&study, text).unwrap()
     };
     let out = root.path().join("out");
-    write(&format!("postgres://dbduel@127.0.0.1:{port}"));
+    write(&common::target_with_secret(
+        &format!("postgres://dbduel@127.0.0.1:{port}"),
+        port,
+    ));
     let (code, stdout, stderr) = common::run(&[
         "run",
         study.to_str().unwrap(),
@@ -289,7 +293,10 @@ fn external_postgres_target_is_used_but_never_harmed() {
         .get(0);
     assert_eq!(marked, 1);
     // a database dbduel did not create is refused and left as it was
-    write(&format!("postgres://dbduel@127.0.0.1:{port}/precious"));
+    write(&common::target_with_secret(
+        &format!("postgres://dbduel@127.0.0.1:{port}/precious"),
+        port,
+    ));
     let (code, _, stderr) = common::run(&[
         "run",
         study.to_str().unwrap(),
@@ -335,7 +342,8 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
         password: pw.map(Secret::new),
         restart_command: None,
     };
-    let mut s = PgWire::connect(&target("dbduel", None), "w").expect("connects");
+    let secret = sb.secret().expect("the sandbox's secret");
+    let mut s = PgWire::connect(&target("dbduel", Some(secret.expose())), "w").expect("connects");
 
     // Simple protocol: several statements (changes add up), rows, one integer, NULL.
     s.execute("CREATE TABLE t (id int PRIMARY KEY, v text, c char(10), big bigint)")
@@ -690,6 +698,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
         .host("127.0.0.1")
         .port(port)
         .user("dbduel")
+        .password(common::sandbox_password(port))
         .dbname("dbduel_warn")
         .notice_callback(move |n| {
             sink.lock().unwrap().push((

@@ -175,13 +175,15 @@ fn open_target(
     engine: &str,
     options: &str,
     url: &str,
+    password_file: &Path,
     dir: &Path,
 ) -> Result<Box<dyn dbduel::engine::Engine>, String> {
     let options: toml::Table = toml::from_str(options).expect("options");
+    let password_file = password_file.to_path_buf();
     let spec = dbduel::engine::target::TargetSpec {
         url,
         password_env: None,
-        password_file: None,
+        password_file: Some(&password_file),
         restart_command: None,
         read_password: true,
     };
@@ -372,6 +374,8 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
             "replicas = [{{ name = \"theirs\", target = \"postgres://{user}@127.0.0.1:{s}\" }}]"
         ),
         &format!("postgres://{user}@127.0.0.1:{p}/dbduel_faults"),
+        // the standby's password is the primary's: its accounts are a copy
+        &common::sandbox_secret_file(p),
         &root.path().join("ext"),
     )
     .expect("an external topology opens");
@@ -392,6 +396,7 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
             "replicas = [{{ name = \"self\", target = \"postgres://{user}@127.0.0.1:{p}\" }}]"
         ),
         &format!("postgres://{user}@127.0.0.1:{p}/dbduel_faults"),
+        &common::sandbox_secret_file(p),
         &root.path().join("ext2"),
     )
     .err()
@@ -426,6 +431,14 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
         &[
             ("primary_port", &p.to_string()),
             ("replica_port", &r.to_string()),
+            (
+                "primary_secret",
+                &common::sandbox_secret_file(p).display().to_string(),
+            ),
+            (
+                "replica_secret",
+                &common::sandbox_secret_file(r).display().to_string(),
+            ),
         ],
     );
     std::fs::write(&study, text).expect("study");
@@ -475,7 +488,11 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
         &bad,
         std::fs::read_to_string(&study)
             .expect("study")
-            .replace(&format!("127.0.0.1:{r}\""), &format!("127.0.0.1:{p}\"")),
+            .replace(&format!("127.0.0.1:{r}\""), &format!("127.0.0.1:{p}\""))
+            .replace(
+                &common::sandbox_secret_file(r).display().to_string(),
+                &common::sandbox_secret_file(p).display().to_string(),
+            ),
     )
     .expect("bad study");
     let (code, stdout, stderr) = run(&[

@@ -330,7 +330,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
             .unwrap();
         n.unwrap_or(0)
     };
-    let target = format!("mysql://root@127.0.0.1:{port}");
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
     shard_and_merge(root.path(), &target, "?", (Counted::RowsFound, &read));
     interrupted_shard_stops_the_others(root.path(), &target);
     others_wait_while_shard_0_works_alone(root.path(), &target);
@@ -359,7 +359,7 @@ fn postgres_shards_meet_and_merge_exactly() {
     .expect("create");
     server.start().expect("start");
     let port = server.layout.port;
-    let target = format!("postgres://dbduel@127.0.0.1:{port}");
+    let target = common::target_with_secret(&format!("postgres://dbduel@127.0.0.1:{port}"), port);
     // the server's own count of index lookups on the table (a new session each time reads
     // what the shards' sessions flushed as they ended)
     let scans = || -> u64 {
@@ -367,6 +367,7 @@ fn postgres_shards_meet_and_merge_exactly() {
             .host("127.0.0.1")
             .port(port)
             .user("dbduel")
+            .password(common::sandbox_password(port))
             .dbname("dbduel_sharded")
             .connect(postgres::NoTls)
             .expect("connect");
@@ -393,7 +394,8 @@ fn one_shard_merged_gives_its_figures_back() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let server = mariadb_target(root.path(), "64M");
-    let target = format!("mysql://root@127.0.0.1:{}", server.layout.port);
+    let port = server.layout.port;
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
     let kinds = [
         (
             "oltp",
@@ -628,12 +630,14 @@ fn sandbox_up_gives_a_target_that_down_removes() {
     let out_s = out.to_str().unwrap();
     let (code, stdout, stderr) = common::run(&["sandbox", "up", "postgres", "--out", out_s]);
     assert_eq!(code, 0, "{stderr}");
-    let target = stdout
+    // its target, and the file of its password (never the password itself)
+    let (target, password_file) = stdout
         .trim()
         .strip_prefix("target = \"")
-        .and_then(|t| t.strip_suffix('"'))
-        .unwrap_or_else(|| panic!("{stdout}"))
-        .to_string();
+        .and_then(|t| t.split_once("\"\npassword_file = \""))
+        .and_then(|(t, f)| Some((t, f.strip_suffix('"')?)))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let target = format!("{target}\"\npassword_file = \"{password_file}");
     let (code, _, stderr) = common::run(&["sandbox", "up", "postgres", "--out", out_s]);
     assert_eq!(code, 2, "a second of the same name: {stderr}");
     let path = study(root.path(), "s.toml", &target, "$1", true);

@@ -312,14 +312,21 @@ fn a_full_disk_is_a_clear_failure() {
     if !common::have_mariadb() {
         return;
     }
-    // MariaDB: the data directory fills during the load.
+    // MariaDB: the data directory fills during the load. The server runs as dbduel's own
+    // account, from a private directory under the temp directory unless `data_dir` puts its
+    // data on a device: the small one, which that account must be able to reach.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     let Some(fs) = Tmpfs::mount(&tmp.path().join("small2"), "260m") else {
         panic!("could not mount a tmpfs as root");
     };
     let s = study(
         tmp.path(),
         "mariadb",
-        "buffer_pool_mb = 16, server = { innodb_log_file_size = \"8M\" }",
+        &format!(
+            "buffer_pool_mb = 16, data_dir = \"{}\", server = {{ innodb_log_file_size = \"8M\" }}",
+            fs.0.display()
+        ),
         2,
     )
     .to_str()

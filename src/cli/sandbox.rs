@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 pub enum SandboxAction {
     /// Start a private MariaDB or PostgreSQL server and leave it running, to point studies'
     /// `target`s at (the shards of a sharded run on this machine, or a try of a target);
-    /// prints its target. `dbduel sandbox down` stops and removes it.
+    /// prints its target and the file holding its password (never the password itself).
+    /// `dbduel sandbox down` stops and removes it.
     Up {
         /// mariadb or postgres.
         #[arg(value_parser = family_parser())]
@@ -108,21 +109,32 @@ fn up(family: &SandboxFamily, name: &str, out: &Path) -> Result<(), Failure> {
     let started = sandbox::Sandbox::create((family.recipe)(), name, &dir).and_then(|mut sb| {
         sb.start()?;
         let port = sb.layout.port;
+        let secret = sandbox::secret::path(&sb.layout.dir);
         sb.finish(true)?;
-        Ok(port)
+        Ok((port, secret))
     });
-    let port = started.map_err(|e| {
+    let (port, secret) = started.map_err(|e| {
         let code = match e {
             sandbox::SandboxError::Missing { .. } => exit::PREREQUISITE,
             _ => exit::FAILED,
         };
         Failure::new(code, format!("{engine} sandbox `{name}`: {e}"))
     })?;
+    // The password stays in its file: a contender names the file (or a variable set from
+    // it), so it never lands in a terminal, a shell's history or a study.
     outln!("target = \"{}\"", (family.target)(port));
+    outln!("password_file = \"{}\"", secret.display());
     crate::errln!(
         "{engine} running in {}; stop and remove it with `dbduel sandbox down --out {}`",
         dir.display(),
         out.display()
+    );
+    eprintln!(
+        "its password is in {} (readable by you alone): a study's contender takes the two lines above, or `password_env = \"{}\"` after `export {}=\"$(cat {})\"`",
+        secret.display(),
+        sandbox::secret::ENV,
+        sandbox::secret::ENV,
+        secret.display()
     );
     Ok(())
 }

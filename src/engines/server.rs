@@ -29,7 +29,8 @@ pub enum Server {
     External(Target),
 }
 
-/// How a server engine reaches a freshly started sandbox: the superuser over loopback TCP.
+/// How a server engine reaches a freshly started sandbox: the superuser over loopback TCP,
+/// with the sandbox's secret as its password.
 pub struct Provisioned {
     pub server: Server,
     pub reach: Target,
@@ -39,7 +40,7 @@ pub struct Provisioned {
 
 impl Server {
     /// Start a sandbox for `recipe` in `dir` (or take the contender's target), and say how
-    /// to reach it: for a sandbox as `superuser` without a password on 127.0.0.1.
+    /// to reach it: for a sandbox as `superuser` on 127.0.0.1 with the sandbox's secret.
     pub fn provision(
         target: Option<&Target>,
         recipe: Box<dyn crate::sandbox::Recipe>,
@@ -58,13 +59,14 @@ impl Server {
         let mut sandbox =
             Sandbox::create(recipe, contender, &dir.join("sandbox")).map_err(sandbox_err)?;
         sandbox.start().map_err(sandbox_err)?;
+        let secret = sandbox.secret().map_err(sandbox_err)?;
         let reach = Target {
             scheme: scheme.into(),
             user: superuser.into(),
             host: "127.0.0.1".into(),
             port: sandbox.layout.port,
             database: None,
-            password: None,
+            password: Some(target::Secret::new(secret.expose())),
             restart_command: None,
         };
         let datadir = Some(sandbox.layout.datadir.clone());

@@ -7,6 +7,7 @@
 pub mod binaries;
 pub mod device_profile;
 pub mod limits;
+pub mod secret;
 pub mod user;
 
 pub use user::ServiceUser;
@@ -159,16 +160,41 @@ impl Layout {
         self.private.as_deref().unwrap_or(&self.dir)
     }
 
-    /// A command for `program` that runs as the sandbox's owner.
+    /// A command for `program` that runs as the sandbox's owner, in the server's
+    /// environment ([`Layout::plain_command`]'s).
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut cmd = Command::new(program);
+        let mut cmd = self.plain_command(program);
         if let Some(u) = &self.owner {
             // std drops supplementary groups when switching user from root.
             cmd.uid(u.uid).gid(u.gid);
         }
         cmd
     }
+
+    /// A command for `program` run as dbduel's own user (for a server that drops to its
+    /// account itself, as `mariadbd` does), with a cleared environment: only the variables
+    /// of [`SERVER_ENV`] and the locale's `LC_*` pass, and `HOME` is the server's directory.
+    /// Nothing of dbduel's environment — a target's `password_env` above all — reaches a
+    /// server's `/proc/PID/environ`.
+    pub fn plain_command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear();
+        for (k, v) in std::env::vars_os() {
+            let name = k.to_string_lossy();
+            if SERVER_ENV.contains(&name.as_ref()) || name.starts_with("LC_") {
+                cmd.env(&k, v);
+            }
+        }
+        cmd.env("HOME", self.server_dir());
+        cmd
+    }
 }
+
+/// The variables of dbduel's environment a server (and its init tools and helper scripts,
+/// such as Galera's state transfer) is started with; every other one is left out.
+pub const SERVER_ENV: &[&str] = &["PATH", "LANG", "TZ"];
+
+impl Layout {}
 
 /// How to provision and run one server flavor.
 pub trait Recipe: Send + Sync {
@@ -210,6 +236,11 @@ pub trait Recipe: Send + Sync {
     /// A directory (on a device the user named) to keep the data under, instead of the
     /// sandbox directory.
     fn data_root(&self) -> Option<&Path> {
+        None
+    }
+    /// The secret the server's data will hold when it is copied from another server (a
+    /// streaming standby, a Galera joiner): the sandbox keeps that one instead of a new one.
+    fn inherited_secret(&self) -> Option<secret::SandboxSecret> {
         None
     }
 }
@@ -257,6 +288,9 @@ impl Sandbox {
     pub fn create(recipe: Box<dyn Recipe>, name: &str, dir: &Path) -> Result<Sandbox> {
         recipe.check_installed()?;
         std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+        // The sandbox's files (its secret, its log, a socket) are dbduel's user's alone.
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .map_err(|e| io_err("cannot set permissions on", dir, e))?;
         let layout = Layout::new(
             &absolute(dir),
             free_port()?,
@@ -309,7 +343,14 @@ impl Sandbox {
         };
         sb.manifest.cgroups = sb.limits.iter().flat_map(|l| l.paths()).collect();
         sb.save()?;
-        sb.recipe.init(&sb.layout)?;
+        let made = secret::create(&sb.layout.dir, sb.recipe.inherited_secret().as_ref())
+            .and_then(|_| sb.recipe.init(&sb.layout));
+        if let Err(e) = made {
+            // Nothing ran yet: what was made (the private directory outside `dir` above all,
+            // which nothing else would find) goes with the error.
+            let _ = remove_dir(&sb.layout);
+            return Err(e);
+        }
         Ok(sb)
     }
 
@@ -506,6 +547,11 @@ impl Sandbox {
     /// The server's pid while it runs.
     pub fn pid(&self) -> Option<i32> {
         self.manifest.pid
+    }
+
+    /// The password the server's accounts authenticate with (kept in [`secret::path`]).
+    pub fn secret(&self) -> Result<secret::SandboxSecret> {
+        secret::read(&self.layout.dir)
     }
 
     /// The last `lines` lines of the server's log.

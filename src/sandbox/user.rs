@@ -193,3 +193,18 @@ pub fn chown(path: &Path, user: &ServiceUser) -> Result<()> {
         ))
     })
 }
+
+/// The dedicated account servers run as when dbduel is root: created by dbduel for its
+/// servers alone, so it owns nothing else on the host (not Debian's `mysql` or `postgres`,
+/// which own the host's own clusters).
+pub const SERVER_ACCOUNT: &str = "dbduel-server";
+
+/// The account a server runs as: [`SERVER_ACCOUNT`] (created on first use) when dbduel is
+/// root, dbduel's own user otherwise (`None`).
+pub fn server_account() -> Result<Option<ServiceUser>> {
+    if is_root() {
+        ensure(&[SERVER_ACCOUNT]).map(Some)
+    } else {
+        Ok(None)
+    }
+}

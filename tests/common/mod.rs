@@ -215,6 +215,7 @@ pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::engines::mariadb::recipe
         data_dir: None,
         galera: None,
         server_dir: None,
+        secret: None,
     })
 }
 
@@ -224,7 +225,45 @@ pub fn mysql_conn(port: u16, db: Option<&str>) -> mysql::Conn {
         .ip_or_hostname(Some("127.0.0.1"))
         .tcp_port(port)
         .user(Some("root"))
+        .pass(Some(sandbox_password(port)))
         .prefer_socket(false)
         .db_name(db);
     mysql::Conn::new(opts).expect("connect to the sandbox")
+}
+
+/// The secret of the running sandbox listening on `port` (see [`sandbox_secret_file`]).
+pub fn sandbox_password(port: u16) -> String {
+    let dir = sandbox_secret_file(port);
+    let dir = dir.parent().expect("the sandbox's directory");
+    let s = dbduel::sandbox::secret::read(dir).expect("the sandbox's secret");
+    s.expose().to_string()
+}
+
+/// The secret's file of the running sandbox listening on `port`, found among the sandboxes
+/// under the temporary directories tests make (a test knows a server's port, not always its
+/// sandbox's directory).
+pub fn sandbox_secret_file(port: u16) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    let roots = std::fs::read_dir(&tmp).expect("the temporary directory");
+    for root in roots.flatten() {
+        if !root.file_name().to_string_lossy().starts_with(".tmp") {
+            continue;
+        }
+        for f in dbduel::sandbox::find(&root.path()) {
+            if f.manifest.port == port && f.running {
+                return dbduel::sandbox::secret::path(&f.path);
+            }
+        }
+    }
+    panic!("no running sandbox on port {port} under {}", tmp.display())
+}
+
+/// A study's `target = "…"` value for `url`, a sandbox on `port`, that also gives the
+/// sandbox's password file: `{url}"` and a `password_file = "…` line, for a study text whose
+/// `{target}` marker sits between quotes.
+pub fn target_with_secret(url: &str, port: u16) -> String {
+    format!(
+        "{url}\"\npassword_file = \"{}",
+        sandbox_secret_file(port).display()
+    )
 }

@@ -251,10 +251,17 @@ impl GaleraCluster {
             }
             Err(e)
         };
+        // A joiner's accounts come from node 1 by state transfer: so does its secret.
+        let secret = match first.sandbox().map(|sb| sb.secret()) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => return Err(sandbox_err(e)),
+            None => None,
+        };
         for node in others {
             let name = node.node_name.clone();
             let recipe = MariadbRecipe {
                 galera: Some(node),
+                secret: secret.clone(),
                 ..base.clone()
             };
             let p = match Server::provision(

@@ -551,6 +551,7 @@ impl MariadbOptions {
             data_dir: self.data_dir.clone(),
             galera: None,
             server_dir: self.server_dir(),
+            secret: None,
         }
     }
 }
@@ -770,6 +771,7 @@ impl MariadbEngine {
                         data_dir: None,
                         galera: None,
                         server_dir: self.opts.server_dir(),
+                        secret: None,
                     };
                     (r.name.clone(), recipe)
                 })

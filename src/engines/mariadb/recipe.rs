@@ -1,10 +1,15 @@
 //! The MariaDB recipe: `mariadb-install-db` into a private data directory, a generated
 //! configuration file, `mariadbd` in the foreground on a loopback port and a socket in the
-//! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`. The binaries are
-//! Debian's, or those of a server directory (`bin/`, `share/`) a contender's `version` or
-//! `basedir` chose.
+//! sandbox, readiness by a real protocol handshake and `SELECT VERSION()`. `root` is the only
+//! account; it authenticates with `mysql_native_password` (what the lean wire client speaks)
+//! and the sandbox's secret, from `localhost` (the private socket) and 127.0.0.1 alone; the
+//! server runs as dbduel's dedicated account when dbduel is root, and reads and writes files
+//! (`INTO OUTFILE`, `LOAD_FILE`, server-side `LOAD DATA`) only in a directory of its sandbox.
+//! The binaries are Debian's, or those of a server directory (`bin/`, `share/`) a
+//! contender's `version` or `basedir` chose.
 
 use crate::sandbox::device_profile::DeviceProfile;
+use crate::sandbox::secret::{self, SandboxSecret};
 use crate::sandbox::{Layout, Recipe, Result, SandboxError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,6 +59,8 @@ pub struct MariadbRecipe {
     /// The server directory whose `bin/mariadbd`, `bin/mariadb-install-db` (or
     /// `scripts/`) and `share/` to run; `None`: Debian's.
     pub server_dir: Option<PathBuf>,
+    /// The cluster's secret, for a node whose accounts come from another by state transfer.
+    pub secret: Option<SandboxSecret>,
 }
 
 impl MariadbRecipe {
@@ -87,6 +94,22 @@ impl MariadbRecipe {
             None => "run `make install-servers` (Debian: apt-get install mariadb-server mariadb-plugin-rocksdb)".into(),
         }
     }
+}
+
+/// The directory under the server's own where `secure_file_priv` confines the server's file
+/// reads and writes.
+pub const FILES_DIR: &str = "files";
+
+/// The SQL appended to the system tables' bootstrap: `root` only from the private socket
+/// and 127.0.0.1, with `mysql_native_password` and `secret` (hex digits: nothing to quote).
+fn accounts_sql(secret: &SandboxSecret) -> String {
+    format!(
+        "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1'));\n\
+         DELETE FROM mysql.proxies_priv WHERE User = 'root' AND Host NOT IN ('localhost', '127.0.0.1');\n\
+         UPDATE mysql.global_priv SET Priv = JSON_SET(Priv, '$.plugin', 'mysql_native_password', \
+         '$.authentication_string', PASSWORD('{}')) WHERE User = 'root';\n",
+        secret.expose()
+    )
 }
 
 /// Where Debian's galera-4 installs the wsrep provider.
@@ -151,11 +174,6 @@ impl GaleraNode {
     }
 }
 
-fn am_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 impl Recipe for MariadbRecipe {
     fn flavor(&self) -> &'static str {
         "mariadb"
@@ -174,14 +192,14 @@ impl Recipe for MariadbRecipe {
     }
 
     fn service_user(&self) -> Result<Option<crate::sandbox::ServiceUser>> {
-        // A Galera node runs as the `mysql` account: its rsync state transfer, started as
-        // root, drops to `nobody`, cannot read a root-owned 0700 data directory, and the
-        // joiner waits forever for a state that never comes.
-        if self.galera.is_some() && am_root() {
-            crate::sandbox::user::ensure(&["mysql"]).map(Some)
-        } else {
-            Ok(None)
-        }
+        // Never root: a server that can write files as root gives root to any account that
+        // can log in to it. (A Galera node as root could not serve a state transfer either:
+        // its rsync drops to `nobody` and cannot read a root-owned 0700 data directory.)
+        crate::sandbox::user::server_account()
+    }
+
+    fn inherited_secret(&self) -> Option<SandboxSecret> {
+        self.secret.clone()
     }
 
     fn check_installed(&self) -> Result<()> {
@@ -219,15 +237,16 @@ impl Recipe for MariadbRecipe {
             "# Written by dbduel for one sandbox; the server reads only this file.\n[mysqld]\n",
         );
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {v}\n"));
-        match &l.owner {
+        if let Some(u) = &l.owner {
             // Started as root, the server drops to its account itself.
-            Some(u) => put("user", &u.name),
-            // mariadbd refuses to run as root unless told to; the sandbox belongs to us.
-            None if am_root() => put("user", "root"),
-            None => {}
+            put("user", &u.name);
         }
         put("port", &l.port.to_string());
         put("bind-address", "127.0.0.1");
+        put(
+            "secure_file_priv",
+            &l.server_dir().join(FILES_DIR).display().to_string(),
+        );
         put("socket", &l.socket.display().to_string());
         put("datadir", &l.datadir.display().to_string());
         put("tmpdir", &l.server_dir().display().to_string());
@@ -275,7 +294,11 @@ impl Recipe for MariadbRecipe {
                 hint: self.install_hint(),
             });
         };
-        let mut cmd = Command::new(install_db);
+        make_files_dir(l)?;
+        // The accounts' SQL holds the secret: a 0600 file of dbduel's user, gone once read.
+        let sql_file = l.dir.join("accounts.sql");
+        secret::write_private(&sql_file, &accounts_sql(&secret::read(&l.dir)?))?;
+        let mut cmd = l.plain_command(install_db);
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));
         if let Some(d) = &self.server_dir {
             // Its own mariadbd, my_print_defaults and system tables' SQL, not Debian's.
@@ -283,17 +306,14 @@ impl Recipe for MariadbRecipe {
         }
         cmd.arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
-            .arg("--skip-name-resolve");
-        match &l.owner {
-            Some(u) => {
-                cmd.arg(format!("--user={}", u.name));
-            }
-            None if am_root() => {
-                cmd.arg("--user=root");
-            }
-            None => {}
+            .arg("--skip-name-resolve")
+            .arg(format!("--extra-file={}", sql_file.display()));
+        if let Some(u) = &l.owner {
+            cmd.arg(format!("--user={}", u.name));
         }
-        let out = cmd.output().map_err(|e| SandboxError::Failed {
+        let out = cmd.output();
+        let _ = std::fs::remove_file(&sql_file);
+        let out = out.map_err(|e| SandboxError::Failed {
             what: "mariadb-install-db".into(),
             detail: e.to_string(),
         })?;
@@ -319,7 +339,8 @@ impl Recipe for MariadbRecipe {
 
     fn command(&self, l: &Layout) -> Command {
         let server = self.server().unwrap_or_else(|| PathBuf::from("mariadbd"));
-        let mut cmd = Command::new(server);
+        // Started as dbduel's user, it drops to its account itself (`user =`).
+        let mut cmd = l.plain_command(server);
         // --defaults-file must come first; nothing else is read (no /etc/mysql).
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));
         if self.galera.as_ref().is_some_and(|g| g.bootstrap) {
@@ -329,10 +350,12 @@ impl Recipe for MariadbRecipe {
     }
 
     fn probe(&self, l: &Layout) -> Option<String> {
+        let secret = secret::read(&l.dir).ok()?;
         let opts = mysql::OptsBuilder::new()
             .ip_or_hostname(Some("127.0.0.1"))
             .tcp_port(l.port)
             .user(Some("root"))
+            .pass(Some(secret.expose().to_string()))
             .prefer_socket(false)
             .max_allowed_packet(Some(MAX_ALLOWED_PACKET))
             .tcp_connect_timeout(Some(Duration::from_millis(500)));
@@ -350,6 +373,17 @@ impl Recipe for MariadbRecipe {
     fn start_timeout(&self) -> Duration {
         // First start after install, with crash recovery or a large buffer pool, can be slow.
         Duration::from_secs(120)
+    }
+}
+
+/// Make the `secure_file_priv` directory, the server's account's.
+fn make_files_dir(l: &Layout) -> Result<()> {
+    let d = l.server_dir().join(FILES_DIR);
+    std::fs::create_dir(&d)
+        .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", d.display())))?;
+    match &l.owner {
+        Some(u) => crate::sandbox::user::chown(&d, u),
+        None => Ok(()),
     }
 }
 

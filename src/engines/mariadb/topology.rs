@@ -207,15 +207,10 @@ impl MariadbTopology {
         database: &str,
         recipes: Vec<(String, crate::engines::mariadb::recipe::MariadbRecipe)>,
     ) -> Result<MariadbTopology> {
-        // Loopback only, for the life of the sandboxes; unguessable enough for that.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        let password = format!(
-            "r{:016x}",
-            crate::dataset::rng::mix64(std::process::id() as u64 ^ nanos)
-        );
+        // A random password of its own (hex digits: nothing to quote), from the kernel's
+        // generator: the account reads every row the primary writes.
+        let password = crate::sandbox::secret::generate().map_err(sandbox_err)?;
+        let password = password.expose();
         let mut admin = crate_conn(conn_opts(primary_reach, None, opts.query_timeout_s))?;
         for sql in [
             "SET SESSION sql_log_bin = 0".to_string(),

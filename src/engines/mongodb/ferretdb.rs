@@ -1,12 +1,14 @@
 //! The FerretDB sandbox: a MongoDB-wire server (FerretDB, built by `scripts/install-ferretdb`)
-//! on its SQLite backend, one directory of SQLite files a database, listening on loopback.
-//! It stands in for `mongod`, which Debian does not package, to prove the MongoDB engine works;
-//! its lookups scan, so its figures are never MongoDB's.
+//! on its SQLite backend, one directory of SQLite files a database. It stands in for `mongod`,
+//! which Debian does not package, to prove the MongoDB engine works; its lookups scan, so its
+//! figures are never MongoDB's. FerretDB 1.x has no authentication on this backend, so it
+//! listens on no TCP port at all: only on a Unix socket in the sandbox's private directory
+//! (0700, the server's account's), which no other account but root can reach. When dbduel is
+//! root it runs as dbduel's dedicated account.
 
-use crate::sandbox::{Layout, Recipe, Result, SandboxError};
+use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser};
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 /// Where `scripts/install-ferretdb` puts the binary (besides a link on the PATH).
 const INSTALLED: &str = "/usr/local/lib/dbduel/ferretdb-v1.24.0/ferretdb";
@@ -45,11 +47,13 @@ pub struct FerretdbRecipe {}
 impl FerretdbRecipe {
     fn args(&self, l: &Layout) -> Vec<String> {
         vec![
-            format!("--listen-addr=127.0.0.1:{}", l.port),
+            // No TCP listener: anyone on the host could use one without a password.
+            "--listen-addr=".into(),
+            format!("--listen-unix={}", l.socket.display()),
             "--handler=sqlite".into(),
             // FerretDB wants a directory URL ending in a slash.
             format!("--sqlite-url=file:{}/", l.datadir.display()),
-            format!("--state-dir={}", l.dir.display()),
+            format!("--state-dir={}", l.server_dir().display()),
             "--telemetry=disable".into(),
             "--debug-addr=-".into(),
             "--log-level=warn".into(),
@@ -83,21 +87,29 @@ impl Recipe for FerretdbRecipe {
         s
     }
 
+    fn service_user(&self) -> Result<Option<ServiceUser>> {
+        crate::sandbox::user::server_account()
+    }
+
     fn init(&self, l: &Layout) -> Result<()> {
         std::fs::create_dir_all(&l.datadir)
-            .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", l.datadir.display())))
+            .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", l.datadir.display())))?;
+        match &l.owner {
+            Some(u) => crate::sandbox::user::chown(&l.datadir, u),
+            None => Ok(()),
+        }
     }
 
     fn command(&self, l: &Layout) -> Command {
-        let mut c = Command::new(binary().unwrap_or_else(|| PathBuf::from("ferretdb")));
+        let mut c = l.command(binary().unwrap_or_else(|| PathBuf::from("ferretdb")));
         c.args(self.args(l));
         c
     }
 
     /// The listener opens once the backend is ready, so an accepted connection is an answer.
     fn probe(&self, l: &Layout) -> Option<String> {
-        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], l.port));
-        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+        let s = std::os::unix::net::UnixStream::connect(&l.socket).ok()?;
+        drop(s);
         Some(format!(
             "FerretDB {} on SQLite",
             version().unwrap_or_else(|| "(version unknown)".into())

@@ -135,11 +135,18 @@ fn client(t: &Target, connect_timeout_s: u64, pool: u32) -> Result<Client> {
             .source(Some("admin".to_string()))
             .build()
     });
-    let options = ClientOptions::builder()
-        .hosts(vec![ServerAddress::Tcp {
+    // A sandbox's server listens on a Unix socket only: its path is the host (in a target
+    // URL percent-encoded, as MongoDB's own: `mongodb://%2Fpath%2Fto%2Fserver.sock/db`).
+    let address = if t.host.ends_with(".sock") {
+        ServerAddress::parse(&t.host).map_err(mongo_err)?
+    } else {
+        ServerAddress::Tcp {
             host: t.host.clone(),
             port: Some(t.port),
-        }])
+        }
+    };
+    let options = ClientOptions::builder()
+        .hosts(vec![address])
         .direct_connection(true)
         .connect_timeout(timeout)
         .server_selection_timeout(timeout)
@@ -200,7 +207,7 @@ impl MongodbEngine {
     pub fn open(opts: MongodbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
         let Provisioned {
             server,
-            reach,
+            mut reach,
             datadir,
         } = Server::provision(
             opts.target.as_ref(),
@@ -210,6 +217,11 @@ impl MongodbEngine {
             "mongodb",
             "",
         )?;
+        // A sandbox is reached through its private socket, never over TCP.
+        if let Some(sb) = server.sandbox() {
+            reach.host = sb.layout.socket.display().to_string();
+            reach.password = None;
+        }
         let database = reach
             .database
             .clone()

@@ -327,6 +327,7 @@ impl PostgresOptions {
             device_profile: self.device_profile.clone(),
             data_dir: self.data_dir.clone(),
             server_dir: self.server_dir(),
+            secret: None,
         }
     }
 }

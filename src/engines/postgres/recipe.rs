@@ -1,12 +1,16 @@
 //! The PostgreSQL recipe: `initdb` into a private data directory, settings appended to its
 //! postgresql.conf, `postgres` in the foreground on a loopback port with its socket in the
-//! sandbox, readiness by a real connection. PostgreSQL refuses to run as root, so when dbduel
-//! is root the server runs as an unprivileged account (`postgres` if the packages made one,
-//! else `dbduel`, created on first use) in a directory only that account can use. The
-//! binaries are Debian's, or those of a server directory (`bin/`, `lib/`, `share/`) a
+//! sandbox, readiness by a real connection. Every connection, over the private socket or
+//! 127.0.0.1, authenticates with `scram-sha-256` and the sandbox's secret (no `trust`); a
+//! standby's base backup and its streaming read the secret from a 0600 passfile of its own.
+//! PostgreSQL refuses to run as root, so when dbduel is root the server runs as dbduel's
+//! dedicated account (created on first use, never Debian's `postgres`, which owns the host's
+//! own clusters) in a directory only that account can use.
+//! The binaries are Debian's, or those of a server directory (`bin/`, `lib/`, `share/`) a
 //! contender's `version` or `basedir` chose.
 
 use crate::sandbox::device_profile::DeviceProfile;
+use crate::sandbox::secret::{self, SandboxSecret};
 use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// The superuser initdb creates; dbduel connects as it (trust auth, loopback only).
+/// The superuser initdb creates; dbduel connects as it (with the sandbox's secret).
 pub const SUPERUSER: &str = "dbduel";
 
 /// The directory holding `postgres`, `initdb`: the newest Debian install, or `pg_config`'s.
@@ -54,7 +58,13 @@ pub struct PostgresRecipe {
     /// The server directory whose `bin/initdb` and `bin/postgres` to run (they find their
     /// `lib/` and `share/` beside it); `None`: Debian's.
     pub server_dir: Option<PathBuf>,
+    /// The primary's secret, for a standby (whose accounts are a copy of the primary's).
+    pub secret: Option<SandboxSecret>,
 }
+
+/// The standby's password file (libpq's passfile format), in the server's own directory: the
+/// base backup and the standby's streaming (its `primary_conninfo` names it) read it.
+const PASSFILE: &str = "pgpass";
 
 impl PostgresRecipe {
     /// The directory of `initdb` and `postgres`: the server directory's, else Debian's.
@@ -122,11 +132,11 @@ impl Recipe for PostgresRecipe {
     }
 
     fn service_user(&self) -> Result<Option<ServiceUser>> {
-        if user::is_root() {
-            user::ensure(&["postgres", "dbduel"]).map(Some)
-        } else {
-            Ok(None)
-        }
+        user::server_account()
+    }
+
+    fn inherited_secret(&self) -> Option<SandboxSecret> {
+        self.secret.clone()
     }
 
     fn config(&self, l: &Layout) -> String {
@@ -142,30 +152,46 @@ impl Recipe for PostgresRecipe {
     }
 
     fn init(&self, l: &Layout) -> Result<()> {
+        let secret = secret::read(&l.dir)?;
+        // initdb reads the superuser's password from a file the server's account can read,
+        // gone once read; a standby keeps its passfile.
+        let pwfile = l.server_dir().join("initdb.pw");
         let (what, mut cmd) = match self.base_backup_of {
             None => {
+                secret::write_private_for(
+                    &pwfile,
+                    &format!("{}\n", secret.expose()),
+                    l.owner.as_ref(),
+                )?;
                 let mut c = l.command(self.bin("initdb")?);
-                c.arg("-D").arg(&l.datadir).args([
-                    "-U",
-                    SUPERUSER,
-                    "--auth=trust",
-                    "--encoding=UTF8",
-                    "--locale=C",
-                    "--no-instructions",
-                ]);
+                c.arg("-D")
+                    .arg(&l.datadir)
+                    .args(["-U", SUPERUSER, "--auth=scram-sha-256"])
+                    .arg(format!("--pwfile={}", pwfile.display()))
+                    .args(["--encoding=UTF8", "--locale=C", "--no-instructions"]);
                 ("initdb", c)
             }
             Some(port) => {
-                // -R writes standby.signal and primary_conninfo: the copy starts streaming.
+                let passfile = l.server_dir().join(PASSFILE);
+                secret::write_private_for(
+                    &passfile,
+                    &format!("127.0.0.1:{port}:*:{SUPERUSER}:{}\n", secret.expose()),
+                    l.owner.as_ref(),
+                )?;
+                // -R writes standby.signal and primary_conninfo (naming the passfile): the
+                // copy starts streaming.
                 let mut c = l.command(self.bin("pg_basebackup")?);
-                c.arg("-D")
+                c.env("PGPASSFILE", &passfile)
+                    .arg("-D")
                     .arg(&l.datadir)
                     .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", SUPERUSER])
                     .args(["-R", "-X", "stream", "--checkpoint=fast", "--no-password"]);
                 ("pg_basebackup", c)
             }
         };
-        let out = cmd.output().map_err(|e| SandboxError::Failed {
+        let out = cmd.output();
+        let _ = std::fs::remove_file(&pwfile);
+        let out = out.map_err(|e| SandboxError::Failed {
             what: what.into(),
             detail: e.to_string(),
         })?;
@@ -209,6 +235,7 @@ impl Recipe for PostgresRecipe {
             .host("127.0.0.1")
             .port(l.port)
             .user(SUPERUSER)
+            .password(secret::read(&l.dir).ok()?.expose())
             .dbname("postgres")
             .connect_timeout(Duration::from_millis(500))
             .connect(postgres::NoTls)

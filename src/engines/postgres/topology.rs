@@ -106,6 +106,12 @@ impl PostgresTopology {
             sb.set_role(&format!("primary of {} standbys", replicas.len()))
                 .map_err(sandbox_err)?;
         }
+        // A standby's accounts are a copy of the primary's: so is its secret.
+        let secret = match primary.sandbox().map(|sb| sb.secret()) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => return Err(sandbox_err(e)),
+            None => None,
+        };
         let mut members = Vec::with_capacity(replicas.len());
         for r in replicas {
             let mut settings = base.clone();
@@ -122,6 +128,7 @@ impl PostgresTopology {
                 data_dir: None,
                 // Standbys run only the system's server (see versions.rs).
                 server_dir: None,
+                secret: secret.clone(),
             };
             let p = Server::provision(
                 None,
