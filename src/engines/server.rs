@@ -66,6 +66,7 @@ impl Server {
             database: None,
             password: None,
             restart_command: None,
+            allow_cleartext: false,
         };
         let datadir = Some(sandbox.layout.datadir.clone());
         Ok(Provisioned {
