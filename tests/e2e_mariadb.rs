@@ -539,6 +539,7 @@ fn wire_target(port: u16, user: &str, password: Option<&str>) -> dbduel::engine:
         database: None,
         password: password.map(dbduel::engine::target::Secret::new),
         restart_command: None,
+        allow_cleartext: false,
     }
 }
 
@@ -571,13 +572,24 @@ fn the_wire_client_speaks_every_result_shape() {
         "MariaDB 10.6+ skips unchanged metadata"
     );
 
-    // Text protocol: DDL, several statements in one (affected rows add up), one integer.
+    // Text protocol: DDL, one integer. Several statements in one string are refused by the
+    // server (multi-statements off), and neither of them ran.
     s.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), big BIGINT)")
         .unwrap();
+    let two = s
+        .execute("INSERT INTO t VALUES (1,'a',1); DROP TABLE t")
+        .unwrap_err();
+    assert_eq!(two.kind, "sql", "{}", two.message);
     assert_eq!(
-        s.execute("INSERT INTO t VALUES (1,'a',1); INSERT INTO t VALUES (2,'b',2),(5,'e',5)")
+        s.query_i64("SELECT COUNT(*) FROM t").unwrap(),
+        0,
+        "nothing ran"
+    );
+    assert_eq!(s.execute("INSERT INTO t VALUES (1,'a',1)").unwrap(), 1);
+    assert_eq!(
+        s.execute("INSERT INTO t VALUES (2,'b',2),(5,'e',5)")
             .unwrap(),
-        3
+        2
     );
     assert_eq!(s.query_i64("SELECT COUNT(*) FROM t").unwrap(), 3);
     assert_eq!(s.query_i64("SELECT SUM(big) FROM t").unwrap(), 8);

@@ -341,19 +341,29 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
         database: None,
         password: pw.map(Secret::new),
         restart_command: None,
+        allow_cleartext: false,
     };
     let secret = sb.secret().expect("the sandbox's secret");
     let mut s = PgWire::connect(&target("dbduel", Some(secret.expose())), "w").expect("connects");
 
-    // Simple protocol: several statements (changes add up), rows, one integer, NULL.
+    // SQL text: rows, one integer, NULL. Several statements in one string are refused (the
+    // extended protocol takes one), and neither of them ran.
     s.execute("CREATE TABLE t (id int PRIMARY KEY, v text, c char(10), big bigint)")
         .unwrap();
+    let two = s
+        .execute("INSERT INTO t VALUES (1,'a','x',1); DROP TABLE t")
+        .unwrap_err();
+    assert_eq!(two.kind, "sql", "{}", two.message);
     assert_eq!(
-        s.execute(
-            "INSERT INTO t VALUES (1,'a','x',1); INSERT INTO t VALUES (2,'b','y',2),(5,'e','z',5)"
-        )
-        .unwrap(),
-        3
+        s.query_i64("SELECT count(*) FROM t").unwrap(),
+        0,
+        "nothing ran"
+    );
+    assert_eq!(s.execute("INSERT INTO t VALUES (1,'a','x',1)").unwrap(), 1);
+    assert_eq!(
+        s.execute("INSERT INTO t VALUES (2,'b','y',2),(5,'e','z',5)")
+            .unwrap(),
+        2
     );
     assert_eq!(s.execute("SELECT * FROM t").unwrap(), 3);
     assert_eq!(s.query_i64("SELECT count(*) FROM t").unwrap(), 3);
@@ -400,6 +410,16 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
     assert_eq!(s.prepare("SELECT nope FROM t").unwrap_err().kind, "sql");
     assert_eq!(s.query_i64("SELECT count(*) FROM t").unwrap(), 5);
     assert!(s.execute("COPY t FROM STDIN").is_err(), "refused, not hung");
+    // A server's error text is kept to a sane length, with a note of what was cut.
+    let long = s
+        .execute("DO $$ BEGIN RAISE EXCEPTION '%', repeat('x', 100000); END $$")
+        .unwrap_err();
+    assert!(long.message.len() <= 4200, "{} bytes", long.message.len());
+    assert!(
+        long.message.ends_with("more bytes cut]"),
+        "{}",
+        &long.message[..80]
+    );
     // A result larger than the receive buffer.
     assert_eq!(
         s.execute("SELECT repeat('x', 100000) FROM generate_series(1, 3)")

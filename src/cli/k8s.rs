@@ -94,8 +94,8 @@ pub(super) fn exec(args: K8sArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The environment variables the chosen contenders read their passwords from, each once; a
-/// password file is refused, since the pods do not have it.
+/// The environment variables the chosen contenders (and their replicas given by target) read
+/// their passwords from, each once; a password file is refused, since the pods do not have it.
 fn password_envs(loaded: &Study) -> Result<Vec<String>, Failure> {
     let mut envs = Vec::new();
     for c in &loaded.contenders {
@@ -109,6 +109,20 @@ fn password_envs(loaded: &Study) -> Result<Vec<String>, Failure> {
             )));
         }
         envs.extend(spec.password_env.clone());
+        // Replicas given by target name their own (`options.replicas[i].password_env`):
+        // the pods read those from the Secret too.
+        let replicas = c.options.get("replicas").and_then(toml::Value::as_array);
+        for r in replicas.into_iter().flatten() {
+            if r.get("password_file").is_some() {
+                return Err(Failure::bad_input(format!(
+                    "contender `{}` has a replica that reads its password from a file, which the pods do not have: use password_env, and --secret",
+                    c.name
+                )));
+            }
+            if let Some(var) = r.get("password_env").and_then(toml::Value::as_str) {
+                envs.push(var.to_string());
+            }
+        }
     }
     envs.sort();
     envs.dedup();

@@ -25,6 +25,54 @@ pub struct RerunArgs {
     /// Format of the comparison printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Run the `restart_command` the old run's manifest gives without asking: the manifest
+    /// may be someone else's, and the command runs through `sh -c` on this machine.
+    #[arg(long, visible_alias = "yes")]
+    allow_restart_command: bool,
+}
+
+/// The restart commands `study` would run, as `contender: command` lines.
+fn restart_commands(study: &study::Study) -> Vec<String> {
+    study
+        .file
+        .contenders
+        .iter()
+        .filter_map(|c| {
+            c.restart_command
+                .as_ref()
+                .map(|cmd| format!("  {}: {cmd}", c.name))
+        })
+        .collect()
+}
+
+/// A manifest's restart commands run only when allowed: by the flag, or by a `y` typed at a
+/// terminal. Without a terminal and without the flag, refuse (bad input) and say how.
+fn allow_restart_commands(study: &study::Study, allowed: bool) -> Result<(), Failure> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let commands = restart_commands(study);
+    if commands.is_empty() || allowed {
+        return Ok(());
+    }
+    let what = format!(
+        "the run's manifest gives restart_command, which dbduel would run through `sh -c` on this machine:\n{}",
+        commands.join("\n")
+    );
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Failure::bad_input(format!(
+            "{what}\nnot run without asking: check the commands, then pass --allow-restart-command (or --yes)"
+        )));
+    }
+    eprint!("{what}\nRun them when a step needs a restart? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        Err(Failure::bad_input(
+            "not rerun: the restart commands were not allowed",
+        ))
+    }
 }
 
 /// Rerun and compare; exit 1 when the new run failed or did not reproduce the old one.
@@ -46,6 +94,7 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
         Some(study::resources::Machine::here(&args.out)),
     )
     .map_err(|e| Failure::bad_input(e.to_string()))?;
+    allow_restart_commands(&study, args.allow_restart_command)?;
     let report = execute_study(&study, args.out, args.keep, None, quiet)?;
     crate::errln!("results: {}", report.dir.path.display());
     let after =

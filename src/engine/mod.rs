@@ -25,16 +25,70 @@ pub struct EngineError {
     pub message: String,
 }
 
+/// Longest message an error keeps, bytes: a server's error text is the server's to choose,
+/// and it goes into terminals, result files and reports.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] (at a character boundary), with a note of how much
+/// was cut.
+pub fn bounded(mut message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = message.len() - end;
+    message.truncate(end);
+    message.push_str(&format!(" … [{cut} more bytes cut]"));
+    message
+}
+
 impl EngineError {
+    /// An error of `kind`; `message` is kept to [`MAX_MESSAGE_BYTES`].
     pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
         EngineError {
             kind,
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
 }
 
 pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// The database a study works in on a server: `dbduel_<name>` where the name is already
+/// lower-case letters, digits and single `_` and short enough; otherwise the name
+/// lower-cased with `-` as `_`, cut to fit, then `__` and 16 hex digits of a hash of the
+/// name as written. So study names that differ (`a-b` and `a_b`, `Ab` and `ab`) never share
+/// a database, no name is folded or cut by the server (PostgreSQL lower-cases an unquoted
+/// name and cuts one over 63 bytes), and every name is letters, digits and `_`.
+pub fn database_name(study: &str) -> String {
+    const PLAIN_MAX: usize = 56; // 7 for `dbduel_`, within 63
+    let plain = !study.is_empty()
+        && study.len() <= PLAIN_MAX
+        && !study.contains("__")
+        && study
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        return format!("dbduel_{study}");
+    }
+    // FNV-1a, 64 bits: stable across versions and machines, as a name on a server must be.
+    let hash = study.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let readable: String = study
+        .chars()
+        .map(|c| match c {
+            'A'..='Z' => c.to_ascii_lowercase(),
+            'a'..='z' | '0'..='9' => c,
+            _ => '_',
+        })
+        .take(38)
+        .collect();
+    format!("dbduel_{}__{hash:016x}", readable.trim_end_matches('_'))
+}
 
 /// The table that marks a database as created by dbduel; a database without it is never
 /// touched.
@@ -394,4 +448,47 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     /// Create the engine with its data under `ctx.dir` (which exists); servers are
     /// provisioned and started here.
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>>;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn database_names_are_injective_short_and_unfolded() {
+        use super::database_name;
+        assert_eq!(database_name("shootout"), "dbduel_shootout");
+        let names = [
+            "a-b",
+            "a_b",
+            "Ab",
+            "ab",
+            "a__b",
+            "MyStudy",
+            &"x".repeat(64),
+            &"x".repeat(63),
+        ];
+        let dbs: Vec<String> = names.iter().map(|n| database_name(n)).collect();
+        for (i, d) in dbs.iter().enumerate() {
+            assert!(d.len() <= 63, "{d}");
+            assert!(
+                d.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{d}"
+            );
+            assert!(!dbs[..i].contains(d), "{} and another share {d}", names[i]);
+        }
+        assert!(dbs[0].starts_with("dbduel_a_b__"), "{}", dbs[0]);
+    }
+
+    #[test]
+    fn error_messages_are_bounded_at_a_character_boundary() {
+        let short = super::EngineError::new("sql", "near 'x'");
+        assert_eq!(short.message, "near 'x'");
+        let long = super::EngineError::new("sql", "é".repeat(5000));
+        assert!(long.message.len() <= super::MAX_MESSAGE_BYTES + 40);
+        assert!(
+            long.message.ends_with(" … [5904 more bytes cut]"),
+            "{}",
+            long.message
+        );
+    }
 }

@@ -156,13 +156,15 @@ pub(crate) struct ReplicaTargetSpec<'a> {
 /// has replicas given by target (dbduel provisions replicas only for a primary it provisions,
 /// and wires nothing it did not start), and such a replica is configured by its owner, so
 /// `configured` (an option of the replica that configures a sandbox, if one was given) is
-/// refused. A replica that names no password uses the primary's. Errors are placed under
+/// refused. A replica that names no password uses the primary's; its password is read only
+/// when `read_password` (as the primary's). Errors are placed under
 /// `replicas[i]`.
 fn replica_target(
     i: usize,
     spec: ReplicaTargetSpec<'_>,
     configured: Option<&str>,
     primary: Option<&super::target::Target>,
+    read_password: bool,
     scheme: &str,
     default_port: u16,
 ) -> std::result::Result<Option<super::target::Target>, DecodeError> {
@@ -212,9 +214,9 @@ fn replica_target(
             password_env: spec.password_env,
             password_file: spec.password_file,
             restart_command: None,
-            // A replica's password is read where the study is checked, even for `dbduel
-            // k8s` (its primary's may be deferred to the pods).
-            read_password: true,
+            // Read where the primary's is: `dbduel k8s` leaves both to the pods, which get
+            // them from a Secret, so no replica's password is needed (or printed) here.
+            read_password,
         },
         scheme,
         default_port,
@@ -250,6 +252,7 @@ pub(crate) trait ReplicaOptions {
 pub(crate) fn set_replica_targets<R: ReplicaOptions>(
     replicas: &mut [R],
     primary: Option<&super::target::Target>,
+    read_password: bool,
     control_replication: bool,
     scheme: &str,
     default_port: u16,
@@ -261,6 +264,7 @@ pub(crate) fn set_replica_targets<R: ReplicaOptions>(
             r.target_spec(),
             r.configured(),
             primary,
+            read_password,
             scheme,
             default_port,
         )?;

@@ -39,6 +39,10 @@ pub struct Target {
     pub password: Option<Secret>,
     /// Shell command that restarts the server, for steps that need a restart.
     pub restart_command: Option<String>,
+    /// May a password cross a connection that is neither loopback nor encrypted in a form
+    /// an eavesdropper can use (PostgreSQL's cleartext and MD5 exchanges)? The URL's
+    /// `allow_cleartext=1`; off by default.
+    pub allow_cleartext: bool,
 }
 
 impl Target {
@@ -62,6 +66,42 @@ impl Target {
     pub fn is_local(&self) -> bool {
         matches!(self.host.as_str(), "127.0.0.1" | "localhost" | "::1")
     }
+}
+
+/// TLS modes that let a client connect in clear; any other asks for TLS, which dbduel's
+/// clients do not speak yet.
+const CLEAR_MODES: [&str; 4] = ["disable", "disabled", "allow", "prefer"];
+
+/// The URL's `?key=value&…` settings: `sslmode` (PostgreSQL's words), `ssl-mode` or
+/// `ssl_mode` (MySQL's), and `allow_cleartext`. Returns `allow_cleartext`.
+fn url_settings(query: &str, at: &dyn Fn(String) -> DecodeError) -> Result<bool, DecodeError> {
+    let mut allow_cleartext = false;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "sslmode" | "ssl-mode" | "ssl_mode" => {
+                let mode = value.to_ascii_lowercase();
+                if !CLEAR_MODES.contains(&mode.as_str()) && mode != "preferred" {
+                    return Err(at(format!(
+                        "{key}={value}: TLS is not supported by dbduel's client yet, and it will not connect in clear when TLS is asked for; reach the server through a tunnel to loopback (ssh -L) and give {key}=disable, or measure it with another client"
+                    )));
+                }
+            }
+            "allow_cleartext" => {
+                allow_cleartext = match value {
+                    "1" | "true" => true,
+                    "0" | "false" => false,
+                    _ => return Err(at(format!("allow_cleartext={value}: give 1 or 0"))),
+                }
+            }
+            _ => {
+                return Err(at(format!(
+                    "unknown setting {key:?} in the target; known: sslmode (or ssl-mode), allow_cleartext"
+                )));
+            }
+        }
+    }
+    Ok(allow_cleartext)
 }
 
 /// Where a contender's target settings are, for error paths.
@@ -111,6 +151,8 @@ fn parse_url(
         .url
         .strip_prefix(&format!("{scheme}://"))
         .ok_or_else(|| at(format!("target must look like {example}")))?;
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let allow_cleartext = url_settings(query, &at)?;
     let (authority, path) = match rest.split_once('/') {
         Some((a, p)) => (a, p),
         None => (rest, ""),
@@ -195,6 +237,7 @@ fn parse_url(
         database,
         password,
         restart_command: spec.restart_command.map(str::to_string),
+        allow_cleartext,
     })
 }
 
@@ -270,6 +313,42 @@ mod tests {
         assert!(parse(&spec("mysql://h:3306/db"), "mysql", 3306).is_err());
         assert!(parse(&spec("mysql://u@h:99999/db"), "mysql", 3306).is_err());
         assert!(parse(&spec("mysql://u@h/db;drop"), "mysql", 3306).is_err());
+    }
+
+    #[test]
+    fn tls_modes_fail_clearly_and_cleartext_is_allowed_only_when_said() {
+        for url in [
+            "postgres://u@db.example/perf?sslmode=require",
+            "postgres://u@db.example:5432/perf?sslmode=verify-full",
+            "mysql://u@db.example:3306/perf?ssl-mode=REQUIRED",
+            "mysql://u@db.example?ssl-mode=VERIFY_IDENTITY",
+        ] {
+            let scheme = url.split(':').next().unwrap();
+            let e = parse(&spec(url), scheme, 1).unwrap_err();
+            assert!(
+                e.message
+                    .contains("TLS is not supported by dbduel's client yet"),
+                "{url}: {}",
+                e.message
+            );
+        }
+        let t = parse(
+            &spec("postgres://u@db.example/perf?sslmode=disable"),
+            "postgres",
+            1,
+        )
+        .unwrap();
+        assert_eq!(t.database.as_deref(), Some("perf"));
+        assert!(!t.allow_cleartext);
+        let t = parse(
+            &spec("postgres://u@db.example/perf?sslmode=prefer&allow_cleartext=1"),
+            "postgres",
+            1,
+        )
+        .unwrap();
+        assert!(t.allow_cleartext);
+        let e = parse(&spec("postgres://u@h/p?sslcert=x"), "postgres", 1).unwrap_err();
+        assert!(e.message.contains("unknown setting"), "{}", e.message);
     }
 
     #[test]

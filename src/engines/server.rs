@@ -68,6 +68,7 @@ impl Server {
             database: None,
             password: Some(target::Secret::new(secret.expose())),
             restart_command: None,
+            allow_cleartext: false,
         };
         let datadir = Some(sandbox.layout.datadir.clone());
         Ok(Provisioned {

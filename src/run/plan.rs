@@ -102,7 +102,7 @@ impl Plan {
                 Some(sh) => format!("{name}-{}", sh.label()),
                 None => name.clone(),
             },
-            database: format!("dbduel_{}", name.replace('-', "_")),
+            database: crate::engine::database_name(name),
             needs_dataset: shard.is_none_or(|sh| sh.leads()) && steps.iter().any(|s| s.loads),
             rounds: rounds(study),
             steps,
@@ -290,7 +290,8 @@ mod tests {
     fn an_unsharded_run_loads_and_runs_every_step_whole() {
         let p = Plan::new(&study(1, 42), None);
         assert_eq!(p.label, "plan-t");
-        assert_eq!(p.database, "dbduel_plan_t");
+        // `plan-t`'s `-` is kept apart from a `plan_t` study's `_` by a hash.
+        assert!(p.database.starts_with("dbduel_plan_t__"), "{}", p.database);
         assert!(p.needs_dataset);
         assert_eq!(p.steps.len(), 2);
         assert!(p.steps[0].loads && !p.steps[1].loads);

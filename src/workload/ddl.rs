@@ -45,6 +45,72 @@ fn identifier(s: &str) -> bool {
     !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// A column type's words: names, numbers and `(`, `,`, `)`; `None` for any other character.
+fn type_tokens(t: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in t.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c.to_ascii_uppercase());
+            continue;
+        }
+        if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+        match c {
+            '(' | ')' | ',' => out.push(c.to_string()),
+            ' ' => {}
+            _ => return None,
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    Some(out)
+}
+
+/// Is `t` a plain column type: a name (`DOUBLE PRECISION`, `CHARACTER VARYING` too), an
+/// optional `(n)` or `(n,m)`, then only `UNSIGNED`, `SIGNED`, `ZEROFILL`, `WITH`/`WITHOUT
+/// TIME ZONE`, `CHARACTER SET name`, `CHARSET name` or `COLLATE name`? Nothing else reaches
+/// the `ALTER TABLE`: no constraint, default or second clause.
+fn column_type_ok(t: &str) -> bool {
+    let Some(tokens) = type_tokens(t) else {
+        return false;
+    };
+    let word = |s: &str| s.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    let number = |s: &str| !s.is_empty() && s.len() <= 5 && s.chars().all(|c| c.is_ascii_digit());
+    let toks: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let mut rest: &[&str] = &toks;
+    let Some((&name, tail)) = rest.split_first() else {
+        return false;
+    };
+    if !word(name) || name.len() > 64 {
+        return false;
+    }
+    rest = tail;
+    if let ["PRECISION" | "VARYING", tail @ ..] = rest {
+        rest = tail;
+    }
+    rest = match rest {
+        ["(", n, ")", tail @ ..] if number(n) => tail,
+        ["(", n, ",", m, ")", tail @ ..] if number(n) && number(m) => tail,
+        _ => rest,
+    };
+    loop {
+        rest = match rest {
+            [] => return true,
+            ["UNSIGNED" | "SIGNED" | "ZEROFILL", tail @ ..] => tail,
+            ["WITH" | "WITHOUT", "TIME", "ZONE", tail @ ..] => tail,
+            ["CHARACTER", "SET", n, tail @ ..] | ["CHARSET" | "COLLATE", n, tail @ ..]
+                if word(n) =>
+            {
+                tail
+            }
+            _ => return false,
+        };
+    }
+}
+
 /// A required identifier parameter.
 fn ident<'a>(key: &str, v: &'a Option<String>, action: &str) -> Result<&'a str, DecodeError> {
     match v {
@@ -115,17 +181,12 @@ impl DdlParams {
                     KeyPath::root().key("column_type"),
                     "add_column needs column_type, e.g. \"VARCHAR(20)\"",
                 )),
-                Some(t)
-                    if t.is_empty()
-                        || !t
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "(), _".contains(c)) =>
-                {
-                    Err(DecodeError::at(
-                        KeyPath::root().key("column_type"),
-                        format!("column_type = {t:?} is not a plain SQL type"),
-                    ))
-                }
+                Some(t) if !column_type_ok(t) => Err(DecodeError::at(
+                    KeyPath::root().key("column_type"),
+                    format!(
+                        "column_type = {t:?} is not a plain SQL type: give a type name, an optional (n) or (n,m), and after it only UNSIGNED, SIGNED, ZEROFILL, PRECISION, VARYING, WITH/WITHOUT TIME ZONE, CHARACTER SET name or COLLATE name, e.g. \"VARCHAR(20)\" or \"DECIMAL(10,2) UNSIGNED\" (no constraints or defaults)"
+                    ),
+                )),
                 Some(_) => Ok(()),
             },
             DdlAction::RenameColumn => ident("to", &self.to, "rename_column").map(drop),
@@ -221,4 +282,42 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::column_type_ok;
+
+    #[test]
+    fn column_types_are_a_name_a_size_and_a_few_words() {
+        for ok in [
+            "INT",
+            "varchar(20)",
+            "DECIMAL(10, 2) UNSIGNED",
+            "DOUBLE PRECISION",
+            "character varying(40)",
+            "TIMESTAMP(3) WITH TIME ZONE",
+            "VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+            "TEXT CHARSET latin1",
+        ] {
+            assert!(column_type_ok(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "INT NOT NULL",
+            "INT DEFAULT 5",
+            "INT PRIMARY KEY",
+            "INT; DROP TABLE t",
+            "INT GENERATED ALWAYS AS (1)",
+            "INT REFERENCES t(id)",
+            "VARCHAR(20) COLLATE",
+            "INT, ADD COLUMN y INT",
+            "ENUM('a')",
+            "INT -- x",
+            "(20)",
+            "INT(1)(2)",
+        ] {
+            assert!(!column_type_ok(bad), "{bad}");
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod lookups;
 pub mod oltp;
 pub mod queries;
 pub mod replication;
+pub mod sql_text;
 pub mod sweep;
 pub mod tiers;
 pub mod tpcc;

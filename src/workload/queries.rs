@@ -146,6 +146,11 @@ impl QueriesParams {
                     "each query must be a SELECT (this step only reads)",
                 ));
             }
+            super::sql_text::one_statement(
+                q,
+                KeyPath::root().key("queries").index(i),
+                "this query",
+            )?;
             let n = placeholder_count(q);
             if n > self.params.len() {
                 return Err(DecodeError::at(

@@ -26,7 +26,7 @@ impl UpdateParams {
                 "sql must be one UPDATE statement (use kind = \"ddl\" for schema changes)",
             ));
         }
-        Ok(())
+        super::sql_text::one_statement(&self.sql, KeyPath::root().key("sql"), "sql")
     }
 }
 

@@ -141,6 +141,7 @@ pub fn decode(
     crate::engine::replication::set_replica_targets(
         &mut o.common.replicas,
         o.common.target.as_ref(),
+        target.is_none_or(|t| t.read_password),
         o.common.control_replication,
         "mysql",
         3306,

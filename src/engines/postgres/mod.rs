@@ -130,6 +130,7 @@ pub fn decode(
     crate::engine::replication::set_replica_targets(
         &mut o.common.replicas,
         o.common.target.as_ref(),
+        target.is_none_or(|t| t.read_password),
         o.common.control_replication,
         "postgres",
         5432,
@@ -512,7 +513,7 @@ impl PostgresEngine {
             return Ok(());
         }
         admin
-            .batch_execute(&format!("CREATE DATABASE {db}"))
+            .batch_execute(&format!("CREATE DATABASE \"{}\"", db.replace('"', "\"\"")))
             .map_err(pg_err)?;
         let mut c = self.client(db)?;
         c.batch_execute(&format!(

@@ -11,6 +11,8 @@
 //! does. The wire format is the one the MariaDB and MySQL protocol documentation describe;
 //! `mysql_common` (the `mysql` crate's own protocol crate) supplies the password scramble.
 //!
+//! Multi-statements are off: the server refuses a string holding several statements.
+//!
 //! Only `mysql_native_password` (or no password) is spoken; any other authentication
 //! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
 
@@ -28,7 +30,6 @@ const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
-const CLIENT_MULTI_STATEMENTS: u32 = 1 << 16;
 const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
 const CLIENT_PS_MULTI_RESULTS: u32 = 1 << 18;
 const CLIENT_PLUGIN_AUTH: u32 = 1 << 19;
@@ -507,7 +508,8 @@ impl WireSession {
             | CLIENT_PROTOCOL_41
             | CLIENT_TRANSACTIONS
             | CLIENT_SECURE_CONNECTION
-            | CLIENT_MULTI_STATEMENTS
+            // Not CLIENT_MULTI_STATEMENTS (1 << 16): a string holding two statements is a
+            // syntax error on the server, so no second statement rides along on a target.
             | CLIENT_MULTI_RESULTS
             | CLIENT_PS_MULTI_RESULTS
             | CLIENT_PLUGIN_AUTH
@@ -1060,6 +1062,7 @@ mod tests {
             database: None,
             password: None,
             restart_command: None,
+            allow_cleartext: false,
         };
         let began = std::time::Instant::now();
         match WireSession::connect(&t, "db", 1) {

@@ -9,6 +9,10 @@
 //! a statement more than pgbench at 32 clients. Messages are built and authentication
 //! (cleartext, MD5, SCRAM-SHA-256) computed by `postgres-protocol`, the protocol crate
 //! tokio-postgres itself is built on; this module only frames, sends and counts.
+//!
+//! SQL text goes on the extended protocol (an unnamed statement: Parse, Bind, Describe,
+//! Execute, Sync in one write), never the simple query protocol: the server refuses a string
+//! holding several statements there, so no second statement rides along on a target.
 
 use crate::engine::target::Target;
 use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
@@ -79,6 +83,29 @@ fn server_err(body: &[u8]) -> EngineError {
 }
 
 /// The count at the end of a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`), 0 for none.
+/// May a cleartext or MD5 password exchange go to `peer`: a loopback address (the socket's
+/// own peer, not the name given), or the target's URL says `allow_cleartext=1`.
+fn weak_password_allowed(t: &Target, peer: Option<std::net::SocketAddr>) -> bool {
+    t.allow_cleartext || peer.is_some_and(|p| p.ip().is_loopback())
+}
+
+/// The server asked for a cleartext (3) or MD5 (5) password over a connection that is
+/// neither loopback nor encrypted: refused, with how to allow it.
+fn weak_password_refused(t: &Target, code: u8) -> EngineError {
+    let how = if code == 3 {
+        "in cleartext"
+    } else {
+        "as an MD5 hash"
+    };
+    EngineError::new(
+        "server",
+        format!(
+            "postgres: {}:{} asks for the password {how}, which anyone on the network path can read or replay (dbduel's client does not speak TLS); have the server use scram-sha-256, or add allow_cleartext=1 to the target's URL to send it anyway",
+            t.host, t.port
+        ),
+    )
+}
+
 fn tag_count(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);
     tag.rsplit(|&b| b == b' ')
@@ -92,7 +119,7 @@ fn tag_returns_rows(body: &[u8]) -> bool {
     body.starts_with(b"SELECT") || body.starts_with(b"FETCH") || body.starts_with(b"SHOW")
 }
 
-/// The first column of a DataRow, as text (the simple query protocol sends text).
+/// The first column of a DataRow, as text (SQL text asks for its results as text).
 fn first_column(body: &[u8]) -> Result<Option<String>> {
     let n = body.get(2..6).ok_or_else(|| proto_err("data row"))?;
     let len = i32::from_be_bytes([n[0], n[1], n[2], n[3]]);
@@ -212,6 +239,9 @@ impl PgWire {
                     let data = &body[4..];
                     match i32::from_be_bytes([code[0], code[1], code[2], code[3]]) {
                         0 => {}
+                        3 | 5 if !weak_password_allowed(t, self.sock.peer_addr().ok()) => {
+                            return Err(weak_password_refused(t, code[3]));
+                        }
                         3 => frontend::password_message(need_password()?, &mut self.wbuf)
                             .map_err(io_err)?,
                         5 => {
@@ -342,8 +372,11 @@ impl PgWire {
                 b'Z' => return Ok(o),
                 b'G' => {
                     // COPY FROM STDIN: the server waits for data these sessions never send.
+                    // It ignored the Sync sent with the statement while copying, so another
+                    // follows the CopyFail for its ReadyForQuery.
                     frontend::copy_fail("dbduel sessions do not copy", &mut self.wbuf)
                         .map_err(io_err)?;
+                    frontend::sync(&mut self.wbuf);
                     self.flush()?;
                 }
                 _ => {} // ParseComplete, BindComplete, NoData, EmptyQuery, notices
@@ -361,9 +394,24 @@ impl PgWire {
         }
     }
 
-    fn simple(&mut self, sql: &str, want_first: bool) -> Result<Outcome> {
+    /// One statement of SQL text, as an unnamed statement on the extended protocol: results
+    /// in text, several statements refused by the server.
+    fn one(&mut self, sql: &str, want_first: bool) -> Result<Outcome> {
         self.check()?;
-        frontend::query(sql, &mut self.wbuf).map_err(io_err)?;
+        frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(io_err)?;
+        frontend::bind(
+            "",
+            "",
+            std::iter::empty::<i16>(),
+            std::iter::empty::<Value>(),
+            |_, _| Ok(IsNull::No),
+            [0i16],
+            &mut self.wbuf,
+        )
+        .map_err(|_| EngineError::new("client", "postgres: cannot bind a statement"))?;
+        frontend::describe(b'P', "", &mut self.wbuf).map_err(io_err)?;
+        frontend::execute("", 0, &mut self.wbuf).map_err(io_err)?;
+        frontend::sync(&mut self.wbuf);
         self.flush()?;
         let o = self.read_until_ready(want_first)?;
         match o.error {
@@ -374,16 +422,16 @@ impl PgWire {
 }
 
 impl Session for PgWire {
-    /// SQL text on the simple query protocol: rows returned, or rows affected.
+    /// One statement of SQL text: rows returned, or rows affected.
     fn execute(&mut self, sql: &str) -> Result<u64> {
-        let o = self.simple(sql, false)?;
+        let o = self.one(sql, false)?;
         Ok(if o.returns_rows { o.rows } else { o.affected })
     }
 
     /// The command tag's count (`UPDATE n`): every row the statement matched, changed in
     /// value or not — PostgreSQL writes a new version of each.
     fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
-        let o = self.simple(sql, false)?;
+        let o = self.one(sql, false)?;
         if o.returns_rows {
             return Ok(Changes {
                 affected: o.rows,
@@ -398,7 +446,7 @@ impl Session for PgWire {
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
-        let o = self.simple(sql, true)?;
+        let o = self.one(sql, true)?;
         let Some(Some(text)) = o.first else {
             return Ok(0);
         };
@@ -502,6 +550,36 @@ impl Drop for PgWire {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weak_password_exchanges_go_only_to_loopback_unless_allowed() {
+        let mut t = Target {
+            scheme: "postgres".into(),
+            user: "u".into(),
+            host: "db.example".into(),
+            port: 5432,
+            database: None,
+            password: None,
+            restart_command: None,
+            allow_cleartext: false,
+        };
+        let far = Some("10.1.2.3:5432".parse().unwrap());
+        assert!(!weak_password_allowed(&t, far));
+        assert!(!weak_password_allowed(&t, None));
+        assert!(weak_password_allowed(
+            &t,
+            Some("127.0.0.2:5432".parse().unwrap())
+        ));
+        assert!(weak_password_allowed(
+            &t,
+            Some("[::1]:5432".parse().unwrap())
+        ));
+        t.allow_cleartext = true;
+        assert!(weak_password_allowed(&t, far));
+        let e = weak_password_refused(&t, 5);
+        assert!(e.message.contains("as an MD5 hash"), "{}", e.message);
+        assert!(e.message.contains("allow_cleartext=1"), "{}", e.message);
+    }
 
     #[test]
     fn command_tags_count_what_they_say() {

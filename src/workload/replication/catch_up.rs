@@ -49,8 +49,10 @@ pub fn run(
         return Err(StepError::Skipped("interrupted before the writes".into()));
     }
     let all = f.all();
+    // Whatever happens from here (an error, a panic), the replicas apply again.
+    let mut restore = super::restore::Restore::new(repl);
     for &i in &all {
-        repl.pause_apply(i)?;
+        restore.pause(i)?;
     }
     let start = f.note_primary()?;
     let progress = ctx.progress;

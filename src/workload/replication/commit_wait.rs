@@ -43,20 +43,19 @@ pub fn run(
     if !f.settle(timeout, ctx.stop)? {
         return Err(StepError::Skipped("interrupted before the writes".into()));
     }
-    let original = match repl.set_commit_wait(0, 100_000) {
+    // Whatever happens from here (an error, a panic), the primary gets its own settings back
+    // and the replicas apply.
+    let mut restore = super::restore::Restore::new(repl);
+    let original = match restore.set_commit_wait(0, 100_000) {
         Ok(o) => o,
         Err(e) if e.kind == "unsupported" => return Err(StepError::Skipped(e.message)),
         Err(e) => return Err(e.into()),
     };
     for i in f.all() {
-        repl.pause_apply(i)?;
+        restore.pause(i)?;
     }
     let swept = sweep(p, ctx, repl);
-    // Whatever happened, the primary gets its own settings back and the replicas apply.
-    let restored = repl.set_commit_wait(original.0, original.1);
-    for i in f.all() {
-        let _ = repl.resume_apply(i);
-    }
+    let restored = restore.now();
     let (settings, intervals, interrupted) = swept?;
     restored?;
     ctx.progress.status("replicas catching up");

@@ -1,0 +1,129 @@
+//! What dbduel will not do to a server it does not own, without a server: run a
+//! `restart_command` read from someone else's run without asking, connect in clear when the
+//! target asks for TLS, hand a replica's password variable to pods.
+
+mod common;
+
+use std::path::Path;
+
+/// A copy of a recorded run whose manifest makes contender `innodb` a target with a
+/// `restart_command` that would create `marker`.
+fn run_with_restart_command(root: &Path, marker: &Path) -> std::path::PathBuf {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/shootout-20261122-034526");
+    let dir = root.join("theirs-20261122-034526");
+    std::fs::create_dir_all(&dir).expect("dir");
+    for e in std::fs::read_dir(&src).expect("fixture").flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).expect("copy");
+        }
+    }
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("manifest")).expect("json");
+    let contenders = m["study"]["contender"].as_array_mut().expect("contenders");
+    let innodb = contenders
+        .iter_mut()
+        .find(|c| c["name"] == "innodb")
+        .expect("innodb");
+    innodb["options"] = serde_json::json!({});
+    innodb["target"] = "mysql://root@127.0.0.1:1/theirs".into();
+    innodb["restart_command"] = format!("touch {}", marker.display()).into();
+    std::fs::write(&path, serde_json::to_string_pretty(&m).expect("json")).expect("write");
+    dir
+}
+
+#[test]
+fn rerun_refuses_a_manifests_restart_command_without_a_terminal_or_the_flag() {
+    let root = tempfile::tempdir().expect("tmp");
+    let marker = root.path().join("ran");
+    let dir = run_with_restart_command(root.path(), &marker);
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = common::run(&[
+        "rerun",
+        dir.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains("restart_command"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("innodb: touch {}", marker.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--allow-restart-command"), "{stderr}");
+    assert!(!marker.exists(), "the command did not run");
+    assert!(!out.exists(), "nothing ran");
+}
+
+#[test]
+fn k8s_gives_a_replicas_password_variable_to_the_pods_by_reference_only() {
+    let root = tempfile::tempdir().expect("tmp");
+    let study = root.path().join("theirs.toml");
+    let text = common::fill(
+        include_str!("studies/replication_external_topology.toml"),
+        &[("primary_port", "3306"), ("replica_port", "3307")],
+    )
+    .replace(
+        "target = \"mysql://root@127.0.0.1:3307\" }",
+        "target = \"mysql://root@127.0.0.1:3307\", password_env = \"DBDUEL_TEST_REPLICA_PW\" }",
+    );
+    std::fs::write(&study, text).expect("study");
+    let k8s = |value: Option<&str>| {
+        let mut c = common::bin();
+        c.args([
+            "k8s",
+            study.to_str().expect("utf-8"),
+            "--contender",
+            "told",
+            "--secret",
+            "theirs-pw",
+            "--shards",
+            "1",
+            "--image",
+            "dbduel:test",
+        ]);
+        match value {
+            Some(v) => c.env("DBDUEL_TEST_REPLICA_PW", v),
+            None => c.env_remove("DBDUEL_TEST_REPLICA_PW"),
+        };
+        let out = c.output().expect("dbduel runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // This machine need not have the replica's password: the pods get it from the Secret.
+    let (code, stdout, stderr) = k8s(None);
+    assert_eq!(code, 0, "{stderr}");
+    let list: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let mut refs = Vec::new();
+    env_entries(&list, "DBDUEL_TEST_REPLICA_PW", &mut refs);
+    assert_eq!(refs.len(), 1, "{stdout}");
+    assert_eq!(
+        refs[0]["valueFrom"]["secretKeyRef"]["name"], "theirs-pw",
+        "{stdout}"
+    );
+    assert!(refs[0].get("value").is_none(), "{stdout}");
+    // Set here, its value is still not printed.
+    let (code, stdout, stderr) = k8s(Some("hunter2-replica"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("hunter2-replica") && !stderr.contains("hunter2-replica"));
+}
+
+/// Every `{ "name": NAME, ... }` entry of an `env` list anywhere in `v`.
+fn env_entries<'a>(v: &'a serde_json::Value, name: &str, out: &mut Vec<&'a serde_json::Value>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(env) = m.get("env").and_then(|e| e.as_array()) {
+                out.extend(env.iter().filter(|e| e["name"] == name));
+            }
+            for x in m.values() {
+                env_entries(x, name, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| env_entries(x, name, out)),
+        _ => {}
+    }
+}
