@@ -342,3 +342,43 @@ fn a_full_disk_is_a_clear_failure() {
     );
     nothing_left(&fs.0);
 }
+
+/// A copy of a fixture run made into shard `index` of 2, with its first contender renamed.
+fn forged_shard(tmp: &Path, index: u32, contender: &str) -> PathBuf {
+    let from =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/shootout-20261122-034526");
+    let dir = tmp.join(format!("shard-{index}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut manifest = read_json(&from.join("manifest.json"));
+    manifest["shards"] = serde_json::json!([
+        {"index": index, "count": 2, "group": "g", "hostname": "h"}
+    ]);
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let mut summary = read_json(&from.join("summary.json"));
+    summary["contenders"][0]["name"] = serde_json::json!(contender);
+    std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn merge_refuses_a_shard_naming_a_path_outside_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = forged_shard(tmp.path(), 0, "../escaped");
+    let b = forged_shard(tmp.path(), 1, "../escaped");
+    let out = tmp.path().join("merged").join("run");
+    let (code, _, stderr) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("summary.json") && stderr.contains("\"../escaped\""),
+        "names the file and the name: {stderr}"
+    );
+    assert!(!tmp.path().join("merged").join("escaped").exists());
+    assert!(!tmp.path().join("escaped").exists());
+    assert!(!out.exists(), "nothing written");
+}
