@@ -448,6 +448,14 @@ fn sandbox_down_never_signals_a_stranger_nor_removes_what_is_outside() {
         .spawn()
         .unwrap();
     forged_sandbox(&old, lookalike.id() as i32, serde_json::json!({}));
+    // Once it has called exec, its command line is its own.
+    let cmdline = format!("/proc/{}/cmdline", lookalike.id());
+    let named = old.join("server.cnf");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&cmdline).is_ok_and(|c| c.contains(named.to_str().unwrap())) {
+        assert!(Instant::now() < deadline, "sh never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let (code, stdout, stderr) = common::bin()
         .args(["sandbox", "down", "--out"])
         .arg(&out)

@@ -732,7 +732,9 @@ fn identify_found(path: &Path, m: &SandboxManifest, pid: i32) -> process::Identi
     if user::plain(&m.dir) {
         bases.push(m.dir.clone());
     }
-    if let Some(p) = m.private_dir.as_ref().filter(|p| user::is_private_dir(p)) {
+    // The stamp has to match too: a private directory named here only completes it (it may
+    // sit under another TMPDIR than this dbduel's).
+    if let Some(p) = m.private_dir.as_ref().filter(|p| user::plain(p)) {
         bases.push(p.clone());
     }
     if let Some(h) = m.data_home.as_ref().filter(|h| user::plain(h)) {

@@ -169,6 +169,12 @@ mod tests {
             .expect("sh");
         let pid = child.id() as i32;
         let now = stamp(pid).expect("a stamp");
+        // Until the child has called exec its command line is this test's.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !names_sandbox(pid, &[config.as_path()]) {
+            assert!(std::time::Instant::now() < deadline, "sh never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let data = dir.path().join("data");
         let names = [config.as_path(), data.as_path()];
         assert_eq!(identify(pid, Some(&now), &names), Identity::Server);

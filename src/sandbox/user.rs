@@ -325,7 +325,11 @@ pub fn remove_private_dir(d: &Path) -> Result<()> {
     let ours = is_private_dir(d)
         && std::fs::symlink_metadata(&root)
             .is_ok_and(|m| !m.file_type().is_symlink() && check_not_shared(&m, true).is_ok());
-    remove_ours(d, ours, "a dbduel sandbox directory")
+    let what = format!(
+        "a dbduel sandbox directory under {} (a sandbox made with another TMPDIR is removed with that TMPDIR set)",
+        root.display()
+    );
+    remove_ours(d, ours, &what)
 }
 
 /// Remove `d` and all in it when it is `ours` and a directory, not a link (else refuse,
