@@ -729,3 +729,239 @@ fn sighup_stops_a_run_as_the_first_ctrl_c_does() {
     assert_eq!(step(&summary, "victim", "load")["status"], "ok");
     assert_eq!(step(&summary, "victim", "queries")["status"], "interrupted");
 }
+
+/// A copy of a fixture run made into shard `index` of 2, with its first contender renamed.
+fn forged_shard(tmp: &Path, index: u32, contender: &str) -> PathBuf {
+    let from =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/shootout-20261122-034526");
+    let dir = tmp.join(format!("shard-{index}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut manifest = read_json(&from.join("manifest.json"));
+    manifest["shards"] = serde_json::json!([
+        {"index": index, "count": 2, "group": "g", "hostname": "h"}
+    ]);
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let mut summary = read_json(&from.join("summary.json"));
+    summary["contenders"][0]["name"] = serde_json::json!(contender);
+    std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn merge_refuses_a_shard_naming_a_path_outside_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = forged_shard(tmp.path(), 0, "../escaped");
+    let b = forged_shard(tmp.path(), 1, "../escaped");
+    let out = tmp.path().join("merged").join("run");
+    let (code, _, stderr) = run(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("summary.json") && stderr.contains("\"../escaped\""),
+        "names the file and the name: {stderr}"
+    );
+    assert!(!tmp.path().join("merged").join("escaped").exists());
+    assert!(!tmp.path().join("escaped").exists());
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Write a `sandbox.json` in `dir` naming `pid`, with `extra` fields on top (paths outside).
+fn forged_sandbox(dir: &Path, pid: i32, extra: serde_json::Value) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut m = serde_json::json!({
+        "schema_version": 1,
+        "flavor": "mariadb",
+        "name": "forged",
+        "dir": dir,
+        "datadir": dir.join("data"),
+        "port": 1,
+        "socket": dir.join("server.sock"),
+        "config_file": dir.join("server.cnf"),
+        "log_file": dir.join("server.log"),
+        "pid": pid,
+        "owner_pid": 999_999_999,
+        "server_version": null,
+        "started_at": null,
+        "config": "",
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        m[k] = v.clone();
+    }
+    std::fs::write(dir.join("sandbox.json"), m.to_string()).unwrap();
+}
+
+/// The start time of `pid` in clock ticks after boot (`/proc/PID/stat` field 22).
+fn start_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    after.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+#[test]
+fn sandbox_down_never_signals_a_stranger_nor_removes_what_is_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let boxes = out.join("sandboxes");
+    // Outside paths a forged sandbox.json names: a private directory reached with `..`, a
+    // data directory elsewhere, a file as its socket.
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("dbduel-data-1-x-0")).unwrap();
+    std::fs::write(outside.join("keep"), "mine").unwrap();
+    std::fs::create_dir_all(tmp.path().join("dbduel-sandboxes")).unwrap();
+    // A process that took the pid of a server gone long ago (it started at another time).
+    let mut stranger = Command::new("sleep").arg("60").spawn().unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    forged_sandbox(
+        &boxes.join("reused"),
+        stranger.id() as i32,
+        serde_json::json!({
+            "pid_stamp": {"start_ticks": start_ticks(stranger.id()) + 1, "boot_id": boot.trim()},
+            "private_dir": tmp.path().join("dbduel-sandboxes").join("..").join("outside"),
+            "data_home": outside.join("dbduel-data-1-x-0"),
+            "socket": outside.join("keep"),
+        }),
+    );
+    // A process whose command line names the sandbox's configuration, in a sandbox.json of
+    // an older dbduel that recorded no start time: it cannot be told from the server.
+    let old = boxes.join("old");
+    let mut lookalike = Command::new("sh")
+        .args(["-c", "sleep 60", "sh"])
+        .arg(old.join("server.cnf"))
+        .spawn()
+        .unwrap();
+    forged_sandbox(&old, lookalike.id() as i32, serde_json::json!({}));
+    // Once it has called exec, its command line is its own.
+    let cmdline = format!("/proc/{}/cmdline", lookalike.id());
+    let named = old.join("server.cnf");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&cmdline).is_ok_and(|c| c.contains(named.to_str().unwrap())) {
+        assert!(Instant::now() < deadline, "sh never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (code, stdout, stderr) = common::bin()
+        .args(["sandbox", "down", "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .map(|o| {
+            (
+                o.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .unwrap();
+    let said = format!("{stdout}\n{stderr}");
+    let alive = |c: &mut std::process::Child| c.try_wait().unwrap().is_none();
+    assert!(alive(&mut stranger), "the stranger was signalled: {said}");
+    assert!(
+        alive(&mut lookalike),
+        "the unproven process was signalled: {said}"
+    );
+    let _ = stranger.kill();
+    let _ = lookalike.kill();
+    let _ = stranger.wait();
+    let _ = lookalike.wait();
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains(&format!("pid {} is not", stranger.id())),
+        "says the pid is a stranger's: {said}"
+    );
+    assert!(
+        said.contains("no start time") && said.contains(&format!("kill {}", lookalike.id())),
+        "says why the older sandbox is kept and what to do: {said}"
+    );
+    assert!(said.contains("refusing"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep")).unwrap(),
+        "mine"
+    );
+    assert!(outside.join("dbduel-data-1-x-0").is_dir());
+    assert!(
+        old.join("sandbox.json").is_file(),
+        "the unproven sandbox is kept"
+    );
+}
+
+/// Whether PostgreSQL's server is installed (a server dbduel runs as another user when root).
+fn have_postgres() -> bool {
+    common::have_server(
+        "postgres",
+        std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|mut d| d.next().is_some()),
+    )
+}
+
+/// `dbduel sandbox up postgres` as root with TMPDIR at `tmp`: (exit code, stdout + stderr).
+fn sandbox_up_in(tmp: &Path, name: &str) -> (i32, String) {
+    let out = tmp.join("out");
+    let o = common::bin()
+        .args(["sandbox", "up", "postgres", "--name", name, "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp)
+        .output()
+        .unwrap();
+    // Whatever happened, nothing stays running.
+    let _ = common::bin()
+        .args(["sandbox", "down", "--all", "--out"])
+        .arg(&out)
+        .env("TMPDIR", tmp)
+        .output();
+    (
+        o.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+#[test]
+fn a_private_root_planted_by_someone_else_is_refused_and_left_untouched() {
+    if !is_root() || !have_postgres() {
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    // A symlink at the private root, to a directory of someone else's.
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::os::unix::fs::chown(&victim, Some(65534), Some(65534)).unwrap();
+    let root = tmp.path().join("dbduel-sandboxes");
+    std::os::unix::fs::symlink(&victim, &root).unwrap();
+    let (code, said) = sandbox_up_in(tmp.path(), "link");
+    assert_ne!(code, 0, "{said}");
+    assert!(
+        said.contains("symbolic link") && said.contains("TMPDIR"),
+        "{said}"
+    );
+    let m = std::fs::metadata(&victim).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o750, "the link's target keeps its mode");
+    assert_eq!(m.uid(), 65534, "and its owner");
+    assert_eq!(
+        std::fs::read_dir(&victim).unwrap().count(),
+        0,
+        "nothing made in it"
+    );
+
+    // A root another account made first, and one anyone can write into.
+    std::fs::remove_file(&root).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    std::os::unix::fs::chown(&root, Some(65534), Some(65534)).unwrap();
+    let (code, said) = sandbox_up_in(tmp.path(), "owned");
+    assert_ne!(code, 0, "{said}");
+    assert!(said.contains("uid 65534"), "{said}");
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "{said}");
+    std::os::unix::fs::chown(&root, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, said) = sandbox_up_in(tmp.path(), "writable");
+    assert_ne!(code, 0, "{said}");
+    assert!(said.contains("other accounts can write"), "{said}");
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "{said}");
+}

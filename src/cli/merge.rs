@@ -30,6 +30,7 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     for r in &read {
         finished(&r.dir, &r.summary.status)?;
+        check_names(r)?;
     }
     let (dir, summary, manifest) =
         shard_merge::merge(read, &args.out, crate::workload::divides_clients).map_err(|e| {
@@ -52,4 +53,22 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
         dir.path.display()
     );
     Ok(status_code(summary.status))
+}
+
+/// The contender and step names of a shard's `summary.json` become paths of the merged run:
+/// each must be a name a study could have given (so none climbs out with `..` or `/`).
+fn check_names(run: &shard_merge::ShardRun) -> Result<(), Failure> {
+    let names = run.summary.contenders.iter().flat_map(|c| {
+        std::iter::once(("contender", c.name.as_str()))
+            .chain(c.steps.iter().map(|s| ("step", s.name.as_str())))
+    });
+    for (what, name) in names {
+        if !crate::study::is_safe_name(name) {
+            return Err(Failure::bad_input(format!(
+                "{}: {what} name {name:?} is not one a study allows (1-64 letters, digits, `_` or `-`); it would be used as a path, so the shards are not merged",
+                run.dir.join("summary.json").display()
+            )));
+        }
+    }
+    Ok(())
 }

@@ -181,12 +181,17 @@ fn down(out: &Path, all: bool) -> i32 {
             continue;
         }
         match sandbox::remove_found(&f) {
-            Ok(()) => outln!(
-                "removed {} {} ({})",
-                f.manifest.flavor,
-                f.manifest.name,
-                f.path.display()
-            ),
+            Ok(notes) => {
+                for n in notes {
+                    outln!("{}: {n}", f.path.display());
+                }
+                outln!(
+                    "removed {} {} ({})",
+                    f.manifest.flavor,
+                    f.manifest.name,
+                    f.path.display()
+                )
+            }
             Err(e) => {
                 failed = true;
                 crate::errln!("error: {}: {e}", f.path.display());

@@ -159,20 +159,39 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, 
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader (or a crash) never sees a half-written file.
+/// reader (or a crash) never sees a half-written file. The temporary file is made new (never
+/// through a link left at its name) and removed on every error; the directory is synced after
+/// the rename, so the new name survives a power cut too.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-    f.write_all(bytes).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io(path))
+    // A leftover of a crashed writer with our pid (or anything planted there) goes first.
+    let _ = std::fs::remove_file(&tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .map_err(io(&tmp))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(io(path)));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC.
@@ -227,6 +246,32 @@ mod tests {
         assert_eq!(utc_stamp(UNIX_EPOCH), "19700101-000000");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_temporary_file_and_no_link_is_followed() {
+        let root = tempfile::tempdir().expect("tmp");
+        // A rename onto a directory that holds something fails after the data was written.
+        let target = root.path().join("taken.json");
+        std::fs::create_dir_all(target.join("inside")).expect("mkdir");
+        assert!(write_atomic(&target, b"{}").is_err());
+        let left: Vec<_> = std::fs::read_dir(root.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["taken.json"], "the temporary file is gone");
+        // A link planted at the temporary name is not written through.
+        let victim = root.path().join("victim");
+        std::fs::write(&victim, "mine").expect("victim");
+        let path = root.path().join("x.json");
+        let tmp = root
+            .path()
+            .join(format!(".x.json.tmp{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).expect("link");
+        write_atomic(&path, b"new").expect("write");
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "mine");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
     }
 
     #[test]

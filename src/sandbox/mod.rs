@@ -7,6 +7,7 @@
 pub mod binaries;
 pub mod device_profile;
 pub mod limits;
+pub mod process;
 pub mod secret;
 pub mod user;
 
@@ -67,6 +68,11 @@ pub struct SandboxManifest {
     pub data_home: Option<PathBuf>,
     /// Server process id while running (it leads its own process group).
     pub pid: Option<i32>,
+    /// When that process started, so that a pid reused by another process after a crash or
+    /// a reboot is never taken for the server. A manifest written before this was recorded
+    /// has none: its pid is never signalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_stamp: Option<process::ProcessStamp>,
     /// The dbduel process that started it.
     pub owner_pid: i32,
     pub server_version: Option<String>,
@@ -314,6 +320,7 @@ impl Sandbox {
             private_dir: layout.private.clone(),
             data_home: layout.data_home.clone(),
             pid: None,
+            pid_stamp: None,
             owner_pid: std::process::id() as i32,
             server_version: None,
             started_at: None,
@@ -415,6 +422,8 @@ impl Sandbox {
         let pid = child.id() as i32;
         self.child = Some(child);
         self.manifest.pid = Some(pid);
+        // Not reaped before `stop`, the child keeps its stamp until then.
+        self.manifest.pid_stamp = process::stamp(pid);
         self.manifest.started_at = Some(crate::results::rfc3339(std::time::SystemTime::now()));
         self.save()?;
         let deadline = Instant::now() + self.recipe.start_timeout();
@@ -424,11 +433,12 @@ impl Sandbox {
                 self.save()?;
                 return Ok(());
             }
-            if let Some(c) = self.child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
-            {
-                self.child = None;
+            if let process::ChildState::Ended(status) = process::child_state(pid) {
+                if let Some(mut c) = self.child.take() {
+                    let _ = c.wait();
+                }
                 self.manifest.pid = None;
+                self.manifest.pid_stamp = None;
                 let _ = self.save();
                 return Err(SandboxError::Failed {
                     what: format!(
@@ -466,46 +476,62 @@ impl Sandbox {
     }
 
     /// Stop the server: SIGTERM (a clean shutdown), then SIGKILL of its process group if it
-    /// has not exited within the grace period.
+    /// has not exited within the grace period. The server is reaped only here, after its
+    /// group was signalled: until then its pid (and its group's number) cannot be another
+    /// process's, and after it nothing is signalled by that pid again.
     pub fn stop(&mut self) -> Result<()> {
         let Some(pid) = self.manifest.pid else {
             return Ok(());
         };
-        let grace = Duration::from_secs(60);
-        signal(pid, self.recipe.stop_signal());
-        let deadline = Instant::now() + grace;
-        loop {
-            let exited = match self.child.as_mut() {
-                Some(c) => matches!(c.try_wait(), Ok(Some(_)) | Err(_)),
-                None => !alive(pid),
-            };
-            if exited {
-                break;
+        match self.child.take() {
+            Some(child) => self.stop_child(pid, child),
+            None => {
+                // Not our child (never the case for a sandbox this process started): only a
+                // pid that is still the server is signalled.
+                let m = &self.manifest;
+                let names = [m.config_file.as_path(), m.datadir.as_path()];
+                if process::identify(pid, m.pid_stamp.as_ref(), &names) == process::Identity::Server
+                {
+                    signal(pid, self.recipe.stop_signal());
+                }
             }
+        }
+        self.manifest.pid = None;
+        self.manifest.pid_stamp = None;
+        self.save()
+    }
+
+    fn stop_child(&self, pid: i32, mut child: Child) {
+        use process::ChildState::{Ended, Reaped, Running};
+        if process::child_state(pid) == Running {
+            signal(pid, self.recipe.stop_signal());
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while process::child_state(pid) == Running {
             if Instant::now() > deadline {
                 signal(-pid, libc::SIGKILL);
-                if let Some(c) = self.child.as_mut() {
-                    let _ = c.wait();
-                }
-                break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        // Anything the server left in its group goes too.
-        signal(-pid, libc::SIGKILL);
-        self.child = None;
-        self.manifest.pid = None;
-        self.save()
+        // Anything the server left in its group goes too, while the unreaped leader still
+        // holds the group's number.
+        if matches!(process::child_state(pid), Ended(_)) {
+            signal(-pid, libc::SIGKILL);
+        }
+        let _ = child.wait();
+        debug_assert!(process::child_state(pid) == Reaped);
     }
 
     /// If the server process ended without being stopped, how: `killed by signal 9
     /// (SIGKILL)`, `exited with code 1`. `None` while it runs or after a deliberate stop.
+    /// The ended server is not reaped here (see `stop`).
     pub fn exited(&mut self) -> Option<String> {
         let pid = self.manifest.pid?;
-        let how = match self.child.as_mut() {
-            Some(c) => match c.try_wait() {
-                Ok(Some(status)) => Some(describe_exit(pid, status)),
-                _ => None,
+        let how = match &self.child {
+            Some(_) => match process::child_state(pid) {
+                process::ChildState::Ended(status) => Some(describe_exit(pid, status)),
+                process::ChildState::Reaped => Some(format!("pid {pid} is gone")),
+                process::ChildState::Running => None,
             },
             None => (!alive(pid)).then(|| format!("pid {pid} is gone")),
         }?;
@@ -518,9 +544,9 @@ impl Sandbox {
 
     /// Is the server process still there?
     pub fn is_running(&mut self) -> bool {
-        match self.child.as_mut() {
-            Some(c) => matches!(c.try_wait(), Ok(None)),
-            None => self.manifest.pid.is_some_and(alive),
+        match (&self.child, self.manifest.pid) {
+            (Some(_), Some(pid)) => process::child_state(pid) == process::ChildState::Running,
+            (_, pid) => pid.is_some_and(alive),
         }
     }
 
@@ -544,7 +570,8 @@ impl Sandbox {
         self.save()
     }
 
-    /// The server's pid while it runs.
+    /// The server's pid while it runs, or has ended and is not reaped yet (so the pid is
+    /// still the server's: safe to signal).
     pub fn pid(&self) -> Option<i32> {
         self.manifest.pid
     }
@@ -552,6 +579,12 @@ impl Sandbox {
     /// The password the server's accounts authenticate with (kept in [`secret::path`]).
     pub fn secret(&self) -> Result<secret::SandboxSecret> {
         secret::read(&self.layout.dir)
+    }
+
+    /// The server's pid with its start stamp, for a caller that keeps them past this borrow
+    /// and signals through `process::signal_if_same`.
+    pub fn process(&self) -> Option<(i32, process::ProcessStamp)> {
+        Some((self.manifest.pid?, self.manifest.pid_stamp.clone()?))
     }
 
     /// The last `lines` lines of the server's log.
@@ -587,20 +620,60 @@ impl Drop for Sandbox {
     }
 }
 
+/// Remove a sandbox: its directory, and what it made elsewhere (its private directory, its
+/// data directory under a contender's `data_dir`, a socket in the temporary directory) when
+/// each is one dbduel makes there. Anything else is refused, and the sandbox's directory (its
+/// `sandbox.json`) is kept to say so again.
 fn remove_dir(layout: &Layout) -> Result<()> {
-    let in_sandbox = |p: &Path| {
-        p.starts_with(&layout.dir) || layout.private.as_ref().is_some_and(|d| p.starts_with(d))
-    };
-    if !in_sandbox(&layout.socket) {
-        let _ = std::fs::remove_file(&layout.socket);
+    let mut refused = Vec::new();
+    if let Err(e) = remove_socket(layout) {
+        refused.push(e.to_string());
     }
-    if let Some(private) = &layout.private {
-        user::remove_private_dir(private)?;
+    if let Some(private) = &layout.private
+        && let Err(e) = user::remove_private_dir(private)
+    {
+        refused.push(e.to_string());
     }
-    if let Some(home) = &layout.data_home {
-        user::remove_data_home(home)?;
+    if let Some(home) = &layout.data_home
+        && let Err(e) = user::remove_data_home(home, &layout.dir)
+    {
+        refused.push(e.to_string());
+    }
+    if !refused.is_empty() {
+        return Err(SandboxError::Io(format!(
+            "{}; {} is kept",
+            refused.join("; "),
+            layout.dir.display()
+        )));
     }
     std::fs::remove_dir_all(&layout.dir).map_err(|e| io_err("cannot remove", &layout.dir, e))
+}
+
+/// Remove the server's socket when it sits outside the sandbox (a deep directory's socket
+/// goes to the temporary directory): only a socket named as dbduel names them.
+fn remove_socket(layout: &Layout) -> Result<()> {
+    let s = &layout.socket;
+    let inside = |d: &Path| s.parent() == Some(d);
+    if inside(&layout.dir) || layout.private.as_deref().is_some_and(inside) {
+        return Ok(()); // it goes with its directory
+    }
+    let meta = match std::fs::symlink_metadata(s) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err("cannot inspect", s, e)),
+    };
+    let named = s.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with("dbduel-") && n.ends_with(".sock")
+    }) && user::plain(s);
+    use std::os::unix::fs::FileTypeExt;
+    if !(named && meta.file_type().is_socket()) {
+        return Err(SandboxError::Io(format!(
+            "refusing to remove {}: not a socket dbduel makes",
+            s.display()
+        )));
+    }
+    std::fs::remove_file(s).map_err(|e| io_err("cannot remove", s, e))
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -682,7 +755,12 @@ pub fn find(root: &Path) -> Vec<Found> {
         if let Ok(bytes) = std::fs::read(&m)
             && let Ok(manifest) = serde_json::from_slice::<SandboxManifest>(&bytes)
         {
-            let running = manifest.pid.is_some_and(alive);
+            let running = manifest.pid.is_some_and(|pid| {
+                matches!(
+                    identify_found(&d, &manifest, pid),
+                    process::Identity::Server | process::Identity::Unproven(_)
+                )
+            });
             let orphaned = !alive(manifest.owner_pid);
             out.push(Found {
                 manifest,
@@ -707,41 +785,178 @@ pub fn find(root: &Path) -> Vec<Found> {
     out
 }
 
-/// Stop a found sandbox's server (its whole process group) and remove its directory.
-pub fn remove_found(f: &Found) -> Result<()> {
-    if let Some(pid) = f.manifest.pid {
-        if f.running {
-            // The recipe's clean, prompt shutdown, as the manifest recorded it.
-            signal(pid, f.manifest.stop_signal);
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while alive(pid) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
+/// What the pid a found sandbox records names now. The server's command line names its
+/// configuration file or data directory, as its layout puts them (under the sandbox's
+/// directory, where it was made or where it is now, or under its private directory).
+fn identify_found(path: &Path, m: &SandboxManifest, pid: i32) -> process::Identity {
+    let mut bases = vec![path.to_path_buf()];
+    if user::plain(&m.dir) {
+        bases.push(m.dir.clone());
+    }
+    // The stamp has to match too: a private directory named here only completes it (it may
+    // sit under another TMPDIR than this dbduel's).
+    if let Some(p) = m.private_dir.as_ref().filter(|p| user::plain(p)) {
+        bases.push(p.clone());
+    }
+    if let Some(h) = m.data_home.as_ref().filter(|h| user::plain(h)) {
+        bases.push(h.clone());
+    }
+    let names: Vec<PathBuf> = bases
+        .iter()
+        .flat_map(|b| [b.join("server.cnf"), b.join("data")])
+        .collect();
+    let names: Vec<&Path> = names.iter().map(PathBuf::as_path).collect();
+    process::identify(pid, m.pid_stamp.as_ref(), &names)
+}
+
+/// Stop a found sandbox's server (its whole process group) and remove its directory. Its pid
+/// is signalled only while it is still the server that sandbox started (the same start
+/// stamp, a command line naming the sandbox); paths are removed only where dbduel makes
+/// them. Returns notes on what was left alone.
+pub fn remove_found(f: &Found) -> Result<Vec<String>> {
+    let m = &f.manifest;
+    let mut notes = Vec::new();
+    if let Some(pid) = m.pid {
+        match identify_found(&f.path, m, pid) {
+            process::Identity::Gone => {}
+            process::Identity::Server => stop_found(pid, m),
+            process::Identity::Stranger(why) => notes.push(format!(
+                "pid {pid} is not this sandbox's server any more ({why}): left alone"
+            )),
+            process::Identity::Unproven(why) => {
+                return Err(SandboxError::Io(format!(
+                    "pid {pid} may still be this sandbox's server ({why}), so dbduel neither signals it nor removes the sandbox: see what it is with `ps -o pid,lstart,args -p {pid}`; if it is the server, stop it (`kill {pid}`) and run `dbduel sandbox down` again"
+                )));
             }
         }
-        signal(-pid, libc::SIGKILL);
     }
     // Its cgroups, once the kernel has let its processes go.
-    for dir in &f.manifest.cgroups {
+    for dir in m.cgroups.iter().filter(|d| user::plain(d)) {
         limits::remove_group(dir, Duration::from_secs(5));
     }
     let layout = Layout {
         dir: f.path.clone(),
-        datadir: f.manifest.datadir.clone(),
-        socket: f.manifest.socket.clone(),
-        config_file: f.manifest.config_file.clone(),
-        log_file: f.manifest.log_file.clone(),
+        datadir: m.datadir.clone(),
+        socket: m.socket.clone(),
+        config_file: m.config_file.clone(),
+        log_file: m.log_file.clone(),
         pid_file: f.path.join("server.pid"),
-        port: f.manifest.port,
+        port: m.port,
         owner: None,
-        private: f.manifest.private_dir.clone(),
-        data_home: f.manifest.data_home.clone(),
+        private: m.private_dir.clone(),
+        data_home: m.data_home.clone(),
     };
-    remove_dir(&layout)
+    match remove_dir(&layout) {
+        Ok(()) => Ok(notes),
+        Err(e) if notes.is_empty() => Err(e),
+        Err(e) => Err(SandboxError::Io(format!("{}; {e}", notes.join("; ")))),
+    }
+}
+
+/// Stop the server `pid` of a found sandbox (shown to be it): its clean shutdown, then
+/// SIGKILL of its group — only while the group's number is still the server's (the server
+/// itself, or no process at all, has the pid).
+fn stop_found(pid: i32, m: &SandboxManifest) {
+    let ours = || {
+        let now = process::stamp(pid);
+        now.is_none() || now.as_ref() == m.pid_stamp.as_ref()
+    };
+    if let Some(was) = &m.pid_stamp {
+        process::signal_if_same(pid, was, m.stop_signal);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(pid) && process::stamp(pid).as_ref() == m.pid_stamp.as_ref() {
+        if Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if ours() {
+        signal(-pid, libc::SIGKILL);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A "server" that is a shell ending by itself soon after it starts: real processes and
+    /// signals, no database.
+    struct Brief;
+
+    impl Recipe for Brief {
+        fn flavor(&self) -> &'static str {
+            "brief"
+        }
+        fn check_installed(&self) -> Result<()> {
+            Ok(())
+        }
+        fn config(&self, _: &Layout) -> String {
+            String::new()
+        }
+        fn init(&self, _: &Layout) -> Result<()> {
+            Ok(())
+        }
+        fn command(&self, l: &Layout) -> Command {
+            let mut c = Command::new("sh");
+            c.args(["-c", "sleep 0.3", "sh"]).arg(&l.config_file);
+            c
+        }
+        fn probe(&self, _: &Layout) -> Option<String> {
+            Some("brief".into())
+        }
+    }
+
+    /// A process started at `pid`, when the kernel can be made to hand that pid out now
+    /// (root may set the last pid handed out; others on the machine may take it first).
+    fn stranger_at(pid: i32) -> Option<std::process::Child> {
+        for _ in 0..200 {
+            std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).ok()?;
+            let mut c = Command::new("sleep").arg("30").spawn().ok()?;
+            if c.id() as i32 == pid {
+                return Some(c);
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        None
+    }
+
+    #[test]
+    fn a_server_that_ended_keeps_its_pid_until_stop_and_stop_signals_no_one_else() {
+        if !user::is_root() {
+            eprintln!("skipping: setting the next pid needs root");
+            return;
+        }
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut sb =
+            Sandbox::create(Box::new(Brief), "brief", &tmp.path().join("sb")).expect("create");
+        sb.start().expect("start");
+        let pid = sb.pid().expect("pid");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let how = loop {
+            if let Some(how) = sb.exited() {
+                break how;
+            }
+            assert!(Instant::now() < deadline, "the shell never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(how.contains("exited with code 0"), "{how}");
+        assert!(!sb.is_running());
+        // The ended server's pid is not free for another process while dbduel holds it.
+        let mut stranger = stranger_at(pid);
+        sb.stop().expect("stop");
+        if let Some(c) = stranger.as_mut() {
+            let untouched = c.try_wait().expect("wait").is_none();
+            let _ = c.kill();
+            let _ = c.wait();
+            panic!(
+                "pid {pid} was handed to another process before stop (signalled: {})",
+                !untouched
+            );
+        }
+        assert_eq!(sb.pid(), None);
+    }
 
     #[test]
     fn sandbox_ports_stay_below_the_ephemeral_range_and_are_free() {

@@ -3,8 +3,11 @@
 
 use super::{Result, SandboxError};
 use std::ffi::CString;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
 
 /// An OS account.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,15 +79,29 @@ fn private_root() -> PathBuf {
     std::env::temp_dir().join("dbduel-sandboxes")
 }
 
+/// A path with nothing to climb out by: absolute, without `.` or `..`.
+pub fn plain(p: &Path) -> bool {
+    p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// Is `d` named as `private_dir` names them: one level under the private root?
+pub fn is_private_dir(d: &Path) -> bool {
+    plain(d) && d.parent() == Some(private_root().as_path())
+}
+
 /// A new directory only `user` can use, for a sandbox whose own directory is `sandbox_dir`
 /// (which the user may be unable to reach: it may sit under a 0700 home or temp directory).
 pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
-    let root = private_root();
-    std::fs::create_dir_all(&root)
-        .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", root.display())))?;
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).map_err(|e| {
-        SandboxError::Io(format!("cannot set permissions on {}: {e}", root.display()))
-    })?;
+    private_dir_in(&private_root(), user, sandbox_dir)
+}
+
+/// `private_dir` under `root`: the root is made, or taken only when it is a real directory of
+/// dbduel's own user that no other account can write into; what is made in it is made and
+/// given away through file descriptors, never by a path someone else could redirect.
+fn private_dir_in(root: &Path, user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
+    let dir = open_private_root(root)?;
     let tag: String = sandbox_dir
         .components()
         .rev()
@@ -93,39 +110,159 @@ pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
         .collect::<Vec<_>>()
         .join("-");
     new_dir(
-        &root,
+        &dir,
+        root,
         &format!("{}-{}", std::process::id(), tag),
         Some(user),
     )
 }
 
-/// A directory `root/PREFIX-N` that did not exist (the first free N), 0700, owned by `owner`
-/// when given.
-fn new_dir(root: &Path, prefix: &str, owner: Option<&ServiceUser>) -> Result<PathBuf> {
-    for n in 0..1000 {
-        let d = root.join(format!("{prefix}-{n}"));
-        match std::fs::create_dir(&d) {
-            Ok(()) => {
-                if let Some(u) = owner {
-                    chown(&d, u)?;
-                }
-                std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).map_err(
-                    |e| SandboxError::Io(format!("cannot set permissions on {}: {e}", d.display())),
-                )?;
-                return Ok(d);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(SandboxError::Io(format!(
-                    "cannot create {}: {e}",
-                    d.display()
-                )));
-            }
+/// What to do about a private root dbduel will not use.
+const ROOT_ADVICE: &str = "dbduel makes it itself (owned by its user, mode 0711); check what it is, remove it, or set TMPDIR to a directory of your own";
+
+/// Make the private root (0711) or take the one there, open without following a link, and
+/// check it is a directory of dbduel's user that no other account can write into.
+fn open_private_root(root: &Path) -> Result<File> {
+    match std::fs::DirBuilder::new().mode(0o711).create(root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(SandboxError::Io(format!(
+                "cannot create {}: {e}",
+                root.display()
+            )));
         }
+    }
+    let refuse = |why: String| {
+        SandboxError::Io(format!(
+            "refusing the private directories' root {}: {why}; {ROOT_ADVICE}",
+            root.display()
+        ))
+    };
+    // lstat first, for a message that says what is there.
+    let seen = std::fs::symlink_metadata(root)
+        .map_err(|e| SandboxError::Io(format!("cannot inspect {}: {e}", root.display())))?;
+    if seen.file_type().is_symlink() {
+        let to = std::fs::read_link(root).unwrap_or_default();
+        return Err(refuse(format!(
+            "it is a symbolic link (to {}), not a directory",
+            to.display()
+        )));
+    }
+    let dir = open_dir(None, root, true).map_err(|e| refuse(e.to_string()))?;
+    let meta = dir
+        .metadata()
+        .map_err(|e| SandboxError::Io(format!("cannot inspect {}: {e}", root.display())))?;
+    check_not_shared(&meta, true).map_err(refuse)?;
+    dir.set_permissions(std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| {
+            SandboxError::Io(format!("cannot set permissions on {}: {e}", root.display()))
+        })?;
+    Ok(dir)
+}
+
+/// Is a directory (as `fstat` saw it) one only dbduel's user controls: owned by it when
+/// `own`, and writable by no other account (a sticky directory's entries are safe from them
+/// when not `own`)?
+fn check_not_shared(meta: &std::fs::Metadata, own: bool) -> std::result::Result<(), String> {
+    if !meta.is_dir() {
+        return Err("it is not a directory".into());
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if own && meta.uid() != me {
+        return Err(format!(
+            "it belongs to uid {}, not to dbduel's user (uid {me}): another account may have made it first",
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode();
+    let sticky = mode & 0o1000 != 0;
+    if mode & 0o022 != 0 && (own || !sticky) {
+        return Err(format!(
+            "other accounts can write into it (mode {:04o})",
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// Open the directory `name` (under the open directory `at`, else a path) for `fstat`,
+/// `fchown`, `fchmod` and `*at` calls; with `nofollow`, a symbolic link there is an error.
+fn open_dir(at: Option<&File>, name: &Path, nofollow: bool) -> std::io::Result<File> {
+    let c = CString::new(name.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    if nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let base = at.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: `c` is a NUL-terminated path; openat returns a new descriptor or -1.
+    let fd = unsafe { libc::openat(base, c.as_ptr(), flags) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.raw_os_error() == Some(libc::ELOOP) {
+            std::io::Error::other("it is a symbolic link, not a directory")
+        } else {
+            e
+        });
+    }
+    // SAFETY: fd is a descriptor openat just returned, owned by nobody else.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// A directory `PREFIX-N` that did not exist (the first free N) in the open directory `root`
+/// (whose path is `root_path`), 0700, owned by `owner` when given: made with `mkdirat`,
+/// opened without following a link, checked to be the one dbduel made, then given away with
+/// `fchown`/`fchmod`.
+fn new_dir(
+    root: &File,
+    root_path: &Path,
+    prefix: &str,
+    owner: Option<&ServiceUser>,
+) -> Result<PathBuf> {
+    for n in 0..1000 {
+        let name = format!("{prefix}-{n}");
+        let d = root_path.join(&name);
+        let c = CString::new(name.as_bytes()).map_err(|_| {
+            SandboxError::Io(format!("cannot create {}: a NUL in its name", d.display()))
+        })?;
+        // SAFETY: `c` is a NUL-terminated name; mkdirat touches only the file system.
+        if unsafe { libc::mkdirat(root.as_raw_fd(), c.as_ptr(), 0o700) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                continue;
+            }
+            return Err(SandboxError::Io(format!(
+                "cannot create {}: {e}",
+                d.display()
+            )));
+        }
+        let made = open_dir(Some(root), Path::new(&name), true)
+            .map_err(|e| SandboxError::Io(format!("cannot open {}: {e}", d.display())))?;
+        let meta = made
+            .metadata()
+            .map_err(|e| SandboxError::Io(format!("cannot inspect {}: {e}", d.display())))?;
+        check_not_shared(&meta, true).map_err(|why| {
+            SandboxError::Io(format!(
+                "{} is not the directory dbduel just made ({why}): someone replaced it",
+                d.display()
+            ))
+        })?;
+        if let Some(u) = owner {
+            std::os::unix::fs::fchown(&made, Some(u.uid), Some(u.gid)).map_err(|e| {
+                SandboxError::Io(format!("cannot chown {} to {}: {e}", d.display(), u.name))
+            })?;
+        }
+        made.set_permissions(std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| {
+                SandboxError::Io(format!("cannot set permissions on {}: {e}", d.display()))
+            })?;
+        return Ok(d);
     }
     Err(SandboxError::Io(format!(
         "no free directory name under {}",
-        root.display()
+        root_path.display()
     )))
 }
 
@@ -133,45 +270,85 @@ fn new_dir(root: &Path, prefix: &str, owner: Option<&ServiceUser>) -> Result<Pat
 const DATA_HOME_PREFIX: &str = "dbduel-data-";
 
 /// A new directory under `root` (a contender's `data_dir`) for the data of the sandbox in
-/// `sandbox_dir`, owned by `owner` when the server runs as another user.
+/// `sandbox_dir`, owned by `owner` when the server runs as another user. A `data_dir` other
+/// accounts can write into (without the sticky bit) is refused: they could swap what dbduel
+/// makes there.
 pub fn data_home(root: &Path, sandbox_dir: &Path, owner: Option<&ServiceUser>) -> Result<PathBuf> {
     let tag = sandbox_dir
         .parent()
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let dir = open_dir(None, root, false)
+        .map_err(|e| SandboxError::Io(format!("cannot open data_dir {}: {e}", root.display())))?;
+    let meta = dir
+        .metadata()
+        .map_err(|e| SandboxError::Io(format!("cannot inspect {}: {e}", root.display())))?;
+    check_not_shared(&meta, false).map_err(|why| {
+        SandboxError::Io(format!(
+            "refusing data_dir {}: {why}; make it writable by its owner only (chmod go-w) or sticky (chmod +t)",
+            root.display()
+        ))
+    })?;
     new_dir(
+        &dir,
         root,
         &format!("{DATA_HOME_PREFIX}{}-{tag}", std::process::id()),
         owner,
     )
 }
 
-/// Remove a directory made by `data_home` (and nothing not named as one).
-pub fn remove_data_home(d: &Path) -> Result<()> {
-    let ours = d
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(DATA_HOME_PREFIX));
-    remove_ours(d, ours, "a dbduel data directory")
+/// Remove a directory made by `data_home` for the sandbox in `sandbox_dir` (and nothing not
+/// named as one for it, nor a link, nor a path that climbs out with `..`).
+pub fn remove_data_home(d: &Path, sandbox_dir: &Path) -> Result<()> {
+    let tag = sandbox_dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // DATA_HOME_PREFIX, then PID-TAG-N.
+    let named = |n: &str| {
+        n.strip_prefix(DATA_HOME_PREFIX)
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(pid, r)| Some((pid, r.rsplit_once('-')?)))
+            .is_some_and(|(pid, (t, n))| digits(pid) && t == tag && digits(n))
+    };
+    let ours = plain(d) && d.file_name().is_some_and(|n| named(&n.to_string_lossy()));
+    remove_ours(d, ours, "a dbduel data directory of this sandbox")
 }
 
-/// Remove a private directory made by `private_dir` (and nothing outside their root).
+/// Remove a private directory made by `private_dir` (and nothing outside their root, nor
+/// anything under a root dbduel would not use).
 pub fn remove_private_dir(d: &Path) -> Result<()> {
-    remove_ours(
-        d,
-        d.starts_with(private_root()),
-        "a dbduel sandbox directory",
-    )
+    let root = private_root();
+    let ours = is_private_dir(d)
+        && std::fs::symlink_metadata(&root)
+            .is_ok_and(|m| !m.file_type().is_symlink() && check_not_shared(&m, true).is_ok());
+    let what = format!(
+        "a dbduel sandbox directory under {} (a sandbox made with another TMPDIR is removed with that TMPDIR set)",
+        root.display()
+    );
+    remove_ours(d, ours, &what)
 }
 
-/// Remove `d` and all in it when it is `ours` (else refuse, saying it is not `what`); a
-/// directory already gone is fine.
+/// Remove `d` and all in it when it is `ours` and a directory, not a link (else refuse,
+/// saying it is not `what`); a directory already gone is fine.
 fn remove_ours(d: &Path, ours: bool, what: &str) -> Result<()> {
+    let refuse = || SandboxError::Io(format!("refusing to remove {}: not {what}", d.display()));
     if !ours {
-        return Err(SandboxError::Io(format!(
-            "refusing to remove {}: not {what}",
-            d.display()
-        )));
+        return Err(refuse());
+    }
+    match std::fs::symlink_metadata(d) {
+        Ok(m) if m.file_type().is_dir() => {}
+        Ok(_) => return Err(refuse()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(SandboxError::Io(format!(
+                "cannot inspect {}: {e}",
+                d.display()
+            )));
+        }
     }
     match std::fs::remove_dir_all(d) {
         Ok(()) => Ok(()),
@@ -183,9 +360,9 @@ fn remove_ours(d: &Path, ours: bool, what: &str) -> Result<()> {
     }
 }
 
-/// Give `path` to `user`.
+/// Give `path` to `user`; a symbolic link at `path` is changed itself, never followed.
 pub fn chown(path: &Path, user: &ServiceUser) -> Result<()> {
-    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid)).map_err(|e| {
+    std::os::unix::fs::lchown(path, Some(user.uid), Some(user.gid)).map_err(|e| {
         SandboxError::Io(format!(
             "cannot chown {} to {}: {e}",
             path.display(),
@@ -206,5 +383,126 @@ pub fn server_account() -> Result<Option<ServiceUser>> {
         ensure(&[SERVER_ACCOUNT]).map(Some)
     } else {
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An account to give directories to: nobody as root, else dbduel's own.
+    fn someone() -> ServiceUser {
+        if is_root() {
+            ServiceUser {
+                name: "nobody".into(),
+                uid: 65534,
+                gid: 65534,
+            }
+        } else {
+            // SAFETY: getuid and getgid have no preconditions.
+            let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+            ServiceUser {
+                name: "me".into(),
+                uid,
+                gid,
+            }
+        }
+    }
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::symlink_metadata(p).expect("stat").mode() & 0o7777
+    }
+
+    #[test]
+    fn a_private_root_is_made_private_and_its_directories_given_away() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("dbduel-sandboxes");
+        let d = private_dir_in(&root, &someone(), Path::new("/r/run/c/sandbox")).expect("made");
+        assert_eq!(mode(&root), 0o711);
+        assert_eq!(mode(&d), 0o700);
+        assert_eq!(std::fs::metadata(&d).expect("stat").uid(), someone().uid);
+        assert_eq!(d.parent(), Some(root.as_path()));
+        // Taken again as it is.
+        private_dir_in(&root, &someone(), Path::new("/r/run/c/sandbox")).expect("again");
+    }
+
+    #[test]
+    fn a_planted_symlink_at_the_private_root_is_refused_and_its_target_untouched() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir(&victim).expect("victim");
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o750)).expect("chmod");
+        let root = tmp.path().join("dbduel-sandboxes");
+        std::os::unix::fs::symlink(&victim, &root).expect("link");
+        let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("symbolic link") && e.contains("TMPDIR"), "{e}");
+        assert_eq!(mode(&victim), 0o750);
+        assert_eq!(std::fs::read_dir(&victim).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn a_private_root_others_own_or_can_write_into_is_refused() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path().join("dbduel-sandboxes");
+        std::fs::create_dir(&root).expect("mkdir");
+        for m in [0o777, 0o1777, 0o731] {
+            std::fs::set_permissions(&root, std::fs::Permissions::from_mode(m)).expect("chmod");
+            let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+                .expect_err("refused")
+                .to_string();
+            assert!(e.contains("other accounts can write"), "{m:o}: {e}");
+            assert_eq!(mode(&root), m, "left as it was");
+        }
+        if is_root() {
+            std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+            std::os::unix::fs::chown(&root, Some(65534), Some(65534)).expect("chown");
+            let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+                .expect_err("refused")
+                .to_string();
+            assert!(e.contains("uid 65534"), "{e}");
+        }
+        assert_eq!(std::fs::read_dir(&root).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn a_data_home_is_made_only_where_others_cannot_swap_it() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let data = tmp.path().join("data");
+        std::fs::create_dir(&data).expect("mkdir");
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let sb = Path::new("/r/run/c/sandbox");
+        let e = data_home(&data, sb, Some(&someone()))
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("chmod go-w") && e.contains("other accounts"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_dir(&data).expect("ls").count(), 0);
+        // Sticky: others cannot move what dbduel makes. A link planted at the first name is
+        // passed by, not followed.
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir(&victim).expect("victim");
+        let first = data.join(format!("{DATA_HOME_PREFIX}{}-c-0", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &first).expect("link");
+        let d = data_home(&data, sb, Some(&someone())).expect("made");
+        assert_ne!(d, first);
+        assert_eq!(mode(&d), 0o700);
+        assert_eq!(std::fs::metadata(&d).expect("stat").uid(), someone().uid);
+        assert_eq!(std::fs::read_dir(&victim).expect("ls").count(), 0);
+        // Removal takes the directory, never a link or a path that climbs out.
+        assert!(remove_data_home(&first, sb).is_err());
+        assert!(victim.is_dir());
+        assert!(remove_data_home(&data.join("..").join("victim"), sb).is_err());
+        let other = Path::new("/r/run/another/sandbox");
+        assert!(
+            remove_data_home(&d, other).is_err(),
+            "another sandbox's is not this one's"
+        );
+        remove_data_home(&d, sb).expect("removed");
+        assert!(!d.exists());
     }
 }

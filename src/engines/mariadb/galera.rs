@@ -213,6 +213,9 @@ pub struct GaleraCluster {
     timeout_s: u64,
     /// Node 1's server process (a cluster is not restarted, so it stays).
     first_pid: Option<i32>,
+    /// When node 1's server started: `kill_node` signals its pid only while it is still
+    /// that process (never after it was stopped and reaped, when the pid may be anyone's).
+    first_stamp: Option<crate::sandbox::process::ProcessStamp>,
     /// Node 1's reach as `primary`; nodes 2.. in order.
     members: Members<mysql::Conn>,
     one_node: bool,
@@ -292,6 +295,10 @@ impl GaleraCluster {
             database: ctx.database.to_string(),
             timeout_s,
             first_pid: first.pid(),
+            first_stamp: first
+                .sandbox()
+                .and_then(|sb| sb.process())
+                .map(|(_, stamp)| stamp),
             members: Members::new(first_reach.clone(), list),
             one_node: opts.clients == "one-node",
             next: AtomicUsize::new(0),
@@ -555,11 +562,21 @@ impl Clustered for GaleraCluster {
         CHECKSUM_RULE
     }
 
+    /// SIGKILL a node's server. Nodes 2.. are asked through their sandbox, which keeps a pid
+    /// only until it has reaped the server; node 1's pid, kept here, is signalled only while
+    /// it is still the process that started then.
     fn kill_node(&self, node: usize) -> Result<()> {
-        let pid = self.node_pid(node).ok_or_else(|| {
-            EngineError::new("usage", format!("{} is not running", node_name(node)))
-        })?;
-        crate::sandbox::signal(pid, libc::SIGKILL);
+        let not_running =
+            || EngineError::new("usage", format!("{} is not running", node_name(node)));
+        let pid = self.node_pid(node).ok_or_else(not_running)?;
+        if node == 0 {
+            let stamp = self.first_stamp.as_ref().ok_or_else(not_running)?;
+            if !crate::sandbox::process::signal_if_same(pid, stamp, libc::SIGKILL) {
+                return Err(not_running());
+            }
+        } else {
+            crate::sandbox::signal(pid, libc::SIGKILL);
+        }
         Ok(())
     }
 }
