@@ -315,6 +315,12 @@ pub trait Engine: Send + Sync {
     fn set_throttle(&self, _on: bool) -> Result<bool> {
         Ok(false)
     }
+    /// The `ALTER TABLE` algorithms a schema change tries, cheapest first, when the server
+    /// has its own list (MySQL 5.6 and 5.7 have no `INSTANT`, no MySQL has `NOCOPY`); `None`:
+    /// the dialect's (see [`Dialect::ddl_attempts`]).
+    fn ddl_algorithms(&self) -> Option<&'static [&'static str]> {
+        None
+    }
     /// Partitions the dataset's tables are created with (the contender's `partitions`), by
     /// their primary key; `None`: plain tables.
     fn partitions(&self) -> Option<u32> {

@@ -7,6 +7,7 @@ pub mod dry;
 pub mod mariadb;
 pub mod members;
 pub mod mongodb;
+pub mod mysql;
 pub mod options;
 pub mod postgres;
 pub mod server;
@@ -49,6 +50,7 @@ pub struct Family {
 pub const REGISTRY: &[&Family] = &[
     &sqlite::FAMILY,
     &mariadb::FAMILY,
+    &mysql::FAMILY,
     &postgres::FAMILY,
     &mongodb::FAMILY,
     &dry::FAMILY,
