@@ -152,6 +152,7 @@ pub fn apply(
     sql: &str,
 ) -> Result<Applied, StepError> {
     let mut refused = Vec::new();
+    let sql = &engine.ddl_statement(sql)?;
     for (attempt, algorithm) in engine.dialect().ddl_attempts(sql, engine.ddl_algorithms()) {
         let t = Instant::now();
         match session.execute(&attempt) {

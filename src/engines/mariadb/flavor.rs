@@ -14,6 +14,10 @@ pub trait Flavor: std::fmt::Debug + Send + Sync {
     fn has_aria(&self) -> bool {
         false
     }
+    /// Does it have `ALTER TABLE ... RENAME COLUMN` (else a rename is a `CHANGE COLUMN`)?
+    fn renames_columns(&self) -> bool {
+        true
+    }
     /// The `ALTER TABLE` algorithms it accepts, cheapest first.
     fn ddl_algorithms(&self) -> &'static [&'static str];
     /// The sandbox recipe that runs this server with the settings `base` holds (those the

@@ -884,6 +884,23 @@ impl MariadbEngine {
         )
     }
 
+    /// `column`'s definition (type, nullability, default, ...) as `SHOW CREATE TABLE` gives
+    /// it, the name left out: what a `CHANGE COLUMN` must restate.
+    fn column_definition(&self, table: &str, column: &str) -> Result<String> {
+        let mut c = self.conn()?;
+        let row: Option<(String, String)> = c
+            .query_first(format!("SHOW CREATE TABLE `{table}`"))
+            .map_err(my_err)?;
+        let text = row.map(|(_, t)| t).unwrap_or_default();
+        let name = format!("`{column}` ");
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name.as_str()))
+            .map(|d| d.trim_end_matches(',').to_string())
+            .ok_or_else(|| {
+                EngineError::new("sql", format!("{table} has no column {column} to rename"))
+            })
+    }
+
     /// The files that hold `table` for this storage engine, and the rule used.
     fn table_files(&self, datadir: &std::path::Path, table: &str) -> (Vec<PathBuf>, String) {
         let db = datadir.join(&self.database);
@@ -956,6 +973,32 @@ impl Engine for MariadbEngine {
 
     fn ddl_algorithms(&self) -> Option<&'static [&'static str]> {
         self.opts.flavor.map(|f| f.ddl_algorithms())
+    }
+
+    fn ddl_statement(&self, sql: &str) -> Result<String> {
+        if self.opts.flavor.is_none_or(|f| f.renames_columns()) {
+            return Ok(sql.to_string());
+        }
+        // The dialect's rename, of checked identifiers (see Dialect::rename_column).
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        match words.as_slice() {
+            [
+                "ALTER",
+                "TABLE",
+                table,
+                "RENAME",
+                "COLUMN",
+                column,
+                "TO",
+                to,
+            ] => {
+                let def = self.column_definition(table, column)?;
+                Ok(format!(
+                    "ALTER TABLE {table} CHANGE COLUMN {column} {to} {def}"
+                ))
+            }
+            _ => Ok(sql.to_string()),
+        }
     }
 
     /// Benchmark sessions speak the lean wire client; a server that wants an authentication

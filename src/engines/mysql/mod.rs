@@ -77,6 +77,10 @@ impl Flavor for MysqlVersion {
         self.ddl_algorithms
     }
 
+    fn renames_columns(&self) -> bool {
+        self.rename_column
+    }
+
     fn recipe(&'static self, base: &MariadbRecipe) -> Box<dyn crate::sandbox::Recipe> {
         Box::new(MysqlRecipe::new(self, base))
     }

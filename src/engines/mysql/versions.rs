@@ -35,6 +35,9 @@ pub struct MysqlVersion {
     /// `ALTER TABLE ... ALGORITHM=` values it accepts, cheapest first: `INSTANT` from 8.0
     /// (8.0.12), never MariaDB's `NOCOPY`.
     pub ddl_algorithms: &'static [&'static str],
+    /// Has `ALTER TABLE ... RENAME COLUMN` (8.0.3 on); before, a rename is `CHANGE COLUMN`
+    /// with the column's whole definition.
+    pub rename_column: bool,
     /// The authentication plugin new accounts get by default.
     pub default_auth_plugin: &'static str,
     /// Settings this version's sandbox always gets, beside the contender's.
@@ -68,6 +71,7 @@ pub const VERSIONS: &[MysqlVersion] = &[
         init: Init::CopyTemplate,
         messages_dir: "share/english",
         ddl_algorithms: &["INPLACE", "COPY"],
+        rename_column: false,
         default_auth_plugin: "mysql_native_password",
         settings: &[],
         gtids: GTIDS_56,
@@ -81,6 +85,7 @@ pub const VERSIONS: &[MysqlVersion] = &[
         init: Init::InitializeInsecure,
         messages_dir: "share",
         ddl_algorithms: &["INPLACE", "COPY"],
+        rename_column: false,
         default_auth_plugin: "mysql_native_password",
         settings: &[],
         gtids: GTIDS,
@@ -98,6 +103,7 @@ pub const VERSIONS: &[MysqlVersion] = &[
         init: Init::InitializeInsecure,
         messages_dir: "share",
         ddl_algorithms: &["INSTANT", "INPLACE", "COPY"],
+        rename_column: true,
         default_auth_plugin: "caching_sha2_password",
         settings: &[
             // The sandbox's accounts use mysql_native_password, which the lean benchmark
