@@ -3,6 +3,7 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+pub mod flavor;
 pub mod galera;
 pub mod recipe;
 pub mod topology;
@@ -84,6 +85,10 @@ pub struct MariadbOptions {
     /// read through `Deref`.
     #[serde(skip)]
     pub common: ServerOptions<MariadbReplica>,
+    /// Another server of the MySQL protocol this engine runs instead of MariaDB (a family's
+    /// version of MySQL, say); `None`: MariaDB.
+    #[serde(skip)]
+    pub flavor: Option<&'static dyn flavor::Flavor>,
 }
 
 impl std::ops::Deref for MariadbOptions {
@@ -191,7 +196,7 @@ impl crate::engine::EngineKind for MariadbOptions {
 
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
         let mut o = self.clone();
-        o.common.resolve_binary(&versions::BINARIES)?;
+        o.common.resolve_binary(o.binaries())?;
         Ok(Box::new(MariadbEngine::open(o, ctx)?))
     }
 }
@@ -397,12 +402,13 @@ impl MariadbOptions {
     /// engine's plugin installed? Targets: does the server answer and have the storage
     /// engine?
     pub fn preflight(&self) -> Result<()> {
-        use crate::sandbox::Recipe;
         match &self.target {
             None => {
                 let mut o = self.clone();
-                o.common.resolve_binary(&versions::BINARIES)?;
-                o.recipe(1).check_installed().map_err(sandbox_err)
+                o.common.resolve_binary(o.binaries())?;
+                o.sandbox_recipe(o.recipe(1))
+                    .check_installed()
+                    .map_err(sandbox_err)
             }
             Some(t) => {
                 let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
@@ -430,8 +436,35 @@ impl MariadbOptions {
         (
             self.buffer_pool_mb_here(),
             bc,
-            self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB),
+            if self.has_aria() {
+                self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)
+            } else {
+                0
+            },
         )
+    }
+
+    /// The engine's name: `mariadb`, or its flavor's.
+    pub fn engine_name(&self) -> &'static str {
+        self.flavor.map_or("mariadb", |f| f.name())
+    }
+
+    /// The binaries of the server's family: MariaDB's, or its flavor's.
+    pub fn binaries(&self) -> &'static crate::engines::versions::FamilyBinaries {
+        self.flavor.map_or(&versions::BINARIES, |f| f.binaries())
+    }
+
+    /// Does the server have Aria (MariaDB's own storage engine)?
+    fn has_aria(&self) -> bool {
+        self.flavor.is_none_or(|f| f.has_aria())
+    }
+
+    /// The recipe that runs `r`'s settings: MariaDB's, or the flavor's server's.
+    pub fn sandbox_recipe(&self, r: MariadbRecipe) -> Box<dyn crate::sandbox::Recipe> {
+        match self.flavor {
+            Some(f) => f.recipe(&r),
+            None => Box::new(r),
+        }
     }
 
     /// The buffer pool this machine's sandbox gets, MiB: `buffer_pool_mb`, or
@@ -480,10 +513,12 @@ impl MariadbOptions {
             "innodb_flush_log_at_trx_commit".into(),
             self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
         );
-        s.insert(
-            "aria_pagecache_buffer_size".into(),
-            format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
-        );
+        if self.has_aria() {
+            s.insert(
+                "aria_pagecache_buffer_size".into(),
+                format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
+            );
+        }
         // Room for every client of the study plus admin connections, unless the study's
         // `server` settings say otherwise (a kept sandbox may serve other clients); what
         // follows from the connection count is sized from the one that applies.
@@ -645,6 +680,37 @@ pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::
         .max_allowed_packet(Some(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET))
 }
 
+/// The global values of the variables `names` the server has, keyed as asked. `SHOW GLOBAL
+/// VARIABLES` answers on every MariaDB and MySQL (MySQL 5.7 refuses
+/// `information_schema.GLOBAL_VARIABLES` by default, and 8.0 has none).
+fn global_variables(c: &mut mysql::Conn, names: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut settings = BTreeMap::new();
+    // Names are the engine's own or checked settings: letters, digits, `_` and `-`.
+    let quoted: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        .map(|n| format!("'{n}'"))
+        .collect();
+    if quoted.is_empty() {
+        return Ok(settings);
+    }
+    let rows: Vec<(String, String)> = c
+        .query(format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+            quoted.join(", ")
+        ))
+        .map_err(my_err)?;
+    for n in names {
+        if let Some((_, v)) = rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)) {
+            settings.insert(n.clone(), v.clone());
+        }
+    }
+    Ok(settings)
+}
+
 /// Fail unless the server has `engine` enabled, naming what it does have.
 fn check_storage_engine(c: &mut mysql::Conn, engine: &str) -> Result<()> {
     let engines: Vec<(String, String)> = c
@@ -692,7 +758,7 @@ impl MariadbEngine {
             datadir,
         } = Server::provision(
             opts.target.as_ref(),
-            Box::new(first),
+            opts.sandbox_recipe(first),
             ctx.contender,
             ctx.dir,
             "mysql",
@@ -859,6 +925,23 @@ impl MariadbEngine {
         )
     }
 
+    /// `column`'s definition (type, nullability, default, ...) as `SHOW CREATE TABLE` gives
+    /// it, the name left out: what a `CHANGE COLUMN` must restate.
+    fn column_definition(&self, table: &str, column: &str) -> Result<String> {
+        let mut c = self.conn()?;
+        let row: Option<(String, String)> = c
+            .query_first(format!("SHOW CREATE TABLE `{table}`"))
+            .map_err(my_err)?;
+        let text = row.map(|(_, t)| t).unwrap_or_default();
+        let name = format!("`{column}` ");
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name.as_str()))
+            .map(|d| d.trim_end_matches(',').to_string())
+            .ok_or_else(|| {
+                EngineError::new("sql", format!("{table} has no column {column} to rename"))
+            })
+    }
+
     /// The files that hold `table` for this storage engine, and the rule used.
     fn table_files(&self, datadir: &std::path::Path, table: &str) -> (Vec<PathBuf>, String) {
         let db = datadir.join(&self.database);
@@ -922,11 +1005,41 @@ impl Engine for MariadbEngine {
     }
 
     fn kind(&self) -> &'static str {
-        "mariadb"
+        self.opts.engine_name()
     }
 
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
+    }
+
+    fn ddl_algorithms(&self) -> Option<&'static [&'static str]> {
+        self.opts.flavor.map(|f| f.ddl_algorithms())
+    }
+
+    fn ddl_statement(&self, sql: &str) -> Result<String> {
+        if self.opts.flavor.is_none_or(|f| f.renames_columns()) {
+            return Ok(sql.to_string());
+        }
+        // The dialect's rename, of checked identifiers (see Dialect::rename_column).
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        match words.as_slice() {
+            [
+                "ALTER",
+                "TABLE",
+                table,
+                "RENAME",
+                "COLUMN",
+                column,
+                "TO",
+                to,
+            ] => {
+                let def = self.column_definition(table, column)?;
+                Ok(format!(
+                    "ALTER TABLE {table} CHANGE COLUMN {column} {to} {def}"
+                ))
+            }
+            _ => Ok(sql.to_string()),
+        }
     }
 
     /// Benchmark sessions speak the lean wire client; a server that wants an authentication
@@ -981,15 +1094,7 @@ impl Engine for MariadbEngine {
             _ => {}
         }
         names.extend(self.opts.server.keys().cloned());
-        let mut settings = BTreeMap::new();
-        for n in names {
-            let row: Option<(String, String)> = c
-                .exec_first("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = ?", (n.to_ascii_uppercase(),))
-                .map_err(my_err)?;
-            if let Some((_, v)) = row {
-                settings.insert(n, v);
-            }
-        }
+        let mut settings = global_variables(&mut c, &names)?;
         check_storage_engine(&mut c, &self.opts.storage_engine)?;
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
@@ -1011,7 +1116,7 @@ impl Engine for MariadbEngine {
             }
         }
         Ok(EngineInfo {
-            engine: "mariadb".into(),
+            engine: self.opts.engine_name().into(),
             version,
             settings,
         })
