@@ -461,3 +461,50 @@ fn an_unknown_version_lists_the_installed_ones_and_the_install_script() {
     );
     assert!(!out.join("work").exists());
 }
+
+/// A MySQL server's error names MySQL, not MariaDB whose engine MySQL contenders share: the
+/// benchmark session's (lean wire client) words as the report and the run's output give them.
+#[test]
+fn a_mysql_servers_error_names_mysql() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = tmp.path().join("refused.toml");
+    std::fs::write(
+        &study,
+        r#"[study]
+name = "mysql-error"
+description = "a query MySQL refuses"
+[dataset]
+generator = "user_logs"
+rows = 100
+[[contender]]
+name = "m57"
+engine = "mysql"
+version = "5.7"
+options = { buffer_pool_mb = 32 }
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "queries"
+kind = "queries"
+clients = 1
+duration_s = 1
+queries = ["SELECT no_such_column FROM user_logs WHERE id = 1"]
+"#,
+    )
+    .expect("write study");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(all.contains("mysql: ERROR 1054"), "{all}");
+    assert!(!all.contains("mariadb:"), "{all}");
+}

@@ -531,6 +531,7 @@ impl Clustered for GaleraCluster {
             &self.database,
             self.timeout_s,
             &self.wire_auth,
+            "mariadb",
         )
     }
 
