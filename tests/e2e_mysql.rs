@@ -462,28 +462,22 @@ fn an_unknown_version_lists_the_installed_ones_and_the_install_script() {
     assert!(!out.join("work").exists());
 }
 
-/// A MySQL server's error names MySQL, not MariaDB whose engine MySQL contenders share: the
-/// benchmark session's (lean wire client) words as the report and the run's output give them.
-#[test]
-fn a_mysql_servers_error_names_mysql() {
-    if !have_mysql() {
-        return;
-    }
-    let tmp = tempfile::tempdir().expect("tmp");
-    let study = tmp.path().join("refused.toml");
-    std::fs::write(
-        &study,
+/// A one-contender study `m57` (its `version` or `basedir` line is `choice`) that loads 100
+/// rows and runs `query` for a second, written into `dir`.
+fn tiny_study(dir: &Path, choice: &str, query: &str) -> PathBuf {
+    let study = dir.join("tiny.toml");
+    let text = format!(
         r#"[study]
-name = "mysql-error"
-description = "a query MySQL refuses"
+name = "mysql-tiny"
+description = "one MySQL contender, one query"
 [dataset]
 generator = "user_logs"
 rows = 100
 [[contender]]
 name = "m57"
 engine = "mysql"
-version = "5.7"
-options = { buffer_pool_mb = 32 }
+{choice}
+options = {{ buffer_pool_mb = 32 }}
 [[step]]
 name = "load"
 kind = "load"
@@ -492,10 +486,26 @@ name = "queries"
 kind = "queries"
 clients = 1
 duration_s = 1
-queries = ["SELECT no_such_column FROM user_logs WHERE id = 1"]
-"#,
-    )
-    .expect("write study");
+queries = ["{query}"]
+"#
+    );
+    std::fs::write(&study, text).expect("write study");
+    study
+}
+
+/// A MySQL server's error names MySQL, not MariaDB whose engine MySQL contenders share: the
+/// benchmark session's (lean wire client) words as the report and the run's output give them.
+#[test]
+fn a_mysql_servers_error_names_mysql() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = tiny_study(
+        tmp.path(),
+        "version = \"5.7\"",
+        "SELECT no_such_column FROM user_logs WHERE id = 1",
+    );
     let out = tmp.path().join("out");
     let (code, stdout, stderr) = run(&[
         "run",
@@ -507,4 +517,52 @@ queries = ["SELECT no_such_column FROM user_logs WHERE id = 1"]
     let all = format!("{stdout}\n{stderr}");
     assert!(all.contains("mysql: ERROR 1054"), "{all}");
     assert!(!all.contains("mariadb:"), "{all}");
+}
+
+/// `basedir` runs an unpacked MySQL server (here the cache's 5.7, named by its path): its
+/// version is read from `mysqld --version`, the version's row chosen from it, and the
+/// manifest says where it came from; a directory without `bin/mysqld` fails before anything
+/// runs (exit 3) saying what it must hold.
+#[test]
+fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
+    if !have_mysql() {
+        return;
+    }
+    let dir = versions::row("5.7")
+        .and_then(server_dir)
+        .expect("5.7 installed");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let choice = format!("basedir = {:?}", dir.display().to_string());
+    let study = tiny_study(
+        tmp.path(),
+        &choice,
+        "SELECT content FROM user_logs WHERE id = 1",
+    );
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("m57 (mysql 5.7."), "{stdout}");
+    assert!(
+        stdout.contains(&format!("server_binary=basedir {}", dir.display())),
+        "{stdout}"
+    );
+    let empty = tmp.path().join("not-a-server");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let choice = format!("basedir = {:?}", empty.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stderr.contains("has no bin/mysqld"), "{stderr}");
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
 }
