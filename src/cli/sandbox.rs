@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum SandboxAction {
-    /// Start a private MariaDB or PostgreSQL server and leave it running, to point studies'
-    /// `target`s at (the shards of a sharded run on this machine, or a try of a target);
-    /// prints its target and the file holding its password (never the password itself).
-    /// `dbduel sandbox down` stops and removes it.
+    /// Start a private MariaDB, MySQL or PostgreSQL server and leave it running, to point
+    /// studies' `target`s at (the shards of a sharded run on this machine, or a try of a
+    /// target); prints its target and the file holding its password (never the password
+    /// itself). `dbduel sandbox down` stops and removes it.
     Up {
-        /// mariadb or postgres.
+        /// mariadb, mysql (the newest version in the server cache) or postgres.
         #[arg(value_parser = family_parser())]
         engine: &'static SandboxFamily,
         /// The sandbox's name (its directory under OUT/sandboxes/).

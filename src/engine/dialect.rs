@@ -151,7 +151,13 @@ impl Dialect {
     /// COPY) but does not say which it used; asking for each in that order, and taking the
     /// first the server accepts, runs the same algorithm and names it. A refused algorithm
     /// fails at once, before any work. Other dialects run the statement as it is.
-    pub fn ddl_attempts(self, sql: &str) -> Vec<(String, Option<&'static str>)> {
+    /// An engine may name its own algorithms (`algorithms`, cheapest first: MySQL's are
+    /// fewer); `None` takes MariaDB's.
+    pub fn ddl_attempts(
+        self,
+        sql: &str,
+        algorithms: Option<&'static [&'static str]>,
+    ) -> Vec<(String, Option<&'static str>)> {
         match self {
             Dialect::Mysql => {
                 let sep = if sql.starts_with("ALTER TABLE") {
@@ -159,8 +165,10 @@ impl Dialect {
                 } else {
                     ""
                 };
-                ["INSTANT", "NOCOPY", "INPLACE", "COPY"]
-                    .into_iter()
+                algorithms
+                    .unwrap_or(&["INSTANT", "NOCOPY", "INPLACE", "COPY"])
+                    .iter()
+                    .copied()
                     .map(|a| (format!("{sql}{sep} ALGORITHM={a}"), Some(a)))
                     .collect()
             }

@@ -369,6 +369,18 @@ pub trait Engine: Send + Sync {
     fn set_throttle(&self, _on: bool) -> Result<bool> {
         Ok(false)
     }
+    /// The `ALTER TABLE` algorithms a schema change tries, cheapest first, when the server
+    /// has its own list (MySQL 5.6 and 5.7 have no `INSTANT`, no MySQL has `NOCOPY`); `None`:
+    /// the dialect's (see [`Dialect::ddl_attempts`]).
+    fn ddl_algorithms(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+    /// A schema change in the dialect's words as this server must be sent it, asked just
+    /// before it runs: a server without `RENAME COLUMN` (MySQL 5.6, 5.7) renames by
+    /// `CHANGE COLUMN` with the column's definition as the server holds it now.
+    fn ddl_statement(&self, sql: &str) -> Result<String> {
+        Ok(sql.to_string())
+    }
     /// Partitions the dataset's tables are created with (the contender's `partitions`), by
     /// their primary key; `None`: plain tables.
     fn partitions(&self) -> Option<u32> {

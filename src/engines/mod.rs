@@ -7,6 +7,7 @@ pub mod dry;
 pub mod mariadb;
 pub mod members;
 pub mod mongodb;
+pub mod mysql;
 pub mod options;
 pub mod postgres;
 pub mod server;
@@ -52,6 +53,7 @@ pub struct Family {
 pub const REGISTRY: &[&Family] = &[
     &sqlite::FAMILY,
     &mariadb::FAMILY,
+    &mysql::FAMILY,
     &postgres::FAMILY,
     &mongodb::FAMILY,
     &dry::FAMILY,
@@ -59,8 +61,11 @@ pub const REGISTRY: &[&Family] = &[
 
 /// The server families whose contenders choose a `version` (or `basedir`): their version
 /// tables, for `dbduel sandbox versions`. A family with versions is one line here.
-pub const VERSIONED: &[&versions::FamilyBinaries] =
-    &[&mariadb::versions::BINARIES, &postgres::versions::BINARIES];
+pub const VERSIONED: &[&versions::FamilyBinaries] = &[
+    &mariadb::versions::BINARIES,
+    &mysql::versions::BINARIES,
+    &postgres::versions::BINARIES,
+];
 
 /// The family named `engine` in a study file, if this build has one.
 pub fn family(engine: &str) -> Option<&'static Family> {

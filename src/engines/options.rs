@@ -119,12 +119,12 @@ impl<R> ServerOptions<R> {
     }
 
     /// Resolve the chosen binary on this machine (a sandbox's; a target has none): it
-    /// exists, starts and is the version asked for.
+    /// exists, starts and is the version asked for. Once resolved, it stays.
     pub fn resolve_binary(
         &mut self,
         family: &FamilyBinaries,
     ) -> Result<(), crate::engine::EngineError> {
-        if self.target.is_none() {
+        if self.target.is_none() && self.resolved.is_none() {
             self.resolved = Some(family.resolve(&self.binary)?);
         }
         Ok(())

@@ -283,9 +283,13 @@ impl FamilyBinaries {
                 binaries::root().display()
             )
         };
+        let series: Vec<&str> = self.series.iter().map(|(s, _)| *s).collect();
         format!(
-            "{} {v} is not installed here; installed: {have}; {rest}; or give basedir = \"/path\" of an unpacked {} server",
-            self.title, self.title
+            "{} {v} is not installed here; installed: {have}; dbduel runs {} {}; {rest}; or give basedir = \"/path\" of an unpacked {} server",
+            self.title,
+            self.title,
+            series.join(", "),
+            self.title
         )
     }
 }

@@ -206,9 +206,15 @@ pub struct Applied {
 }
 
 /// Run `sql` on `session` with the cheapest algorithm the server accepts (MariaDB), timed.
-pub fn apply(session: &mut dyn Session, d: Dialect, sql: &str) -> Result<Applied, StepError> {
+/// The algorithms tried are the engine's (its dialect's, unless the server has its own list).
+pub fn apply(
+    session: &mut dyn Session,
+    engine: &dyn crate::engine::Engine,
+    sql: &str,
+) -> Result<Applied, StepError> {
     let mut refused = Vec::new();
-    for (attempt, algorithm) in d.ddl_attempts(sql) {
+    let sql = &engine.ddl_statement(sql)?;
+    for (attempt, algorithm) in engine.dialect().ddl_attempts(sql, engine.ddl_algorithms()) {
         let t = Instant::now();
         match session.execute(&attempt) {
             Ok(_) => {
@@ -256,7 +262,7 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         ran,
         algorithm,
         refused,
-    } = apply(session.as_mut(), d, &sql)?;
+    } = apply(session.as_mut(), ctx.engine, &sql)?;
     let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
     s.note = Some(match algorithm {

@@ -545,6 +545,7 @@ impl Clustered for GaleraCluster {
             &self.database,
             self.timeout_s,
             &self.wire_auth,
+            "mariadb",
         )
     }
 

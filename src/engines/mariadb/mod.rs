@@ -3,6 +3,7 @@
 //! prepared statements on hot paths). Storage engine, caches and load path are contender
 //! options; their effective values are read back from the server.
 
+pub mod flavor;
 pub mod galera;
 pub mod recipe;
 pub mod topology;
@@ -84,6 +85,10 @@ pub struct MariadbOptions {
     /// read through `Deref`.
     #[serde(skip)]
     pub common: ServerOptions<MariadbReplica>,
+    /// Another server of the MySQL protocol this engine runs instead of MariaDB (a family's
+    /// version of MySQL, say); `None`: MariaDB.
+    #[serde(skip)]
+    pub flavor: Option<&'static dyn flavor::Flavor>,
 }
 
 impl std::ops::Deref for MariadbOptions {
@@ -192,7 +197,7 @@ impl crate::engine::EngineKind for MariadbOptions {
 
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
         let mut o = self.clone();
-        o.common.resolve_binary(&versions::BINARIES)?;
+        o.common.resolve_binary(o.binaries())?;
         Ok(Box::new(MariadbEngine::open(o, ctx)?))
     }
 }
@@ -398,12 +403,13 @@ impl MariadbOptions {
     /// engine's plugin installed? Targets: does the server answer and have the storage
     /// engine?
     pub fn preflight(&self) -> Result<()> {
-        use crate::sandbox::Recipe;
         match &self.target {
             None => {
                 let mut o = self.clone();
-                o.common.resolve_binary(&versions::BINARIES)?;
-                o.recipe(1).check_installed().map_err(sandbox_err)
+                o.common.resolve_binary(o.binaries())?;
+                o.sandbox_recipe(o.recipe(1))
+                    .check_installed()
+                    .map_err(sandbox_err)
             }
             Some(t) => {
                 let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
@@ -416,7 +422,7 @@ impl MariadbOptions {
                         ),
                     )
                 })?;
-                check_storage_engine(&mut c, &self.storage_engine)
+                check_storage_engine(&mut c, &self.storage_engine, self.engine_name())
             }
         }
     }
@@ -431,8 +437,35 @@ impl MariadbOptions {
         (
             self.buffer_pool_mb_here(),
             bc,
-            self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB),
+            if self.has_aria() {
+                self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)
+            } else {
+                0
+            },
         )
+    }
+
+    /// The engine's name: `mariadb`, or its flavor's.
+    pub fn engine_name(&self) -> &'static str {
+        self.flavor.map_or("mariadb", |f| f.name())
+    }
+
+    /// The binaries of the server's family: MariaDB's, or its flavor's.
+    pub fn binaries(&self) -> &'static crate::engines::versions::FamilyBinaries {
+        self.flavor.map_or(&versions::BINARIES, |f| f.binaries())
+    }
+
+    /// Does the server have Aria (MariaDB's own storage engine)?
+    fn has_aria(&self) -> bool {
+        self.flavor.is_none_or(|f| f.has_aria())
+    }
+
+    /// The recipe that runs `r`'s settings: MariaDB's, or the flavor's server's.
+    pub fn sandbox_recipe(&self, r: MariadbRecipe) -> Box<dyn crate::sandbox::Recipe> {
+        match self.flavor {
+            Some(f) => f.recipe(&r),
+            None => Box::new(r),
+        }
     }
 
     /// The buffer pool this machine's sandbox gets, MiB: `buffer_pool_mb`, or
@@ -481,10 +514,12 @@ impl MariadbOptions {
             "innodb_flush_log_at_trx_commit".into(),
             self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
         );
-        s.insert(
-            "aria_pagecache_buffer_size".into(),
-            format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
-        );
+        if self.has_aria() {
+            s.insert(
+                "aria_pagecache_buffer_size".into(),
+                format!("{}M", self.aria_pagecache_mb.unwrap_or(DEFAULT_CACHE_MB)),
+            );
+        }
         // Room for every client of the study plus admin connections, unless the study's
         // `server` settings say otherwise (a kept sandbox may serve other clients); what
         // follows from the connection count is sized from the one that applies.
@@ -574,13 +609,22 @@ pub(crate) fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
     }
 }
 
+/// A `mysql` crate error of a MariaDB server as an engine error (`mariadb: …`).
 pub(crate) fn my_err(e: mysql::Error) -> EngineError {
-    let kind = match &e {
-        mysql::Error::MySqlError(me) => crate::engines::wire::mysql::kind_for_code(me.code),
-        mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
-        _ => "client",
-    };
-    EngineError::new(kind, format!("mariadb: {e}"))
+    family_err("mariadb")(e)
+}
+
+/// A `mysql` crate error as an engine error whose message names the engine family whose
+/// server said it (`mysql: ERROR 1062 …`).
+pub(crate) fn family_err(family: &'static str) -> impl Fn(mysql::Error) -> EngineError + Copy {
+    move |e| {
+        let kind = match &e {
+            mysql::Error::MySqlError(me) => crate::engines::wire::mysql::kind_for_code(me.code),
+            mysql::Error::IoError(_) | mysql::Error::DriverError(_) => "connection",
+            _ => "client",
+        };
+        EngineError::new(kind, format!("{family}: {e}"))
+    }
 }
 
 /// A MariaDB contender: its server and how to reach it.
@@ -610,24 +654,24 @@ const COUNTERS_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Question
 /// A benchmark session on the server at `reach`, in database `db`: the lean wire client, or
 /// the `mysql` crate's when the server wants an authentication method the wire client does
 /// not speak (`wire_auth` remembers that, so later sessions go straight to the crate's).
+/// Errors name the engine `family` (`mariadb`, or a flavor's).
 pub(crate) fn session_at(
     reach: &Target,
     db: &str,
     timeout_s: u64,
     wire_auth: &AtomicBool,
+    family: &'static str,
 ) -> Result<Box<dyn Session>> {
     if wire_auth.load(Ordering::Relaxed) {
         match WireSession::connect(reach, db, timeout_s) {
-            Ok(s) => return Ok(Box::new(s)),
-            Err(ConnectError::Failed(e)) => return Err(e),
+            Ok(s) => return Ok(flavor::named_session(family, Box::new(s))),
+            Err(ConnectError::Failed(e)) => return Err(flavor::named(family, e)),
             Err(ConnectError::Unsupported(_)) => wire_auth.store(false, Ordering::Relaxed),
         }
     }
-    Ok(Box::new(MysqlSession::new(crate_conn(conn_opts(
-        reach,
-        Some(db),
-        timeout_s,
-    ))?)))
+    let conn =
+        crate_conn(conn_opts(reach, Some(db), timeout_s)).map_err(|e| flavor::named(family, e))?;
+    Ok(Box::new(MysqlSession::new(conn, family)))
 }
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
@@ -647,11 +691,46 @@ pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::
         .max_allowed_packet(Some(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET))
 }
 
+/// The global values of the variables `names` the server has, keyed as asked. `SHOW GLOBAL
+/// VARIABLES` answers on every MariaDB and MySQL (MySQL 5.7 refuses
+/// `information_schema.GLOBAL_VARIABLES` by default, and 8.0 has none).
+fn global_variables(
+    c: &mut mysql::Conn,
+    names: &[String],
+    family: &'static str,
+) -> Result<BTreeMap<String, String>> {
+    let mut settings = BTreeMap::new();
+    // Names are the engine's own or checked settings: letters, digits, `_` and `-`.
+    let quoted: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        .map(|n| format!("'{n}'"))
+        .collect();
+    if quoted.is_empty() {
+        return Ok(settings);
+    }
+    let rows: Vec<(String, String)> = c
+        .query(format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+            quoted.join(", ")
+        ))
+        .map_err(family_err(family))?;
+    for n in names {
+        if let Some((_, v)) = rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)) {
+            settings.insert(n.clone(), v.clone());
+        }
+    }
+    Ok(settings)
+}
+
 /// Fail unless the server has `engine` enabled, naming what it does have.
-fn check_storage_engine(c: &mut mysql::Conn, engine: &str) -> Result<()> {
+fn check_storage_engine(c: &mut mysql::Conn, engine: &str, family: &'static str) -> Result<()> {
     let engines: Vec<(String, String)> = c
         .query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES")
-        .map_err(my_err)?;
+        .map_err(family_err(family))?;
     let ok = engines
         .iter()
         .any(|(e, s)| e.eq_ignore_ascii_case(engine) && (s == "YES" || s == "DEFAULT"));
@@ -674,6 +753,11 @@ fn check_storage_engine(c: &mut mysql::Conn, engine: &str) -> Result<()> {
 }
 
 impl MariadbEngine {
+    /// `mysql` crate errors naming this engine's family.
+    fn err(&self) -> impl Fn(mysql::Error) -> EngineError + Copy {
+        family_err(self.opts.engine_name())
+    }
+
     /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: MariadbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
         let mut recipe = opts.recipe(ctx.max_clients);
@@ -694,7 +778,7 @@ impl MariadbEngine {
             datadir,
         } = Server::provision(
             opts.target.as_ref(),
-            Box::new(first),
+            opts.sandbox_recipe(first),
             ctx.contender,
             ctx.dir,
             "mysql",
@@ -788,8 +872,12 @@ impl MariadbEngine {
         }
         let mut admin = self.admin()?;
         if self.server.is_external() {
-            check_storage_engine(&mut admin, &self.opts.storage_engine)?;
-            let dir: Option<String> = admin.query_first("SELECT @@datadir").map_err(my_err)?;
+            check_storage_engine(
+                &mut admin,
+                &self.opts.storage_engine,
+                self.opts.engine_name(),
+            )?;
+            let dir: Option<String> = admin.query_first("SELECT @@datadir").map_err(self.err())?;
             self.datadir = dir
                 .map(PathBuf::from)
                 .filter(|d| self.reach.is_local() && d.is_dir());
@@ -807,14 +895,14 @@ impl MariadbEngine {
                 "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
                 (db,),
             )
-            .map_err(my_err)?;
+            .map_err(self.err())?;
         if exists.is_some() {
             let marked: Option<String> = admin
                 .exec_first(
                     "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
                     (db, MARKER),
                 )
-                .map_err(my_err)?;
+                .map_err(self.err())?;
             if marked.is_none() {
                 return Err(Server::not_ours(db, &self.reach));
             }
@@ -822,18 +910,18 @@ impl MariadbEngine {
         }
         admin
             .query_drop(format!("CREATE DATABASE `{db}`"))
-            .map_err(my_err)?;
+            .map_err(self.err())?;
         admin
             .query_drop(format!(
                 "CREATE TABLE `{db}`.`{MARKER}` (created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, note VARCHAR(200)) ENGINE=InnoDB"
             ))
-            .map_err(my_err)?;
+            .map_err(self.err())?;
         admin
             .exec_drop(
                 format!("INSERT INTO `{db}`.`{MARKER}` (note) VALUES (?)"),
                 (MARKER_NOTE,),
             )
-            .map_err(my_err)?;
+            .map_err(self.err())?;
         Ok(())
     }
 
@@ -841,14 +929,20 @@ impl MariadbEngine {
         conn_opts(&self.reach, db, self.opts.query_timeout_s)
     }
 
+    /// An engine error of the protocol layer, naming this engine's family.
+    fn named(&self, e: EngineError) -> EngineError {
+        flavor::named(self.opts.engine_name(), e)
+    }
+
     fn admin(&self) -> Result<mysql::Conn> {
-        crate_conn(self.opts(None))
+        crate_conn(self.opts(None)).map_err(|e| self.named(e))
     }
 
     fn conn(&self) -> Result<mysql::Conn> {
-        let mut c = crate_conn(self.opts(Some(&self.database)))?;
+        let mut c = crate_conn(self.opts(Some(&self.database))).map_err(|e| self.named(e))?;
         if self.server.is_external() {
-            c.query_drop(self.session_engine_sql()).map_err(my_err)?;
+            c.query_drop(self.session_engine_sql())
+                .map_err(self.err())?;
         }
         Ok(c)
     }
@@ -860,6 +954,23 @@ impl MariadbEngine {
             "SET SESSION default_storage_engine = {}",
             self.opts.storage_engine
         )
+    }
+
+    /// `column`'s definition (type, nullability, default, ...) as `SHOW CREATE TABLE` gives
+    /// it, the name left out: what a `CHANGE COLUMN` must restate.
+    fn column_definition(&self, table: &str, column: &str) -> Result<String> {
+        let mut c = self.conn()?;
+        let row: Option<(String, String)> = c
+            .query_first(format!("SHOW CREATE TABLE `{table}`"))
+            .map_err(self.err())?;
+        let text = row.map(|(_, t)| t).unwrap_or_default();
+        let name = format!("`{column}` ");
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name.as_str()))
+            .map(|d| d.trim_end_matches(',').to_string())
+            .ok_or_else(|| {
+                EngineError::new("sql", format!("{table} has no column {column} to rename"))
+            })
     }
 
     /// The files that hold `table` for this storage engine, and the rule used.
@@ -925,11 +1036,41 @@ impl Engine for MariadbEngine {
     }
 
     fn kind(&self) -> &'static str {
-        "mariadb"
+        self.opts.engine_name()
     }
 
     fn dialect(&self) -> Dialect {
         Dialect::Mysql
+    }
+
+    fn ddl_algorithms(&self) -> Option<&'static [&'static str]> {
+        self.opts.flavor.map(|f| f.ddl_algorithms())
+    }
+
+    fn ddl_statement(&self, sql: &str) -> Result<String> {
+        if self.opts.flavor.is_none_or(|f| f.renames_columns()) {
+            return Ok(sql.to_string());
+        }
+        // The dialect's rename, of checked identifiers (see Dialect::rename_column).
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        match words.as_slice() {
+            [
+                "ALTER",
+                "TABLE",
+                table,
+                "RENAME",
+                "COLUMN",
+                column,
+                "TO",
+                to,
+            ] => {
+                let def = self.column_definition(table, column)?;
+                Ok(format!(
+                    "ALTER TABLE {table} CHANGE COLUMN {column} {to} {def}"
+                ))
+            }
+            _ => Ok(sql.to_string()),
+        }
     }
 
     /// Benchmark sessions speak the lean wire client; a server that wants an authentication
@@ -945,6 +1086,7 @@ impl Engine for MariadbEngine {
             &self.database,
             self.opts.query_timeout_s,
             &self.wire_auth,
+            self.opts.engine_name(),
         )?;
         if self.server.is_external() {
             s.execute(&self.session_engine_sql())?;
@@ -956,7 +1098,7 @@ impl Engine for MariadbEngine {
         let mut c = self.admin()?;
         let version: String = c
             .query_first("SELECT VERSION()")
-            .map_err(my_err)?
+            .map_err(self.err())?
             .unwrap_or_default();
         let mut names: Vec<String> = [
             "default_storage_engine",
@@ -984,16 +1126,8 @@ impl Engine for MariadbEngine {
             _ => {}
         }
         names.extend(self.opts.server.keys().cloned());
-        let mut settings = BTreeMap::new();
-        for n in names {
-            let row: Option<(String, String)> = c
-                .exec_first("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = ?", (n.to_ascii_uppercase(),))
-                .map_err(my_err)?;
-            if let Some((_, v)) = row {
-                settings.insert(n, v);
-            }
-        }
-        check_storage_engine(&mut c, &self.opts.storage_engine)?;
+        let mut settings = global_variables(&mut c, &names, self.opts.engine_name())?;
+        check_storage_engine(&mut c, &self.opts.storage_engine, self.opts.engine_name())?;
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
         }
@@ -1014,7 +1148,7 @@ impl Engine for MariadbEngine {
             }
         }
         Ok(EngineInfo {
-            engine: "mariadb".into(),
+            engine: self.opts.engine_name().into(),
             version,
             settings,
         })
@@ -1040,15 +1174,16 @@ impl Engine for MariadbEngine {
         let mut c = crate_conn(
             self.opts(Some(&self.database))
                 .local_infile_handler(Some(handler)),
-        )?;
+        )
+        .map_err(|e| self.named(e))?;
         let mode = self.opts.load_mode();
         match mode {
             "bulk" => c
                 .query_drop("SET SESSION rocksdb_bulk_load = 1")
-                .map_err(my_err)?,
+                .map_err(self.err())?,
             "commit_in_the_middle" => c
                 .query_drop("SET SESSION rocksdb_commit_in_the_middle = 1")
-                .map_err(my_err)?,
+                .map_err(self.err())?,
             _ => {}
         }
         let path = req
@@ -1061,14 +1196,14 @@ impl Engine for MariadbEngine {
             "LOAD DATA LOCAL INFILE '{path}' INTO TABLE `{}` FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n'",
             req.table.name
         );
-        c.query_drop(&sql).map_err(my_err)?;
+        c.query_drop(&sql).map_err(self.err())?;
         let rows = c.affected_rows();
         // Read before any other statement clears them.
-        let warnings = load_warnings(&mut c)?;
+        let warnings = load_warnings(&mut c, self.opts.engine_name())?;
         if mode == "bulk" {
             // Ending bulk-load mode writes the remaining sorted data into the table.
             c.query_drop("SET SESSION rocksdb_bulk_load = 0")
-                .map_err(my_err)?;
+                .map_err(self.err())?;
         }
         let method = match mode {
             "bulk" => "LOAD DATA LOCAL INFILE with rocksdb_bulk_load=1 (sorted SST ingestion)",
@@ -1086,7 +1221,7 @@ impl Engine for MariadbEngine {
         let mut c = self.conn()?;
         if self.opts.is_rocksdb() {
             c.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
-                .map_err(my_err)?;
+                .map_err(self.err())?;
         }
         let mut engine_bytes: Option<u64> = None;
         let mut paths: Vec<PathBuf> = Vec::new();
@@ -1094,13 +1229,13 @@ impl Engine for MariadbEngine {
         for table in tables {
             // Statistics drive information_schema's sizes; refresh them first.
             c.query_drop(format!("ANALYZE TABLE `{table}`"))
-                .map_err(my_err)?;
+                .map_err(self.err())?;
             let b: Option<u64> = c
                 .exec_first(
                     "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
                     (&self.database, table),
                 )
-                .map_err(my_err)?;
+                .map_err(self.err())?;
             engine_bytes = Some(engine_bytes.unwrap_or(0) + b.unwrap_or(0));
             if let Some(dir) = &self.datadir {
                 let (p, r) = self.table_files(dir, table);
@@ -1187,7 +1322,7 @@ impl Engine for MariadbEngine {
                 Some(rows) => rows,
                 None => return Ok(None),
             },
-            None => self.admin()?.query(COUNTERS_SQL).map_err(my_err)?,
+            None => self.admin()?.query(COUNTERS_SQL).map_err(self.err())?,
         };
         let mut out = BTreeMap::new();
         for (k, v) in rows {
@@ -1220,14 +1355,14 @@ const KEPT_WARNINGS: usize = 5;
 /// What the server said about the LOAD DATA just run on `c`: its info string (`Records: N
 /// Deleted: D  Skipped: S  Warnings: W`, whose count is the server's whole one where the OK
 /// packet's stops at 65,535) and the first warnings from `SHOW WARNINGS`.
-fn load_warnings(c: &mut mysql::Conn) -> Result<LoadWarnings> {
+fn load_warnings(c: &mut mysql::Conn, family: &'static str) -> Result<LoadWarnings> {
     let info = c.info_str().trim().to_string();
     let ok = crate::engines::wire::mysql::changes_from_ok(c.affected_rows(), c.warnings(), &info);
     let count = ok.warnings.unwrap_or(0);
     let skipped = crate::engines::wire::mysql::info_number(&info, "Skipped");
     let listed: Vec<(String, String, String)> = if count > 0 {
         c.query(format!("SHOW WARNINGS LIMIT {LISTED_WARNINGS}"))
-            .map_err(my_err)?
+            .map_err(family_err(family))?
     } else {
         Vec::new()
     };
@@ -1255,13 +1390,16 @@ fn load_warnings(c: &mut mysql::Conn) -> Result<LoadWarnings> {
 pub struct MysqlSession {
     conn: mysql::Conn,
     stmts: Vec<mysql::Statement>,
+    /// The engine family its errors name.
+    family: &'static str,
 }
 
 impl MysqlSession {
-    pub(crate) fn new(conn: mysql::Conn) -> Self {
+    pub(crate) fn new(conn: mysql::Conn, family: &'static str) -> Self {
         MysqlSession {
             conn,
             stmts: Vec::new(),
+            family,
         }
     }
 }
@@ -1286,6 +1424,7 @@ fn to_params(params: &[Value]) -> mysql::Params {
 /// without a result set.
 fn drain<T: mysql::prelude::Protocol>(
     mut result: mysql::QueryResult<'_, '_, '_, T>,
+    family: &'static str,
 ) -> Result<u64> {
     let mut rows = 0u64;
     let mut has_set = false;
@@ -1296,7 +1435,7 @@ fn drain<T: mysql::prelude::Protocol>(
         }
         affected += set.affected_rows();
         for row in set {
-            row.map_err(my_err)?;
+            row.map_err(family_err(family))?;
             rows += 1;
         }
     }
@@ -1305,14 +1444,14 @@ fn drain<T: mysql::prelude::Protocol>(
 
 impl Session for MysqlSession {
     fn execute(&mut self, sql: &str) -> Result<u64> {
-        let r = self.conn.query_iter(sql).map_err(my_err)?;
-        drain(r)
+        let r = self.conn.query_iter(sql).map_err(family_err(self.family))?;
+        drain(r, self.family)
     }
 
     /// Affected rows as the server counts them (changed rows: no CLIENT_FOUND_ROWS) and the
     /// info string's matched and changed rows.
     fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
-        self.conn.query_drop(sql).map_err(my_err)?;
+        self.conn.query_drop(sql).map_err(family_err(self.family))?;
         let info = self.conn.info_str().into_owned();
         Ok(crate::engines::wire::mysql::changes_from_ok(
             self.conn.affected_rows(),
@@ -1322,32 +1461,49 @@ impl Session for MysqlSession {
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
-        let v: Option<i64> = self.conn.query_first(sql).map_err(my_err)?;
+        let v: Option<i64> = self
+            .conn
+            .query_first(sql)
+            .map_err(family_err(self.family))?;
         Ok(v.unwrap_or(0))
     }
 
     fn prepare(&mut self, sql: &str) -> Result<StmtId> {
-        let st = self.conn.prep(sql).map_err(my_err)?;
+        let st = self.conn.prep(sql).map_err(family_err(self.family))?;
         self.stmts.push(st);
         Ok(StmtId(self.stmts.len() - 1))
     }
 
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
-        let MysqlSession { conn, stmts } = self;
+        let MysqlSession {
+            conn,
+            stmts,
+            family,
+        } = self;
+        let family = *family;
         let st = stmts
             .get(stmt.0)
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
-        let r = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
-        drain(r)
+        let r = conn
+            .exec_iter(st, to_params(params))
+            .map_err(family_err(family))?;
+        drain(r, family)
     }
 
     fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
         out.clear();
-        let MysqlSession { conn, stmts } = self;
+        let MysqlSession {
+            conn,
+            stmts,
+            family,
+        } = self;
+        let family = *family;
         let st = stmts
             .get(stmt.0)
             .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
-        let mut result = conn.exec_iter(st, to_params(params)).map_err(my_err)?;
+        let mut result = conn
+            .exec_iter(st, to_params(params))
+            .map_err(family_err(family))?;
         let mut rows = 0u64;
         let mut has_set = false;
         let mut affected = 0u64;
@@ -1355,7 +1511,7 @@ impl Session for MysqlSession {
             has_set |= !set.columns().as_ref().is_empty();
             affected += set.affected_rows();
             for row in set {
-                for v in row.map_err(my_err)?.unwrap() {
+                for v in row.map_err(family_err(family))?.unwrap() {
                     out.push(match v {
                         mysql::Value::NULL => Value::Null,
                         mysql::Value::Int(n) => Value::Int(n),

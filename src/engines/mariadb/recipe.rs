@@ -351,23 +351,11 @@ impl Recipe for MariadbRecipe {
 
     fn probe(&self, l: &Layout) -> Option<String> {
         let secret = secret::read(&l.dir).ok()?;
-        let opts = mysql::OptsBuilder::new()
-            .ip_or_hostname(Some("127.0.0.1"))
-            .tcp_port(l.port)
-            .user(Some("root"))
-            .pass(Some(secret.expose().to_string()))
-            .prefer_socket(false)
-            .max_allowed_packet(Some(MAX_ALLOWED_PACKET))
-            .tcp_connect_timeout(Some(Duration::from_millis(500)));
-        let mut conn = mysql::Conn::new(opts).ok()?;
-        use mysql::prelude::Queryable;
-        conn.query_first::<String, _>("SELECT VERSION()")
-            .ok()
-            .flatten()
+        probe_root(l.port, secret.expose())
     }
 
     fn port_in_use(&self, log_tail: &str) -> bool {
-        log_tail.contains("Address already in use") || log_tail.contains("Bind on TCP/IP port")
+        port_taken(log_tail)
     }
 
     fn start_timeout(&self) -> Duration {
@@ -396,4 +384,26 @@ fn plugin_dir_has(file: &str) -> bool {
     ]
     .iter()
     .any(|d| Path::new(d).join(file).exists())
+}
+
+/// Does a MySQL-protocol server answer `root` on 127.0.0.1:`port`? Its version when it does.
+pub(crate) fn probe_root(port: u16, password: &str) -> Option<String> {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .pass(Some(password.to_string()))
+        .prefer_socket(false)
+        .max_allowed_packet(Some(MAX_ALLOWED_PACKET))
+        .tcp_connect_timeout(Some(Duration::from_millis(500)));
+    let mut conn = mysql::Conn::new(opts).ok()?;
+    use mysql::prelude::Queryable;
+    conn.query_first::<String, _>("SELECT VERSION()")
+        .ok()
+        .flatten()
+}
+
+/// Does a MySQL-protocol server's log tail say it could not bind its port?
+pub(crate) fn port_taken(log_tail: &str) -> bool {
+    log_tail.contains("Address already in use") || log_tail.contains("Bind on TCP/IP port")
 }

@@ -489,7 +489,13 @@ impl Replicated for MariadbTopology {
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
         let wire = std::sync::atomic::AtomicBool::new(true);
-        crate::engines::mariadb::session_at(&m.reach, &self.database, self.timeout_s, &wire)
+        crate::engines::mariadb::session_at(
+            &m.reach,
+            &self.database,
+            self.timeout_s,
+            &wire,
+            "mariadb",
+        )
     }
 
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {

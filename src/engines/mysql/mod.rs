@@ -1,0 +1,300 @@
+//! The MySQL engine: a private sandboxed `mysqld` of version 5.6, 5.7 or 8.0 per contender
+//! (`engine = "mysql"` with the contender's `version = "..."`), from the server cache
+//! `scripts/install-servers` fills, or any unpacked MySQL tarball (`basedir`), found and
+//! checked by the shared [`crate::engines::versions`] like every family's server. It speaks the protocol MariaDB speaks, so it is the MariaDB engine with a
+//! [`Flavor`]: the same sessions (the lean wire client), loads, footprints, counters and
+//! database claim; what differs — the recipe, the schema-change algorithms, the storage
+//! engines, replication's variables — is the version's row in [`versions`].
+
+pub mod recipe;
+pub mod versions;
+
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::{Engine, OpenCtx, Result};
+use crate::engines::mariadb::flavor::Flavor;
+use crate::engines::mariadb::recipe::MariadbRecipe;
+use crate::engines::mariadb::topology::MariadbReplica;
+use crate::engines::mariadb::{MariadbEngine, MariadbOptions};
+use crate::engines::versions::BinaryChoice;
+use crate::sandbox::device_profile::DeviceProfile;
+use recipe::MysqlRecipe;
+use serde::{Deserialize, Serialize};
+use versions::MysqlVersion;
+
+/// Contender options for `engine = "mysql"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MysqlOptions {
+    /// innodb or myisam: the server's default_storage_engine.
+    #[serde(default = "default_engine")]
+    pub storage_engine: String,
+    /// innodb_buffer_pool_size, MiB (default 256).
+    #[serde(default)]
+    pub buffer_pool_mb: Option<u64>,
+    /// innodb_buffer_pool_size as a share of this machine's memory (0.05 to 0.9).
+    #[serde(default)]
+    pub buffer_pool_share: Option<f64>,
+    /// innodb_flush_log_at_trx_commit: 0, 1 or 2 (default 1).
+    #[serde(default)]
+    pub flush_log_at_trx_commit: Option<u8>,
+    /// A query with no answer for this long fails with a timeout error, seconds.
+    #[serde(default = "default_timeout")]
+    pub query_timeout_s: u64,
+}
+
+fn default_engine() -> String {
+    "innodb".into()
+}
+fn default_timeout() -> u64 {
+    3600
+}
+
+/// The `mysql` family in the engines registry.
+pub const FAMILY: crate::engines::Family = crate::engines::Family {
+    name: "mysql",
+    decode,
+    keeps_rows: true,
+    shards_meet: false,
+    sandbox: Some(crate::engines::SandboxFamily {
+        name: "mysql",
+        recipe: newest_installed,
+        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+    }),
+};
+
+impl Flavor for MysqlVersion {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn ddl_algorithms(&self) -> &'static [&'static str] {
+        self.ddl_algorithms
+    }
+
+    fn renames_columns(&self) -> bool {
+        self.rename_column
+    }
+
+    fn recipe(&'static self, base: &MariadbRecipe) -> Box<dyn crate::sandbox::Recipe> {
+        Box::new(MysqlRecipe::new(self, base))
+    }
+
+    fn binaries(&self) -> &'static crate::engines::versions::FamilyBinaries {
+        &versions::BINARIES
+    }
+}
+
+/// `dbduel sandbox up mysql`: the newest version installed (else the newest dbduel runs,
+/// whose recipe then says it is missing).
+fn newest_installed() -> Box<dyn crate::sandbox::Recipe> {
+    let newest = versions::VERSIONS.iter().rev().find_map(|v| {
+        let choice = BinaryChoice {
+            version: Some(v.version.into()),
+            basedir: None,
+        };
+        let dir = versions::BINARIES.resolve(&choice).ok()?.dir;
+        Some((v, dir))
+    });
+    let (v, dir) = newest.unwrap_or((&versions::VERSIONS[versions::VERSIONS.len() - 1], None));
+    let base = MariadbRecipe {
+        server_dir: dir,
+        ..MariadbRecipe::default()
+    };
+    Box::new(MysqlRecipe::new(v, &base))
+}
+
+/// A MySQL contender: the engine's options, with the version's row once it is known (from
+/// the contender's `version`, or a basedir's binary when it is resolved).
+#[derive(Debug, Clone)]
+pub struct MysqlKind {
+    engine: MariadbOptions,
+}
+
+/// `engine = "mysql"`: decode and check the options. A version not installed (or not one
+/// dbduel runs) is not bad input but a missing server: the prerequisites say so (exit 3).
+pub fn decode(
+    options: &toml::Table,
+    target: Option<&crate::engine::target::TargetSpec<'_>>,
+    binary: &BinaryChoice,
+) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+    if target.is_some() {
+        return Err(DecodeError::at(
+            KeyPath::root().key("target"),
+            "engine = \"mysql\" runs a private MySQL sandbox; to measure a MySQL server you run, use engine = \"mariadb\" with its target (the protocol is the same)",
+        ));
+    }
+    if binary.is_system() {
+        return Err(DecodeError::at(
+            KeyPath::root().key("version"),
+            format!(
+                "engine = \"mysql\" needs the contender's version ({}) or basedir = \"/path\" of an unpacked MySQL server: there is no system MySQL",
+                series()
+            ),
+        ));
+    }
+    let (o, common): (MysqlOptions, _) = crate::engines::options::decode(options)?;
+    let in_options = crate::engines::in_options;
+    let row = binary.version.as_deref().and_then(versions::row);
+    if let Some(v) = row {
+        check_storage_engine(v, &o.storage_engine).map_err(in_options)?;
+    }
+    let mut common: crate::engines::options::ServerOptions<MariadbReplica> = common;
+    if !common.replicas.is_empty() {
+        return Err(in_options(DecodeError::at(
+            KeyPath::root().key("replicas"),
+            "replicas of a MySQL sandbox are not provisioned yet; use engine = \"mariadb\" for a replication topology",
+        )));
+    }
+    common.choose_binary(binary)?;
+    let engine = MariadbOptions {
+        storage_engine: o.storage_engine,
+        buffer_pool_mb: o.buffer_pool_mb,
+        buffer_pool_share: o.buffer_pool_share,
+        block_cache_mb: None,
+        aria_pagecache_mb: None,
+        compression: None,
+        load_mode: "auto".into(),
+        flush_log_at_trx_commit: o.flush_log_at_trx_commit,
+        query_timeout_s: o.query_timeout_s,
+        cluster: None,
+        common,
+        flavor: row.map(|v| v as &'static dyn Flavor),
+    };
+    engine.validate().map_err(in_options)?;
+    Ok(Box::new(MysqlKind { engine }))
+}
+
+/// The versions dbduel runs, for messages: `"5.6", "5.7" or "8.0"`.
+fn series() -> String {
+    let v: Vec<String> = versions::VERSIONS
+        .iter()
+        .map(|v| format!("{:?}", v.version))
+        .collect();
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => v.join(""),
+    }
+}
+
+/// Is `storage_engine` one the version has? (Placed at the key, relative to `options`.)
+fn check_storage_engine(
+    v: &MysqlVersion,
+    storage_engine: &str,
+) -> std::result::Result<(), DecodeError> {
+    let se = storage_engine.to_ascii_lowercase();
+    if v.storage_engines.contains(&se.as_str()) {
+        return Ok(());
+    }
+    Err(DecodeError::at(
+        KeyPath::root().key("storage_engine"),
+        format!(
+            "storage_engine = {storage_engine:?} is not available on MySQL {}; use one of: {}",
+            v.version,
+            v.storage_engines.join(", ")
+        ),
+    ))
+}
+
+impl MysqlKind {
+    /// The options with the server binary resolved on this machine (the shared cache and
+    /// basedir rules: installed, owned, starts) and the row of the version it reports.
+    fn resolved(&self) -> Result<MariadbOptions> {
+        let mut o = self.engine.clone();
+        o.common.resolve_binary(&versions::BINARIES)?;
+        let found = o
+            .common
+            .resolved
+            .as_ref()
+            .map(|b| (b.version.clone(), b.origin.clone()));
+        let (version, origin) = found.unwrap_or_default();
+        let row = versions::row(&version).ok_or_else(|| {
+            crate::engine::EngineError::new(
+                "missing",
+                format!(
+                    "{origin} is MySQL {version}, not a version dbduel runs ({})",
+                    series()
+                ),
+            )
+        })?;
+        check_storage_engine(row, &o.storage_engine)
+            .map_err(|e| crate::engine::EngineError::new("missing", e.message))?;
+        o.flavor = Some(row);
+        Ok(o)
+    }
+}
+
+impl crate::engine::EngineKind for MysqlKind {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn device_profile(&self) -> Option<&DeviceProfile> {
+        self.engine.device_profile.as_ref()
+    }
+
+    fn data_dir(&self) -> Option<&std::path::Path> {
+        self.engine.data_dir.as_deref()
+    }
+
+    /// Is the server installed, does it start, and is it a version dbduel runs (with its
+    /// system tables)?
+    fn preflight(&self) -> Result<()> {
+        self.resolved()?.preflight()
+    }
+
+    fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
+        crate::engine::EngineKind::memory_estimate(&self.engine, clients)
+    }
+
+    fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {
+        let o = self.resolved()?;
+        o.preflight()?;
+        Ok(Box::new(MariadbEngine::open(o, ctx)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decode a contender of `version` (or of no version) with `options`.
+    fn decoded(
+        version: Option<&str>,
+        options: &str,
+    ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
+        let binary = BinaryChoice {
+            version: version.map(String::from),
+            basedir: None,
+        };
+        decode(&toml::from_str(options).expect("toml"), None, &binary)
+    }
+
+    #[test]
+    fn a_version_is_required_and_its_storage_engines_are_checked() {
+        let e = decoded(None, "storage_engine = \"innodb\"").expect_err("no version");
+        assert_eq!(e.path.to_string(), "version", "{e:?}");
+        assert!(e.message.contains("\"5.6\", \"5.7\" or \"8.0\""), "{e:?}");
+        let e = decoded(Some("5.7"), "storage_engine = \"rocksdb\"").expect_err("rocksdb");
+        assert!(format!("{e:?}").contains("innodb, myisam"), "{e:?}");
+        let e = decoded(Some("8.0"), "compression = \"zstd\"").expect_err("mariadb's");
+        assert!(format!("{e:?}").contains("compression"), "{e:?}");
+        // The version is the contender's, not an option.
+        assert!(decoded(Some("8.0"), "version = \"8.0\"").is_err());
+        assert_eq!(decoded(Some("8.0"), "").expect("8.0").name(), "mysql");
+        // An unknown version decodes: it is a server that is not installed (exit 3).
+        assert!(decoded(Some("9.9"), "").is_ok());
+    }
+
+    #[test]
+    fn an_unknown_version_names_the_versions_and_the_install_script() {
+        let k = decoded(Some("9.9"), "").expect("decodes");
+        let e = k.preflight().expect_err("not installed");
+        assert_eq!(e.kind, "missing");
+        assert!(e.message.contains("MySQL 5.6, 5.7, 8.0"), "{}", e.message);
+        assert!(
+            e.message.contains("scripts/install-servers"),
+            "{}",
+            e.message
+        );
+    }
+}

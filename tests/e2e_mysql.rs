@@ -1,0 +1,582 @@
+//! End to end on real MySQL sandboxes of every version dbduel provisions (5.6, 5.7, 8.0, from
+//! the servers' cache `scripts/install-servers` fills): each starts (timed), answers the lean
+//! wire client, runs a tiny shoot-out, oltp, TPC-C and partitioned lookups with dbduel's
+//! counts equal to the server's own, and stops with nothing left running; an unknown version
+//! fails before anything runs, naming what is installed and how to install the rest. With
+//! DBDUEL_REQUIRE_SERVERS=1 (CI) a missing server fails.
+
+mod common;
+
+use common::{figure, read_json, run, run_dir, step};
+use dbduel::engines::mariadb::recipe::MariadbRecipe;
+use dbduel::engines::mysql::{recipe::MysqlRecipe, versions};
+use dbduel::engines::versions::BinaryChoice;
+use dbduel::sandbox::binaries;
+use dbduel::sandbox::{self, Sandbox};
+use mysql::prelude::Queryable;
+use std::path::{Path, PathBuf};
+
+const CONTENDERS: [(&str, &str); 3] = [("mysql56", "5.6"), ("mysql57", "5.7"), ("mysql80", "8.0")];
+
+/// Whether every MySQL version is installed in the servers' cache; fails instead when
+/// DBDUEL_REQUIRE_SERVERS=1, and says no when DBDUEL_SKIP_SERVERS=1.
+fn have_mysql() -> bool {
+    if std::env::var(common::SKIP_SERVERS).as_deref() == Ok("1") {
+        eprintln!("skipping: MySQL (DBDUEL_SKIP_SERVERS=1)");
+        return false;
+    }
+    let missing: Vec<&str> = versions::VERSIONS
+        .iter()
+        .filter(|v| server_dir(v).is_none())
+        .map(|v| v.version)
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!(
+        "MySQL {} not installed in {}: run `scripts/install-servers`",
+        missing.join(", "),
+        binaries::root().display()
+    );
+    assert!(
+        std::env::var("DBDUEL_REQUIRE_SERVERS").as_deref() != Ok("1"),
+        "{why} (DBDUEL_REQUIRE_SERVERS=1)"
+    );
+    eprintln!("skipping: {why}");
+    false
+}
+
+/// The server cache's directory of `v`, as a contender's `version` finds it.
+fn server_dir(v: &versions::MysqlVersion) -> Option<PathBuf> {
+    let choice = BinaryChoice {
+        version: Some(v.version.into()),
+        basedir: None,
+    };
+    versions::BINARIES.resolve(&choice).ok()?.dir
+}
+
+/// A built-in study with one contender of each MySQL version added, written into `dir`.
+fn with_mysql(dir: &Path, study: &str) -> PathBuf {
+    let (code, text, stderr) = run(&["studies", "show", study]);
+    assert_eq!(code, 0, "{stderr}");
+    let path = dir.join(format!("{study}-mysql.toml"));
+    let parts = include_str!("studies/parts/mysql_contenders.toml");
+    std::fs::write(&path, format!("{text}\n{parts}")).expect("write study");
+    path
+}
+
+/// `dbduel run` of `study` on every MySQL contender into `out`, with `sets`; its run
+/// directory.
+fn run_all(study: &Path, out: &Path, sets: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    for (c, _) in CONTENDERS {
+        args.extend(["--contender", c]);
+    }
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    run_dir(&stderr)
+}
+
+#[test]
+fn each_version_initializes_starts_fast_and_speaks_the_lean_client() {
+    use dbduel::engines::wire::mysql::WireSession;
+    if !have_mysql() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    for v in versions::VERSIONS {
+        let base = MariadbRecipe {
+            settings: [("innodb_buffer_pool_size".to_string(), "32M".to_string())].into(),
+            server_dir: server_dir(v),
+            ..MariadbRecipe::default()
+        };
+        let t = std::time::Instant::now();
+        let mut sb = Sandbox::create(
+            Box::new(MysqlRecipe::new(v, &base)),
+            v.version,
+            &root.path().join(v.version),
+        )
+        .unwrap_or_else(|e| panic!("create {}: {e}", v.version));
+        let made = t.elapsed();
+        sb.start()
+            .unwrap_or_else(|e| panic!("start {}: {e}", v.version));
+        let ready = t.elapsed();
+        eprintln!(
+            "MySQL {}: data directory made in {:.1} s, answering {:.1} s after the start of it",
+            v.version,
+            made.as_secs_f64(),
+            ready.as_secs_f64()
+        );
+        // The goal is 15 s on 2 cores; a busy machine gets room, a hang does not.
+        assert!(ready.as_secs() < 45, "{}: {ready:?}", v.version);
+        let version = sb.manifest.server_version.clone().unwrap_or_default();
+        assert!(version.starts_with(v.version), "{version}");
+        let port = sb.layout.port;
+        // Nobody gets in without the sandbox's secret: not root over TCP with no password.
+        let no_secret = mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some("root"))
+            .prefer_socket(false);
+        assert!(
+            mysql::Conn::new(no_secret).is_err(),
+            "{}: root entered without the secret",
+            v.version
+        );
+        let mut admin = common::mysql_conn(port, None);
+        let plugin: Option<String> = admin
+            .query_first("SELECT plugin FROM mysql.user WHERE User = 'root' AND Host = '127.0.0.1'")
+            .unwrap();
+        assert_eq!(
+            plugin.as_deref(),
+            Some("mysql_native_password"),
+            "{}",
+            v.version
+        );
+        let anonymous: Option<i64> = admin
+            .query_first("SELECT COUNT(*) FROM mysql.user WHERE User = ''")
+            .unwrap();
+        assert_eq!(anonymous, Some(0), "{}", v.version);
+        let (bind, infile, files): (String, String, String) = admin
+            .query_first("SELECT @@bind_address, @@local_infile, @@secure_file_priv")
+            .unwrap()
+            .unwrap();
+        assert_eq!(bind, "127.0.0.1");
+        assert_eq!(infile, "1");
+        assert!(
+            Path::new(&files).starts_with(sb.layout.server_dir()),
+            "{}: secure_file_priv {files}",
+            v.version
+        );
+        admin.query_drop("CREATE DATABASE w").unwrap();
+        // The benchmark sessions' client authenticates (8.0's caching_sha2_password would
+        // send it back to the `mysql` crate).
+        let target = dbduel::engine::target::Target {
+            scheme: "mysql".into(),
+            user: "root".into(),
+            host: "127.0.0.1".into(),
+            port,
+            database: None,
+            password: Some(dbduel::engine::target::Secret::new(
+                common::sandbox_password(port),
+            )),
+            restart_command: None,
+            allow_cleartext: false,
+        };
+        let Ok(mut s) = WireSession::connect(&target, "w", 30) else {
+            panic!("{}: the lean client is refused", v.version)
+        };
+        use dbduel::engine::Session;
+        assert_eq!(s.query_i64("SELECT 41 + 1").unwrap(), 42);
+        drop(s);
+        drop(admin);
+        let pid = sb.pid().expect("pid");
+        sb.destroy().expect("destroy");
+        assert!(!sandbox::alive(pid), "{}", v.version);
+    }
+    assert!(sandbox::find(root.path()).is_empty());
+}
+
+#[test]
+fn shootout_on_each_version_agrees_with_the_server() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = with_mysql(tmp.path(), "shootout");
+    let out = tmp.path().join("out");
+    let dir = run_all(
+        &study,
+        &out,
+        &[
+            "dataset.rows=20000",
+            "step.range-queries.clients=10",
+            "step.range-queries.per_client=10",
+            "step.slap-count.clients=20",
+            "step.slap-content.clients=20",
+        ],
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    for (c, v) in CONTENDERS {
+        common::assert_shootout_ok(&summary, c);
+        assert_eq!(step(&summary, c, "load")["rows"], 20000, "{c}");
+        let load = read_json(&dir.join(c).join("load.json"));
+        assert_eq!(load["details"]["warnings"]["count"], 0, "{c}");
+        assert_eq!(step(&summary, c, "count-cold")["rows"], 20000, "{c}");
+        assert_eq!(step(&summary, c, "update")["rows"], 11100, "{c}");
+        assert_eq!(
+            figure(step(&summary, c, "update"), "rows_changed"),
+            Some(11100.0),
+            "{c}"
+        );
+        let fp = read_json(&dir.join(c).join("footprint.json"));
+        let files = fp["details"]["files_bytes"].as_u64().unwrap();
+        let engine_bytes = fp["details"]["engine_bytes"].as_u64().unwrap();
+        assert!(files > 0 && engine_bytes > 0, "{c}: {fp:#}");
+        // what dbduel counted is what the server executed
+        let rq = read_json(&dir.join(c).join("range-queries.json"));
+        assert_eq!(rq["details"]["ops"], 100, "{c}");
+        assert_eq!(rq["server_counters"]["Com_stmt_execute"], 100, "{c}");
+        for s in ["slap-count", "slap-content"] {
+            let j = read_json(&dir.join(c).join(format!("{s}.json")));
+            assert_eq!(j["server_counters"]["Com_select"], 20, "{c}/{s}");
+            assert_eq!(j["server_counters"]["Connections"], 21, "{c}/{s}");
+        }
+        // the algorithm the server accepted: only 8.0 adds a column instantly, and no
+        // MySQL is asked for MariaDB's NOCOPY
+        let ddl = read_json(&dir.join(c).join("add-column.json"));
+        let want = if v == "8.0" { "INSTANT" } else { "INPLACE" };
+        assert_eq!(ddl["details"]["algorithm"], want, "{c}: {ddl:#}");
+        let refused = ddl["details"]["algorithms_refused"].to_string();
+        assert!(!refused.contains("NOCOPY"), "{c}: {refused}");
+        // the manifest says which server ran
+        let m = read_json(&dir.join("manifest.json"));
+        let info = m["contenders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == c)
+            .unwrap_or_else(|| panic!("{c} in {m:#}"));
+        assert!(
+            info.to_string().contains(&format!("\"{v}.")),
+            "{c}: {info:#}"
+        );
+    }
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+#[test]
+fn oltp_statements_and_commits_are_the_servers_own() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = with_mysql(tmp.path(), "oltp");
+    let out = tmp.path().join("out");
+    let mut sets = vec!["dataset.tables=2", "dataset.rows=2000"];
+    for s in [
+        "step.point-select.threads=1",
+        "step.point-select.duration_s=1",
+        "step.point-select.final_fraction=1.0",
+        "step.read-only.threads=1",
+        "step.read-only.duration_s=1",
+        "step.read-only.final_fraction=1.0",
+        "step.read-write.threads=1",
+        "step.read-write.duration_s=2",
+        "step.read-write.final_fraction=1.0",
+    ] {
+        sets.push(s);
+    }
+    let dir = run_all(&study, &out, &sets);
+    for (c, _) in CONTENDERS {
+        // statements an event executes (prepared) and whether it commits
+        for (st, per_event, commits) in [
+            ("point-select", 1, false),
+            ("read-only", 14, true),
+            ("read-write", 18, true),
+        ] {
+            let j = read_json(&dir.join(c).join(format!("{st}.json")));
+            let events = j["details"]["levels"][0]["events"].as_u64().unwrap();
+            assert!(events > 10, "{c}/{st}: {events} events");
+            let server = &j["server_counters"];
+            assert_eq!(
+                server["Com_stmt_execute"].as_u64(),
+                Some(per_event * events),
+                "{c}/{st}: {events} events"
+            );
+            if commits {
+                assert_eq!(server["Com_commit"].as_u64(), Some(events), "{c}/{st}");
+            }
+        }
+    }
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+#[test]
+fn tpcc_with_hot_schema_changes_runs_and_commits_as_the_server_counts() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = with_mysql(tmp.path(), "tpcc");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--scale",
+        "functional",
+        "--out",
+        out.to_str().unwrap(),
+        "--contender",
+        "mysql56",
+        "--contender",
+        "mysql80",
+        "--set",
+        "step.tpcc.threads=[2]",
+        "--set",
+        "step.tpcc.duration_s=4",
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in ["mysql56", "mysql80"] {
+        let j = read_json(&dir.join(c).join("tpcc.json"));
+        let levels = j["details"]["levels"].as_array().unwrap();
+        let commits: u64 = levels
+            .iter()
+            .map(|l| l["commits_all"].as_u64().unwrap())
+            .sum();
+        let rolled: u64 = levels
+            .iter()
+            .map(|l| l["rollbacks_all"].as_u64().unwrap())
+            .sum();
+        assert!(commits > 100, "{c}: {commits}");
+        assert_eq!(
+            j["server_counters"]["Com_commit"].as_u64(),
+            Some(commits),
+            "{c}"
+        );
+        assert_eq!(
+            j["server_counters"]["Com_rollback"].as_u64(),
+            Some(rolled),
+            "{c}"
+        );
+        // every schema change ran under load; 5.6 renames by CHANGE COLUMN
+        let hot = read_json(&dir.join(c).join("hot-ddl.json"));
+        let runs = hot["details"]["ddl"].as_array().unwrap();
+        assert_eq!(runs.len(), 5, "{c}");
+        for r in runs {
+            assert!(r["error"].is_null(), "{c}: {r:#}");
+        }
+        let renamed = runs[1]["ran"].as_str().unwrap_or_default();
+        let want = if c == "mysql56" {
+            "CHANGE COLUMN c_note c_remark varchar(20)"
+        } else {
+            "RENAME COLUMN c_note TO c_remark"
+        };
+        assert!(renamed.contains(want), "{c}: {renamed}");
+        let check = step(&summary, c, "consistency");
+        assert_eq!(check["status"], "ok", "{c}: {check:#}");
+        assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{c}");
+    }
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+#[test]
+fn lookups_on_a_table_split_by_key_are_counted_by_the_server() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("out");
+    // one tablespace a partition
+    let lk = tmp.path().join("lookups.toml");
+    let contenders = "[[contender]]\nname = \"split\"\nengine = \"mysql\"\nversion = \"5.6\"\noptions = { buffer_pool_mb = 32, partitions = 4 }\n";
+    std::fs::write(
+        &lk,
+        common::fill(
+            include_str!("studies/lookups_codes.toml"),
+            &[
+                ("contenders", contenders),
+                (
+                    "steps",
+                    include_str!("studies/parts/lookups_hot_and_all.toml"),
+                ),
+            ],
+        ),
+    )
+    .expect("write study");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        lk.to_str().unwrap(),
+        "-q",
+        "--all-contenders",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    for st in ["hot", "all"] {
+        let j = read_json(&dir.join("split").join(format!("{st}.json")));
+        let ours: u64 = j["details"]["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["lookups"].as_u64().unwrap())
+            .sum();
+        let server = j["server_counters"]["Com_stmt_execute"].as_u64().unwrap();
+        assert!(
+            ours > 100 && server >= ours && server <= ours + 8,
+            "{st}: {ours} vs {server}"
+        );
+    }
+    let load = read_json(&dir.join("split").join("load.json"));
+    let creates = load["details"]["create_table"].to_string();
+    assert!(
+        creates.contains("PARTITION BY KEY(id) PARTITIONS 4"),
+        "{creates}"
+    );
+    let fp = read_json(&dir.join("split").join("footprint.json"));
+    let parts = fp["details"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap_or_default().contains("#P#"))
+        .count();
+    assert_eq!(parts, 4, "{fp:#}");
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+/// Needs no server: a version dbduel does not provision, or one not installed, fails before
+/// anything runs (exit 3), naming the versions, what is installed and the install script.
+#[test]
+fn an_unknown_version_lists_the_installed_ones_and_the_install_script() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("out");
+    let study = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/studies/mysql_unknown_version.toml"
+    );
+    let (code, stdout, stderr) = run(&["run", study, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stderr.contains("MySQL 9.9"), "{stderr}");
+    assert!(
+        stderr.contains("dbduel runs MySQL 5.6, 5.7, 8.0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("scripts/install-servers"), "{stderr}");
+    // an empty cache: nothing installed, and it says so
+    let empty = tmp.path().join("servers");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = common::bin()
+        .args(["run", study, "--out", out.to_str().unwrap()])
+        .env("DBDUEL_SERVERS_DIR", &empty)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("installed: none;") && stderr.contains(&empty.display().to_string()),
+        "{stderr}"
+    );
+    assert!(!out.join("work").exists());
+}
+
+/// A one-contender study `m57` (its `version` or `basedir` line is `choice`) that loads 100
+/// rows and runs `query` for a second, written into `dir`.
+fn tiny_study(dir: &Path, choice: &str, query: &str) -> PathBuf {
+    let study = dir.join("tiny.toml");
+    let text = format!(
+        r#"[study]
+name = "mysql-tiny"
+description = "one MySQL contender, one query"
+[dataset]
+generator = "user_logs"
+rows = 100
+[[contender]]
+name = "m57"
+engine = "mysql"
+{choice}
+options = {{ buffer_pool_mb = 32 }}
+[[step]]
+name = "load"
+kind = "load"
+[[step]]
+name = "queries"
+kind = "queries"
+clients = 1
+duration_s = 1
+queries = ["{query}"]
+"#
+    );
+    std::fs::write(&study, text).expect("write study");
+    study
+}
+
+/// A MySQL server's error names MySQL, not MariaDB whose engine MySQL contenders share: the
+/// benchmark session's (lean wire client) words as the report and the run's output give them.
+#[test]
+fn a_mysql_servers_error_names_mysql() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = tiny_study(
+        tmp.path(),
+        "version = \"5.7\"",
+        "SELECT no_such_column FROM user_logs WHERE id = 1",
+    );
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(all.contains("mysql: ERROR 1054"), "{all}");
+    assert!(!all.contains("mariadb:"), "{all}");
+}
+
+/// `basedir` runs an unpacked MySQL server (here the cache's 5.7, named by its path): its
+/// version is read from `mysqld --version`, the version's row chosen from it, and the
+/// manifest says where it came from; a directory without `bin/mysqld` fails before anything
+/// runs (exit 3) saying what it must hold.
+#[test]
+fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
+    if !have_mysql() {
+        return;
+    }
+    let dir = versions::row("5.7")
+        .and_then(server_dir)
+        .expect("5.7 installed");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let choice = format!("basedir = {:?}", dir.display().to_string());
+    let study = tiny_study(
+        tmp.path(),
+        &choice,
+        "SELECT content FROM user_logs WHERE id = 1",
+    );
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("m57 (mysql 5.7."), "{stdout}");
+    assert!(
+        stdout.contains(&format!("server_binary=basedir {}", dir.display())),
+        "{stdout}"
+    );
+    let empty = tmp.path().join("not-a-server");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let choice = format!("basedir = {:?}", empty.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stderr.contains("has no bin/mysqld"), "{stderr}");
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
