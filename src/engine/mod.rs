@@ -448,6 +448,15 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     /// Create the engine with its data under `ctx.dir` (which exists); servers are
     /// provisioned and started here.
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>>;
+    /// The replication of a topology given by target, reached as it is — no database
+    /// claimed, nothing started or changed — for `dbduel restore` to put back what a run that
+    /// died changed on it; `None` for anything else.
+    fn attach_replication(
+        &self,
+        _database: &str,
+    ) -> Result<Option<Box<dyn replication::Replicated>>> {
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

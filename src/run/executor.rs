@@ -317,6 +317,7 @@ impl Executor<'_> {
         };
         sinks.emit(RunEvent::StepStarted { pass, step })?;
         let seconds = super::journal::seconds_log(self.dir, pass, step);
+        let originals = crate::workload::replication::originals::path_in(self.dir);
         let step_env = StepEnv {
             engine: env.engine,
             study: self.study,
@@ -330,6 +331,7 @@ impl Executor<'_> {
             stop: self.stop,
             team: team.as_ref(),
             seconds: &seconds,
+            originals: &originals,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;

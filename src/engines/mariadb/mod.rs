@@ -195,6 +195,18 @@ impl crate::engine::EngineKind for MariadbOptions {
         o.common.resolve_binary(&versions::BINARIES)?;
         Ok(Box::new(MariadbEngine::open(o, ctx)?))
     }
+
+    fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        match &self.target {
+            Some(t) if !self.replicas.is_empty() => {
+                Ok(Some(Box::new(MariadbTopology::attach(self, t, database)?)))
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 impl MariadbOptions {

@@ -174,6 +174,21 @@ impl crate::engine::EngineKind for PostgresOptions {
         o.common.resolve_binary(&versions::BINARIES)?;
         Ok(Box::new(PostgresEngine::open(o, ctx)?))
     }
+
+    fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        match &self.target {
+            Some(t) if !self.replicas.is_empty() => Ok(Some(Box::new(PostgresTopology::attach(
+                t,
+                database,
+                &self.replicas,
+                self.control_replication,
+            )?))),
+            _ => Ok(None),
+        }
+    }
 }
 
 impl PostgresOptions {
