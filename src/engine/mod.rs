@@ -396,6 +396,14 @@ pub trait Engine: Send + Sync {
     fn embedded(&self) -> bool {
         false
     }
+    /// Take the run's lease on the study's database on a server dbduel does not own (a
+    /// target), held until the engine is finished or dbduel ends: a second run of the same
+    /// study on the same server is refused (`busy`) instead of dropping this one's tables.
+    /// Private servers and embedded engines need none. Not taken by the shards of one run,
+    /// which share the database.
+    fn lease(&self) -> Result<()> {
+        Ok(())
+    }
     /// Release the engine: stop its server and remove its sandbox (or leave it running when
     /// `keep`). Embedded engines have nothing to do.
     fn finish(self: Box<Self>, _keep: bool) -> Result<()> {

@@ -200,7 +200,12 @@ impl Executor<'_> {
         };
         // Data on a device the contender names: its disk is the one measured.
         let fs = contender.engine.data_dir().and_then(sysmon::filesystem_of);
+        // The shards of one run share the database: only an unsharded run takes its lease.
+        let lease = self.opts.shard.is_none();
         let opened = contender.engine.open(&open_ctx).and_then(|e| {
+            if lease {
+                e.lease()?;
+            }
             let info = e.info()?;
             Ok((e, info))
         });

@@ -4,6 +4,7 @@
 //! options; their effective values are read back from the server.
 
 pub mod galera;
+pub mod lease;
 pub mod recipe;
 pub mod topology;
 pub mod versions;
@@ -611,6 +612,8 @@ pub struct MariadbEngine {
     topology: Option<MariadbTopology>,
     /// The other nodes, when the contender is a Galera cluster (this server is node 1).
     cluster: Option<GaleraCluster>,
+    /// The run's lease on the study's database, on a target (see [`Engine::lease`]).
+    lease: std::sync::Mutex<Option<lease::Lease>>,
 }
 
 /// The server's activity counters set beside what dbduel counted.
@@ -725,6 +728,7 @@ impl MariadbEngine {
             wire_auth: AtomicBool::new(true),
             topology: None,
             cluster: None,
+            lease: std::sync::Mutex::new(None),
         };
         // Whatever started, a failure from here on stops and removes it all: nothing is left
         // for `sandbox down` to find, whose manifests go with the run's work directory.
@@ -928,6 +932,15 @@ impl MariadbEngine {
 }
 
 impl Engine for MariadbEngine {
+    fn lease(&self) -> Result<()> {
+        if !self.server.is_external() {
+            return Ok(());
+        }
+        let taken = lease::Lease::take(&self.reach, &self.database, self.opts.query_timeout_s)?;
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+        Ok(())
+    }
+
     fn partitions(&self) -> Option<u32> {
         self.opts.partitions
     }

@@ -4,6 +4,7 @@
 //! with the lean wire client of `engines::wire::pg`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
 //! load is an explicit option.
 
+pub mod lease;
 pub mod recipe;
 pub mod topology;
 pub mod versions;
@@ -429,6 +430,8 @@ pub struct PostgresEngine {
     stat_statements: bool,
     /// The standbys, when the contender is a replication topology.
     topology: Option<PostgresTopology>,
+    /// The run's lease on the study's database, on a target (see [`Engine::lease`]).
+    lease: Mutex<Option<lease::Lease>>,
 }
 
 impl PostgresEngine {
@@ -458,6 +461,7 @@ impl PostgresEngine {
             datadir,
             stat_statements: false,
             topology: None,
+            lease: Mutex::new(None),
         };
         let mut admin = engine.client("postgres")?;
         if engine.server.is_external() {
@@ -589,6 +593,15 @@ impl PostgresEngine {
 }
 
 impl Engine for PostgresEngine {
+    fn lease(&self) -> Result<()> {
+        if !self.server.is_external() {
+            return Ok(());
+        }
+        let taken = lease::Lease::take(&self.reach, &self.database)?;
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+        Ok(())
+    }
+
     fn partitions(&self) -> Option<u32> {
         self.opts.partitions
     }
