@@ -305,3 +305,17 @@ pub fn lease_refused(db: &str, t: &Target, holder: Option<String>) -> EngineErro
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_names_fit_get_lock_and_differ_by_database() {
+        assert_eq!(lease_name("dbduel_shootout"), "dbduel:dbduel_shootout");
+        let long = "d".repeat(63);
+        assert!(lease_name(&long).len() <= 64);
+        assert_ne!(lease_name(&long), lease_name(&"d".repeat(62)));
+        assert_ne!(lease_key("dbduel_a_b"), lease_key("dbduel_ab"));
+    }
+}
