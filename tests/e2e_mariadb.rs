@@ -1055,3 +1055,59 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
     // the server's private directory outside the test's goes too
     engine.finish(false).expect("finish");
 }
+
+#[test]
+fn a_second_run_of_one_study_on_one_target_is_refused_and_the_first_keeps_its_tables() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut theirs = Sandbox::create(
+        common::mariadb_recipe("32M"),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let study = root.path().join("lease.toml");
+    let text = common::fill(
+        include_str!("studies/lease_target.toml"),
+        &[
+            ("engine", "mariadb"),
+            (
+                "target",
+                &common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port),
+            ),
+        ],
+    );
+    std::fs::write(&study, text).expect("study");
+    let ((second, second_err), (first, first_err)) =
+        common::two_runs_at_once(&study, &root.path().join("out"));
+    assert_eq!(second, 1, "the second run must be refused:\n{second_err}");
+    assert!(
+        second_err.contains("in use by another dbduel run") && second_err.contains("--run-group"),
+        "{second_err}"
+    );
+    assert_eq!(first, 0, "the first run must be undisturbed:\n{first_err}");
+    let summary = read_json(&run_dir(&first_err).join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+    let rows: Option<i64> = common::mysql_conn(port, None)
+        .query_first("SELECT COUNT(*) FROM dbduel_lease.user_logs")
+        .expect("the first run's table");
+    assert_eq!(rows, Some(2000));
+    // Once the first run has ended its lease is gone: the study runs again.
+    let (code, _, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "-q",
+        "--out",
+        root.path()
+            .join("out")
+            .join("third")
+            .to_str()
+            .expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    theirs.finish(false).expect("removed");
+}

@@ -764,3 +764,52 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
     drop(s);
     engine.finish(false).expect("finish");
 }
+
+#[test]
+fn a_second_run_of_one_study_on_one_target_is_refused_and_the_first_keeps_its_tables() {
+    if !have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut settings = BTreeMap::new();
+    settings.insert("shared_buffers".to_string(), "16MB".to_string());
+    let mut theirs = Sandbox::create(
+        Box::new(PostgresRecipe {
+            settings,
+            ..Default::default()
+        }),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let study = root.path().join("lease.toml");
+    let text = common::fill(
+        include_str!("studies/lease_target.toml"),
+        &[
+            ("engine", "postgres"),
+            (
+                "target",
+                &common::target_with_secret(&format!("postgres://dbduel@127.0.0.1:{port}"), port),
+            ),
+        ],
+    );
+    std::fs::write(&study, text).expect("study");
+    let ((second, second_err), (first, first_err)) =
+        common::two_runs_at_once(&study, &root.path().join("out"));
+    assert_eq!(second, 1, "the second run must be refused:\n{second_err}");
+    assert!(
+        second_err.contains("in use by another dbduel run") && second_err.contains("--run-group"),
+        "{second_err}"
+    );
+    assert_eq!(first, 0, "the first run must be undisturbed:\n{first_err}");
+    let summary = read_json(&run_dir(&first_err).join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+    let rows: i64 = client(port, "dbduel_lease")
+        .query_one("SELECT count(*) FROM user_logs", &[])
+        .expect("the first run's table")
+        .get(0);
+    assert_eq!(rows, 2000);
+    theirs.finish(false).expect("removed");
+}

@@ -509,3 +509,179 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
     engine.finish(false).expect("removed");
     assert!(processes_mentioning(root.path().to_str().expect("utf-8")).is_empty());
 }
+
+/// The primary's group-commit wait now, read on a session of `engine` (the primary).
+fn commit_wait_now(engine: &dyn dbduel::engine::Engine) -> (u64, u64) {
+    let mut s = engine.connect().expect("a session on the primary");
+    let count = s
+        .query_i64("SELECT @@GLOBAL.binlog_commit_wait_count")
+        .expect("count");
+    let usec = s
+        .query_i64("SELECT @@GLOBAL.binlog_commit_wait_usec")
+        .expect("usec");
+    (count as u64, usec as u64)
+}
+
+/// `replication_restore.toml` for the topology whose primary and replica listen on `p` and
+/// `r`, with one step of `kind` lasting `duration_s`.
+fn restore_study(dir: &Path, p: u16, r: u16, kind: &str, duration_s: u64) -> std::path::PathBuf {
+    let extra = if kind == "commit-wait" {
+        "wait_counts = [5]\nwait_usecs = [50000]"
+    } else {
+        ""
+    };
+    let text = common::fill(
+        include_str!("studies/replication_restore.toml"),
+        &[
+            ("primary_port", &p.to_string()),
+            ("replica_port", &r.to_string()),
+            (
+                "primary_secret",
+                &common::sandbox_secret_file(p).display().to_string(),
+            ),
+            (
+                "replica_secret",
+                &common::sandbox_secret_file(r).display().to_string(),
+            ),
+            ("step", kind),
+            ("duration_s", &duration_s.to_string()),
+            ("extra", extra),
+        ],
+    );
+    let path = dir.join(format!("{kind}-{duration_s}.toml"));
+    std::fs::write(&path, text).expect("study");
+    path
+}
+
+/// The originals file of the one run under `out`, once it is there.
+fn originals_appear(out: &Path, limit: Duration) -> Option<std::path::PathBuf> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+            let f = e.path().join("replication-originals.json");
+            if f.exists() {
+                return Some(f);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
+
+#[test]
+fn a_step_that_fails_after_changing_their_topology_leaves_it_as_it_was() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let engine = open_topology(
+        "mariadb",
+        "buffer_pool_mb = 32\nreplicas = [{ name = \"r1\" }]",
+        &root.path().join("servers"),
+    );
+    let repl = engine.replication().expect("a topology");
+    let (p, r) = ports_by_role(&root.path().join("servers"), "replica");
+    // Their own group-commit wait, which no default would give back.
+    repl.set_commit_wait(3, 4321).expect("their setting");
+    for kind in ["catch-up", "commit-wait"] {
+        let study = restore_study(root.path(), p, r, kind, 2);
+        let out = root.path().join(format!("out-{kind}"));
+        let o = common::bin()
+            .args([
+                "run",
+                study.to_str().expect("utf-8"),
+                "--out",
+                out.to_str().expect("utf-8"),
+            ])
+            .env("DBDUEL_TEST_FAIL_AFTER_CHANGE", kind)
+            .output()
+            .expect("dbduel runs");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{kind}: {stderr}");
+        let dir = run_dir(&stderr);
+        let summary = read_json(&dir.join("summary.json"));
+        let s = step(&summary, "told", kind);
+        assert_eq!(s["status"], "failed", "{s:#}");
+        // Failed after the change, and everything back: their replica applies, their primary
+        // has its own values, and no originals are left to restore.
+        let state = repl.replica_state(0).expect("state");
+        assert!(state.applying && state.receiving, "{kind}: {state:?}");
+        assert_eq!(commit_wait_now(engine.as_ref()), (3, 4321), "{kind}");
+        assert!(
+            !dir.join("replication-originals.json").exists(),
+            "{kind}: originals left although all was put back"
+        );
+    }
+    settle(repl).expect("caught up");
+    verify::checksums_equal(repl).expect("the topology is still whole");
+    engine.finish(false).expect("removed");
+}
+
+#[test]
+fn a_run_killed_while_their_topology_is_changed_is_put_back_by_restore() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let engine = open_topology(
+        "mariadb",
+        "buffer_pool_mb = 32\nreplicas = [{ name = \"r1\" }]",
+        &root.path().join("servers"),
+    );
+    let repl = engine.replication().expect("a topology");
+    let (p, r) = ports_by_role(&root.path().join("servers"), "replica");
+    repl.set_commit_wait(3, 4321).expect("their setting");
+    for kind in ["catch-up", "commit-wait"] {
+        let study = restore_study(root.path(), p, r, kind, 120);
+        let out = root.path().join(format!("out-{kind}"));
+        let mut child = common::bin()
+            .args([
+                "run",
+                study.to_str().expect("utf-8"),
+                "--out",
+                out.to_str().expect("utf-8"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dbduel starts");
+        let found = originals_appear(&out, Duration::from_secs(60));
+        // The change itself, seen from outside, before the kill.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let changed = || match kind {
+            "catch-up" => !repl.replica_state(0).expect("state").applying,
+            _ => commit_wait_now(engine.as_ref()) == (5, 50000),
+        };
+        while found.is_some() && !changed() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let was_changed = changed();
+        dbduel::sandbox::signal(child.id() as i32, libc::SIGKILL);
+        let _ = child.wait();
+        let file = found.unwrap_or_else(|| panic!("{kind}: no originals file in the run"));
+        assert!(was_changed, "{kind}: the step never changed the topology");
+        assert!(
+            file.exists(),
+            "{kind}: a killed run must leave its originals"
+        );
+        let dir = file.parent().expect("run dir").to_path_buf();
+        // `list` says what is left to restore.
+        let (code, stdout, stderr) = run(&["list", "--out", out.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stdout.contains("dbduel restore"), "{stdout}");
+
+        let (code, stdout, stderr) = run(&["restore", dir.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{kind}: {stdout}\n{stderr}");
+        let state = repl.replica_state(0).expect("state");
+        assert!(state.applying && state.receiving, "{kind}: {state:?}");
+        assert_eq!(commit_wait_now(engine.as_ref()), (3, 4321), "{kind}");
+        assert!(!file.exists(), "{kind}: restored, the file goes");
+        // Again: nothing to do, and says so.
+        let (code, stdout, _) = run(&["restore", dir.to_str().expect("utf-8")]);
+        assert_eq!(code, 0);
+        assert!(stdout.contains("nothing to restore"), "{stdout}");
+    }
+    settle(repl).expect("caught up");
+    verify::checksums_equal(repl).expect("the topology is still whole");
+    engine.finish(false).expect("removed");
+}

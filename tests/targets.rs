@@ -1,6 +1,7 @@
 //! What dbduel will not do to a server it does not own, without a server: run a
 //! `restart_command` read from someone else's run without asking, connect in clear when the
-//! target asks for TLS, hand a replica's password variable to pods.
+//! target asks for TLS, hand a replica's password variable to pods; `dbduel restore` with
+//! nothing to put back or a file that is not its own.
 
 mod common;
 
@@ -126,4 +127,22 @@ fn env_entries<'a>(v: &'a serde_json::Value, name: &str, out: &mut Vec<&'a serde
         serde_json::Value::Array(a) => a.iter().for_each(|x| env_entries(x, name, out)),
         _ => {}
     }
+}
+
+#[test]
+fn restore_without_originals_does_nothing_and_refuses_a_file_that_is_not_them() {
+    let root = tempfile::tempdir().expect("tmp");
+    let dir = root.path().join("run");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (code, stdout, stderr) = common::run(&["restore", dir.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("nothing to restore"), "{stdout}");
+    std::fs::write(dir.join("replication-originals.json"), "{ not json").expect("garbage");
+    let (code, _, stderr) = common::run(&["restore", dir.to_str().expect("utf-8")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not dbduel's originals file"), "{stderr}");
+    assert!(
+        dir.join("replication-originals.json").exists(),
+        "a file dbduel cannot read is left alone"
+    );
 }

@@ -21,8 +21,12 @@ pub(super) fn execute_study(
     preflight(study, &out)?;
     let stop = install_signal_handlers()?;
     let mut progress = Progress::new(quiet);
-    execute::run(study, &RunOptions { out, keep, shard }, &mut progress, stop)
-        .map_err(|e| Failure::new(exit::FAILED, e.to_string()))
+    let report = execute::run(study, &RunOptions { out, keep, shard }, &mut progress, stop)
+        .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    if let Some(hint) = super::restore::hint(&report.dir.path) {
+        crate::errln!("warning: {hint}");
+    }
+    Ok(report)
 }
 
 /// Every contender's engine is installed and answers, and its device profile can apply.

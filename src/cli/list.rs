@@ -36,7 +36,9 @@ pub(super) fn exec(out: &Path) -> Result<(), Failure> {
         );
     }
     let unfinished = runs.iter().any(|(_, s)| s.status == Status::Running);
+    let mut to_restore = Vec::new();
     for (path, s) in runs {
+        to_restore.extend(super::restore::hint(&path));
         let names: Vec<&str> = s.contenders.iter().map(|c| c.name.as_str()).collect();
         outln!(
             "{}  {:<11} {:<12} {:<10} {}  {}",
@@ -55,6 +57,9 @@ pub(super) fn exec(out: &Path) -> Result<(), Failure> {
         outln!(
             "unfinished: the run never wrote its end — it is still running, or dbduel was killed or the machine went down; compare, merge and rerun refuse it"
         );
+    }
+    for hint in to_restore {
+        outln!("NOT RESTORED: {hint}");
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The command line: the clap types (`Cli`, the `Command` list), `main` and the dispatch to
 //! one file per command (`run`, `studies`, `report`, `rerun`, `compare`, `merge`, `k8s`,
-//! `sandbox`, `list`). Every failure becomes a message that says what to do and an exit code
+//! `sandbox`, `list`, `restore`). Every failure becomes a message that says what to do and an exit code
 //! (0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130
 //! interrupted): see `failure`.
 
@@ -14,6 +14,7 @@ mod output;
 mod plan;
 mod report;
 mod rerun;
+mod restore;
 mod run;
 mod sandbox;
 mod studies;
@@ -79,6 +80,10 @@ pub enum Command {
         #[command(subcommand)]
         action: sandbox::SandboxAction,
     },
+    /// Put back what a run that died changed on someone else's replication topology
+    /// (replicas it paused, the primary's binlog_commit_wait_*), from the originals it wrote
+    /// into its run directory; passwords from the study's password_env/password_file.
+    Restore(restore::RestoreArgs),
     /// List past runs, newest first.
     List {
         /// Results root to look in.
@@ -112,6 +117,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Merge(args) => merge::exec(args),
         Command::K8s(args) => k8s::exec(args).map(ok),
         Command::Sandbox { action } => sandbox::exec(action),
+        Command::Restore(args) => restore::exec(args),
         Command::List { out } => list::exec(&out).map(ok),
     }
 }

@@ -41,5 +41,8 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
         "{}",
         report::render(&dir.path, &summary, &manifest, args.format)
     );
+    if let Some(hint) = super::restore::hint(&dir.path) {
+        crate::errln!("warning: {hint}");
+    }
     Ok(())
 }

@@ -408,6 +408,14 @@ pub trait Engine: Send + Sync {
     fn embedded(&self) -> bool {
         false
     }
+    /// Take the run's lease on the study's database on a server dbduel does not own (a
+    /// target), held until the engine is finished or dbduel ends: a second run of the same
+    /// study on the same server is refused (`busy`) instead of dropping this one's tables.
+    /// Private servers and embedded engines need none. Not taken by the shards of one run,
+    /// which share the database.
+    fn lease(&self) -> Result<()> {
+        Ok(())
+    }
     /// Release the engine: stop its server and remove its sandbox (or leave it running when
     /// `keep`). Embedded engines have nothing to do.
     fn finish(self: Box<Self>, _keep: bool) -> Result<()> {
@@ -460,6 +468,15 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     /// Create the engine with its data under `ctx.dir` (which exists); servers are
     /// provisioned and started here.
     fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>>;
+    /// The replication of a topology given by target, reached as it is — no database
+    /// claimed, nothing started or changed — for `dbduel restore` to put back what a run that
+    /// died changed on it; `None` for anything else.
+    fn attach_replication(
+        &self,
+        _database: &str,
+    ) -> Result<Option<Box<dyn replication::Replicated>>> {
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

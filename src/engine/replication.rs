@@ -116,6 +116,17 @@ pub trait Replicated: Send + Sync {
     /// `binlog_commit_wait_usec`) and return the values it had; `unsupported` on engines
     /// without it.
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)>;
+    /// The primary's group-commit wait as it is now, changing nothing (read before
+    /// [`Replicated::set_commit_wait`], so the originals are on disk before any change);
+    /// `unsupported` on engines without it.
+    fn commit_wait(&self) -> Result<(u64, u64)> {
+        Err(super::EngineError::new(
+            "unsupported",
+            "this engine has no group-commit wait",
+        ))
+    }
+    /// Where a member is (the primary for `None`), as results show a target: no password.
+    fn member_display(&self, member: Option<usize>) -> String;
 }
 
 /// The replicas' names, in order: each names its sandbox directory (letters, digits, `-`

@@ -75,6 +75,17 @@ impl<C> Members<C> {
         })
     }
 
+    /// Where member `member` is (the primary for `None`), without a password.
+    pub fn display(&self, member: Option<usize>) -> String {
+        match member {
+            None => self.primary.display(),
+            Some(i) => self
+                .list
+                .get(i)
+                .map_or_else(|| format!("#{i}"), |m| m.reach.display()),
+        }
+    }
+
     pub fn pid(&self, i: usize) -> Option<i32> {
         self.list.get(i)?.server.pid()
     }

@@ -153,6 +153,15 @@ impl EngineConfig {
         self.kind.name()
     }
 
+    /// The replication of a topology given by target, attached as it is (see
+    /// [`crate::engine::EngineKind::attach_replication`]).
+    pub fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        self.kind.attach_replication(database)
+    }
+
     /// Create the engine with its data under `ctx.dir` (created if missing); servers are
     /// provisioned and started here.
     pub fn open(&self, ctx: &OpenCtx<'_>) -> Result<Box<dyn Engine>> {

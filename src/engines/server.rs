@@ -270,3 +270,52 @@ pub fn refuse_sandbox_options(options: &[(&str, bool)]) -> std::result::Result<(
         None => Ok(()),
     }
 }
+
+/// The name of the lease on database `db` (MariaDB's `GET_LOCK` takes at most 64
+/// characters: a longer one is hashed, as PostgreSQL's advisory key always is).
+pub fn lease_name(db: &str) -> String {
+    let name = format!("dbduel:{db}");
+    if name.len() <= 64 {
+        name
+    } else {
+        format!("dbduel:{:016x}", lease_key(db))
+    }
+}
+
+/// The 64-bit key of the lease on database `db` (PostgreSQL's advisory lock): FNV-1a of its
+/// name, stable across versions and machines as every run must agree on it.
+pub fn lease_key(db: &str) -> i64 {
+    let h = format!("dbduel:{db}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    i64::from_ne_bytes(h.to_ne_bytes())
+}
+
+/// Refusal for a database another dbduel run holds the lease of on target `t`; `holder`
+/// says who, when the server tells.
+pub fn lease_refused(db: &str, t: &Target, holder: Option<String>) -> EngineError {
+    let who = holder.map(|h| format!(" ({h})")).unwrap_or_default();
+    EngineError::new(
+        "busy",
+        format!(
+            "database `{db}` on {} is in use by another dbduel run{who}: two runs of one study on one server would drop each other's tables; wait for that run to end, or give this one another study name (`[study] name`, which names the database), or run both as shards of one run (`--shard I/N --run-group G`)",
+            t.display()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_names_fit_get_lock_and_differ_by_database() {
+        assert_eq!(lease_name("dbduel_shootout"), "dbduel:dbduel_shootout");
+        let long = "d".repeat(63);
+        assert!(lease_name(&long).len() <= 64);
+        assert_ne!(lease_name(&long), lease_name(&"d".repeat(62)));
+        assert_ne!(lease_key("dbduel_a_b"), lease_key("dbduel_ab"));
+    }
+}

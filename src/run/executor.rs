@@ -200,7 +200,12 @@ impl Executor<'_> {
         };
         // Data on a device the contender names: its disk is the one measured.
         let fs = contender.engine.data_dir().and_then(sysmon::filesystem_of);
+        // The shards of one run share the database: only an unsharded run takes its lease.
+        let lease = self.opts.shard.is_none();
         let opened = contender.engine.open(&open_ctx).and_then(|e| {
+            if lease {
+                e.lease()?;
+            }
             let info = e.info()?;
             Ok((e, info))
         });
@@ -317,6 +322,7 @@ impl Executor<'_> {
         };
         sinks.emit(RunEvent::StepStarted { pass, step })?;
         let seconds = super::journal::seconds_log(self.dir, pass, step);
+        let originals = crate::workload::replication::originals::path_in(self.dir);
         let step_env = StepEnv {
             engine: env.engine,
             study: self.study,
@@ -330,6 +336,7 @@ impl Executor<'_> {
             stop: self.stop,
             team: team.as_ref(),
             seconds: &seconds,
+            originals: &originals,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;

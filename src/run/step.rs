@@ -38,6 +38,8 @@ pub struct StepEnv<'a> {
     pub team: Option<&'a Team>,
     /// The step's per-second file, written as each second closes.
     pub seconds: &'a crate::results::SecondsLog,
+    /// Where a step that changes a topology keeps the originals (in the run directory).
+    pub originals: &'a std::path::Path,
 }
 
 /// What a step left behind before its record is made.
@@ -133,6 +135,7 @@ fn measure(env: &StepEnv) -> Measured {
         stop: &step_stop,
         team: env.team,
         seconds: env.seconds,
+        originals: Some(env.originals),
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();

@@ -638,6 +638,7 @@ mod tests {
             stop: &stop,
             team: None,
             seconds: &crate::results::SecondsLog::discard(),
+            originals: None,
         };
         let p = LoadParams {
             batch_rows: 10,

@@ -156,6 +156,9 @@ pub struct StepCtx<'a> {
     /// a client step appends every record it puts in [`StepOutput::intervals`], in the same
     /// order and form.
     pub seconds: &'a crate::results::SecondsLog,
+    /// Where a step that changes a topology writes the originals before changing it
+    /// (`replication-originals.json` in the run directory); none outside a run.
+    pub originals: Option<&'a std::path::Path>,
 }
 
 /// What a step produced.

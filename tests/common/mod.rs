@@ -267,3 +267,46 @@ pub fn target_with_secret(url: &str, port: u16) -> String {
         sandbox_secret_file(port).display()
     )
 }
+
+/// Run `study` (one contender on a target, a load then a `queries` step) in `out`, and once
+/// its `queries` step is under way run it a second time: (the second run's exit code and
+/// stderr, the first run's exit code and stderr).
+pub fn two_runs_at_once(study: &Path, out: &Path) -> ((i32, String), (i32, String)) {
+    use std::time::{Duration, Instant};
+    let first = bin()
+        .args(["run", study.to_str().expect("utf-8"), "--out"])
+        .arg(out.join("first"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbduel starts");
+    let started = |root: &Path| {
+        std::fs::read_dir(root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|run| run.path().join("theirs/queries.intervals.ndjson").exists())
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !started(&out.join("first")) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        started(&out.join("first")),
+        "the first run never reached its queries"
+    );
+    let (code, _, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.join("second").to_str().expect("utf-8"),
+    ]);
+    let done = first.wait_with_output().expect("the first run ends");
+    (
+        (code, stderr),
+        (
+            done.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&done.stderr).into_owned(),
+        ),
+    )
+}

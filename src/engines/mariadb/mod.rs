@@ -5,6 +5,7 @@
 
 pub mod flavor;
 pub mod galera;
+pub mod lease;
 pub mod recipe;
 pub mod topology;
 pub mod versions;
@@ -199,6 +200,18 @@ impl crate::engine::EngineKind for MariadbOptions {
         let mut o = self.clone();
         o.common.resolve_binary(o.binaries())?;
         Ok(Box::new(MariadbEngine::open(o, ctx)?))
+    }
+
+    fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        match &self.target {
+            Some(t) if !self.replicas.is_empty() => {
+                Ok(Some(Box::new(MariadbTopology::attach(self, t, database)?)))
+            }
+            _ => Ok(None),
+        }
     }
 }
 
@@ -643,6 +656,8 @@ pub struct MariadbEngine {
     topology: Option<MariadbTopology>,
     /// The other nodes, when the contender is a Galera cluster (this server is node 1).
     cluster: Option<GaleraCluster>,
+    /// The run's lease on the study's database, on a target (see [`Engine::lease`]).
+    lease: std::sync::Mutex<Option<lease::Lease>>,
 }
 
 /// The server's activity counters set beside what dbduel counted.
@@ -797,6 +812,7 @@ impl MariadbEngine {
             wire_auth: AtomicBool::new(true),
             topology: None,
             cluster: None,
+            lease: std::sync::Mutex::new(None),
         };
         // Whatever started, a failure from here on stops and removes it all: nothing is left
         // for `sandbox down` to find, whose manifests go with the run's work directory.
@@ -1027,6 +1043,15 @@ impl MariadbEngine {
 }
 
 impl Engine for MariadbEngine {
+    fn lease(&self) -> Result<()> {
+        if !self.server.is_external() {
+            return Ok(());
+        }
+        let taken = lease::Lease::take(&self.reach, &self.database, self.opts.query_timeout_s)?;
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+        Ok(())
+    }
+
     fn partitions(&self) -> Option<u32> {
         self.opts.partitions
     }

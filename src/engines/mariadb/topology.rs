@@ -408,6 +408,10 @@ impl Replicated for MariadbTopology {
         self.members.gone_of(replica)
     }
 
+    fn member_display(&self, member: Option<usize>) -> String {
+        self.members.display(member)
+    }
+
     fn controls_replication(&self) -> bool {
         self.controls
     }
@@ -496,6 +500,13 @@ impl Replicated for MariadbTopology {
             &wire,
             "mariadb",
         )
+    }
+
+    fn commit_wait(&self) -> Result<(u64, u64)> {
+        let now: Option<(u64, u64)> = self.admin(None, |c| {
+            c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")
+        })?;
+        Ok(now.unwrap_or((0, 100_000)))
     }
 
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {

@@ -4,6 +4,7 @@
 //! with the lean wire client of `engines::wire::pg`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
 //! load is an explicit option.
 
+pub mod lease;
 pub mod recipe;
 pub mod topology;
 pub mod versions;
@@ -173,6 +174,21 @@ impl crate::engine::EngineKind for PostgresOptions {
         let mut o = self.clone();
         o.common.resolve_binary(&versions::BINARIES)?;
         Ok(Box::new(PostgresEngine::open(o, ctx)?))
+    }
+
+    fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        match &self.target {
+            Some(t) if !self.replicas.is_empty() => Ok(Some(Box::new(PostgresTopology::attach(
+                t,
+                database,
+                &self.replicas,
+                self.control_replication,
+            )?))),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -414,6 +430,8 @@ pub struct PostgresEngine {
     stat_statements: bool,
     /// The standbys, when the contender is a replication topology.
     topology: Option<PostgresTopology>,
+    /// The run's lease on the study's database, on a target (see [`Engine::lease`]).
+    lease: Mutex<Option<lease::Lease>>,
 }
 
 impl PostgresEngine {
@@ -443,6 +461,7 @@ impl PostgresEngine {
             datadir,
             stat_statements: false,
             topology: None,
+            lease: Mutex::new(None),
         };
         let mut admin = engine.client("postgres")?;
         if engine.server.is_external() {
@@ -574,6 +593,15 @@ impl PostgresEngine {
 }
 
 impl Engine for PostgresEngine {
+    fn lease(&self) -> Result<()> {
+        if !self.server.is_external() {
+            return Ok(());
+        }
+        let taken = lease::Lease::take(&self.reach, &self.database)?;
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(taken);
+        Ok(())
+    }
+
     fn partitions(&self) -> Option<u32> {
         self.opts.partitions
     }

@@ -282,6 +282,10 @@ impl Replicated for PostgresTopology {
         self.members.gone_of(replica)
     }
 
+    fn member_display(&self, member: Option<usize>) -> String {
+        self.members.display(member)
+    }
+
     fn controls_replication(&self) -> bool {
         self.controls
     }

@@ -50,7 +50,7 @@ pub fn run(
     }
     let all = f.all();
     // Whatever happens from here (an error, a panic), the replicas apply again.
-    let mut restore = super::restore::Restore::new(repl);
+    let mut restore = super::restore::Restore::new(repl, ctx);
     for &i in &all {
         restore.pause(i)?;
     }

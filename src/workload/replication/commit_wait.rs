@@ -45,7 +45,7 @@ pub fn run(
     }
     // Whatever happens from here (an error, a panic), the primary gets its own settings back
     // and the replicas apply.
-    let mut restore = super::restore::Restore::new(repl);
+    let mut restore = super::restore::Restore::new(repl, ctx);
     let original = match restore.set_commit_wait(0, 100_000) {
         Ok(o) => o,
         Err(e) if e.kind == "unsupported" => return Err(StepError::Skipped(e.message)),

@@ -9,6 +9,7 @@ pub mod catch_up;
 pub mod commit_wait;
 pub mod follow;
 pub mod lag;
+pub mod originals;
 pub mod restore;
 pub mod verify;
 pub mod writers;
