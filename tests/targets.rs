@@ -61,13 +61,16 @@ fn rerun_refuses_a_manifests_restart_command_without_a_terminal_or_the_flag() {
 fn k8s_gives_a_replicas_password_variable_to_the_pods_by_reference_only() {
     let root = tempfile::tempdir().expect("tmp");
     let study = root.path().join("theirs.toml");
+    // The primary's password reaches the pods through --secret, the replica's through its
+    // own variable: neither is read from a file here.
     let text = common::fill(
-        include_str!("studies/replication_external_topology.toml"),
+        &include_str!("studies/replication_external_topology.toml")
+            .replace("password_file = \"{primary_secret}\"\n", "")
+            .replace(
+                "password_file = \"{replica_secret}\" }",
+                "password_env = \"DBDUEL_TEST_REPLICA_PW\" }",
+            ),
         &[("primary_port", "3306"), ("replica_port", "3307")],
-    )
-    .replace(
-        "target = \"mysql://root@127.0.0.1:3307\" }",
-        "target = \"mysql://root@127.0.0.1:3307\", password_env = \"DBDUEL_TEST_REPLICA_PW\" }",
     );
     std::fs::write(&study, text).expect("study");
     let k8s = |value: Option<&str>| {
