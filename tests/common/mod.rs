@@ -301,6 +301,12 @@ pub fn two_runs_at_once(study: &Path, out: &Path) -> ((i32, String), (i32, Strin
         "--out",
         out.join("second").to_str().expect("utf-8"),
     ]);
+    let mut first = first;
+    // Only a second run that met the first one still running says anything about the lease.
+    assert!(
+        matches!(first.try_wait(), Ok(None)),
+        "the first run ended before the second had opened its contender: lengthen its step"
+    );
     let done = first.wait_with_output().expect("the first run ends");
     (
         (code, stderr),
