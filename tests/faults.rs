@@ -710,10 +710,26 @@ fn ctrl_c_during_server_start_exits_130_with_no_server_left() {
         2,
     );
     let (child, _) = spawn_watched(&["run", s.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let pid = child.id();
     wait_for("the first sandbox", || !sandbox::find(&out).is_empty());
     let dir = interrupt(child, libc::SIGINT, &out, Duration::from_secs(6));
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(step(&summary, "victim", "load")["status"], "interrupted");
+    // Nor a private directory (outside the run's, named after dbduel's pid) of a server that
+    // never finished starting.
+    let private = std::env::temp_dir().join("dbduel-sandboxes");
+    let left: Vec<_> = std::fs::read_dir(&private)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{pid}-"))
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "private directories left: {left:?}");
 }
 
 #[test]

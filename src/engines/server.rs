@@ -58,7 +58,12 @@ impl Server {
         }
         let mut sandbox =
             Sandbox::create(recipe, contender, &dir.join("sandbox")).map_err(sandbox_err)?;
-        sandbox.start().map_err(sandbox_err)?;
+        if let Err(e) = sandbox.start() {
+            // Nothing of a server that never served stays behind: its private directory
+            // (outside the run's) would be found by no one. The error holds its log's tail.
+            let _ = sandbox.destroy();
+            return Err(sandbox_err(e));
+        }
         let secret = sandbox.secret().map_err(sandbox_err)?;
         let reach = Target {
             scheme: scheme.into(),
