@@ -421,3 +421,105 @@ fn sqlite_loads_report_no_warnings_and_fail_on_a_row_that_does_not_fit() {
         err.message
     );
 }
+
+/// The figure `key` of `contender`'s step `st` in a summary.
+fn summary_figure(summary: &serde_json::Value, contender: &str, st: &str, key: &str) -> f64 {
+    figure(step(summary, contender, st), key).unwrap_or_else(|| panic!("{contender} {st} {key}"))
+}
+
+#[test]
+fn each_contender_with_its_own_baseline_is_judged_against_it_in_every_report() {
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        "tests/studies/baseline_pairs.toml",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(
+        manifest["baselines"],
+        serde_json::json!({"p-new": "p-old", "q-new": "q-old"})
+    );
+    let d = dir.to_str().unwrap();
+    for format in ["text", "markdown"] {
+        let (code, text, err) = run(&["report", d, "--format", format]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            text.contains("p-new vs p-old") && text.contains("q-new vs q-old"),
+            "{format}: {text}"
+        );
+        assert!(
+            text.contains("ratios: p-new against p-old, q-new against q-old;"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains("(baseline)"), "{format}: {text}");
+        // On the load's seconds row, only the two newer contenders carry a ratio (`×0.52`;
+        // the best column's `1.30×` is no ratio to a baseline).
+        let lines: Vec<&str> = text.lines().collect();
+        let load = lines
+            .iter()
+            .position(|l| l.contains("bulk load"))
+            .unwrap_or_else(|| panic!("{format}: {text}"));
+        let row = lines[load..]
+            .iter()
+            .find(|l| l.contains("seconds"))
+            .unwrap_or_else(|| panic!("{format}: {text}"));
+        let ratios = row
+            .split('×')
+            .skip(1)
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            .count();
+        assert_eq!(ratios, 2, "{format}: {row}");
+    }
+    let (code, json, err) = run(&["report", d, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let summary = read_json(&dir.join("summary.json"));
+    let ratios = v["ratios"].as_array().expect("ratios");
+    assert_eq!(ratios.len(), 2, "{json}");
+    for (new, old) in [("p-new", "p-old"), ("q-new", "q-old")] {
+        let r = ratios
+            .iter()
+            .find(|r| r["contender"] == new)
+            .unwrap_or_else(|| panic!("{new} in {json}"));
+        assert_eq!(r["against"], old);
+        let want = summary_figure(&summary, new, "load", "elapsed_s")
+            / summary_figure(&summary, old, "load", "elapsed_s");
+        let got = r["figures"]["load.elapsed_s"].as_f64().unwrap_or(f64::NAN);
+        assert!((got - want).abs() < 1e-9 * want.abs(), "{got} != {want}");
+    }
+    let (code, html, err) = run(&["report", d, "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        html.contains("p-new vs p-old") && html.contains("p-new against p-old"),
+        "{html}"
+    );
+    // One baseline asked for at report time replaces the pairs.
+    let (code, text, err) = run(&["report", d, "--baseline", "q-old"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("q-old (baseline)") && !text.contains(" vs "),
+        "{text}"
+    );
+    assert!(!text.contains("ratios:"), "{text}");
+    // A pair whose baseline is not run: no ratio, no pairing.
+    let (code, text, err) = run(&[
+        "run",
+        "tests/studies/baseline_pairs.toml",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--contender",
+        "p-new",
+        "--contender",
+        "q-old",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let ratio = text
+        .split('×')
+        .skip(1)
+        .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    assert!(!text.contains(" vs ") && !ratio, "{text}");
+}

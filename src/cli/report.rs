@@ -14,7 +14,8 @@ pub struct ReportArgs {
     run_dir: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Show every figure also as a ratio to this contender's (overrides the run's).
+    /// Show every figure also as a ratio to this contender's (overrides the run's baseline
+    /// and its contenders' own).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
 }
@@ -35,7 +36,9 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
                 join_names(summary.contenders.iter().map(|c| c.name.as_str()))
             )));
         }
+        // One baseline for every contender, as asked: the study's pairs give way.
         manifest.baseline = Some(b);
+        manifest.baselines.clear();
     }
     out!(
         "{}",

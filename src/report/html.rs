@@ -1345,6 +1345,12 @@ fn run_facts(run: &RunData, view: &ReportView<'_>) -> Vec<(String, String)> {
             r.trim_start_matches("rounds: ").to_string(),
         ));
     }
+    if let Some(r) = &view.ratios {
+        run_items.push((
+            "ratios".into(),
+            r.trim_start_matches("ratios: ").to_string(),
+        ));
+    }
     run_items.push(("dbduel".into(), m.dbduel.to_string()));
     run_items
 }

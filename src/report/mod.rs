@@ -7,6 +7,7 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod html;
+pub mod json;
 pub mod page;
 pub mod reference;
 pub mod series;
@@ -38,7 +39,7 @@ pub fn render(dir: &Path, summary: &Summary, manifest: &Manifest, format: Format
     match format {
         Format::Text => table::render(summary, manifest, false),
         Format::Markdown => table::render(summary, manifest, true),
-        Format::Json => serde_json::to_string_pretty(summary).unwrap_or_default() + "\n",
+        Format::Json => json::render(summary, manifest),
         Format::Html => html::render(&series::RunData::load(
             dir,
             summary.clone(),

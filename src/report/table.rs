@@ -195,6 +195,7 @@ fn context(out: &mut String, v: &ReportView<'_>, md: bool) {
         lines.push(format!("overrides: {}", m.overrides.join(" ")));
     }
     lines.extend(v.rounds.clone());
+    lines.extend(v.ratios.clone());
     lines.extend(v.refs.iter().map(reference::describe));
     for c in &m.contenders {
         let settings: Vec<String> = c

@@ -20,8 +20,15 @@ pub struct ReportView<'a> {
     pub manifest: &'a Manifest,
     /// The index of the baseline contender, when it has one that ran.
     pub baseline: Option<usize>,
-    /// Each contender's column heading (its name, marked when it is the baseline).
+    /// Per contender: the index of the contender its figures are a ratio to (its own
+    /// `baseline`, else the run's), never itself.
+    pub bases: Vec<Option<usize>>,
+    /// Each contender's column heading (its name, marked when it is the baseline, with the
+    /// contender it is judged against when it has its own).
     pub columns: Vec<String>,
+    /// Which contender is judged against which, in a sentence, when contenders have their
+    /// own baseline.
+    pub ratios: Option<String>,
     /// Published figures shown beside the measured ones.
     pub refs: Vec<ReferenceSpec>,
     /// How a repeated run was made and how to read its figures; `None` for one round.
@@ -86,27 +93,35 @@ impl<'a> ReportView<'a> {
     /// The view of a run from its summary and manifest; `run` adds its series.
     pub fn build(summary: &'a Summary, manifest: &'a Manifest, run: Option<&'a RunData>) -> Self {
         let baseline = baseline_of(summary, manifest);
+        let bases = bases_of(summary, manifest, baseline);
         let refs = reference::of(manifest);
         let columns = summary
             .contenders
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                let own = manifest
+                    .baselines
+                    .get(&c.name)
+                    .filter(|_| bases[i].is_some());
                 column_name(
                     &c.name,
                     chosen_server(manifest, &c.name),
                     baseline == Some(i),
+                    own.map(String::as_str),
                 )
             })
             .collect();
         let steps = verdict::step_names(summary)
             .iter()
-            .map(|st| step_view(summary, run, baseline, &refs, st))
+            .map(|st| step_view(summary, run, &bases, &refs, st))
             .collect();
         ReportView {
             summary,
             manifest,
             baseline,
+            ratios: ratios_line(summary, &bases, baseline),
+            bases,
             columns,
             rounds: rounds_line(manifest),
             findings: findings::findings(summary, manifest),
@@ -119,7 +134,7 @@ impl<'a> ReportView<'a> {
 fn step_view<'a>(
     s: &'a Summary,
     run: Option<&'a RunData>,
-    base: Option<usize>,
+    bases: &[Option<usize>],
     refs: &[ReferenceSpec],
     step: &str,
 ) -> StepView<'a> {
@@ -134,12 +149,12 @@ fn step_view<'a>(
         .iter()
         .map(|k| {
             let figs = verdict::metrics(&per, &k.key);
-            let b = base.and_then(|i| figs[i]);
             let cells = per
                 .iter()
                 .zip(&figs)
-                .map(|(p, f)| Cell {
-                    figure: f.map(|f| cell(f, b)),
+                .zip(bases)
+                .map(|((p, f), base)| Cell {
+                    figure: f.map(|f| cell(f, base.and_then(|i| figs[i]))),
                     status: p
                         .filter(|x| f.is_none() && x.status != Status::Ok)
                         .map(|x| x.status),
@@ -184,6 +199,45 @@ fn baseline_of(s: &Summary, m: &Manifest) -> Option<usize> {
     s.contenders.iter().position(|c| &c.name == b)
 }
 
+/// Per contender: the contender its figures are a ratio to — its own `baseline` when that
+/// one ran, else the run's — and none for the contender itself.
+fn bases_of(s: &Summary, m: &Manifest, run: Option<usize>) -> Vec<Option<usize>> {
+    let index = |n: &String| s.contenders.iter().position(|c| &c.name == n);
+    s.contenders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            m.baselines
+                .get(&c.name)
+                .and_then(index)
+                .or(run)
+                .filter(|b| *b != i)
+        })
+        .collect()
+}
+
+/// `ratios: B against A, D against C; ×N is …` when contenders have their own baseline;
+/// `None` when every ratio is to the run's baseline (its column says so) or there is none.
+fn ratios_line(s: &Summary, bases: &[Option<usize>], run: Option<usize>) -> Option<String> {
+    let pairs: Vec<String> = bases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| {
+            let b = b.filter(|b| Some(*b) != run)?;
+            Some(format!(
+                "{} against {}",
+                s.contenders[i].name, s.contenders[b].name
+            ))
+        })
+        .collect();
+    (!pairs.is_empty()).then(|| {
+        format!(
+            "ratios: {}; ×N beside a figure is that figure over the same figure of the contender it is judged against",
+            pairs.join(", ")
+        )
+    })
+}
+
 /// The engine and version of a contender that chose its server (`version` or `basedir`:
 /// its `server_binary` read back is not the system's), for its heading.
 fn chosen_server(m: &Manifest, name: &str) -> Option<String> {
@@ -193,12 +247,16 @@ fn chosen_server(m: &Manifest, name: &str) -> Option<String> {
 }
 
 /// A contender's column heading: its name, with the server it chose (`innodb (mariadb
-/// 11.4.5-MariaDB)`), marked when it is the baseline.
-fn column_name(name: &str, server: Option<String>, baseline: bool) -> String {
-    let name = match server {
+/// 11.4.5-MariaDB)`), marked when it is the baseline, and `vs OTHER` when it is judged
+/// against a contender of its own.
+fn column_name(name: &str, server: Option<String>, baseline: bool, own: Option<&str>) -> String {
+    let mut name = match server {
         Some(s) => format!("{name} ({s})"),
         None => name.to_string(),
     };
+    if let Some(o) = own {
+        name = format!("{name} vs {o}");
+    }
     if baseline {
         format!("{name} (baseline)")
     } else {

@@ -361,6 +361,10 @@ pub struct Manifest {
     /// The contender every figure is also shown as a ratio to (`--baseline`, `baseline = …`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// Contenders judged against a contender of their own (a contender's `baseline = …`):
+    /// contender → the one its figures are a ratio to, in place of `baseline`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baselines: BTreeMap<String, String>,
     /// A sharded run: this shard; a merged run: every shard, in index order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardFacts>,

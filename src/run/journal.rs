@@ -271,6 +271,18 @@ impl RunConsumer for Journal<'_> {
     }
 }
 
+/// Each contender judged against a contender of its own, when both run.
+fn pairs(study: &Study) -> std::collections::BTreeMap<String, String> {
+    let runs = |n: &str| study.contenders.iter().any(|c| c.name == n);
+    study
+        .file
+        .contenders
+        .iter()
+        .filter(|c| runs(&c.name))
+        .filter_map(|c| Some((c.name.clone(), c.baseline.clone().filter(|b| runs(b))?)))
+        .collect()
+}
+
 /// The manifest as a run begins: what runs, where, on what.
 fn manifest(study: &Study, opts: &RunOptions, host: &Host, started: SystemTime) -> Manifest {
     Manifest {
@@ -292,6 +304,7 @@ fn manifest(study: &Study, opts: &RunOptions, host: &Host, started: SystemTime) 
             .baseline
             .clone()
             .filter(|b| study.contenders.iter().any(|c| &c.name == b)),
+        baselines: pairs(study),
         shards: opts
             .shard
             .iter()

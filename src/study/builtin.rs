@@ -18,6 +18,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../studies/storage-tiers.toml"),
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
+    ("upgrade", include_str!("../../studies/upgrade.toml")),
     ("cluster", include_str!("../../studies/cluster.toml")),
     ("harness", include_str!("../../studies/harness.toml")),
 ];

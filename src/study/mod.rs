@@ -535,6 +535,7 @@ fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Ste
     check_study_table(f)?;
     check_dataset(f)?;
     let contenders = check_contenders(f, read_passwords)?;
+    check_pairs(f)?;
     let steps = check_steps(f)?;
     tables::check(f, &steps)?;
     Ok((contenders, steps))
@@ -733,6 +734,37 @@ fn check_contenders(f: &StudyFile, read_passwords: bool) -> Result<Vec<Contender
         });
     }
     Ok(contenders)
+}
+
+/// Each contender's own `baseline`: another contender of the study, the one it is judged
+/// against.
+fn check_pairs(f: &StudyFile) -> Result<(), DecodeError> {
+    for (i, c) in f.contenders.iter().enumerate() {
+        let Some(b) = &c.baseline else { continue };
+        let at = KeyPath::root().key("contender").index(i).key("baseline");
+        if b == &c.name {
+            return Err(DecodeError::at(
+                at,
+                format!(
+                    "baseline = {b:?} is contender `{b}` itself; name the contender it is judged against"
+                ),
+            ));
+        }
+        if !f.contenders.iter().any(|o| &o.name == b) {
+            return Err(DecodeError::at(
+                at,
+                format!(
+                    "baseline = {b:?} names no [[contender]] of this study; contenders are: {}",
+                    f.contenders
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Each `[[step]]`: a unique safe name, its kind's parameters decoded, its report interval.
