@@ -82,7 +82,7 @@ fn bad_overrides_name_the_override() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, upgrade, cluster, harness)"
+            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, upgrade, upgrade-tpcc, cluster, harness)"
         ),
         "{stderr}"
     );
@@ -129,7 +129,14 @@ fn builtin_studies_are_valid_and_printable() {
         stdout.contains("shootout") && stdout.contains("harness"),
         "{stdout}"
     );
-    for name in ["shootout", "oltp", "point-lookups", "upgrade", "harness"] {
+    for name in [
+        "shootout",
+        "oltp",
+        "point-lookups",
+        "upgrade",
+        "upgrade-tpcc",
+        "harness",
+    ] {
         let (code, text, _) = common::run(&["studies", "show", name]);
         assert_eq!(code, 0);
         assert!(text.contains(&format!("name = \"{name}\"")));

@@ -19,6 +19,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
     ("upgrade", include_str!("../../studies/upgrade.toml")),
+    (
+        "upgrade-tpcc",
+        include_str!("../../studies/upgrade-tpcc.toml"),
+    ),
     ("cluster", include_str!("../../studies/cluster.toml")),
     ("harness", include_str!("../../studies/harness.toml")),
 ];
