@@ -325,6 +325,38 @@ fn a_step_run_on_a_busy_machine_is_shown_not_judged() {
 }
 
 #[test]
+fn compare_names_a_version_change_and_nothing_else_when_only_the_version_changed() {
+    // The same run, its sqlite-wal contender recorded as another SQLite: an upgrade, and the
+    // one difference between the two runs' context.
+    let dir = tempfile::tempdir().expect("tmp");
+    let copy = dir.path().join("shootout-upgraded");
+    copy_dir(Path::new(RUN_A), &copy);
+    let path = copy.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for c in manifest["contenders"].as_array_mut().unwrap() {
+        if c["name"] == "sqlite-wal" {
+            c["version"] = "3.99.0".into();
+        }
+    }
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let (code, out, err) = common::run(&["compare", RUN_A, copy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let differs: Vec<&str> = out
+        .lines()
+        .skip_while(|l| l.trim() != "what differs:")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        differs,
+        ["sqlite-wal version: sqlite 3.54.1 → sqlite 3.99.0"],
+        "{out}"
+    );
+}
+
+#[test]
 fn compare_rejects_bad_input() {
     let (code, _, err) = common::run(&["compare", RUN_A, RUN_B, "--threshold", "lots"]);
     assert_eq!(code, 2);
