@@ -103,7 +103,7 @@ impl<'a> ReportView<'a> {
                 let own = manifest
                     .baselines
                     .get(&c.name)
-                    .filter(|_| bases[i].is_some());
+                    .filter(|b| bases[i].is_some_and(|j| &summary.contenders[j].name == *b));
                 column_name(
                     &c.name,
                     chosen_server(manifest, &c.name),
