@@ -685,3 +685,119 @@ fn others_wait_while_shard_0_works_alone(root: &Path, target: &str) {
         assert_eq!(step(&s, "db", "after")["status"], "ok");
     }
 }
+
+/// Two shards of an oltp sweep, merged: every level's figures in the step's details are the
+/// merged ones (events summed, latency from the level's histograms added up, the best level
+/// chosen again), as the summary's are, and each shard's own levels are kept under `shards`.
+#[test]
+fn merged_sweep_is_merged_at_every_level() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let server = mariadb_target(root.path(), "64M");
+    let port = server.layout.port;
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
+    let path = root.path().join("sweep.toml");
+    let study_text = common::fill(
+        include_str!("studies/shard_one_step_kind.toml"),
+        &[
+            ("kind", "oltp"),
+            ("dataset", "generator = \"sbtest\"\nrows = 2000"),
+            ("target", &target),
+            (
+                "step_toml",
+                "kind = \"oltp\"\nworkload = \"point_select\"\nthreads = [2, 4]\nduration_s = 2",
+            ),
+        ],
+    );
+    std::fs::write(&path, study_text).unwrap();
+    let out = root.path().join("out");
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            start_shard(&path, &out, |c| {
+                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-sweep"]);
+            })
+        })
+        .collect();
+    let dirs: Vec<PathBuf> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let o = r.wait_with_output().unwrap();
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
+            run_dir(&err)
+        })
+        .collect();
+    let merged = root.path().join("merged-sweep");
+    let (code, _, stderr) = merge(&dirs, &merged, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let shard_records: Vec<serde_json::Value> = dirs
+        .iter()
+        .map(|d| read_json(&d.join("db/s.json")))
+        .collect();
+    let record = read_json(&merged.join("db/s.json"));
+    let levels = record["details"]["levels"].as_array().expect("levels");
+    assert_eq!(levels.len(), 2);
+    let mut all_events = 0;
+    for (li, level) in levels.iter().enumerate() {
+        let threads = level["threads"].as_u64().unwrap();
+        assert_eq!(threads, [2, 4][li]);
+        let theirs: Vec<&serde_json::Value> = shard_records
+            .iter()
+            .map(|r| &r["details"]["levels"][li])
+            .collect();
+        let sum: u64 = theirs.iter().map(|l| l["events"].as_u64().unwrap()).sum();
+        assert_eq!(
+            level["events"].as_u64().unwrap(),
+            sum,
+            "events at {threads}"
+        );
+        all_events += sum;
+        let tps: f64 = theirs.iter().map(|l| l["tps"].as_f64().unwrap()).sum();
+        assert!((level["tps"].as_f64().unwrap() - tps).abs() < 1e-6 * tps);
+        // the level's latency is that of its histograms added up
+        let mut union = dbduel::metrics::new_hist();
+        for d in &dirs {
+            let ivs = std::fs::read_to_string(d.join("db/s.intervals.ndjson")).unwrap();
+            for line in ivs.lines() {
+                let iv: serde_json::Value = serde_json::from_str(line).unwrap();
+                if iv["level"].as_u64() != Some(threads) || iv["warmup"] == true {
+                    continue;
+                }
+                for op in iv["per_op"].as_array().unwrap() {
+                    if let Some(h) = op["hist"].as_str() {
+                        dbduel::metrics::merge(&mut union, &dbduel::metrics::decode(h).unwrap());
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            union.len(),
+            sum,
+            "every event of level {threads} in a histogram"
+        );
+        assert_eq!(
+            level["latency_us"]["p99"].as_u64().unwrap(),
+            dbduel::metrics::quantile(&union, 0.99),
+            "p99 at {threads}"
+        );
+    }
+    // the best level is the summed one the summary names, and each shard's own is kept
+    let summary = read_json(&merged.join("summary.json"));
+    let s = step(&summary, "db", "s");
+    assert_eq!(s["rows"].as_u64().unwrap(), all_events);
+    assert_eq!(
+        record["details"]["best"]["threads"].as_f64().unwrap(),
+        figure(s, "best_threads")
+    );
+    assert_eq!(
+        record["details"]["best"]["tps"].as_f64().unwrap(),
+        s["ops_per_s"].as_f64().unwrap()
+    );
+    for (i, r) in shard_records.iter().enumerate() {
+        assert_eq!(record["shards"][i]["details"], r["details"], "shard {i}");
+    }
+    server.destroy().expect("destroy");
+}
