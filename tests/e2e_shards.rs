@@ -801,3 +801,75 @@ fn merged_sweep_is_merged_at_every_level() {
     }
     server.destroy().expect("destroy");
 }
+
+/// What `dbduel k8s` prints for a fixed study is kept as a golden file, and that file is valid
+/// against the Kubernetes API's own schema for the pinned version (v1.32, strict: no field the
+/// API does not know), checked by `scripts/k8s-schema` without a cluster; an object with a
+/// field the API lacks is refused by the same check.
+#[test]
+fn k8s_objects_match_the_golden_and_the_api_schema() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = study(
+        dir.path(),
+        "s.toml",
+        "mysql://bench@db7.internal:3306",
+        "?",
+        true,
+    );
+    let toml = std::fs::read_to_string(&path).unwrap().replace(
+        "target = \"mysql://bench@db7.internal:3306\"",
+        "target = \"mysql://bench@db7.internal:3306\"\npassword_env = \"BENCH_PW\"",
+    );
+    std::fs::write(&path, toml).unwrap();
+    let (code, stdout, stderr) = common::run(&[
+        "k8s",
+        path.to_str().unwrap(),
+        "--shards",
+        "4",
+        "--image",
+        "registry.example/dbduel:1",
+        "--secret",
+        "bench-db",
+        "--namespace",
+        "bench",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/k8s.json");
+    if std::env::var("DBDUEL_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        std::fs::write(&golden, &stdout).unwrap();
+    }
+    assert_eq!(
+        stdout,
+        std::fs::read_to_string(&golden).unwrap(),
+        "dbduel k8s prints other objects than tests/fixtures/golden/k8s.json: check them, then write it again with DBDUEL_UPDATE_GOLDEN=1"
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/k8s-schema");
+    let installed = Command::new(&script)
+        .arg("dir")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !common::have_server(
+        "the Kubernetes schema (scripts/k8s-schema install)",
+        installed,
+    ) {
+        return;
+    }
+    let validate = |file: &Path| {
+        let o = Command::new(&script)
+            .arg("validate")
+            .arg(file)
+            .output()
+            .expect("k8s-schema runs");
+        (o.status.code(), text(&o.stdout) + &text(&o.stderr))
+    };
+    let (code, said) = validate(&golden);
+    assert_eq!(code, Some(0), "{said}");
+    // the check is strict: a field the API does not know is refused, naming it
+    let mut list: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    list["items"][2]["spec"]["completionsPerPod"] = serde_json::json!(2);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, list.to_string()).unwrap();
+    let (code, said) = validate(&bad);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("completionsPerPod"), "{said}");
+}
