@@ -118,25 +118,25 @@ pub fn script(l: &Launch) -> Result<String, String> {
         results = l.results
     );
     if !l.password_envs.is_empty() || !l.password_files.is_empty() {
+        s.push_str("# Target passwords are never in this script.\n");
+    }
+    if !l.password_envs.is_empty() {
         let _ = writeln!(
             s,
-            "# Passwords are never in this script: export {} before sbatch (each task gets the\n\
-             # submitting shell's environment){}.",
-            if l.password_envs.is_empty() {
-                "nothing".to_string()
-            } else {
-                l.password_envs.join(", ")
-            },
-            if l.password_files.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; every node reads {} from the submit directory or a shared path",
-                    l.password_files.join(", ")
-                )
-            }
+            "# Export {} before sbatch: each task gets the submitting shell's environment.",
+            l.password_envs.join(", ")
         );
     }
+    if !l.password_files.is_empty() {
+        let _ = writeln!(
+            s,
+            "# Every node reads {} (relative to the submit directory).",
+            l.password_files.join(", ")
+        );
+    }
+    s.push_str(
+        "# Make the results directory before sbatch: Slurm writes the tasks' output there.\n",
+    );
     let _ = writeln!(s, "#SBATCH --job-name={}", l.name);
     let _ = writeln!(s, "#SBATCH --array=0-{}", n - 1);
     let _ = writeln!(s, "#SBATCH --ntasks=1");

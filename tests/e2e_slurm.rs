@@ -472,3 +472,57 @@ fn cancelled_task_stops_the_others(
     );
     eprintln!("cancelled: long: {long_note}\nafter: {note}");
 }
+
+/// The printed script names the variables and files passwords come from, never a value, and
+/// a study whose contenders start their own servers cannot run as shards. Needs no Slurm.
+#[test]
+fn the_script_holds_no_password() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.toml");
+    let text = common::fill(
+        include_str!("studies/slurm_oltp.toml"),
+        &[
+            (
+                "target",
+                "mysql://bench@db7.internal:3306\"\npassword_env = \"BENCH_PW",
+            ),
+            (
+                "steps",
+                "[[step]]\nname = \"s\"\nkind = \"oltp\"\nworkload = \"point_select\"\nthreads = 8\nduration_s = 5\n",
+            ),
+        ],
+    );
+    std::fs::write(&path, text).unwrap();
+    let out = common::bin()
+        .args(["slurm", path.to_str().unwrap(), "--shards", "3"])
+        .args(["--results", "/shared/results", "--partition", "bench"])
+        .env("BENCH_PW", "s3cret-value")
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!script.contains("s3cret-value"));
+    assert!(script.contains("#SBATCH --array=0-2"), "{script}");
+    assert!(script.contains("${BENCH_PW+set}"), "{script}");
+    assert!(
+        script.contains("--dependency=afterany:\"$job\""),
+        "{script}"
+    );
+    assert!(
+        script.contains("--shards 3 --run-group \"slurm-$job\""),
+        "{script}"
+    );
+    let (code, _, stderr) = common::run(&["slurm", "shootout", "--shards", "2"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("sharded runs need MariaDB or PostgreSQL"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = common::run(&["slurm", path.to_str().unwrap(), "--shards", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+}
