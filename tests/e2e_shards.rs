@@ -472,8 +472,49 @@ fn one_shard_merged_gives_its_figures_back() {
         }
         assert!(recomputed >= 3, "{kind}: {recomputed} figures recomputed");
         assert_eq!(a["latency_us"], b["latency_us"], "{kind}");
+        // and every level's details, computed again from the one shard's seconds
+        let (rb, ra) = (
+            read_json(&dir.join("db/s.json")),
+            read_json(&merged.join("db/s.json")),
+        );
+        same_json(
+            &rb["details"]["levels"],
+            &ra["details"]["levels"],
+            &format!("{kind}: levels"),
+        );
+        same_json(
+            &rb["details"]["best"],
+            &ra["details"]["best"],
+            &format!("{kind}: best"),
+        );
     }
     server.destroy().expect("destroy");
+}
+
+/// `a` and `b` alike, numbers within a relative 1e-9 (a float added up again).
+fn same_json(a: &serde_json::Value, b: &serde_json::Value, at: &str) {
+    match (a, b) {
+        (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: {a} became {b}");
+            for (k, v) in x {
+                same_json(v, &y[k], &format!("{at}.{k}"));
+            }
+        }
+        (serde_json::Value::Array(x), serde_json::Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: {a} became {b}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                same_json(v, w, &format!("{at}[{i}]"));
+            }
+        }
+        (serde_json::Value::Number(x), serde_json::Value::Number(y)) => {
+            let (v, w) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (v - w).abs() <= 1e-9 * v.abs().max(1.0),
+                "{at}: {v} became {w}"
+            );
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
 }
 
 /// Ctrl-C on one shard: it ends as interrupted (130) and tells the others, which fail at their
