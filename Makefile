@@ -5,7 +5,7 @@
 CARGO ?= cargo
 DBDUEL := target/release/dbduel
 
-.PHONY: demo build test test-fast lint fmt install-servers install-browser bench clean
+.PHONY: demo build test test-fast lint fmt install-servers install-browser install-slurm install-k8s-schema bench clean
 
 demo: build
 	$(DBDUEL) run shootout
@@ -23,12 +23,22 @@ install-servers:
 install-browser:
 	bash scripts/install-browser
 
+# Slurm and munge, for the test that submits a sharded run as an array job to a private
+# one-node cluster on loopback (idempotent, like install-servers).
+install-slurm:
+	bash scripts/slurm-local install
+
+# The Kubernetes API's schema (the version k8s-openapi is pinned to) that what `dbduel k8s`
+# prints is validated against, from PyPI's kubernetes-validate, checksummed (idempotent).
+install-k8s-schema:
+	bash scripts/k8s-schema install
+
 lint:
 	scripts/ensure-rust-components
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
 
-test: install-servers install-browser lint
+test: install-servers install-browser install-slurm install-k8s-schema lint
 	$(CARGO) test --locked
 
 # The integration tests that need no database server: they run SQLite, the dry engine or

@@ -17,6 +17,7 @@ pub mod run;
 pub mod runner;
 pub mod sandbox;
 pub mod shard;
+pub mod slurm;
 pub mod stop;
 pub mod study;
 pub mod sysmon;

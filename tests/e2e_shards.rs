@@ -472,8 +472,49 @@ fn one_shard_merged_gives_its_figures_back() {
         }
         assert!(recomputed >= 3, "{kind}: {recomputed} figures recomputed");
         assert_eq!(a["latency_us"], b["latency_us"], "{kind}");
+        // and every level's details, computed again from the one shard's seconds
+        let (rb, ra) = (
+            read_json(&dir.join("db/s.json")),
+            read_json(&merged.join("db/s.json")),
+        );
+        same_json(
+            &rb["details"]["levels"],
+            &ra["details"]["levels"],
+            &format!("{kind}: levels"),
+        );
+        same_json(
+            &rb["details"]["best"],
+            &ra["details"]["best"],
+            &format!("{kind}: best"),
+        );
     }
     server.destroy().expect("destroy");
+}
+
+/// `a` and `b` alike, numbers within a relative 1e-9 (a float added up again).
+fn same_json(a: &serde_json::Value, b: &serde_json::Value, at: &str) {
+    match (a, b) {
+        (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: {a} became {b}");
+            for (k, v) in x {
+                same_json(v, &y[k], &format!("{at}.{k}"));
+            }
+        }
+        (serde_json::Value::Array(x), serde_json::Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: {a} became {b}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                same_json(v, w, &format!("{at}[{i}]"));
+            }
+        }
+        (serde_json::Value::Number(x), serde_json::Value::Number(y)) => {
+            let (v, w) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (v - w).abs() <= 1e-9 * v.abs().max(1.0),
+                "{at}: {v} became {w}"
+            );
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
 }
 
 /// Ctrl-C on one shard: it ends as interrupted (130) and tells the others, which fail at their
@@ -684,4 +725,192 @@ fn others_wait_while_shard_0_works_alone(root: &Path, target: &str) {
         assert_eq!(slow, if i == 0 { "ok" } else { "skipped" });
         assert_eq!(step(&s, "db", "after")["status"], "ok");
     }
+}
+
+/// Two shards of an oltp sweep, merged: every level's figures in the step's details are the
+/// merged ones (events summed, latency from the level's histograms added up, the best level
+/// chosen again), as the summary's are, and each shard's own levels are kept under `shards`.
+#[test]
+fn merged_sweep_is_merged_at_every_level() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let server = mariadb_target(root.path(), "64M");
+    let port = server.layout.port;
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
+    let path = root.path().join("sweep.toml");
+    let study_text = common::fill(
+        include_str!("studies/shard_one_step_kind.toml"),
+        &[
+            ("kind", "oltp"),
+            ("dataset", "generator = \"sbtest\"\nrows = 2000"),
+            ("target", &target),
+            (
+                "step_toml",
+                "kind = \"oltp\"\nworkload = \"point_select\"\nthreads = [2, 4]\nduration_s = 2",
+            ),
+        ],
+    );
+    std::fs::write(&path, study_text).unwrap();
+    let out = root.path().join("out");
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            start_shard(&path, &out, |c| {
+                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-sweep"]);
+            })
+        })
+        .collect();
+    let dirs: Vec<PathBuf> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let o = r.wait_with_output().unwrap();
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
+            run_dir(&err)
+        })
+        .collect();
+    let merged = root.path().join("merged-sweep");
+    let (code, _, stderr) = merge(&dirs, &merged, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let shard_records: Vec<serde_json::Value> = dirs
+        .iter()
+        .map(|d| read_json(&d.join("db/s.json")))
+        .collect();
+    let record = read_json(&merged.join("db/s.json"));
+    let levels = record["details"]["levels"].as_array().expect("levels");
+    assert_eq!(levels.len(), 2);
+    let mut all_events = 0;
+    for (li, level) in levels.iter().enumerate() {
+        let threads = level["threads"].as_u64().unwrap();
+        assert_eq!(threads, [2, 4][li]);
+        let theirs: Vec<&serde_json::Value> = shard_records
+            .iter()
+            .map(|r| &r["details"]["levels"][li])
+            .collect();
+        let sum: u64 = theirs.iter().map(|l| l["events"].as_u64().unwrap()).sum();
+        assert_eq!(
+            level["events"].as_u64().unwrap(),
+            sum,
+            "events at {threads}"
+        );
+        all_events += sum;
+        let tps: f64 = theirs.iter().map(|l| l["tps"].as_f64().unwrap()).sum();
+        assert!((level["tps"].as_f64().unwrap() - tps).abs() < 1e-6 * tps);
+        // the level's latency is that of its histograms added up
+        let mut union = dbduel::metrics::new_hist();
+        for d in &dirs {
+            let ivs = std::fs::read_to_string(d.join("db/s.intervals.ndjson")).unwrap();
+            for line in ivs.lines() {
+                let iv: serde_json::Value = serde_json::from_str(line).unwrap();
+                if iv["level"].as_u64() != Some(threads) || iv["warmup"] == true {
+                    continue;
+                }
+                for op in iv["per_op"].as_array().unwrap() {
+                    if let Some(h) = op["hist"].as_str() {
+                        dbduel::metrics::merge(&mut union, &dbduel::metrics::decode(h).unwrap());
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            union.len(),
+            sum,
+            "every event of level {threads} in a histogram"
+        );
+        assert_eq!(
+            level["latency_us"]["p99"].as_u64().unwrap(),
+            dbduel::metrics::quantile(&union, 0.99),
+            "p99 at {threads}"
+        );
+    }
+    // the best level is the summed one the summary names, and each shard's own is kept
+    let summary = read_json(&merged.join("summary.json"));
+    let s = step(&summary, "db", "s");
+    assert_eq!(s["rows"].as_u64().unwrap(), all_events);
+    assert_eq!(
+        record["details"]["best"]["threads"].as_f64().unwrap(),
+        figure(s, "best_threads")
+    );
+    assert_eq!(
+        record["details"]["best"]["tps"].as_f64().unwrap(),
+        s["ops_per_s"].as_f64().unwrap()
+    );
+    for (i, r) in shard_records.iter().enumerate() {
+        assert_eq!(record["shards"][i]["details"], r["details"], "shard {i}");
+    }
+    server.destroy().expect("destroy");
+}
+
+/// What `dbduel k8s` prints for a fixed study is kept as a golden file, and that file is valid
+/// against the Kubernetes API's own schema for the pinned version (v1.32, strict: no field the
+/// API does not know), checked by `scripts/k8s-schema` without a cluster; an object with a
+/// field the API lacks is refused by the same check.
+#[test]
+fn k8s_objects_match_the_golden_and_the_api_schema() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = study(
+        dir.path(),
+        "s.toml",
+        "mysql://bench@db7.internal:3306",
+        "?",
+        true,
+    );
+    let toml = std::fs::read_to_string(&path).unwrap().replace(
+        "target = \"mysql://bench@db7.internal:3306\"",
+        "target = \"mysql://bench@db7.internal:3306\"\npassword_env = \"BENCH_PW\"",
+    );
+    std::fs::write(&path, toml).unwrap();
+    let (code, stdout, stderr) = common::run(&[
+        "k8s",
+        path.to_str().unwrap(),
+        "--shards",
+        "4",
+        "--image",
+        "registry.example/dbduel:1",
+        "--secret",
+        "bench-db",
+        "--namespace",
+        "bench",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/k8s.json");
+    if std::env::var("DBDUEL_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        std::fs::write(&golden, &stdout).unwrap();
+    }
+    assert_eq!(
+        stdout,
+        std::fs::read_to_string(&golden).unwrap(),
+        "dbduel k8s prints other objects than tests/fixtures/golden/k8s.json: check them, then write it again with DBDUEL_UPDATE_GOLDEN=1"
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/k8s-schema");
+    let installed = Command::new(&script)
+        .arg("dir")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !common::have_server(
+        "the Kubernetes schema (scripts/k8s-schema install)",
+        installed,
+    ) {
+        return;
+    }
+    let validate = |file: &Path| {
+        let o = Command::new(&script)
+            .arg("validate")
+            .arg(file)
+            .output()
+            .expect("k8s-schema runs");
+        (o.status.code(), text(&o.stdout) + &text(&o.stderr))
+    };
+    let (code, said) = validate(&golden);
+    assert_eq!(code, Some(0), "{said}");
+    // the check is strict: a field the API does not know is refused, naming it
+    let mut list: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    list["items"][2]["spec"]["completionsPerPod"] = serde_json::json!(2);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, list.to_string()).unwrap();
+    let (code, said) = validate(&bad);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("completionsPerPod"), "{said}");
 }

@@ -1,5 +1,5 @@
 //! The command line: the clap types (`Cli`, the `Command` list), `main` and the dispatch to
-//! one file per command (`run`, `studies`, `report`, `rerun`, `compare`, `merge`, `k8s`,
+//! one file per command (`run`, `studies`, `report`, `rerun`, `compare`, `merge`, `k8s`, `slurm`,
 //! `sandbox`, `list`, `restore`). Every failure becomes a message that says what to do and an exit code
 //! (0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130
 //! interrupted): see `failure`.
@@ -17,6 +17,7 @@ mod rerun;
 mod restore;
 mod run;
 mod sandbox;
+mod slurm;
 mod studies;
 
 pub use failure::{Failure, exit};
@@ -75,6 +76,10 @@ pub enum Command {
     /// ConfigMap with the study file, an Indexed Job of N pods each running one shard, the
     /// target passwords as Secret references, and a volume claim for the results.
     K8s(k8s::K8sArgs),
+    /// Print the `sbatch` script that runs a study's shards as one Slurm array job (task I is
+    /// shard I, the run group the job's id) and merges them in a job that starts after them;
+    /// passwords from the tasks' environment or files the nodes see, never in the script.
+    Slurm(slurm::SlurmArgs),
     /// Private servers dbduel started: list them, or stop and remove them.
     Sandbox {
         #[command(subcommand)]
@@ -116,6 +121,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Compare(args) => compare::exec(args),
         Command::Merge(args) => merge::exec(args),
         Command::K8s(args) => k8s::exec(args).map(ok),
+        Command::Slurm(args) => slurm::exec(args).map(ok),
         Command::Sandbox { action } => sandbox::exec(action),
         Command::Restore(args) => restore::exec(args),
         Command::List { out } => list::exec(&out).map(ok),

@@ -4,6 +4,7 @@
 
 pub mod format;
 pub mod intervals;
+pub mod merge_levels;
 pub mod model;
 pub mod rounds;
 pub mod seconds_log;

@@ -6,6 +6,7 @@
 //! run is an ordinary run directory: reports and compare never know it was merged.
 
 use super::intervals::{IntervalRecord, OpInterval};
+use super::merge_levels::{self, ShardLevels};
 use super::{
     ContenderSummary, Derived, Manifest, Metric, ResultsError, RunDir, Status, StepSummary,
     Summary, Unit,
@@ -187,29 +188,7 @@ pub fn merge(
                 &lead.dir.join(format!("{rel}.system.ndjson")),
                 &dir.path.join(format!("{rel}.system.ndjson")),
             )?;
-            // Shard 0's record (its details; the server's counters over its window, which
-            // every shard's work falls in) with the merged figures, and every shard's own.
-            let per_shard: Vec<serde_json::Value> = parts
-                .iter()
-                .map(|(i, s, d)| {
-                    serde_json::json!({
-                        "shard": i,
-                        "run_dir": d.display().to_string(),
-                        "summary": s,
-                    })
-                })
-                .collect();
-            let lead_record = lead.dir.join(format!("{rel}.json"));
-            let mut record = if lead_record.is_file() {
-                super::read_versioned::<serde_json::Value>(&lead_record)?
-            } else {
-                serde_json::json!({})
-            };
-            if let Some(o) = record.as_object_mut() {
-                o.insert("status".into(), serde_json::json!(step.status));
-                o.insert("summary".into(), serde_json::json!(step));
-                o.insert("shards".into(), serde_json::Value::Array(per_shard));
-            }
+            let record = merged_record(&rel, &lead.dir, &parts, &ivs, step)?;
             dir.write_json(&format!("{rel}.json"), &record)?;
         }
     }
@@ -221,6 +200,66 @@ pub fn merge(
     dir.write_json("manifest.json", &manifest)?;
     dir.write_json("summary.json", &summary)?;
     Ok((dir, summary, manifest))
+}
+
+/// The merged step's record: shard 0's (the server's counters over its window, which every
+/// shard's work falls in) with the merged summary `step` and per-level details, and every
+/// shard's own summary and details under `shards`.
+fn merged_record(
+    rel: &str,
+    lead_dir: &Path,
+    parts: &[(u32, &StepSummary, &Path)],
+    ivs: &[Vec<IntervalRecord>],
+    step: &StepSummary,
+) -> Result<serde_json::Value, ResultsError> {
+    let read = |dir: &Path| -> Result<serde_json::Value, ResultsError> {
+        let path = dir.join(format!("{rel}.json"));
+        if path.is_file() {
+            super::read_versioned::<serde_json::Value>(&path)
+        } else {
+            Ok(serde_json::json!({}))
+        }
+    };
+    let mut record = read(lead_dir)?;
+    let records: Vec<serde_json::Value> = parts
+        .iter()
+        .map(|(_, _, d)| read(d))
+        .collect::<Result<_, _>>()?;
+    let shards: Vec<ShardLevels> = records
+        .iter()
+        .zip(ivs)
+        .map(|(r, iv)| ShardLevels {
+            details: &r["details"],
+            seconds: iv,
+        })
+        .collect();
+    let best_level = step.metrics.iter().find_map(|m| match &m.from {
+        Some(Derived::BestLevel { .. }) => Some(m.value as u64),
+        _ => None,
+    });
+    let mut sums = Sums::new(ivs);
+    let details = merge_levels::merge(&record["details"], &shards, best_level, &mut |l, ops| {
+        sums.get(l, ops).and_then(Latency::of)
+    });
+    let per_shard: Vec<serde_json::Value> = parts
+        .iter()
+        .zip(&records)
+        .map(|((i, s, d), r)| {
+            serde_json::json!({
+                "shard": i,
+                "run_dir": d.display().to_string(),
+                "summary": s,
+                "details": r["details"],
+            })
+        })
+        .collect();
+    if let Some(o) = record.as_object_mut() {
+        o.insert("status".into(), serde_json::json!(step.status));
+        o.insert("summary".into(), serde_json::json!(step));
+        o.insert("details".into(), details);
+        o.insert("shards".into(), serde_json::Value::Array(per_shard));
+    }
+    Ok(record)
 }
 
 fn new_dir(out: &Path) -> Result<RunDir, ResultsError> {
