@@ -34,7 +34,7 @@ test: install-servers install-browser lint
 # The integration tests that need no database server: they run SQLite, the dry engine or
 # the fixture runs. DBDUEL_SKIP_SERVERS=1 makes the few tests among them that would start a
 # server (faults.rs's on MariaDB) skip even where one is installed.
-FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params footprint
+FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params footprint history
 
 # Format, lint, unit tests and FAST_TESTS: a few minutes, nothing to install.
 test-fast: lint

@@ -7,6 +7,7 @@ pub mod decode;
 pub mod engine;
 pub mod engines;
 pub mod fdlimit;
+pub mod history;
 pub mod k8s;
 pub mod metrics;
 pub mod oscache;

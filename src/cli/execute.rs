@@ -23,6 +23,11 @@ pub(super) fn execute_study(
     let mut progress = Progress::new(quiet);
     let report = execute::run(study, &RunOptions { out, keep, shard }, &mut progress, stop)
         .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    // The catalogue is an index of the run directories: a run it could not record is still
+    // whole on disk, and `dbduel history rebuild` records it later.
+    if let Err(e) = crate::history::record_run(&report.dir.path) {
+        crate::errln!("warning: the run is not in the results catalogue: {e}");
+    }
     if let Some(hint) = super::restore::hint(&report.dir.path) {
         crate::errln!("warning: {hint}");
     }
