@@ -14,10 +14,12 @@ build:
 	$(CARGO) build --release --locked
 
 # Servers the end-to-end tests run against (idempotent; installs only what is missing):
-# MariaDB and PostgreSQL from Debian's packages, FerretDB built once from the Go module proxy.
+# MariaDB and PostgreSQL from Debian's packages, FerretDB built once from the Go module proxy;
+# and Prometheus (Debian's), which scrapes a live run in tests/metrics.rs.
 install-servers:
 	bash scripts/install-servers
 	bash scripts/install-ferretdb
+	bash scripts/install-prometheus
 
 # The browser the HTML report's test renders pages in (idempotent, like install-servers).
 install-browser:

@@ -9,6 +9,7 @@ pub mod engines;
 pub mod fdlimit;
 pub mod history;
 pub mod k8s;
+pub mod live;
 pub mod metrics;
 pub mod oscache;
 pub mod progress;
