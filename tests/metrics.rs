@@ -180,3 +180,87 @@ fn prometheus_scrapes_the_operation_count_of_a_running_step() {
     );
     assert!(p99.is_some_and(|v| v > 0.0 && v <= 10.0), "p99 {p99:?}");
 }
+
+/// A child process killed and waited for when dropped (a test that fails leaves none).
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `data-points` of the chart `id` in a dumped DOM.
+fn points(dom: &str, id: &str) -> Option<usize> {
+    let at = dom.find(&format!("id=\"{id}\""))?;
+    let tag_end = at + dom[at..].find('>')?;
+    let tag_start = dom[..at].rfind('<')?;
+    let tag = &dom[tag_start..tag_end];
+    let v = tag.split("data-points=\"").nth(1)?;
+    v[..v.find('"')?].parse().ok()
+}
+
+/// The live page at `/` of the same listener, in headless Chromium while a step runs: it
+/// fetched the step's seconds and drew them as points of both charts.
+#[test]
+fn the_live_page_draws_points_while_a_step_runs() {
+    let browser = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !common::have_server("chromium", browser.is_some()) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_port();
+    let dbduel = Reaped(
+        common::bin()
+            .args(["-q", "run", STUDY, "--out"])
+            .arg(tmp.path().join("res"))
+            .args(["--metrics-listen", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbduel starts"),
+    );
+    // Once the long step has a second or two on record, open the page.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let live = get(port, "/live.json").map(|r| r.1).unwrap_or_default();
+        if live.contains("\"step\":\"point-select\"") && live.contains("[2.0,") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the step never ran: {live}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let profile = tempfile::tempdir().expect("profile");
+    let shown = Command::new(browser.expect("a browser"))
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=4000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&shown.stdout);
+    let (rate, p99) = (points(&dom, "rate"), points(&dom, "p99"));
+    assert!(
+        rate.is_some_and(|n| n >= 2) && p99.is_some_and(|n| n >= 2),
+        "points drawn: throughput {rate:?}, p99 {p99:?}\n{dom}"
+    );
+    assert!(dom.contains("step point-select"), "{dom}");
+    assert!(dom.matches("class=\"pt\"").count() >= 4, "{dom}");
+    drop(dbduel);
+}

@@ -19,6 +19,9 @@ pub const BUCKETS_S: [f64; 17] = [
     2.5, 5.0, 10.0,
 ];
 
+/// Seconds of the running step the live page gets (the last ten minutes).
+pub const PAGE_SECONDS: usize = 600;
+
 /// One op kind's totals over a step's seconds so far.
 #[derive(Debug, Clone, Default)]
 struct OpTotals {
@@ -40,6 +43,9 @@ struct StepTail {
     errors: u64,
     clients: Option<u64>,
     rate: Option<f64>,
+    /// The step's latest seconds for the live page: end (seconds after the step's start),
+    /// operations a second, p99 (µs); at most [`PAGE_SECONDS`].
+    recent: std::collections::VecDeque<(f64, f64, Option<u64>)>,
     running: bool,
 }
 
@@ -69,6 +75,11 @@ impl StepTail {
         self.errors += rec.errors;
         self.clients = rec.level.or(self.clients);
         self.rate = Some(rec.ops_per_s);
+        if self.recent.len() == PAGE_SECONDS {
+            self.recent.pop_front();
+        }
+        self.recent
+            .push_back((rec.t_s, rec.ops_per_s, rec.latency_us.map(|l| l.p99)));
         for o in &rec.per_op {
             let t = self.ops.entry(o.op.clone()).or_default();
             t.ops += o.ops;
@@ -141,6 +152,7 @@ impl RunConsumer for Feed {
                     errors: 0,
                     clients: None,
                     rate: None,
+                    recent: Default::default(),
                     running: true,
                 });
             }
@@ -326,4 +338,28 @@ fn own_use(x: &mut Exposition, study: &str, shard: &str) {
         &l,
         stat.rss as f64 * page,
     );
+}
+
+/// The running steps' latest seconds, for the live page: `{"study", "steps": [{"contender",
+/// "step", "round", "seconds": [[t_s, ops_per_s, p99_us], ...]}]}`.
+pub fn snapshot(shared: &Shared) -> String {
+    let mut st = shared.lock().unwrap_or_else(PoisonError::into_inner);
+    st.steps
+        .iter_mut()
+        .filter(|t| t.running)
+        .for_each(StepTail::catch_up);
+    let steps: Vec<serde_json::Value> = st
+        .steps
+        .iter()
+        .filter(|t| t.running && !t.recent.is_empty())
+        .map(|t| {
+            serde_json::json!({
+                "contender": t.contender,
+                "step": t.step,
+                "round": t.round,
+                "seconds": t.recent,
+            })
+        })
+        .collect();
+    serde_json::json!({ "study": st.study, "steps": steps }).to_string()
 }

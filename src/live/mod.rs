@@ -1,11 +1,13 @@
 //! Watching a run live: `run --metrics-listen ADDR` serves an OpenMetrics endpoint for
-//! Prometheus (or anything that scrapes it) while the run goes. It is one more consumer of the
+//! Prometheus (or anything that scrapes it) while the run goes, and at `/` a live page ([`page`])
+//! that draws the running step's throughput and p99 per contender each second. It is one more consumer of the
 //! run's events ([`feed`]), reading the per-second records the journal writes — no step knows
 //! it exists and no client pays for it — laid out as [`exposition`] text by [`serve`]'s one
 //! thread.
 
 pub mod exposition;
 pub mod feed;
+pub mod page;
 pub mod serve;
 
 pub use feed::{Feed, Shared, shared};

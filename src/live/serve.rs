@@ -1,5 +1,5 @@
-//! The endpoint's HTTP side: one thread answering `GET /metrics` with the exposition, until
-//! the run is over.
+//! The endpoint's HTTP side: one thread answering `GET /metrics` with the exposition, `GET /`
+//! with the live page and `GET /live.json` with what it draws, until the run is over.
 //!
 //! Plain `std::net`: the endpoint answers one GET on one path, once a scrape interval, and
 //! closes each connection; an HTTP crate would add its threads, parsers and dependencies for
@@ -7,7 +7,7 @@
 //! timeout and a size limit, so a client that sends nothing or too much cannot hold it.
 
 use super::exposition::CONTENT_TYPE;
-use super::feed::{Shared, render};
+use super::feed::{Shared, render, snapshot};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
@@ -80,9 +80,10 @@ fn answer(mut conn: TcpStream, state: &Shared) {
         ("GET", "/metrics") => ("200 OK", CONTENT_TYPE, render(state)),
         ("GET", "/") => (
             "200 OK",
-            "text/plain; charset=utf-8",
-            "dbduel: the run's metrics are at /metrics\n".to_string(),
+            "text/html; charset=utf-8",
+            super::page::PAGE.to_string(),
         ),
+        ("GET", "/live.json") => ("200 OK", "application/json", snapshot(state)),
         _ => (
             "404 Not Found",
             "text/plain; charset=utf-8",
