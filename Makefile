@@ -14,10 +14,12 @@ build:
 	$(CARGO) build --release --locked
 
 # Servers the end-to-end tests run against (idempotent; installs only what is missing):
-# MariaDB and PostgreSQL from Debian's packages, FerretDB built once from the Go module proxy.
+# MariaDB and PostgreSQL from Debian's packages, FerretDB built once from the Go module proxy;
+# and Prometheus (Debian's), which scrapes a live run in tests/metrics.rs.
 install-servers:
 	bash scripts/install-servers
 	bash scripts/install-ferretdb
+	bash scripts/install-prometheus
 
 # The browser the HTML report's test renders pages in (idempotent, like install-servers).
 install-browser:
@@ -44,7 +46,7 @@ test: install-servers install-browser install-slurm install-k8s-schema lint
 # The integration tests that need no database server: they run SQLite, the dry engine or
 # the fixture runs. DBDUEL_SKIP_SERVERS=1 makes the few tests among them that would start a
 # server (faults.rs's on MariaDB) skip even where one is installed.
-FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params footprint
+FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params footprint history
 
 # Format, lint, unit tests and FAST_TESTS: a few minutes, nothing to install.
 test-fast: lint

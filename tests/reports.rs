@@ -466,3 +466,78 @@ fn a_reader_that_goes_away_is_no_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+/// `report --format csv` read back by a CSV reader: every figure of the JSON report, with
+/// the same value, unit and better direction, once; steps without figures as one row.
+#[test]
+fn csv_report_round_trips_with_the_json_figures() {
+    for run in [RUN_A, RUN_SWEEP] {
+        let json: serde_json::Value =
+            serde_json::from_str(&report(run, "json")).expect("json report");
+        let text = report(run, "csv");
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        let header: Vec<String> = rdr
+            .headers()
+            .expect("header")
+            .iter()
+            .map(String::from)
+            .collect();
+        let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+        let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("record")).collect();
+        let mut expected = 0;
+        for c in json["contenders"].as_array().expect("contenders") {
+            for st in c["steps"].as_array().expect("steps") {
+                let metrics = st["metrics"].as_array().cloned().unwrap_or_default();
+                expected += metrics.len().max(1);
+                for m in &metrics {
+                    let found: Vec<_> = rows
+                        .iter()
+                        .filter(|r| {
+                            r[col("contender")] == c["name"]
+                                && r[col("step")] == st["name"]
+                                && r[col("figure")] == m["key"]
+                        })
+                        .collect();
+                    assert_eq!(found.len(), 1, "{} {} {}", c["name"], st["name"], m["key"]);
+                    let r = found[0];
+                    let value: f64 = r[col("value")].parse().expect("value");
+                    assert_eq!(Some(value), m["value"].as_f64(), "{run}: {r:?}");
+                    assert_eq!(r[col("unit")], m["unit"], "{r:?}");
+                    assert_eq!(r[col("better")], m["better"], "{r:?}");
+                    assert_eq!(r[col("engine")], c["engine"], "{r:?}");
+                    assert_eq!(r[col("status")], st["status"], "{r:?}");
+                    assert_eq!(&r[col("n")], "1", "a single round: {r:?}");
+                }
+            }
+        }
+        assert_eq!(rows.len(), expected, "{run}: one row a figure\n{text}");
+    }
+}
+
+/// `report --series`: one CSV row a second of every client step, its operations those of the
+/// step's `intervals.ndjson`.
+#[test]
+fn series_csv_has_every_second() {
+    let (code, text, err) = common::run(&["report", RUN_SWEEP, "--series"]);
+    assert_eq!(code, 0, "{err}");
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("record")).collect();
+    let file = fixture(RUN_SWEEP).join("sqlite-wal/point-select.intervals.ndjson");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .expect("intervals")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect();
+    let mine: Vec<_> = rows
+        .iter()
+        .filter(|r| &r[0] == "sqlite-wal" && &r[1] == "point-select")
+        .collect();
+    assert_eq!(mine.len(), lines.len());
+    for (r, l) in mine.iter().zip(&lines) {
+        assert_eq!(r[2].parse::<u64>().ok(), l["tick"].as_u64(), "{r:?}");
+        assert_eq!(r[6].parse::<u64>().ok(), l["ops"].as_u64(), "{r:?}");
+        assert_eq!(r[11].parse::<f64>().ok(), l["latency_us"]["p99"].as_f64());
+    }
+    let (code, _, err) = common::run(&["report", RUN_SWEEP, "--series", "--format", "html"]);
+    assert_eq!(code, 2, "--series is CSV only: {err}");
+}

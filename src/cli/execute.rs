@@ -17,12 +17,42 @@ pub(super) fn execute_study(
     keep: bool,
     shard: Option<execute::Sharding>,
     quiet: bool,
+    metrics: Option<std::net::SocketAddr>,
 ) -> Result<execute::RunReport, Failure> {
     preflight(study, &out)?;
     let stop = install_signal_handlers()?;
     let mut progress = Progress::new(quiet);
-    let report = execute::run(study, &RunOptions { out, keep, shard }, &mut progress, stop)
+    let shard_label = shard
+        .as_ref()
+        .map(|s| format!("{}/{}", s.shard.index, s.shard.count))
+        .unwrap_or_default();
+    let state = crate::live::shared(&study.file.study.name, &shard_label);
+    let mut feed = crate::live::Feed(state.clone());
+    // Dropped when the run is over, which stops its thread.
+    let _endpoint = match metrics {
+        Some(addr) => {
+            let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+                Failure::bad_input(format!("--metrics-listen {addr}: cannot listen there: {e}"))
+            })?;
+            let ep = crate::live::serve(listener, state)
+                .map_err(|e| Failure::new(exit::FAILED, format!("--metrics-listen {addr}: {e}")))?;
+            crate::errln!("metrics: http://{}/metrics", ep.addr);
+            Some(ep)
+        }
+        None => None,
+    };
+    let mut more: Vec<&mut dyn execute::RunConsumer> = Vec::new();
+    if metrics.is_some() {
+        more.push(&mut feed);
+    }
+    let opts = RunOptions { out, keep, shard };
+    let report = execute::run_with(study, &opts, &mut progress, stop, &mut more)
         .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    // The catalogue is an index of the run directories: a run it could not record is still
+    // whole on disk, and `dbduel history rebuild` records it later.
+    if let Err(e) = crate::history::record_run(&report.dir.path) {
+        crate::errln!("warning: the run is not in the results catalogue: {e}");
+    }
     if let Some(hint) = super::restore::hint(&report.dir.path) {
         crate::errln!("warning: {hint}");
     }

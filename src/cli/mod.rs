@@ -1,12 +1,13 @@
 //! The command line: the clap types (`Cli`, the `Command` list), `main` and the dispatch to
 //! one file per command (`run`, `studies`, `report`, `rerun`, `compare`, `merge`, `k8s`, `slurm`,
-//! `sandbox`, `list`, `restore`). Every failure becomes a message that says what to do and an exit code
+//! `sandbox`, `list`, `history`, `restore`). Every failure becomes a message that says what to do and an exit code
 //! (0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130
 //! interrupted): see `failure`.
 
 mod compare;
 mod execute;
 mod failure;
+mod history;
 mod k8s;
 mod list;
 mod merge;
@@ -89,6 +90,9 @@ pub enum Command {
     /// (replicas it paused, the primary's binlog_commit_wait_*), from the originals it wrote
     /// into its run directory; passwords from the study's password_env/password_file.
     Restore(restore::RestoreArgs),
+    /// The runs recorded in the results catalogue: list and filter them, follow a figure
+    /// across them (`--figure STEP.KEY`), import runs made elsewhere, or rebuild it.
+    History(history::HistoryArgs),
     /// List past runs, newest first.
     List {
         /// Results root to look in.
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Slurm(args) => slurm::exec(args).map(ok),
         Command::Sandbox { action } => sandbox::exec(action),
         Command::Restore(args) => restore::exec(args),
+        Command::History(args) => history::exec(args).map(ok),
         Command::List { out } => list::exec(&out).map(ok),
     }
 }

@@ -12,12 +12,28 @@ use std::path::PathBuf;
 pub struct ReportArgs {
     /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
     run_dir: PathBuf,
+    /// `csv`: one row per contender × step × figure, with its unit and interval.
     #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    format: ReportFormat,
+    /// Print the client steps' per-second series as CSV instead (one row per second).
+    #[arg(long, conflicts_with = "baseline")]
+    series: bool,
     /// Show every figure also as a ratio to this contender's (overrides the run's baseline
     /// and its contenders' own).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
+}
+
+/// `dbduel report`'s formats: those of `run` and `compare`, and CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReportFormat {
+    Text,
+    Markdown,
+    Json,
+    /// One self-contained page with SVG charts.
+    Html,
+    /// For spreadsheets: one row per contender × step × figure.
+    Csv,
 }
 
 /// Print the run's report.
@@ -40,10 +56,27 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
         manifest.baseline = Some(b);
         manifest.baselines.clear();
     }
-    out!(
-        "{}",
-        report::render(&dir.path, &summary, &manifest, args.format)
-    );
+    if args.series {
+        if !matches!(args.format, ReportFormat::Text | ReportFormat::Csv) {
+            return Err(Failure::bad_input(
+                "--series prints CSV: leave out --format or give --format csv",
+            ));
+        }
+        let run = report::series::RunData::load(&dir.path, summary, manifest);
+        out!("{}", report::csv::seconds(&run));
+        return Ok(());
+    }
+    let format = match args.format {
+        ReportFormat::Text => Format::Text,
+        ReportFormat::Markdown => Format::Markdown,
+        ReportFormat::Json => Format::Json,
+        ReportFormat::Html => Format::Html,
+        ReportFormat::Csv => {
+            out!("{}", report::csv::figures(&summary));
+            return Ok(());
+        }
+    };
+    out!("{}", report::render(&dir.path, &summary, &manifest, format));
     if let Some(hint) = super::restore::hint(&dir.path) {
         crate::errln!("warning: {hint}");
     }

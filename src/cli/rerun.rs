@@ -95,7 +95,7 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
     )
     .map_err(|e| Failure::bad_input(e.to_string()))?;
     allow_restart_commands(&study, args.allow_restart_command)?;
-    let report = execute_study(&study, args.out, args.keep, None, quiet)?;
+    let report = execute_study(&study, args.out, args.keep, None, quiet, None)?;
     crate::errln!("results: {}", report.dir.path.display());
     let after =
         report::load(&report.dir.path).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;

@@ -54,6 +54,16 @@ pub struct RunArgs {
     /// Run even if the study looks too big for this machine's memory or disk.
     #[arg(long)]
     skip_resource_check: bool,
+    /// Serve the run's live metrics for Prometheus at http://ADDR/metrics (OpenMetrics text:
+    /// operations, errors, latency histograms, clients, rates, dbduel's CPU and memory, by
+    /// study, contender, step, op, round and shard). ADDR is PORT (on 127.0.0.1) or
+    /// HOST:PORT; port 0 picks a free one, printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Let --metrics-listen use an address other than loopback (the endpoint has no
+    /// authentication).
+    #[arg(long, requires = "metrics_listen")]
+    metrics_allow_remote: bool,
     #[command(flatten)]
     sharding: ShardArgs,
 }
@@ -118,12 +128,18 @@ impl ShardArgs {
 /// Run (or with `--check`, plan) a study; the exit code is the run's status.
 pub(super) fn exec(args: RunArgs, quiet: bool) -> Result<i32, Failure> {
     let sharding = args.sharding.resolve().map_err(Failure::bad_input)?;
+    let metrics = args
+        .metrics_listen
+        .as_deref()
+        .map(|a| crate::live::listen_addr(a, args.metrics_allow_remote))
+        .transpose()
+        .map_err(Failure::bad_input)?;
     let study = load(&args, sharding.as_ref())?;
     if args.check {
         print_plan(&study);
         return Ok(exit::OK);
     }
-    let report = execute_study(&study, args.out, args.keep, sharding, quiet)?;
+    let report = execute_study(&study, args.out, args.keep, sharding, quiet, metrics)?;
     out!(
         "{}",
         report::render(

@@ -4,6 +4,7 @@
 //! step's `Metric`s and generic per-second series, never from step-kind names.
 
 pub mod compare;
+pub mod csv;
 pub mod findings;
 pub mod format;
 pub mod html;

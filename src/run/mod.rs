@@ -74,6 +74,18 @@ pub fn run(
     progress: &mut Progress,
     stop: &AtomicBool,
 ) -> Result<RunReport, ExecError> {
+    run_with(study, opts, progress, stop, &mut [])
+}
+
+/// [`run`], with more consumers of its events after the journal and the status lines (a
+/// live endpoint).
+pub fn run_with(
+    study: &Study,
+    opts: &RunOptions,
+    progress: &mut Progress,
+    stop: &AtomicBool,
+    more: &mut [&mut dyn RunConsumer],
+) -> Result<RunReport, ExecError> {
     let plan = Plan::new(study, opts.shard.as_ref().map(|sh| sh.shard));
     let dir = journal::create_dir(&opts.out, &plan.label)?;
     let work = dir.work_dir();
@@ -98,7 +110,11 @@ pub fn run(
         progress,
         stop,
     };
-    executor.run(&mut events::Sinks(vec![&mut journal, &mut lines]))?;
+    let mut sinks: Vec<&mut dyn RunConsumer> = vec![&mut journal, &mut lines];
+    for m in more.iter_mut() {
+        sinks.push(&mut **m);
+    }
+    executor.run(&mut events::Sinks(sinks))?;
     let (report, html_error) = journal.finish();
     if let Some(e) = html_error {
         progress.note(&format!("could not write the HTML report: {e}"));

@@ -536,7 +536,7 @@ impl Figure<'_> {
 /// A change judged from repeated samples on both sides: beyond the threshold, and with the
 /// two intervals for the median apart. Returns the verdict, why, and the relative noise band
 /// shown (the two intervals' relative half-widths added).
-fn judge_samples(
+pub fn judge_samples(
     a: &Spread,
     b: &Spread,
     change: f64,
@@ -630,15 +630,28 @@ fn run_se(m: &Metric, ivs: &[Interval]) -> (Option<f64>, usize) {
     (se, seconds)
 }
 
+/// One run's noise of a figure measured once: the relative standard error of the step's
+/// per-second values behind it (the worst sweep level's); `None` without a usable series.
+/// `dbduel history` keeps it per figure, so a trend judges changes as this comparison does.
+pub fn figure_noise(m: &Metric, ivs: &[Interval]) -> Option<f64> {
+    run_se(m, ivs).0
+}
+
+/// The relative noise band of a change between two runs whose figures have relative
+/// standard errors `a` and `b`: `SIGMAS` standard errors of the difference (one run's noise
+/// stands for both when the other has none).
+pub fn change_band(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(SIGMAS * (x * x + y * y).sqrt()),
+        (Some(x), None) | (None, Some(x)) => Some(SIGMAS * x * std::f64::consts::SQRT_2),
+        (None, None) => None,
+    }
+}
+
 fn noise_of(m: &Metric, a: &[Interval], b: &[Interval]) -> Noise {
     let (sa, na) = run_se(m, a);
     let (sb, nb) = run_se(m, b);
-    let band = match (sa, sb) {
-        (Some(x), Some(y)) => Some(SIGMAS * (x * x + y * y).sqrt()),
-        // One run's noise stands for both.
-        (Some(x), None) | (None, Some(x)) => Some(SIGMAS * x * std::f64::consts::SQRT_2),
-        (None, None) => None,
-    };
+    let band = change_band(sa, sb);
     let n = na.max(nb);
     let why = if matches!(m.unit, Unit::PerSecond | Unit::Seconds | Unit::Micros) && n > 0 {
         format!("{n} s of data")

@@ -1,0 +1,284 @@
+//! A run as CSV for spreadsheets: every figure (one row per contender × step × figure, with
+//! its unit, better direction and, over repeated rounds, its interval), or the per-second
+//! series of the client steps (`--series`). Read from the run directory alone, like every
+//! other report; the columns are stable, as `summary.json`'s field names are.
+
+use super::series::RunData;
+use crate::results::{Better, Metric, Summary, Unit};
+use serde::Serialize;
+
+/// One figure of one step of one contender: a row of `report --format csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FigureRow<'a> {
+    pub study: &'a str,
+    pub contender: &'a str,
+    pub engine: &'a str,
+    pub step: &'a str,
+    pub kind: &'a str,
+    /// `ok`, `failed`, `skipped`, `interrupted`.
+    pub status: &'a str,
+    /// The figure's stable key (`rows_per_s`); empty for a step without figures.
+    pub figure: &'a str,
+    pub label: &'a str,
+    /// The figure in its unit (over repeated rounds, the median); empty when none.
+    pub value: Option<f64>,
+    /// `summary.json`'s unit name: `count`, `seconds`, `bytes`, `per_second`, `micros`,
+    /// `percent`, `bytes_per_second`.
+    pub unit: &'a str,
+    /// `higher`, `lower` or `none`.
+    pub better: &'a str,
+    /// Measurements behind the value (1 without repeated rounds).
+    pub n: usize,
+    /// The interval for the median (repeated rounds only).
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// The interval's confidence, 0–1.
+    pub confidence: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Why a step has no figures (failed, skipped).
+    pub note: &'a str,
+}
+
+/// The name `summary.json` gives a unit.
+pub fn unit_name(u: Unit) -> &'static str {
+    match u {
+        Unit::Count => "count",
+        Unit::Seconds => "seconds",
+        Unit::Bytes => "bytes",
+        Unit::PerSecond => "per_second",
+        Unit::Micros => "micros",
+        Unit::Percent => "percent",
+        Unit::BytesPerSecond => "bytes_per_second",
+    }
+}
+
+/// The name `summary.json` gives a better direction.
+pub fn better_name(b: Better) -> &'static str {
+    match b {
+        Better::Higher => "higher",
+        Better::Lower => "lower",
+        Better::None => "none",
+    }
+}
+
+/// Every row of the figures' CSV, in the summary's order.
+pub fn figure_rows(summary: &Summary) -> Vec<FigureRow<'_>> {
+    let mut rows = Vec::new();
+    for c in &summary.contenders {
+        for st in &c.steps {
+            let base = FigureRow {
+                study: &summary.study,
+                contender: &c.name,
+                engine: &c.engine,
+                step: &st.name,
+                kind: &st.kind,
+                status: st.status.as_str(),
+                figure: "",
+                label: "",
+                value: None,
+                unit: "",
+                better: "",
+                n: 0,
+                lo: None,
+                hi: None,
+                confidence: None,
+                min: None,
+                max: None,
+                note: "",
+            };
+            if st.metrics.is_empty() {
+                rows.push(FigureRow {
+                    note: st.note.as_deref().unwrap_or(""),
+                    ..base
+                });
+                continue;
+            }
+            rows.extend(st.metrics.iter().map(|m| figure(base.clone(), m)));
+        }
+    }
+    rows
+}
+
+fn figure<'a>(base: FigureRow<'a>, m: &'a Metric) -> FigureRow<'a> {
+    let spread = m.repeated();
+    FigureRow {
+        figure: &m.key,
+        label: &m.label,
+        value: Some(m.value),
+        unit: unit_name(m.unit),
+        better: better_name(m.better),
+        n: spread.map_or(1, |s| s.n),
+        lo: spread.map(|s| s.lo),
+        hi: spread.map(|s| s.hi),
+        confidence: spread.map(|s| s.confidence),
+        min: spread.map(|s| s.min),
+        max: spread.map(|s| s.max),
+        ..base
+    }
+}
+
+/// One second of a client step: a row of `report --series`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondRow<'a> {
+    pub contender: &'a str,
+    pub step: &'a str,
+    /// Seconds after the step's start (the second covers `[tick, t_s)`).
+    pub tick: u64,
+    pub t_s: f64,
+    /// The sweep level (clients) the second belongs to, when the step sweeps.
+    pub level: Option<u64>,
+    pub warmup: bool,
+    /// Operations completed in the second (all op kinds).
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub errors: u64,
+    pub p50_us: Option<f64>,
+    pub p95_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub mean_us: Option<f64>,
+}
+
+/// Every second of every client step, contender by contender in the summary's order.
+pub fn second_rows(run: &RunData) -> Vec<SecondRow<'_>> {
+    let mut rows = Vec::new();
+    for c in &run.summary.contenders {
+        for st in &c.steps {
+            let Some(s) = run.step(&c.name, &st.name) else {
+                continue;
+            };
+            rows.extend(s.intervals.iter().map(|iv| {
+                let l = iv.latency_us;
+                SecondRow {
+                    contender: &c.name,
+                    step: &st.name,
+                    tick: iv.tick,
+                    t_s: iv.t_s,
+                    level: iv.level,
+                    warmup: iv.warmup,
+                    ops: iv.per_op.iter().map(|o| o.ops).sum(),
+                    ops_per_s: iv.ops_per_s,
+                    errors: iv.errors,
+                    p50_us: l.map(|l| l.p50),
+                    p95_us: l.map(|l| l.p95),
+                    p99_us: l.map(|l| l.p99),
+                    p999_us: l.map(|l| l.p999),
+                    max_us: l.map(|l| l.max),
+                    mean_us: l.map(|l| l.mean),
+                }
+            }));
+        }
+    }
+    rows
+}
+
+/// Rows as CSV text with a header line (the header alone when there are none).
+pub fn to_csv<T: Serialize>(rows: &[T], header: &[&str]) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    // Writing to a Vec fails only on a value serde cannot lay out flat, which these rows are not.
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.serialize(r);
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The figures' CSV of a run.
+pub fn figures(summary: &Summary) -> String {
+    to_csv(&figure_rows(summary), FIGURE_COLUMNS)
+}
+
+/// The per-second series' CSV of a run.
+pub fn seconds(run: &RunData) -> String {
+    to_csv(&second_rows(run), SECOND_COLUMNS)
+}
+
+/// The header of the figures' CSV ([`FigureRow`]'s fields in order).
+pub const FIGURE_COLUMNS: &[&str] = &[
+    "study",
+    "contender",
+    "engine",
+    "step",
+    "kind",
+    "status",
+    "figure",
+    "label",
+    "value",
+    "unit",
+    "better",
+    "n",
+    "lo",
+    "hi",
+    "confidence",
+    "min",
+    "max",
+    "note",
+];
+
+/// The header of the series' CSV ([`SecondRow`]'s fields in order).
+pub const SECOND_COLUMNS: &[&str] = &[
+    "contender",
+    "step",
+    "tick",
+    "t_s",
+    "level",
+    "warmup",
+    "ops",
+    "ops_per_s",
+    "errors",
+    "p50_us",
+    "p95_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "mean_us",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_name_every_field() {
+        // serde's own header would name the same fields: the constants must not drift.
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let s: Summary = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "study": "s", "started_at": "x", "status": "ok",
+            "contenders": [{"name": "a", "engine": "sqlite", "steps": [
+                {"name": "load", "kind": "load", "status": "failed", "note": "boom"}]}]
+        }))
+        .expect("summary");
+        w.serialize(&figure_rows(&s)[0]).expect("row");
+        let text = String::from_utf8(w.into_inner().expect("bytes")).expect("utf8");
+        assert_eq!(text.lines().next(), Some(FIGURE_COLUMNS.join(",").as_str()));
+        assert!(text.contains(",failed,") && text.contains("boom"), "{text}");
+    }
+
+    #[test]
+    fn repeated_figures_carry_their_interval() {
+        let m = Metric::new("tps", "tps", 0.0, Unit::PerSecond, Better::Higher)
+            .with_samples(vec![10.0, 12.0, 11.0, 9.0, 13.0]);
+        let mut s: Summary = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "study": "s", "started_at": "x", "status": "ok",
+            "contenders": [{"name": "a", "engine": "sqlite", "steps": [
+                {"name": "q", "kind": "queries", "status": "ok"}]}]
+        }))
+        .expect("summary");
+        s.contenders[0].steps[0].metrics.push(m);
+        let text = figures(&s);
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let row = r.records().next().expect("a row").expect("record");
+        let get = |k: &str| &row[FIGURE_COLUMNS.iter().position(|c| *c == k).expect(k)];
+        assert_eq!(
+            (get("value"), get("n"), get("lo"), get("hi")),
+            ("11.0", "5", "9.0", "13.0")
+        );
+        assert_eq!(get("confidence"), "0.9375");
+        assert_eq!(get("unit"), "per_second");
+    }
+}
