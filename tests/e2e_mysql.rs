@@ -648,6 +648,12 @@ fn the_studies_run_their_own_mysql_contenders() {
         figure(step(&summary, m56, "update"), "rows_changed"),
         Some(11100.0)
     );
+    // the server's own words, as MySQL sent them (length-encoded, read as such)
+    let upd = read_json(&dir.join(m56).join("update.json"));
+    assert_eq!(
+        upd["details"]["info"], "Rows matched: 11100  Changed: 11100  Warnings: 0",
+        "{upd:#}"
+    );
     // the original's MySQL side, published: a column each, beside the run's
     for col in [
         "2015-percona-innodb (published)",
