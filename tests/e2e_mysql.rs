@@ -580,3 +580,234 @@ fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
     let leftover = common::processes_mentioning(out.to_str().unwrap());
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// `dbduel run STUDY` of a built-in study on `contenders` (its own MySQL ones) into `out`,
+/// with `args` after; (stdout, run directory).
+fn run_builtin(study: &str, out: &Path, contenders: &[&str], args: &[&str]) -> (String, PathBuf) {
+    let mut all = vec!["run", study, "--out", out.to_str().unwrap()];
+    for c in contenders {
+        all.extend(["--contender", c]);
+    }
+    all.extend(args);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "{study}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    (stdout, run_dir(&stderr))
+}
+
+/// A client step's measured events (a sum over its levels) of `key`.
+fn level_sum(j: &serde_json::Value, key: &str) -> u64 {
+    j["details"]["levels"]
+        .as_array()
+        .unwrap_or_else(|| panic!("levels in {j:#}"))
+        .iter()
+        .map(|l| l[key].as_u64().unwrap_or_else(|| panic!("{key} in {l:#}")))
+        .sum()
+}
+
+/// The built-in studies' own MySQL contenders (`mysql-5.6`, and `mysql-8.0` for lookups), each
+/// study at a tiny size: every step runs to the end, and what dbduel counted is what the
+/// server executed; the shoot-out at its `full` scale sets the original's Percona Server
+/// figures beside the run.
+#[test]
+fn the_studies_run_their_own_mysql_contenders() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("out");
+    let m56 = "mysql-5.6";
+
+    let (report, dir) = run_builtin(
+        "shootout",
+        &out,
+        &[m56],
+        &[
+            "--scale",
+            "full",
+            "--set",
+            "dataset.rows=20000",
+            "--set",
+            "step.range-queries.clients=10",
+            "--set",
+            "step.range-queries.per_client=10",
+            "--set",
+            "step.slap-count.clients=20",
+            "--set",
+            "step.slap-content.clients=20",
+        ],
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    common::assert_shootout_ok(&summary, m56);
+    let rq = read_json(&dir.join(m56).join("range-queries.json"));
+    assert_eq!(rq["server_counters"]["Com_stmt_execute"], 100, "{rq:#}");
+    for s in ["slap-count", "slap-content"] {
+        let j = read_json(&dir.join(m56).join(format!("{s}.json")));
+        assert_eq!(j["server_counters"]["Com_select"], 20, "{s}");
+    }
+    assert_eq!(
+        figure(step(&summary, m56, "update"), "rows_changed"),
+        Some(11100.0)
+    );
+    // the server's own words, as MySQL sent them (length-encoded, read as such)
+    let upd = read_json(&dir.join(m56).join("update.json"));
+    assert_eq!(
+        upd["details"]["info"], "Rows matched: 11100  Changed: 11100  Warnings: 0",
+        "{upd:#}"
+    );
+    // the original's MySQL side, published: a column each, beside the run's
+    for col in [
+        "2015-percona-innodb (published)",
+        "2015-percona-tokudb (published)",
+    ] {
+        assert!(report.contains(col), "{col} in:\n{report}");
+    }
+    // the load's seconds: MariaDB's InnoDB and TokuDB, then Percona Server's
+    assert!(
+        report.lines().any(|l| l.contains("seconds")
+            && l.contains("78.0 s")
+            && l.contains("36.8 s")
+            && l.contains("70.8 s")
+            && l.contains("33.4 s")),
+        "the load's published seconds in:\n{report}"
+    );
+    assert!(
+        report.contains("80,952"),
+        "Percona's rows changed in:\n{report}"
+    );
+
+    let (_, dir) = run_builtin(
+        "oltp",
+        &out,
+        &[m56],
+        &[
+            "-q",
+            "--set",
+            "dataset.tables=2",
+            "--set",
+            "dataset.rows=2000",
+            "--set",
+            "step.point-select.threads=1",
+            "--set",
+            "step.point-select.duration_s=1",
+            "--set",
+            "step.point-select.final_fraction=1.0",
+            "--set",
+            "step.read-only.threads=1",
+            "--set",
+            "step.read-only.duration_s=1",
+            "--set",
+            "step.read-only.final_fraction=1.0",
+            "--set",
+            "step.read-write.threads=1",
+            "--set",
+            "step.read-write.duration_s=1",
+            "--set",
+            "step.read-write.final_fraction=1.0",
+        ],
+    );
+    for (st, per_event) in [("point-select", 1), ("read-only", 14), ("read-write", 18)] {
+        let j = read_json(&dir.join(m56).join(format!("{st}.json")));
+        let events = level_sum(&j, "events");
+        assert!(events > 10, "{st}: {events} events");
+        assert_eq!(
+            j["server_counters"]["Com_stmt_execute"].as_u64(),
+            Some(per_event * events),
+            "{st}"
+        );
+    }
+
+    let (_, dir) = run_builtin(
+        "tpcc",
+        &out,
+        &[m56],
+        &[
+            "-q",
+            "--scale",
+            "functional",
+            "--set",
+            "step.tpcc.threads=[2]",
+            "--set",
+            "step.tpcc.duration_s=3",
+        ],
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    let j = read_json(&dir.join(m56).join("tpcc.json"));
+    assert_eq!(
+        j["server_counters"]["Com_commit"].as_u64(),
+        Some(level_sum(&j, "commits_all"))
+    );
+    let hot = read_json(&dir.join(m56).join("hot-ddl.json"));
+    for r in hot["details"]["ddl"].as_array().expect("ddl runs") {
+        assert!(r["error"].is_null(), "{r:#}");
+    }
+    let check = step(&summary, m56, "consistency");
+    assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{check:#}");
+
+    // each device, its cache small (one override written as is, one quoted)
+    let tiers = ["mysql-5.6-cloud", "mysql-5.6-hdd"];
+    let (_, dir) = run_builtin(
+        "storage-tiers",
+        &out,
+        &tiers,
+        &[
+            "-q",
+            "--scale",
+            "functional",
+            "--set",
+            "contender.mysql-5.6-cloud.buffer_pool_mb=64",
+            "--set",
+            "contender.\"mysql-5.6-hdd\".buffer_pool_mb=64",
+        ],
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    for c in tiers {
+        for s in ["load", "footprint", "cpu-bound", "io-bound", "insert-full"] {
+            assert_eq!(step(&summary, c, s)["status"], "ok", "{c}/{s}");
+        }
+        // a transaction is three prepared SELECTs; an insert one INSERT
+        for s in ["cpu-bound", "io-bound"] {
+            let j = read_json(&dir.join(c).join(format!("{s}.json")));
+            assert_eq!(
+                j["server_counters"]["Com_stmt_execute"].as_u64(),
+                Some(3 * level_sum(&j, "transactions")),
+                "{c}/{s}"
+            );
+        }
+        let j = read_json(&dir.join(c).join("insert-full.json"));
+        assert_eq!(
+            j["server_counters"]["Com_insert"].as_u64(),
+            Some(level_sum(&j, "transactions")),
+            "{c}"
+        );
+    }
+
+    let lookups = [m56, "mysql-8.0"];
+    let mut sets = vec!["-q", "--set", "dataset.rows=20000"];
+    for s in [
+        "step.small-random.threads=[2]",
+        "step.small-random.duration_s=2",
+        "step.small-random.warmup_s=0",
+        "step.full-random.threads=[2]",
+        "step.full-random.duration_s=2",
+        "step.full-random.warmup_s=0",
+        "step.each-once.threads=[2]",
+        "step.each-once.duration_s=2",
+        "step.each-once.warmup_s=0",
+    ] {
+        sets.extend(["--set", s]);
+    }
+    let (_, dir) = run_builtin("point-lookups", &out, &lookups, &sets);
+    for c in lookups {
+        for s in ["small-random", "full-random", "each-once"] {
+            let j = read_json(&dir.join(c).join(format!("{s}.json")));
+            let ours = level_sum(&j, "lookups");
+            let server = j["server_counters"]["Com_stmt_execute"].as_u64().unwrap();
+            assert!(
+                ours > 100 && server >= ours && server <= ours + 8,
+                "{c}/{s}: {ours} vs {server}"
+            );
+        }
+    }
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

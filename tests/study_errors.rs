@@ -260,3 +260,52 @@ fn steps_without_a_load_pass_where_the_tables_may_already_be() {
     let (code, _, stderr) = common::run(&["run", path.to_str().unwrap(), "--check"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// The built-in studies name their MySQL contenders (`mysql-5.6`, `mysql-8.0`): without the
+/// server cache, the default run still needs nothing, and asking for MySQL fails before
+/// anything runs (exit 3) with every missing version, the install script, and the
+/// `--contender` choice that runs the contenders this machine has.
+#[test]
+fn a_study_without_its_mysql_says_which_versions_and_how_to_go_on() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let empty = tmp.path().join("servers");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let out = tmp.path().join("out");
+    let run = |args: &[&str]| {
+        let o = common::bin()
+            .args(args)
+            .args(["--out", out.to_str().unwrap()])
+            .env("DBDUEL_SERVERS_DIR", &empty)
+            .output()
+            .expect("runs");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // `make demo` and the README's first command: the embedded default, no cache needed
+    for study in ["shootout", "oltp", "tpcc", "storage-tiers", "point-lookups"] {
+        let (code, stderr) = run(&["run", study, "--check"]);
+        assert_eq!(code, Some(0), "{study}: {stderr}");
+    }
+    let (code, stderr) = run(&[
+        "run",
+        "point-lookups",
+        "--contender",
+        "mysql-5.6",
+        "--contender",
+        "mysql-8.0",
+        "--contender",
+        "sqlite-wal",
+    ]);
+    assert_eq!(code, Some(3), "{stderr}");
+    for want in [
+        "contender `mysql-5.6` cannot run here: MySQL 5.6 is not installed here",
+        "contender `mysql-8.0` cannot run here: MySQL 8.0 is not installed here",
+        "scripts/install-servers",
+        "the others can run here: choose them with --contender sqlite-wal",
+    ] {
+        assert!(stderr.contains(want), "{want:?} in:\n{stderr}");
+    }
+    assert!(!out.exists(), "nothing ran: {}", out.display());
+}

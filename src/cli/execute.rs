@@ -59,37 +59,61 @@ pub(super) fn execute_study(
     Ok(report)
 }
 
-/// Every contender's engine is installed and answers, and its device profile can apply.
+/// Every contender's engine is installed and answers, and its device profile can apply. All
+/// contenders are asked, so one message names every one that cannot run (each with what it
+/// misses and how to install it) and the `--contender` choice that runs the others.
 fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
+    let mut refused: Vec<(i32, String)> = Vec::new();
+    let mut ready: Vec<&str> = Vec::new();
     for c in &study.contenders {
-        c.engine.preflight().map_err(|e| {
-            // Something not installed (or an engine the server lacks) is a missing
-            // prerequisite; a server that does not answer is a failure.
-            let code = if e.kind == "missing" {
-                exit::PREREQUISITE
-            } else {
-                exit::FAILED
-            };
-            Failure::new(code, format!("contender `{}` cannot run here: {e}", c.name))
-        })?;
-        // Never silently unthrottled: a profile that cannot apply stops the run now.
-        if let Some(p) = c.engine.device_profile() {
-            // where its data will be: its data_dir, else under the results
-            let at = match c.engine.data_dir() {
-                Some(d) => d.to_path_buf(),
-                None => std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf()),
-            };
-            sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
-                Failure::new(
-                    exit::PREREQUISITE,
-                    format!(
-                        "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
-                        c.name,
-                        p.describe()
-                    ),
-                )
-            })?;
+        match preflight_one(c, out) {
+            Ok(()) => ready.push(&c.name),
+            Err(e) => refused.push(e),
         }
+    }
+    let Some(&(code, _)) = refused.first() else {
+        return Ok(());
+    };
+    let mut lines: Vec<String> = refused.into_iter().map(|(_, m)| m).collect();
+    if !ready.is_empty() {
+        let pick: Vec<String> = ready.iter().map(|n| format!("--contender {n}")).collect();
+        lines.push(format!(
+            "the others can run here: choose them with {}",
+            pick.join(" ")
+        ));
+    }
+    Err(Failure::new(code, lines.join("\n")))
+}
+
+/// One contender's preflight: the exit code and message when it cannot run here.
+fn preflight_one(c: &crate::study::Contender, out: &std::path::Path) -> Result<(), (i32, String)> {
+    c.engine.preflight().map_err(|e| {
+        // Something not installed (or an engine the server lacks) is a missing
+        // prerequisite; a server that does not answer is a failure.
+        let code = if e.kind == "missing" {
+            exit::PREREQUISITE
+        } else {
+            exit::FAILED
+        };
+        (code, format!("contender `{}` cannot run here: {e}", c.name))
+    })?;
+    // Never silently unthrottled: a profile that cannot apply stops the run now.
+    if let Some(p) = c.engine.device_profile() {
+        // where its data will be: its data_dir, else under the results
+        let at = match c.engine.data_dir() {
+            Some(d) => d.to_path_buf(),
+            None => std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf()),
+        };
+        sandbox::limits::Limits::check_io(p, &at).map_err(|e| {
+            (
+                exit::PREREQUISITE,
+                format!(
+                    "contender `{}` asks for device_profile {}, which cannot be applied here: {e}",
+                    c.name,
+                    p.describe()
+                ),
+            )
+        })?;
     }
     Ok(())
 }

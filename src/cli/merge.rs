@@ -63,9 +63,13 @@ fn check_names(run: &shard_merge::ShardRun) -> Result<(), Failure> {
             .chain(c.steps.iter().map(|s| ("step", s.name.as_str())))
     });
     for (what, name) in names {
-        if !crate::study::is_safe_name(name) {
+        let allowed = match what {
+            "contender" => crate::study::is_contender_name(name),
+            _ => crate::study::is_safe_name(name),
+        };
+        if !allowed {
             return Err(Failure::bad_input(format!(
-                "{}: {what} name {name:?} is not one a study allows (1-64 letters, digits, `_` or `-`); it would be used as a path, so the shards are not merged",
+                "{}: {what} name {name:?} is not one a study allows (1-64 letters, digits, `_` or `-`; `.` inside a contender's); it would be used as a path, so the shards are not merged",
                 run.dir.join("summary.json").display()
             )));
         }

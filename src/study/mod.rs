@@ -466,6 +466,15 @@ pub fn is_safe_name(s: &str) -> bool {
         && !s.starts_with('-')
 }
 
+/// A contender's name: as [`is_safe_name`], and `.` inside it too (`mysql-5.6`, the way a
+/// server's version is written), never first, last or twice in a row, so the name is still
+/// one path component (never `..`) and an override key can find it (`contender.mysql-5.6.KEY`,
+/// or quoted: `contender."mysql-5.6".KEY`).
+pub fn is_contender_name(s: &str) -> bool {
+    let plain = s.replace('.', "_");
+    is_safe_name(&plain) && !s.starts_with('.') && !s.ends_with('.') && !s.contains("..")
+}
+
 fn safe_name(path: KeyPath, s: &str) -> Result<(), DecodeError> {
     if is_safe_name(s) {
         Ok(())
@@ -681,7 +690,15 @@ fn check_contenders(f: &StudyFile, read_passwords: bool) -> Result<Vec<Contender
     let mut contenders = Vec::new();
     for (i, c) in f.contenders.iter().enumerate() {
         let at = root.key("contender").index(i);
-        safe_name(at.key("name"), &c.name)?;
+        if !is_contender_name(&c.name) {
+            return Err(DecodeError::at(
+                at.key("name"),
+                format!(
+                    "name {:?} is not allowed; use 1-64 letters, digits, `_`, `-` or `.` (not first; `.` not last nor twice in a row)",
+                    c.name
+                ),
+            ));
+        }
         if !seen.insert(c.name.as_str()) {
             return Err(DecodeError::at(
                 at.key("name"),
@@ -826,6 +843,35 @@ mod tests {
 
     fn check_text(src: &Source) -> Result<Study, StudyError> {
         parse(src, &Request::default())
+    }
+
+    /// `mysql-5.6` is a contender's name (an override finds it, quoted or not); a name that
+    /// could climb out of the run directory or hide a part of a key is not.
+    #[test]
+    fn a_contender_name_may_hold_a_version() {
+        let text = |name: &str| {
+            Source::new(
+                "t.toml",
+                format!(
+                    "[study]\nname = \"t\"\ndescription = \"t\"\n[dataset]\ngenerator = \"user_logs\"\nrows = 100\n\
+                     [[contender]]\nname = \"{name}\"\nengine = \"sqlite\"\n{LOAD}"
+                ),
+            )
+        };
+        let req = Request {
+            sets: vec!["contender.v-3.45.journal_mode=wal".into()],
+            ..Request::default()
+        };
+        let s = parse(&text("v-3.45"), &req).expect("v-3.45 is a name");
+        assert_eq!(s.contenders[0].name, "v-3.45");
+        for bad in ["..", ".v", "v.", "v..1", "-v", "v/1", "v 1"] {
+            let e = check_text(&text(bad)).map(|_| ()).unwrap_err();
+            assert!(e.message.contains("is not allowed"), "{bad}: {}", e.message);
+        }
+        assert!(
+            !is_safe_name("v-3.45"),
+            "steps and studies keep their names"
+        );
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub fn scale_overrides(scale: &str, table: &toml::Table) -> Vec<Override> {
                         path = path.key(k);
                     }
                     out.push(Override {
-                        key: keys.join("."),
+                        key: join_key(&keys),
                         value: v.clone(),
                         origin: Origin::Scale {
                             scale: scale.to_string(),
@@ -90,13 +90,80 @@ const CONTENDER_KEYS: &[&str] = &[
     "basedir",
 ];
 
+/// A key's parts as TOML writes a dotted key: split at `.` outside double quotes, so
+/// `contender."mysql-5.6".buffer_pool_mb` has three.
+fn split_key(key: &str) -> Result<Vec<String>, String> {
+    let mut parts = vec![String::new()];
+    let mut quoted = false;
+    for c in key.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(String::new()),
+            c => parts.last_mut().expect("one part at least").push(c),
+        }
+    }
+    if quoted {
+        return Err(format!("override key `{key}` has an unclosed `\"`"));
+    }
+    Ok(parts)
+}
+
+/// Parts joined into a key [`split_key`] reads back: a part with a `.` is quoted.
+fn join_key(parts: &[String]) -> String {
+    let quoted: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            if p.contains('.') {
+                format!("\"{p}\"")
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    quoted.join(".")
+}
+
+/// Which entry of `names` the parts after the section name, and how many parts its name
+/// takes: a name with a `.` (`mysql-5.6`) spans parts when written unquoted. At least one
+/// part is left for the key; two names that both fit (`a` and `a.b` in `a.b.x`) are an error
+/// that says to quote the one meant.
+fn find_named(
+    names: &[String],
+    after: &[String],
+    key: &str,
+    section: &str,
+) -> Result<(usize, usize), String> {
+    let fits: Vec<(usize, usize)> = (1..after.len())
+        .filter_map(|k| {
+            let name = after[..k].join(".");
+            names.iter().position(|n| *n == name).map(|i| (i, k))
+        })
+        .collect();
+    match fits.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "override `{key}`: no {section} named `{}`; {section}s are: {}",
+            after[0],
+            names.join(", ")
+        )),
+        many => Err(format!(
+            "override `{key}` could name the {section} {}; quote the one meant, e.g. {section}.\"{}\".KEY",
+            many.iter()
+                .map(|(i, _)| format!("`{}`", names[*i]))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            names[many[many.len() - 1].0]
+        )),
+    }
+}
+
 /// Map a user-facing override key to the document path it changes.
 pub fn resolve(doc: &toml::Table, key: &str) -> Result<KeyPath, String> {
-    let parts: Vec<&str> = key.split('.').collect();
+    let parts = split_key(key)?;
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("override key `{key}` has an empty part"));
     }
-    match parts[0] {
+    match parts[0].as_str() {
         "study" | "dataset" if parts.len() >= 2 => {
             let mut p = KeyPath::root();
             for part in &parts {
@@ -105,17 +172,11 @@ pub fn resolve(doc: &toml::Table, key: &str) -> Result<KeyPath, String> {
             Ok(p)
         }
         section @ ("contender" | "step") if parts.len() >= 3 => {
-            let name = parts[1];
             let names = named_entries(doc, section);
-            let Some(index) = names.iter().position(|n| n == name) else {
-                return Err(format!(
-                    "override `{key}`: no {section} named `{name}`; {section}s are: {}",
-                    names.join(", ")
-                ));
-            };
+            let (index, used) = find_named(&names, &parts[1..], key, section)?;
             let mut p = KeyPath::root().key(section).index(index);
-            let rest = &parts[2..];
-            if section == "contender" && !CONTENDER_KEYS.contains(&rest[0]) {
+            let rest = &parts[1 + used..];
+            if section == "contender" && !CONTENDER_KEYS.contains(&rest[0].as_str()) {
                 p = p.key("options");
             }
             for part in rest {
@@ -241,6 +302,69 @@ mod tests {
                 .contains("contenders are: a")
         );
         assert!(resolve(&d, "bogus.x").is_err());
+    }
+
+    #[test]
+    fn a_contender_name_with_dots_is_found_quoted_or_not() {
+        let mut d: toml::Table = toml::from_str(
+            "[[contender]]\nname = 'mysql-5.6'\nengine = 'mysql'\n[[contender]]\nname = 'a'\n[[contender]]\nname = 'a.b'\n",
+        )
+        .expect("doc");
+        for key in [
+            "contender.mysql-5.6.buffer_pool_mb",
+            "contender.\"mysql-5.6\".buffer_pool_mb",
+        ] {
+            let p = resolve(&d, key).unwrap();
+            assert_eq!(
+                p.to_string(),
+                "contender[0].options.buffer_pool_mb",
+                "{key}"
+            );
+        }
+        let p = resolve(&d, "contender.mysql-5.6.version").unwrap();
+        apply(&mut d, &p, toml::Value::String("8.0".into())).unwrap();
+        assert_eq!(d["contender"][0]["version"].as_str(), Some("8.0"));
+        // `a` with option `b.x`, or `a.b` with option `x`: the user says which
+        let e = resolve(&d, "contender.a.b.x").unwrap_err();
+        assert!(
+            e.contains("`a` or `a.b`") && e.contains("contender.\"a.b\".KEY"),
+            "{e}"
+        );
+        let p = resolve(&d, "contender.\"a.b\".x").unwrap();
+        assert_eq!(p.to_string(), "contender[2].options.x");
+        assert!(
+            resolve(&d, "contender.\"a.b.x")
+                .unwrap_err()
+                .contains("unclosed")
+        );
+        assert!(
+            resolve(&d, "contender.mysql-5.7.x")
+                .unwrap_err()
+                .contains("mysql-5.6")
+        );
+    }
+
+    #[test]
+    fn scale_tables_name_a_contender_with_dots_either_way() {
+        let d: toml::Table =
+            toml::from_str("[[contender]]\nname = 'mysql-5.6'\nengine = 'mysql'\n").expect("doc");
+        let t: toml::Table = toml::from_str(
+            "contender.mysql-5.6.buffer_pool_mb = 1\ncontender.\"mysql-5.6\".memory_limit_mb = 2\n",
+        )
+        .unwrap();
+        let o = scale_overrides("quick", &t);
+        let mut paths: Vec<String> = o
+            .iter()
+            .map(|o| resolve(&d, &o.key).unwrap().to_string())
+            .collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                "contender[0].options.buffer_pool_mb",
+                "contender[0].options.memory_limit_mb"
+            ]
+        );
     }
 
     #[test]

@@ -373,8 +373,10 @@ fn ok_status(p: &[u8]) -> Result<(u64, u16)> {
 
 /// The rest of an OK packet after its status: the warning count (16 bits, so at most
 /// 65,535) and the info string, e.g. `Rows matched: 3  Changed: 2  Warnings: 0`. MariaDB
-/// sends the info length-encoded; MySQL, to a client without session tracking (this one),
-/// sends it to the end of the packet.
+/// sends the info length-encoded. The protocol's description has MySQL, to a client without
+/// session tracking (this one), send it to the end of the packet, but MySQL 5.6, 5.7 and 8.0
+/// length-encode it too: a length that covers exactly the rest is read as one, else the rest
+/// is the info.
 fn ok_tail(p: &[u8], mariadb: bool) -> Result<(u16, String)> {
     let mut c = Cursor::new(p);
     c.u8()?;
@@ -382,11 +384,18 @@ fn ok_tail(p: &[u8], mariadb: bool) -> Result<(u16, String)> {
     c.lenenc()?;
     c.u16()?;
     let warnings = if c.rest().len() >= 2 { c.u16()? } else { 0 };
-    let info = if mariadb && !c.rest().is_empty() {
+    let info = if c.rest().is_empty() {
+        c.rest()
+    } else if mariadb {
         let n = c.lenenc()?.unwrap_or(0);
         c.take(n as usize)?
     } else {
-        c.rest()
+        let rest = c.rest();
+        let mut d = Cursor::new(rest);
+        match d.lenenc() {
+            Ok(Some(n)) if d.rest().len() as u64 == n => d.rest(),
+            _ => rest,
+        }
     };
     Ok((warnings, String::from_utf8_lossy(info).into_owned()))
 }
@@ -1023,6 +1032,11 @@ mod tests {
         );
         let mut p = vec![0x00, 2, 0, 0x02, 0x00, 0x01, 0x00, info.len() as u8];
         p.extend_from_slice(info);
+        // as MySQL 5.6, 5.7 and 8.0 send it: length-encoded, never `0Rows matched: …`
+        assert_eq!(
+            ok_tail(&p, false).unwrap(),
+            (1, String::from_utf8_lossy(info).into_owned())
+        );
         let (w, info) = ok_tail(&p, true).unwrap();
         let c = changes_from_ok(2, w, &info);
         assert_eq!(
