@@ -10,8 +10,8 @@ use std::path::Path;
 
 /// (newer, older): each pair of the study, the newer judged against the older.
 const PAIRS: [(&str, &str); 3] = [
-    ("mariadb-11-4", "mariadb-10-11"),
-    ("mysql-8-0", "mysql-5-7"),
+    ("mariadb-11.4", "mariadb-10.11"),
+    ("mysql-8.0", "mysql-5.7"),
     ("postgres-17", "postgres-15"),
 ];
 
@@ -62,7 +62,7 @@ fn all_ok(dir: &Path, steps: &[&str]) -> serde_json::Value {
 fn ratios_shown(dir: &Path, text: &str, summary: &serde_json::Value, st: &str, key: &str) {
     assert!(
         text.contains(
-            "ratios: mariadb-11-4 against mariadb-10-11, mysql-8-0 against mysql-5-7, postgres-17 against postgres-15;"
+            "ratios: mariadb-11.4 against mariadb-10.11, mysql-8.0 against mysql-5.7, postgres-17 against postgres-15;"
         ),
         "{text}"
     );

@@ -130,7 +130,7 @@ pub struct ContenderSpec {
     /// version read from the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basedir: Option<std::path::PathBuf>,
-    /// The contender this one is judged against (`baseline = "mariadb-10-11"`): each of its
+    /// The contender this one is judged against (`baseline = "mariadb-10.11"`): each of its
     /// figures is also shown as a ratio to that contender's, whatever the study's own
     /// `baseline`. Pairs an upgrade with what it replaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
