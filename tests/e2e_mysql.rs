@@ -580,3 +580,172 @@ fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
     let leftover = common::processes_mentioning(out.to_str().unwrap());
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// `dbduel sandbox up`'s target and password file from its standard output.
+fn sandbox_up_target(stdout: &str) -> (u16, PathBuf) {
+    let (target, file) = stdout
+        .trim()
+        .strip_prefix("target = \"")
+        .and_then(|t| t.split_once("\"\npassword_file = \""))
+        .and_then(|(t, f)| Some((t, f.strip_suffix('"')?)))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let port = target
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{target}"));
+    (port, PathBuf::from(file))
+}
+
+/// `dbduel sandbox up mysql --version 5.7` starts MySQL 5.7 (not the newest installed, 8.0,
+/// which `mysql` alone starts), whose root account takes the sandbox's password file over
+/// `mysql_native_password`; `sandbox down` removes it.
+#[test]
+fn sandbox_up_starts_the_version_asked_for() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("res");
+    let out_s = out.to_str().unwrap();
+    for (name, version, expect) in [("m57", Some("5.7"), "5.7."), ("newest", None, "8.0.")] {
+        let mut args = vec!["sandbox", "up", "mysql", "--name", name, "--out", out_s];
+        if let Some(v) = version {
+            args.extend(["--version", v]);
+        }
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(stderr.contains(&format!("mysql {expect}")), "{stderr}");
+        let (port, file) = sandbox_up_target(&stdout);
+        let password = std::fs::read_to_string(&file).expect("the password file");
+        let opts = mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some("root"))
+            .pass(Some(password.trim().to_string()))
+            .prefer_socket(false);
+        let mut c = mysql::Conn::new(opts).expect("root with the password file");
+        let (v, plugin): (String, String) = c
+            .query_first(
+                "SELECT @@version, plugin FROM mysql.user \
+                 WHERE User = 'root' AND Host = '127.0.0.1'",
+            )
+            .unwrap()
+            .unwrap();
+        assert!(v.starts_with(expect), "{name}: {v}");
+        assert_eq!(plugin, "mysql_native_password", "{name}");
+    }
+    let (code, down, stderr) = run(&["sandbox", "down", "--all", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(down.contains("removed mysql m57"), "{down}");
+    assert!(sandbox::find(&out).is_empty());
+    let leftover = common::processes_mentioning(out_s);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+/// Needs no server: `sandbox up` of a version not installed (or not one dbduel runs) fails
+/// before it makes anything (exit 3), naming what is installed and the install script, for
+/// every family; a version that is not one (`abc`) is bad input (exit 2).
+#[test]
+fn sandbox_up_of_an_unknown_version_lists_the_installed_ones() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("res");
+    let out_s = out.to_str().unwrap();
+    for (family, title, version) in [
+        ("mysql", "MySQL", "9.9"),
+        ("mariadb", "MariaDB", "10.2"),
+        ("postgres", "PostgreSQL", "9"),
+    ] {
+        let (code, stdout, stderr) = run(&[
+            "sandbox",
+            "up",
+            family,
+            "--version",
+            version,
+            "--out",
+            out_s,
+        ]);
+        assert_eq!(code, 3, "{family}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{title} {version} is not installed here; installed: "
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains("scripts/install-servers"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+    let (code, _, stderr) = run(&["sandbox", "up", "mysql", "--version", "abc", "--out", out_s]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("must be a server version"), "{stderr}");
+    assert!(!out.exists(), "nothing made");
+}
+
+/// A basedir whose `mysqld` cannot start — a copy of 8.0's without the libssl it ships beside
+/// it — fails before anything runs (exit 3, no run directory) with the loader's own words.
+#[test]
+fn a_basedir_whose_server_cannot_load_its_libraries_fails_before_anything_runs() {
+    if !have_mysql() {
+        return;
+    }
+    let cached = versions::row("8.0")
+        .and_then(server_dir)
+        .expect("8.0 installed");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let basedir = tmp.path().join("mysql-8.0-no-libs");
+    std::fs::create_dir_all(basedir.join("bin")).expect("mkdir");
+    std::fs::copy(
+        cached.join("bin").join("mysqld"),
+        basedir.join("bin").join("mysqld"),
+    )
+    .expect("copy mysqld");
+    let choice = format!("basedir = {:?}", basedir.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("cannot start")
+            && stderr.contains("error while loading shared libraries: libssl.so.1.0.0"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran: {stdout}");
+}
+
+/// A basedir whose `mysqld` exits with a loader's message (a script standing in for a binary
+/// whose library is missing) fails the same way, with those words.
+#[test]
+fn a_basedir_whose_server_exits_with_a_loader_message_fails_before_anything_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let basedir = tmp.path().join("mysql-broken");
+    std::fs::create_dir_all(basedir.join("bin")).expect("mkdir");
+    let mysqld = basedir.join("bin").join("mysqld");
+    std::fs::write(
+        &mysqld,
+        "#!/bin/sh\necho \"$0: error while loading shared libraries: libaio.so.1: \
+         cannot open shared object file: No such file or directory\" >&2\nexit 127\n",
+    )
+    .expect("write mysqld");
+    std::fs::set_permissions(&mysqld, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let choice = format!("basedir = {:?}", basedir.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("libaio.so.1: cannot open shared object file"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran: {stdout}");
+}

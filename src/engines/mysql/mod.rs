@@ -57,7 +57,7 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: false,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "mysql",
-        recipe: newest_installed,
+        recipe: sandbox_recipe,
         target: |port| format!("mysql://root@127.0.0.1:{port}"),
     }),
 };
@@ -84,23 +84,46 @@ impl Flavor for MysqlVersion {
     }
 }
 
-/// `dbduel sandbox up mysql`: the newest version installed (else the newest dbduel runs,
-/// whose recipe then says it is missing).
-fn newest_installed() -> Box<dyn crate::sandbox::Recipe> {
-    let newest = versions::VERSIONS.iter().rev().find_map(|v| {
-        let choice = BinaryChoice {
-            version: Some(v.version.into()),
-            basedir: None,
-        };
-        let dir = versions::BINARIES.resolve(&choice).ok()?.dir;
-        Some((v, dir))
-    });
-    let (v, dir) = newest.unwrap_or((&versions::VERSIONS[versions::VERSIONS.len() - 1], None));
+/// `dbduel sandbox up mysql`: the version asked for (`--version`), else the newest one
+/// installed; resolved as a contender's (installed, owned, starts, a version dbduel runs).
+fn sandbox_recipe(choice: &BinaryChoice) -> Result<Box<dyn crate::sandbox::Recipe>> {
+    let choice = if choice.is_system() {
+        newest_installed()
+    } else {
+        choice.clone()
+    };
+    let b = versions::BINARIES.resolve(&choice)?;
+    let row = versions::row(&b.version).ok_or_else(|| {
+        crate::engine::EngineError::new(
+            "missing",
+            format!(
+                "{} is MySQL {}, not a version dbduel runs ({})",
+                b.origin,
+                b.version,
+                series()
+            ),
+        )
+    })?;
     let base = MariadbRecipe {
-        server_dir: dir,
+        server_dir: b.dir,
         ..MariadbRecipe::default()
     };
-    Box::new(MysqlRecipe::new(v, &base))
+    Ok(Box::new(MysqlRecipe::new(row, &base)))
+}
+
+/// The newest version installed, else the newest dbduel runs (whose resolution then says
+/// what is installed and how to install the rest).
+fn newest_installed() -> BinaryChoice {
+    let choice = |v: &MysqlVersion| BinaryChoice {
+        version: Some(v.version.into()),
+        basedir: None,
+    };
+    versions::VERSIONS
+        .iter()
+        .rev()
+        .map(choice)
+        .find(|c| versions::BINARIES.resolve(c).is_ok())
+        .unwrap_or_else(|| choice(&versions::VERSIONS[versions::VERSIONS.len() - 1]))
 }
 
 /// A MySQL contender: the engine's options, with the version's row once it is known (from
