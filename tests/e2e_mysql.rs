@@ -749,3 +749,117 @@ fn a_basedir_whose_server_exits_with_a_loader_message_fails_before_anything_runs
     );
     assert!(!out.exists(), "nothing ran: {stdout}");
 }
+
+/// Someone else's MySQL 8.0 (a sandbox this test starts, with a password account and a
+/// database of its owner's) is attached as a MariaDB target is: `engine = "mysql"` with its
+/// `target` runs the steps it can (the cold count, which needs a restart, is skipped), the
+/// version is read from the server into the heading, the password is in no result file, a
+/// database dbduel did not create is refused and left as it was, and a target takes neither
+/// a `version` nor the options of a private server.
+#[test]
+fn an_external_mysql_target_is_used_but_never_harmed() {
+    if !have_mysql() {
+        return;
+    }
+    let v = versions::row("8.0").expect("8.0");
+    let root = tempfile::tempdir().expect("tmp");
+    let base = MariadbRecipe {
+        settings: [("innodb_buffer_pool_size".to_string(), "32M".to_string())].into(),
+        server_dir: server_dir(v),
+        ..MariadbRecipe::default()
+    };
+    let mut theirs = Sandbox::create(
+        Box::new(MysqlRecipe::new(v, &base)),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let mut admin = common::mysql_conn(port, None);
+    for sql in [
+        "CREATE USER bench@'127.0.0.1' IDENTIFIED WITH mysql_native_password BY 's3cret-pw'",
+        "GRANT ALL ON *.* TO bench@'127.0.0.1'",
+        "CREATE DATABASE precious",
+        "CREATE TABLE precious.user_logs (id INT PRIMARY KEY)",
+        "INSERT INTO precious.user_logs VALUES (1), (2), (3)",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
+    let out = root.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let study = |target_line: &str, engine_line: &str| {
+        let p = root.path().join("target.toml");
+        let text = common::fill(
+            include_str!("studies/mariadb_external_target.toml"),
+            &[("target_line", target_line), ("engine_line", engine_line)],
+        )
+        .replace("engine = \"mariadb\"", "engine = \"mysql\"");
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let path = study(
+        &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        "storage_engine = \"innodb\"",
+    );
+    let o = common::bin()
+        .args(["run", path.to_str().unwrap(), "--out", out_s])
+        .env("DBDUEL_TEST_PW", "s3cret-pw")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("theirs: mysql 8.0.15"), "{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "load")["rows"], 2000);
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+    let cold = step(&summary, "theirs", "count-cold");
+    assert_eq!(cold["status"], "skipped", "{cold:#}");
+    for f in dbduel::oscache::files_under(&dir) {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        assert!(!text.contains("s3cret-pw"), "password in {}", f.display());
+    }
+    let marked: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM dbduel_ext.dbduel_marker")
+        .unwrap();
+    assert_eq!(marked, Some(1));
+
+    // A database dbduel did not create is refused and left exactly as it was.
+    let path = study(
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}/precious"), port)
+        ),
+        "storage_engine = \"innodb\"",
+    );
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("was not created by dbduel"), "{stderr}");
+    let n: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM precious.user_logs")
+        .unwrap();
+    assert_eq!(n, Some(3));
+
+    // A target runs its own server: no version, no private server's options (exit 2).
+    let target = format!("target = \"mysql://root@127.0.0.1:{port}\"");
+    let path = study(&format!("{target}\nversion = \"8.0\""), "");
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("with a target the server runs its own"),
+        "{stderr}"
+    );
+    let path = study(&target, "buffer_pool_mb = 64");
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("buffer_pool_mb configures a private server"),
+        "{stderr}"
+    );
+    drop(admin);
+    theirs.destroy().expect("destroy");
+    let leftover = common::processes_mentioning(out_s);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

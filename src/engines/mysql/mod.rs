@@ -4,7 +4,9 @@
 //! checked by the shared [`crate::engines::versions`] like every family's server. It speaks the protocol MariaDB speaks, so it is the MariaDB engine with a
 //! [`Flavor`]: the same sessions (the lean wire client), loads, footprints, counters and
 //! database claim; what differs — the recipe, the schema-change algorithms, the storage
-//! engines, replication's variables — is the version's row in [`versions`].
+//! engines, replication's variables — is the version's row in [`versions`]. With a `target`
+//! it attaches to a MySQL server someone else runs, as a MariaDB target does, the row chosen
+//! by the version the server reports.
 
 pub mod recipe;
 pub mod versions;
@@ -140,13 +142,7 @@ pub fn decode(
     target: Option<&crate::engine::target::TargetSpec<'_>>,
     binary: &BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
-    if target.is_some() {
-        return Err(DecodeError::at(
-            KeyPath::root().key("target"),
-            "engine = \"mysql\" runs a private MySQL sandbox; to measure a MySQL server you run, use engine = \"mariadb\" with its target (the protocol is the same)",
-        ));
-    }
-    if binary.is_system() {
+    if binary.is_system() && target.is_none() {
         return Err(DecodeError::at(
             KeyPath::root().key("version"),
             format!(
@@ -168,6 +164,9 @@ pub fn decode(
             "replicas of a MySQL sandbox are not provisioned yet; use engine = \"mariadb\" for a replication topology",
         )));
     }
+    if let Some(t) = target {
+        common.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
+    }
     common.choose_binary(binary)?;
     let engine = MariadbOptions {
         storage_engine: o.storage_engine,
@@ -184,6 +183,9 @@ pub fn decode(
         flavor: row.map(|v| v as &'static dyn Flavor),
     };
     engine.validate().map_err(in_options)?;
+    if engine.target.is_some() {
+        engine.check_external().map_err(in_options)?;
+    }
     Ok(Box::new(MysqlKind { engine }))
 }
 
@@ -223,6 +225,10 @@ impl MysqlKind {
     /// basedir rules: installed, owned, starts) and the row of the version it reports.
     fn resolved(&self) -> Result<MariadbOptions> {
         let mut o = self.engine.clone();
+        if let Some(t) = &o.common.target {
+            o.flavor = Some(target_row(t, o.query_timeout_s)?);
+            return Ok(o);
+        }
         o.common.resolve_binary(&versions::BINARIES)?;
         let found = o
             .common
@@ -244,6 +250,44 @@ impl MysqlKind {
         o.flavor = Some(row);
         Ok(o)
     }
+}
+
+/// The version row of a target's server, from its own `@@version`: a MySQL dbduel runs, not
+/// a MariaDB (whose engine is `mariadb`) nor a version without a row.
+fn target_row(t: &crate::engine::target::Target, timeout_s: u64) -> Result<&'static MysqlVersion> {
+    use crate::engines::mariadb::{conn_opts, crate_conn};
+    use mysql::prelude::Queryable;
+    let cannot = |e: String| {
+        crate::engine::EngineError::new(
+            "connect",
+            format!(
+                "cannot connect to {}: {}",
+                t.display(),
+                e.trim_start_matches("mariadb: ")
+            ),
+        )
+    };
+    let mut c = crate_conn(conn_opts(t, None, timeout_s)).map_err(|e| cannot(e.message))?;
+    let version: Option<String> = c
+        .query_first("SELECT @@version")
+        .map_err(|e| cannot(e.to_string()))?;
+    let version = version.unwrap_or_default();
+    let wrong = |why: String| {
+        crate::engine::EngineError::new("missing", format!("{} is {why}", t.display()))
+    };
+    if version.to_ascii_lowercase().contains("mariadb") {
+        return Err(wrong(format!(
+            "MariaDB {version}, not MySQL: use engine = \"mariadb\" for it"
+        )));
+    }
+    crate::sandbox::binaries::parse_version(&version)
+        .and_then(|v| versions::row(&v))
+        .ok_or_else(|| {
+            wrong(format!(
+                "MySQL {version}, not a version dbduel runs ({}): its schema changes and replication settings are not known",
+                series()
+            ))
+        })
 }
 
 impl crate::engine::EngineKind for MysqlKind {
