@@ -826,6 +826,35 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
         .unwrap();
     assert_eq!(marked, Some(1));
 
+    // The lean wire client speaks the account's mysql_native_password; an account on 8.0's
+    // default, caching_sha2_password, is one it declines (sessions then use the `mysql`
+    // crate), which is why the sandboxes' accounts are native.
+    use dbduel::engines::wire::mysql::{ConnectError, WireSession};
+    admin
+        .query_drop("CREATE USER sha@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'")
+        .unwrap();
+    let wire = |user: &str, pw: &str| {
+        let t = dbduel::engine::target::Target {
+            scheme: "mysql".into(),
+            user: user.into(),
+            host: "127.0.0.1".into(),
+            port,
+            database: None,
+            password: Some(dbduel::engine::target::Secret::new(pw)),
+            restart_command: None,
+            allow_cleartext: false,
+        };
+        WireSession::connect(&t, "dbduel_ext", 30)
+    };
+    assert!(
+        wire("bench", "s3cret-pw").is_ok(),
+        "native: the lean client"
+    );
+    assert!(
+        matches!(wire("sha", "sha-pw"), Err(ConnectError::Unsupported(_))),
+        "caching_sha2_password: declined, so sessions fall back"
+    );
+
     // A database dbduel did not create is refused and left exactly as it was.
     let path = study(
         &format!(
