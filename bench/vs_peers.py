@@ -742,7 +742,11 @@ def main():
         tpcc_part(a, out)
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres", "tpcc": "mariadb"}
-    pairs = [{**p, "server": f"{servers[part]} {(out[part].get('server_version') or '?').split('-')[0]}"}
+    def version(part):
+        m = re.search(r"\d+(\.\d+)+", out[part].get("server_version") or "")
+        return m.group(0) if m else "?"
+
+    pairs = [{**p, "server": f"{servers[part]} {version(part)}"}
              for part in servers for p in out.get(part, {}).get("pairs", [])]
     out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = write_results(a.results, "vs-peers", started, out)
