@@ -52,7 +52,7 @@ FAST_TESTS := study_errors reports repeats e2e_sqlite faults queries_params foot
 test-fast: lint
 	DBDUEL_SKIP_SERVERS=1 $(CARGO) test --locked --lib $(addprefix --test ,$(FAST_TESTS))
 
-# dbduel's client against sysbench and pgbench on the same servers, as ratios from one run;
+# dbduel's client against sysbench (MariaDB, MySQL 8.0), pgbench and go-tpc on the same servers, as ratios from one run;
 # its memory and CPU against mysqlslap and pgbench at 100 and 1,000 clients; the dataset
 # generators' rows/s (bench/README.md). Minutes; BENCH_DURATION_S=3 BENCH_ROUNDS=1 for a
 # smoke run.

@@ -23,8 +23,8 @@ import json
 import os
 
 from vs_peers import (dbduel_run, env_int, git_commit, host_cpu_s, log, must, mysql_counters,
-                      pg_bin, pg_commits, provision, run_client, tool_version, tree_cpu_s,
-                      write_results)
+                      password_env, pg_bin, pg_commits, provision, run_client, secret_file,
+                      tool_version, tree_cpu_s, write_results)
 
 RANGE_QUERIES = [
     "SELECT COUNT(content) FROM user_logs WHERE id > 9950 AND id < 9999",
@@ -32,8 +32,8 @@ RANGE_QUERIES = [
 ]
 
 
-def dbduel_queries(a, label, engine, target, clients, per_client, queries, params="",
-                   options=""):
+def dbduel_queries(a, label, engine, target, password_file, clients, per_client, queries,
+                   params="", options=""):
     """dbduel's `queries` step against a kept sandbox; the run's result with the step's JSON."""
     qs = ", ".join(json.dumps(q) for q in queries)
     return dbduel_run(a.dbduel, a.work, label, f"""[study]
@@ -46,6 +46,7 @@ rows = {a.rows}
 name = "dbduel"
 engine = "{engine}"
 target = "{target}"
+password_file = "{password_file}"
 {options}
 [[step]]
 name = "run"
@@ -90,12 +91,13 @@ kind = "load"
 """)
     port, pid, db = sb["port"], sb["pid"], "dbduel_footprint"
     target = f"mysql://root@127.0.0.1:{port}/{db}"
+    env = password_env(sb)  # the sandbox's password in MYSQL_PWD, for mysqlslap and mariadb
     log(f"mariadb {sb.get('server_version')} on port {port}: user_logs, {a.rows} rows")
 
     def around(fn):
-        c0, s0 = mysql_counters(port)["Com_select"], tree_cpu_s(pid)
+        c0, s0 = mysql_counters(port, env)["Com_select"], tree_cpu_s(pid)
         r = fn()
-        c1, s1 = mysql_counters(port)["Com_select"], tree_cpu_s(pid)
+        c1, s1 = mysql_counters(port, env)["Com_select"], tree_cpu_s(pid)
         return r, c1 - c0, s1 - s0
 
     def peer(clients, label):
@@ -106,12 +108,12 @@ kind = "load"
                 f"--number-of-queries={clients * a.per_client}",
                 "--delimiter=;", f"--query={';'.join(RANGE_QUERIES)}"]
         r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log"),
-                                            peak_rss=True))
+                                            peak_rss=True, env=env))
         must(r, f"mysqlslap ({label})")
         return figures(r, q, s, None)
 
     def ours(clients, label):
-        r, q, s = around(lambda: dbduel_queries(a, label, "mariadb", target, clients,
+        r, q, s = around(lambda: dbduel_queries(a, label, "mariadb", target, secret_file(sb), clients,
                                                 a.per_client, RANGE_QUERIES))
         return figures(r, q, s, r["step"]["details"]["ops_per_s"])
 
@@ -137,16 +139,18 @@ kind = "load"
 """)
     port, pid, db = sb["port"], sb["pid"], "dbduel_pgbench"
     conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "dbduel"]
+    with open(secret_file(sb)) as f:
+        env = {**os.environ, "PGPASSWORD": f.read().strip()}
     must(run_client([pg_bin("pgbench"), "-i", "-q", "-s", str(a.pg_scale), *conn, db],
-                    os.path.join(a.work, "footprint-pgbench-init.log")), "pgbench -i")
+                    os.path.join(a.work, "footprint-pgbench-init.log"), env=env), "pgbench -i")
     accounts = 100_000 * a.pg_scale
     target = f"postgres://dbduel@127.0.0.1:{port}/{db}"
     log(f"postgres {sb.get('server_version')} on port {port}: pgbench -i -s {a.pg_scale}")
 
     def around(fn):
-        c0, s0 = pg_commits(port, db), tree_cpu_s(pid)
+        c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
         r = fn()
-        c1, s1 = pg_commits(port, db), tree_cpu_s(pid)
+        c1, s1 = pg_commits(port, db, env), tree_cpu_s(pid)
         return r, c1 - c0 - 1, s1 - s0  # the last read's own transaction
 
     def peer(clients, label):
@@ -154,13 +158,13 @@ kind = "load"
                 "-j", str(min(clients, os.cpu_count() or 1)), "-t", str(a.per_client),
                 *conn, db]
         r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log"),
-                                            peak_rss=True))
+                                            peak_rss=True, env=env))
         must(r, f"pgbench ({label})")
         return figures(r, q, s, None)
 
     def ours(clients, label):
         r, q, s = around(lambda: dbduel_queries(
-            a, label, "postgres", target, clients, a.per_client,
+            a, label, "postgres", target, secret_file(sb), clients, a.per_client,
             ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"],
             params=f"params = [{{ min = 1, max = {accounts} }}]",
             options="options = { stat_statements = false }"))

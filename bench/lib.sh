@@ -21,10 +21,13 @@ if [ ! -x /usr/bin/time ]; then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
 fi
-# MariaDB and PostgreSQL (pgbench ships with the server): installed only when missing.
+# MariaDB and PostgreSQL (pgbench ships with the server), and the server cache (MySQL 8.0):
+# installed only when missing.
 bash scripts/install-servers >&2
-# go-tpc, the TPC-C peer: built once from the Go module proxy.
-bash scripts/install-go-tpc >&2
+# go-tpc, the TPC-C peer: built once from the Go module proxy, when the tpcc pair runs.
+case " ${BENCH_PARTS:-tpcc} " in
+    *" tpcc "*) bash scripts/install-go-tpc >&2 ;;
+esac
 sysbench --version | grep -q '^sysbench 1\.0' || {
     echo "error: bench/vs-peers compares against sysbench 1.0; found: $(sysbench --version)" >&2
     exit 3
@@ -32,7 +35,7 @@ sysbench --version | grep -q '^sysbench 1\.0' || {
 
 echo "building dbduel (release)" >&2
 cargo build --release --locked -q
-dbduel="$root/target/release/dbduel"
+dbduel="${CARGO_TARGET_DIR:-$root/target}/release/dbduel"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dbduel-bench.XXXXXX")
 # Is PID still the process that started at START (clock ticks after boot), and not a zombie?

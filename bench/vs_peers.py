@@ -2,9 +2,10 @@
 """The runs of bench/vs-peers (start it through that script, which builds dbduel, installs
 the peers and removes every sandbox afterwards).
 
-MariaDB: one sandbox, one sbtest dataset loaded by dbduel; on it sysbench 1.0's
-oltp_point_select and oltp_read_only (A) and dbduel's `oltp` step with the same workload (B),
-alternating A B A B at each thread count, same duration. PostgreSQL: one sandbox, `pgbench -i`,
+MariaDB, and MySQL 8.0 (from the server cache): one sandbox each, one sbtest dataset loaded by
+dbduel; on it sysbench 1.0's oltp_point_select and oltp_read_only (A) and dbduel's `oltp` step
+with the same workload against the sandbox as its target (B), alternating A B A B at each
+thread count, same duration; both log in as the sandbox's root with its secret. PostgreSQL: one sandbox, `pgbench -i`,
 then `pgbench -S -M prepared` (A) and dbduel's `queries` step running pgbench's SELECT with a
 random aid (B), the same way. TPC-C: one MariaDB sandbox holding two copies of the same
 warehouses, one loaded by `go-tpc tpcc prepare`, one by dbduel; go-tpc's `tpcc run` (A) and
@@ -88,7 +89,7 @@ def host_cpu_s():
     return (total - idle) / CLK, total / CLK
 
 
-def run_client(argv, log_path, peak_rss=False):
+def run_client(argv, log_path, peak_rss=False, env=None):
     """Run one client to completion; its exit code, wall time, CPU (user, system) and output,
     and with `peak_rss` its peak resident memory. That is taken by GNU time (`%M`), not from
     our own wait4: a forked child keeps the forking process's peak RSS across exec, so wait4
@@ -99,7 +100,7 @@ def run_client(argv, log_path, peak_rss=False):
     if peak_rss:
         argv = ["/usr/bin/time", "-f", "%M", "-o", rss_path, *argv]
     with open(log_path, "w") as out:
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
         _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
@@ -173,6 +174,7 @@ def provision(dbduel, work, name, study_text):
     for p in found:
         with open(p) as f:
             m = json.load(f)
+        m["dir"] = os.path.dirname(p)
         manifests.append(m)
         if m.get("pid"):
             try:
@@ -185,6 +187,18 @@ def provision(dbduel, work, name, study_text):
     if len(manifests) != 1 or not manifests[0].get("pid"):
         raise SystemExit(f"error: expected one running kept sandbox for {name}, found {found}")
     return manifests[0]
+
+
+def secret_file(sb):
+    """The file holding a kept sandbox's password (its root account's, on every family)."""
+    return os.path.join(sb["dir"], "secret")
+
+
+def password_env(sb):
+    """The environment for a MySQL-protocol client of sandbox `sb`: its password in MYSQL_PWD,
+    which libmariadb (mariadb, sysbench) reads, so it is on no command line."""
+    with open(secret_file(sb)) as f:
+        return {**os.environ, "MYSQL_PWD": f.read().strip()}
 
 
 # ---------------------------------------------------------------- dbduel runs
@@ -208,7 +222,8 @@ def dbduel_run(dbduel, work, label, study_text, peak_rss=False):
     return res
 
 
-def dbduel_study(target, engine, step, options=""):
+def dbduel_study(target, engine, step, options="", password_file=None):
+    password = f'password_file = "{password_file}"' if password_file else ""
     return f"""[study]
 name = "vs-peers"
 description = "bench/vs-peers: dbduel's client against a peer on the same server"
@@ -220,6 +235,7 @@ rows = {ROWS}
 name = "dbduel"
 engine = "{engine}"
 target = "{target}"
+{password}
 {options}
 [[step]]
 name = "run"
@@ -230,14 +246,22 @@ name = "run"
 # ---------------------------------------------------------------- MariaDB: sysbench
 
 
-def mysql_counters(port):
+def mysql_query(port, env, sql):
+    """Rows of `sql` on the sandbox at `port` (root, its password in `env`), tab-separated."""
     out = subprocess.run(
-        ["mariadb", "-h127.0.0.1", f"-P{port}", "-uroot", "-N", "-B", "-e",
-         "SHOW GLOBAL STATUS WHERE Variable_name IN "
-         "('Com_stmt_execute','Com_begin','Com_commit','Com_select','Questions')"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    return {k: int(v) for k, v in (l.split("\t") for l in out.splitlines() if l.strip())}
+        ["mariadb", "-h127.0.0.1", f"-P{port}", "-uroot", "-N", "-B", "-e", sql],
+        capture_output=True, text=True, env=env,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"error: mariadb -e {sql!r} on port {port}: {out.stderr.strip()}")
+    return [l.split("\t") for l in out.stdout.splitlines() if l.strip()]
+
+
+def mysql_counters(port, env):
+    rows = mysql_query(port, env, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                       "('Com_stmt_execute','Com_begin','Com_commit','Com_select','Questions',"
+                       "'Com_rollback')")
+    return {k: int(v) for k, v in rows}
 
 
 def parse_sysbench(text):
@@ -269,10 +293,24 @@ def sysbench_argv(workload, port, db, threads, seconds):
     ]
 
 
-def mariadb_part(a, out):
-    sb = provision(a.dbduel, a.work, "mariadb", f"""[study]
+# The contender each sysbench pair's sandbox is made from: the engine, its version line and
+# its options (InnoDB, a 1 GiB buffer pool, room for every client).
+SYSBENCH_SERVERS = {
+    "mariadb": ("mariadb", ""),
+    # MySQL 8.0.15 from the server cache (scripts/install-servers), as `dbduel sandbox up
+    # mysql --version 8.0` starts it.
+    "mysql": ("mysql", 'version = "8.0"'),
+}
+
+
+def sysbench_part(a, out, part):
+    """sysbench (A) and dbduel's oltp step (B) on one sandbox of `part` (mariadb or mysql)
+    holding one sbtest dataset loaded by dbduel; both log in as the sandbox's root with the
+    password in its secret file (sysbench through MYSQL_PWD, dbduel through password_file)."""
+    engine, version = SYSBENCH_SERVERS[part]
+    sb = provision(a.dbduel, a.work, part, f"""[study]
 name = "oltp"
-description = "bench/vs-peers: one sbtest dataset in one MariaDB sandbox"
+description = "bench/vs-peers: one sbtest dataset in one {part} sandbox"
 [dataset]
 generator = "sbtest"
 tables = {TABLES}
@@ -280,29 +318,40 @@ rows = {ROWS}
 seed = 42
 [[contender]]
 name = "innodb"
-engine = "mariadb"
+engine = "{engine}"
+{version}
 options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_connections = 1000 }} }}
 [[step]]
 name = "load"
 kind = "load"
 """)
     port, pid, db = sb["port"], sb["pid"], "dbduel_oltp"
-    out["mariadb"] = {"server_version": sb.get("server_version"), "port": port,
-                      "tables": TABLES, "rows_per_table": ROWS, "pairs": []}
-    log(f"mariadb {sb.get('server_version')} on port {port}: {TABLES} sbtest tables × {ROWS} rows")
+    env = password_env(sb)
+    # The account both clients log in with: on MySQL 8.0 anything but mysql_native_password
+    # (8.0's default is caching_sha2_password) would send dbduel's sessions from its lean
+    # wire client to the slower `mysql` crate, and this pair would measure that instead.
+    [[plugin]] = mysql_query(port, env, "SELECT plugin FROM mysql.user "
+                             "WHERE User = 'root' AND Host = '127.0.0.1'")
+    if plugin != "mysql_native_password":
+        raise SystemExit(f"error: the {part} sandbox's root@127.0.0.1 authenticates with "
+                         f"{plugin}, which dbduel's lean wire client does not speak")
+    out[part] = {"server_version": sb.get("server_version"), "port": port, "auth_plugin": plugin,
+                 "tables": TABLES, "rows_per_table": ROWS, "pairs": []}
+    log(f"{part} {sb.get('server_version')} on port {port}: {TABLES} sbtest tables × {ROWS} rows; "
+        f"root@127.0.0.1 authenticates with {plugin}")
     target = f"mysql://root@127.0.0.1:{port}/{db}"
     if a.warmup > 0:
         log(f"warm-up: sysbench oltp_read_only, {a.warmup} s (not measured)")
         must(run_client(sysbench_argv("read_only", port, db, 8, a.warmup),
-                        os.path.join(a.work, "warmup-mariadb.log")), "warm-up")
+                        os.path.join(a.work, f"warmup-{part}.log"), env=env), "warm-up")
 
     def peer(workload, threads, label):
-        c0, s0 = mysql_counters(port), tree_cpu_s(pid)
+        c0, s0 = mysql_counters(port, env), tree_cpu_s(pid)
         r = run_client(sysbench_argv(workload, port, db, threads, a.duration),
-                       os.path.join(a.work, f"{label}.log"))
+                       os.path.join(a.work, f"{label}.log"), env=env)
         must(r, f"sysbench ({label})")
         time.sleep(0.3)
-        s1, c1 = tree_cpu_s(pid), mysql_counters(port)
+        s1, c1 = tree_cpu_s(pid), mysql_counters(port, env)
         f = parse_sysbench(r["output"])
         return measured(r, f["qps"], f["queries"], f["errors"], f["p95_ms"] * 1000,
                         s1 - s0, server_queries(c0, c1), f)
@@ -314,10 +363,11 @@ threads = {threads}
 duration_s = {a.duration}
 final_fraction = 1.0
 distribution = "special\""""
-        c0, s0 = mysql_counters(port), tree_cpu_s(pid)
-        r = dbduel_run(a.dbduel, a.work, label, dbduel_study(target, "mariadb", step))
+        c0, s0 = mysql_counters(port, env), tree_cpu_s(pid)
+        r = dbduel_run(a.dbduel, a.work, label,
+                       dbduel_study(target, engine, step, password_file=secret_file(sb)))
         time.sleep(0.3)
-        s1, c1 = tree_cpu_s(pid), mysql_counters(port)
+        s1, c1 = tree_cpu_s(pid), mysql_counters(port, env)
         lv = r["step"]["details"]["levels"][0]
         queries = round(lv["qps"] * lv["measured_s"])
         return measured(r, lv["qps"], queries, lv["errors"], (lv["latency_us"] or {}).get("p95"),
@@ -326,8 +376,8 @@ distribution = "special\""""
 
     for workload in ("point_select", "read_only"):
         for threads in a.threads:
-            out["mariadb"]["pairs"].append(
-                pair("mariadb", workload, "sysbench", threads, a.rounds, peer, ours))
+            out[part]["pairs"].append(
+                pair(part, workload, "sysbench", threads, a.rounds, peer, ours))
 
 
 def server_queries(c0, c1):
@@ -346,11 +396,11 @@ def pg_bin(name):
     return found[-1] if found else name
 
 
-def pg_commits(port, db):
+def pg_commits(port, db, env):
     out = subprocess.run(
         [pg_bin("psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "dbduel", "-d", db, "-At",
          "-c", "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=env,
     ).stdout
     return int(out.strip())
 
@@ -385,9 +435,11 @@ kind = "load"
 """)
     port, pid, db = sb["port"], sb["pid"], "dbduel_pgbench"
     conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "dbduel"]
+    with open(secret_file(sb)) as f:
+        env = {**os.environ, "PGPASSWORD": f.read().strip()}
     log(f"postgres {sb.get('server_version')} on port {port}: pgbench -i -s {a.pg_scale}")
     must(run_client([pg_bin("pgbench"), "-i", "-q", "-s", str(a.pg_scale), *conn, db],
-                    os.path.join(a.work, "pgbench-init.log")), "pgbench -i")
+                    os.path.join(a.work, "pgbench-init.log"), env=env), "pgbench -i")
     accounts = 100_000 * a.pg_scale
     out["postgres"] = {"server_version": sb.get("server_version"), "port": port,
                        "scale": a.pg_scale, "accounts": accounts, "pairs": []}
@@ -399,15 +451,16 @@ kind = "load"
 
     if a.warmup > 0:
         log(f"warm-up: pgbench -S, {a.warmup} s (not measured)")
-        must(run_client(pgbench_argv(8, a.warmup), os.path.join(a.work, "warmup-postgres.log")),
-             "warm-up")
+        must(run_client(pgbench_argv(8, a.warmup), os.path.join(a.work, "warmup-postgres.log"),
+                        env=env), "warm-up")
 
     def peer(_workload, threads, label):
-        c0, s0 = pg_commits(port, db), tree_cpu_s(pid)
-        r = run_client(pgbench_argv(threads, a.duration), os.path.join(a.work, f"{label}.log"))
+        c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
+        r = run_client(pgbench_argv(threads, a.duration), os.path.join(a.work, f"{label}.log"),
+                       env=env)
         must(r, f"pgbench ({label})")
         time.sleep(0.5)
-        s1, c1 = tree_cpu_s(pid), pg_commits(port, db)
+        s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
         f = parse_pgbench(r["output"])
         return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0, c1 - c0 - 1, f)
 
@@ -417,11 +470,12 @@ clients = {threads}
 duration_s = {a.duration}
 queries = ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"]
 params = [{{ min = 1, max = {accounts} }}]"""
-        c0, s0 = pg_commits(port, db), tree_cpu_s(pid)
+        c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
         r = dbduel_run(a.dbduel, a.work, label,
-                       dbduel_study(target, "postgres", step, "options = { stat_statements = false }"))
+                       dbduel_study(target, "postgres", step, "options = { stat_statements = false }",
+                                    password_file=secret_file(sb)))
         time.sleep(0.5)
-        s1, c1 = tree_cpu_s(pid), pg_commits(port, db)
+        s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
         d = r["step"]["details"]
         errors = sum(e["count"] for e in d["errors"])
         return measured(r, d["ops_per_s"], d["ops"], errors, (d["latency_us"] or {}).get("p95"),
@@ -488,7 +542,10 @@ kind = "load"
         load = json.load(f)["summary"]["elapsed_s"]
     with open(manifest) as f:
         generate = json.load(f)["dataset"]["generate_s"]
-    conn = ["-H", "127.0.0.1", "-P", str(port), "-U", "root", "-D", "gotpc"]
+    env = password_env(sb)
+    # go-tpc reads no password variable: it gets the throwaway sandbox's on its command line.
+    conn = ["-H", "127.0.0.1", "-P", str(port), "-U", "root", "-p", env["MYSQL_PWD"],
+            "-D", "gotpc"]
     log(f"tpcc: mariadb {sb.get('server_version')} on port {port}: {w} warehouses; "
         f"dbduel generated them in {generate:.1f} s and loaded them in {load:.1f} s")
     prep = run_client([gotpc, "tpcc", "prepare", *conn, "--warehouses", str(w),
@@ -507,7 +564,7 @@ kind = "load"
     target = f"mysql://root@127.0.0.1:{port}/{db}"
 
     def commits():
-        c = mysql_counters(port)
+        c = mysql_counters(port, env)
         return c.get("Com_commit", 0) + c.get("Com_rollback", 0)
 
     def peer(_workload, threads, label):
@@ -525,7 +582,7 @@ kind = "load"
 threads = {threads}
 duration_s = {a.duration}
 final_fraction = 1.0"""
-        study = dbduel_study(target, "mariadb", step).replace(
+        study = dbduel_study(target, "mariadb", step, password_file=secret_file(sb)).replace(
             'generator = "sbtest"', f'generator = "tpcc"\nwarehouses = {w}\nseed = 42'
         ).replace(f"tables = {TABLES}\nrows = {ROWS}\n", "")
         c0, s0 = commits(), tree_cpu_s(pid)
@@ -613,7 +670,7 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
 
 def print_table(pairs):
     # tpcc rows: the rate is tpmC, and CPU is per transaction
-    head = (f"{'workload':<26} {'threads':>7} {'peer QPS':>10} {'dbduel QPS':>11} {'ratio':>6}"
+    head = (f"{'server':<16} {'workload':<26} {'threads':>7} {'peer QPS':>10} {'dbduel QPS':>11} {'ratio':>6}"
             f" {'rounds':>12} {'peer CPU µs/q':>14} {'dbduel CPU µs/q':>16}"
             f" {'server µs/q peer/dbduel':>24}")
     print(head)
@@ -623,7 +680,7 @@ def print_table(pairs):
         name = f"{p['workload']} vs {p['peer']}"
         srv = f"{a['server_cpu_us_per_query']:.2f} / {b['server_cpu_us_per_query']:.2f}"
         spread = f"{min(p['round_ratios']):.2f}–{max(p['round_ratios']):.2f}"
-        print(f"{name:<26} {p['threads']:>7} {a['qps']:>10,.0f} {b['qps']:>11,.0f} {p['ratio']:>6.3f}"
+        print(f"{p['server']:<16} {name:<26} {p['threads']:>7} {a['qps']:>10,.0f} {b['qps']:>11,.0f} {p['ratio']:>6.3f}"
               f" {spread:>12} {a['client_cpu_us_per_query']:>14.2f}"
               f" {b['client_cpu_us_per_query']:>16.2f} {srv:>24}")
     print()
@@ -649,7 +706,7 @@ def main():
     a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
     a.tpcc_threads = [int(t) for t in os.environ.get("BENCH_TPCC_THREADS", "8").split()]
     a.tpcc_warehouses = env_int("BENCH_TPCC_WAREHOUSES", 2)
-    parts = os.environ.get("BENCH_PARTS", "mariadb postgres tpcc").split()
+    parts = os.environ.get("BENCH_PARTS", "mariadb mysql postgres tpcc").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
     with open("/proc/cpuinfo") as f:
@@ -676,12 +733,21 @@ def main():
         log(f"warning: the machine was {out['machine_busy_before']:.0%} busy before the bench "
             "started; other work disturbs these figures")
     if "mariadb" in parts:
-        mariadb_part(a, out)
+        sysbench_part(a, out, "mariadb")
+    if "mysql" in parts:
+        sysbench_part(a, out, "mysql")
     if "postgres" in parts:
         postgres_part(a, out)
     if "tpcc" in parts:
         tpcc_part(a, out)
-    pairs = [p for part in ("mariadb", "postgres", "tpcc") for p in out.get(part, {}).get("pairs", [])]
+    # Each row names its server: the family and the version the sandbox reported.
+    servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres", "tpcc": "mariadb"}
+    def version(part):
+        m = re.search(r"\d+(\.\d+)+", out[part].get("server_version") or "")
+        return m.group(0) if m else "?"
+
+    pairs = [{**p, "server": f"{servers[part]} {version(part)}"}
+             for part in servers for p in out.get(part, {}).get("pairs", [])]
     out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = write_results(a.results, "vs-peers", started, out)
     print()

@@ -811,3 +811,315 @@ fn the_studies_run_their_own_mysql_contenders() {
     let leftover = common::processes_mentioning(out.to_str().unwrap());
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// `dbduel sandbox up`'s target and password file from its standard output.
+fn sandbox_up_target(stdout: &str) -> (u16, PathBuf) {
+    let (target, file) = stdout
+        .trim()
+        .strip_prefix("target = \"")
+        .and_then(|t| t.split_once("\"\npassword_file = \""))
+        .and_then(|(t, f)| Some((t, f.strip_suffix('"')?)))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let port = target
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{target}"));
+    (port, PathBuf::from(file))
+}
+
+/// `dbduel sandbox up mysql --version 5.7` starts MySQL 5.7 (not the newest installed, 8.0,
+/// which `mysql` alone starts), whose root account takes the sandbox's password file over
+/// `mysql_native_password`; `sandbox down` removes it.
+#[test]
+fn sandbox_up_starts_the_version_asked_for() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("res");
+    let out_s = out.to_str().unwrap();
+    for (name, version, expect) in [("m57", Some("5.7"), "5.7."), ("newest", None, "8.0.")] {
+        let mut args = vec!["sandbox", "up", "mysql", "--name", name, "--out", out_s];
+        if let Some(v) = version {
+            args.extend(["--version", v]);
+        }
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        assert!(stderr.contains(&format!("mysql {expect}")), "{stderr}");
+        let (port, file) = sandbox_up_target(&stdout);
+        let password = std::fs::read_to_string(&file).expect("the password file");
+        let opts = mysql::OptsBuilder::new()
+            .ip_or_hostname(Some("127.0.0.1"))
+            .tcp_port(port)
+            .user(Some("root"))
+            .pass(Some(password.trim().to_string()))
+            .prefer_socket(false);
+        let mut c = mysql::Conn::new(opts).expect("root with the password file");
+        let (v, plugin): (String, String) = c
+            .query_first(
+                "SELECT @@version, plugin FROM mysql.user \
+                 WHERE User = 'root' AND Host = '127.0.0.1'",
+            )
+            .unwrap()
+            .unwrap();
+        assert!(v.starts_with(expect), "{name}: {v}");
+        assert_eq!(plugin, "mysql_native_password", "{name}");
+    }
+    let (code, down, stderr) = run(&["sandbox", "down", "--all", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(down.contains("removed mysql m57"), "{down}");
+    assert!(sandbox::find(&out).is_empty());
+    let leftover = common::processes_mentioning(out_s);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+/// Needs no server: `sandbox up` of a version not installed (or not one dbduel runs) fails
+/// before it makes anything (exit 3), naming what is installed and the install script, for
+/// every family; a version that is not one (`abc`) is bad input (exit 2).
+#[test]
+fn sandbox_up_of_an_unknown_version_lists_the_installed_ones() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("res");
+    let out_s = out.to_str().unwrap();
+    for (family, title, version) in [
+        ("mysql", "MySQL", "9.9"),
+        ("mariadb", "MariaDB", "10.2"),
+        ("postgres", "PostgreSQL", "9"),
+    ] {
+        let (code, stdout, stderr) = run(&[
+            "sandbox",
+            "up",
+            family,
+            "--version",
+            version,
+            "--out",
+            out_s,
+        ]);
+        assert_eq!(code, 3, "{family}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{title} {version} is not installed here; installed: "
+            )),
+            "{stderr}"
+        );
+        assert!(stderr.contains("scripts/install-servers"), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+    }
+    let (code, _, stderr) = run(&["sandbox", "up", "mysql", "--version", "abc", "--out", out_s]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("must be a server version"), "{stderr}");
+    assert!(!out.exists(), "nothing made");
+}
+
+/// A basedir whose `mysqld` cannot start — a copy of 8.0's without the libssl it ships beside
+/// it — fails before anything runs (exit 3, no run directory) with the loader's own words.
+#[test]
+fn a_basedir_whose_server_cannot_load_its_libraries_fails_before_anything_runs() {
+    if !have_mysql() {
+        return;
+    }
+    let cached = versions::row("8.0")
+        .and_then(server_dir)
+        .expect("8.0 installed");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let basedir = tmp.path().join("mysql-8.0-no-libs");
+    std::fs::create_dir_all(basedir.join("bin")).expect("mkdir");
+    std::fs::copy(
+        cached.join("bin").join("mysqld"),
+        basedir.join("bin").join("mysqld"),
+    )
+    .expect("copy mysqld");
+    let choice = format!("basedir = {:?}", basedir.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("cannot start")
+            && stderr.contains("error while loading shared libraries: libssl.so.1.0.0"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran: {stdout}");
+}
+
+/// A basedir whose `mysqld` exits with a loader's message (a script standing in for a binary
+/// whose library is missing) fails the same way, with those words.
+#[test]
+fn a_basedir_whose_server_exits_with_a_loader_message_fails_before_anything_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let basedir = tmp.path().join("mysql-broken");
+    std::fs::create_dir_all(basedir.join("bin")).expect("mkdir");
+    let mysqld = basedir.join("bin").join("mysqld");
+    std::fs::write(
+        &mysqld,
+        "#!/bin/sh\necho \"$0: error while loading shared libraries: libaio.so.1: \
+         cannot open shared object file: No such file or directory\" >&2\nexit 127\n",
+    )
+    .expect("write mysqld");
+    std::fs::set_permissions(&mysqld, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let choice = format!("basedir = {:?}", basedir.display().to_string());
+    let study = tiny_study(tmp.path(), &choice, "SELECT 1");
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("libaio.so.1: cannot open shared object file"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran: {stdout}");
+}
+
+/// Someone else's MySQL 8.0 (a sandbox this test starts, with a password account and a
+/// database of its owner's) is attached as a MariaDB target is: `engine = "mysql"` with its
+/// `target` runs the steps it can (the cold count, which needs a restart, is skipped), the
+/// version is read from the server into the heading, the password is in no result file, a
+/// database dbduel did not create is refused and left as it was, and a target takes neither
+/// a `version` nor the options of a private server.
+#[test]
+fn an_external_mysql_target_is_used_but_never_harmed() {
+    if !have_mysql() {
+        return;
+    }
+    let v = versions::row("8.0").expect("8.0");
+    let root = tempfile::tempdir().expect("tmp");
+    let base = MariadbRecipe {
+        settings: [("innodb_buffer_pool_size".to_string(), "32M".to_string())].into(),
+        server_dir: server_dir(v),
+        ..MariadbRecipe::default()
+    };
+    let mut theirs = Sandbox::create(
+        Box::new(MysqlRecipe::new(v, &base)),
+        "theirs",
+        &root.path().join("theirs"),
+    )
+    .expect("create");
+    theirs.start().expect("start");
+    let port = theirs.layout.port;
+    let mut admin = common::mysql_conn(port, None);
+    for sql in [
+        "CREATE USER bench@'127.0.0.1' IDENTIFIED WITH mysql_native_password BY 's3cret-pw'",
+        "GRANT ALL ON *.* TO bench@'127.0.0.1'",
+        "CREATE DATABASE precious",
+        "CREATE TABLE precious.user_logs (id INT PRIMARY KEY)",
+        "INSERT INTO precious.user_logs VALUES (1), (2), (3)",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
+    let out = root.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let study = |target_line: &str, engine_line: &str| {
+        let p = root.path().join("target.toml");
+        let text = common::fill(
+            include_str!("studies/mariadb_external_target.toml"),
+            &[("target_line", target_line), ("engine_line", engine_line)],
+        )
+        .replace("engine = \"mariadb\"", "engine = \"mysql\"");
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let path = study(
+        &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        "storage_engine = \"innodb\"",
+    );
+    let o = common::bin()
+        .args(["run", path.to_str().unwrap(), "--out", out_s])
+        .env("DBDUEL_TEST_PW", "s3cret-pw")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("theirs: mysql 8.0.15"), "{stdout}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "theirs", "load")["rows"], 2000);
+    assert_eq!(step(&summary, "theirs", "queries")["status"], "ok");
+    let cold = step(&summary, "theirs", "count-cold");
+    assert_eq!(cold["status"], "skipped", "{cold:#}");
+    for f in dbduel::oscache::files_under(&dir) {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).to_string();
+        assert!(!text.contains("s3cret-pw"), "password in {}", f.display());
+    }
+    let marked: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM dbduel_ext.dbduel_marker")
+        .unwrap();
+    assert_eq!(marked, Some(1));
+
+    // The lean wire client speaks the account's mysql_native_password; an account on 8.0's
+    // default, caching_sha2_password, is one it declines (sessions then use the `mysql`
+    // crate), which is why the sandboxes' accounts are native.
+    use dbduel::engines::wire::mysql::{ConnectError, WireSession};
+    admin
+        .query_drop("CREATE USER sha@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'")
+        .unwrap();
+    let wire = |user: &str, pw: &str| {
+        let t = dbduel::engine::target::Target {
+            scheme: "mysql".into(),
+            user: user.into(),
+            host: "127.0.0.1".into(),
+            port,
+            database: None,
+            password: Some(dbduel::engine::target::Secret::new(pw)),
+            restart_command: None,
+            allow_cleartext: false,
+        };
+        WireSession::connect(&t, "dbduel_ext", 30)
+    };
+    assert!(
+        wire("bench", "s3cret-pw").is_ok(),
+        "native: the lean client"
+    );
+    assert!(
+        matches!(wire("sha", "sha-pw"), Err(ConnectError::Unsupported(_))),
+        "caching_sha2_password: declined, so sessions fall back"
+    );
+
+    // A database dbduel did not create is refused and left exactly as it was.
+    let path = study(
+        &format!(
+            "target = \"{}\"",
+            common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}/precious"), port)
+        ),
+        "storage_engine = \"innodb\"",
+    );
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("was not created by dbduel"), "{stderr}");
+    let n: Option<i64> = admin
+        .query_first("SELECT COUNT(*) FROM precious.user_logs")
+        .unwrap();
+    assert_eq!(n, Some(3));
+
+    // A target runs its own server: no version, no private server's options (exit 2).
+    let target = format!("target = \"mysql://root@127.0.0.1:{port}\"");
+    let path = study(&format!("{target}\nversion = \"8.0\""), "");
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("with a target the server runs its own"),
+        "{stderr}"
+    );
+    let path = study(&target, "buffer_pool_mb = 64");
+    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("buffer_pool_mb configures a private server"),
+        "{stderr}"
+    );
+    drop(admin);
+    theirs.destroy().expect("destroy");
+    let leftover = common::processes_mentioning(out_s);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

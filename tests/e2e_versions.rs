@@ -169,3 +169,51 @@ fn a_version_change_shows_in_compare() {
         "{text}"
     );
 }
+
+/// `dbduel sandbox up mariadb --version 11.4` and `postgres --version 17` start the server
+/// cache's versions (not the system's), each reachable with its password file; `sandbox
+/// down` removes them and nothing is left running.
+#[test]
+fn sandbox_up_starts_the_cached_versions() {
+    if !have_both() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("res");
+    let out_s = out.to_str().unwrap();
+    for (family, version, says) in [
+        ("mariadb", "11.4", "mariadb 11.4.5"),
+        ("postgres", "17", "postgres PostgreSQL 17.5"),
+    ] {
+        let (code, stdout, stderr) = run(&[
+            "sandbox",
+            "up",
+            family,
+            "--version",
+            version,
+            "--name",
+            family,
+            "--out",
+            out_s,
+        ]);
+        assert_eq!(code, 0, "{family}: {stdout}\n{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(stdout.contains("password_file = \""), "{stdout}");
+    }
+    let found = sandbox::find(&out);
+    assert_eq!(found.len(), 2);
+    for f in &found {
+        assert!(f.running, "{}", f.path.display());
+        let v = f.manifest.server_version.clone().unwrap_or_default();
+        assert!(v.starts_with("11.4.5") || v.contains("17.5"), "{v}");
+    }
+    let (code, down, stderr) = run(&["sandbox", "down", "--all", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        down.contains("removed mariadb") && down.contains("removed postgres"),
+        "{down}"
+    );
+    assert!(sandbox::find(&out).is_empty());
+    let leftover = common::processes_mentioning(out_s);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

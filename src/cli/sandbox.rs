@@ -16,9 +16,14 @@ pub enum SandboxAction {
     /// target); prints its target and the file holding its password (never the password
     /// itself). `dbduel sandbox down` stops and removes it.
     Up {
-        /// mariadb, mysql (the newest version in the server cache) or postgres.
+        /// mariadb, mysql or postgres.
         #[arg(value_parser = family_parser())]
         engine: &'static SandboxFamily,
+        /// The server version, as a contender's `version` (`10.11`, `11.4`; `5.6`, `5.7`,
+        /// `8.0`; `15`, `17`; `dbduel sandbox versions` lists them). Absent: the system's
+        /// server, or for mysql (which has none) the newest version installed.
+        #[arg(long)]
+        version: Option<String>,
         /// The sandbox's name (its directory under OUT/sandboxes/).
         #[arg(long, default_value = "target")]
         name: String,
@@ -57,7 +62,12 @@ fn family_parser() -> impl TypedValueParser<Value = &'static SandboxFamily> {
 /// Run a `sandbox` action.
 pub(super) fn exec(action: SandboxAction) -> Result<i32, Failure> {
     match action {
-        SandboxAction::Up { engine, name, out } => up(engine, &name, &out).map(|()| exit::OK),
+        SandboxAction::Up {
+            engine,
+            version,
+            name,
+            out,
+        } => up(engine, version, &name, &out).map(|()| exit::OK),
         SandboxAction::Status { out } => {
             status(&out);
             Ok(exit::OK)
@@ -95,9 +105,22 @@ fn versions() {
     }
 }
 
-/// Start a server of `family` in OUT/sandboxes/NAME, leave it running and print its target.
-fn up(family: &SandboxFamily, name: &str, out: &Path) -> Result<(), Failure> {
+/// Start a server of `family` (of `version`) in OUT/sandboxes/NAME, leave it running and
+/// print its target.
+fn up(
+    family: &SandboxFamily,
+    version: Option<String>,
+    name: &str,
+    out: &Path,
+) -> Result<(), Failure> {
     let engine = family.name;
+    let choice = crate::engines::versions::BinaryChoice {
+        version,
+        basedir: None,
+    };
+    choice
+        .validate()
+        .map_err(|e| Failure::bad_input(format!("--{}", e.message)))?;
     let dir = out.join("sandboxes").join(name);
     if dir.exists() {
         return Err(Failure::bad_input(format!(
@@ -106,14 +129,24 @@ fn up(family: &SandboxFamily, name: &str, out: &Path) -> Result<(), Failure> {
             out.display()
         )));
     }
-    let started = sandbox::Sandbox::create((family.recipe)(), name, &dir).and_then(|mut sb| {
+    // Before the directory is made: a version not installed leaves nothing behind.
+    let recipe = (family.recipe)(&choice).map_err(|e| {
+        let code = if e.kind == "missing" {
+            exit::PREREQUISITE
+        } else {
+            exit::FAILED
+        };
+        Failure::new(code, format!("{engine} sandbox `{name}`: {}", e.message))
+    })?;
+    let started = sandbox::Sandbox::create(recipe, name, &dir).and_then(|mut sb| {
         sb.start()?;
         let port = sb.layout.port;
         let secret = sandbox::secret::path(&sb.layout.dir);
+        let version = sb.manifest.server_version.clone();
         sb.finish(true)?;
-        Ok((port, secret))
+        Ok((port, secret, version))
     });
-    let (port, secret) = started.map_err(|e| {
+    let (port, secret, version) = started.map_err(|e| {
         let code = match e {
             sandbox::SandboxError::Missing { .. } => exit::PREREQUISITE,
             _ => exit::FAILED,
@@ -125,7 +158,8 @@ fn up(family: &SandboxFamily, name: &str, out: &Path) -> Result<(), Failure> {
     outln!("target = \"{}\"", (family.target)(port));
     outln!("password_file = \"{}\"", secret.display());
     crate::errln!(
-        "{engine} running in {}; stop and remove it with `dbduel sandbox down --out {}`",
+        "{engine} {}running in {}; stop and remove it with `dbduel sandbox down --out {}`",
+        version.map(|v| format!("{v} ")).unwrap_or_default(),
         dir.display(),
         out.display()
     );

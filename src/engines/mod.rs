@@ -79,11 +79,17 @@ pub fn keeps_rows(engine: &str) -> bool {
 }
 
 /// A server family `dbduel sandbox up` can start on its own: its name on the command line,
-/// its recipe with default settings, and the `target` a study names to reach it on a port.
+/// its recipe with default settings for a version (resolved on this machine as a contender's
+/// `version` is: an unknown or missing one is a `missing` error, exit 3), and the `target` a
+/// study names to reach it on a port.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxFamily {
     pub name: &'static str,
-    pub recipe: fn() -> Box<dyn crate::sandbox::Recipe>,
+    pub recipe:
+        fn(
+            &versions::BinaryChoice,
+        )
+            -> std::result::Result<Box<dyn crate::sandbox::Recipe>, crate::engine::EngineError>,
     pub target: fn(port: u16) -> String,
 }
 

@@ -125,7 +125,13 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "mariadb",
-        recipe: || Box::new(recipe::MariadbRecipe::default()),
+        recipe: |choice| {
+            let b = versions::BINARIES.resolve(choice)?;
+            Ok(Box::new(recipe::MariadbRecipe {
+                server_dir: b.dir,
+                ..recipe::MariadbRecipe::default()
+            }))
+        },
         target: |port| format!("mysql://root@127.0.0.1:{port}"),
     }),
 };

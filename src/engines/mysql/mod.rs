@@ -4,7 +4,9 @@
 //! checked by the shared [`crate::engines::versions`] like every family's server. It speaks the protocol MariaDB speaks, so it is the MariaDB engine with a
 //! [`Flavor`]: the same sessions (the lean wire client), loads, footprints, counters and
 //! database claim; what differs — the recipe, the schema-change algorithms, the storage
-//! engines, replication's variables — is the version's row in [`versions`].
+//! engines, replication's variables — is the version's row in [`versions`]. With a `target`
+//! it attaches to a MySQL server someone else runs, as a MariaDB target does, the row chosen
+//! by the version the server reports.
 
 pub mod recipe;
 pub mod versions;
@@ -57,7 +59,7 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: false,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "mysql",
-        recipe: newest_installed,
+        recipe: sandbox_recipe,
         target: |port| format!("mysql://root@127.0.0.1:{port}"),
     }),
 };
@@ -84,23 +86,46 @@ impl Flavor for MysqlVersion {
     }
 }
 
-/// `dbduel sandbox up mysql`: the newest version installed (else the newest dbduel runs,
-/// whose recipe then says it is missing).
-fn newest_installed() -> Box<dyn crate::sandbox::Recipe> {
-    let newest = versions::VERSIONS.iter().rev().find_map(|v| {
-        let choice = BinaryChoice {
-            version: Some(v.version.into()),
-            basedir: None,
-        };
-        let dir = versions::BINARIES.resolve(&choice).ok()?.dir;
-        Some((v, dir))
-    });
-    let (v, dir) = newest.unwrap_or((&versions::VERSIONS[versions::VERSIONS.len() - 1], None));
+/// `dbduel sandbox up mysql`: the version asked for (`--version`), else the newest one
+/// installed; resolved as a contender's (installed, owned, starts, a version dbduel runs).
+fn sandbox_recipe(choice: &BinaryChoice) -> Result<Box<dyn crate::sandbox::Recipe>> {
+    let choice = if choice.is_system() {
+        newest_installed()
+    } else {
+        choice.clone()
+    };
+    let b = versions::BINARIES.resolve(&choice)?;
+    let row = versions::row(&b.version).ok_or_else(|| {
+        crate::engine::EngineError::new(
+            "missing",
+            format!(
+                "{} is MySQL {}, not a version dbduel runs ({})",
+                b.origin,
+                b.version,
+                series()
+            ),
+        )
+    })?;
     let base = MariadbRecipe {
-        server_dir: dir,
+        server_dir: b.dir,
         ..MariadbRecipe::default()
     };
-    Box::new(MysqlRecipe::new(v, &base))
+    Ok(Box::new(MysqlRecipe::new(row, &base)))
+}
+
+/// The newest version installed, else the newest dbduel runs (whose resolution then says
+/// what is installed and how to install the rest).
+fn newest_installed() -> BinaryChoice {
+    let choice = |v: &MysqlVersion| BinaryChoice {
+        version: Some(v.version.into()),
+        basedir: None,
+    };
+    versions::VERSIONS
+        .iter()
+        .rev()
+        .map(choice)
+        .find(|c| versions::BINARIES.resolve(c).is_ok())
+        .unwrap_or_else(|| choice(&versions::VERSIONS[versions::VERSIONS.len() - 1]))
 }
 
 /// A MySQL contender: the engine's options, with the version's row once it is known (from
@@ -117,13 +142,7 @@ pub fn decode(
     target: Option<&crate::engine::target::TargetSpec<'_>>,
     binary: &BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
-    if target.is_some() {
-        return Err(DecodeError::at(
-            KeyPath::root().key("target"),
-            "engine = \"mysql\" runs a private MySQL sandbox; to measure a MySQL server you run, use engine = \"mariadb\" with its target (the protocol is the same)",
-        ));
-    }
-    if binary.is_system() {
+    if binary.is_system() && target.is_none() {
         return Err(DecodeError::at(
             KeyPath::root().key("version"),
             format!(
@@ -145,6 +164,9 @@ pub fn decode(
             "replicas of a MySQL sandbox are not provisioned yet; use engine = \"mariadb\" for a replication topology",
         )));
     }
+    if let Some(t) = target {
+        common.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
+    }
     common.choose_binary(binary)?;
     let engine = MariadbOptions {
         storage_engine: o.storage_engine,
@@ -161,6 +183,9 @@ pub fn decode(
         flavor: row.map(|v| v as &'static dyn Flavor),
     };
     engine.validate().map_err(in_options)?;
+    if engine.target.is_some() {
+        engine.check_external().map_err(in_options)?;
+    }
     Ok(Box::new(MysqlKind { engine }))
 }
 
@@ -200,6 +225,10 @@ impl MysqlKind {
     /// basedir rules: installed, owned, starts) and the row of the version it reports.
     fn resolved(&self) -> Result<MariadbOptions> {
         let mut o = self.engine.clone();
+        if let Some(t) = &o.common.target {
+            o.flavor = Some(target_row(t, o.query_timeout_s)?);
+            return Ok(o);
+        }
         o.common.resolve_binary(&versions::BINARIES)?;
         let found = o
             .common
@@ -221,6 +250,44 @@ impl MysqlKind {
         o.flavor = Some(row);
         Ok(o)
     }
+}
+
+/// The version row of a target's server, from its own `@@version`: a MySQL dbduel runs, not
+/// a MariaDB (whose engine is `mariadb`) nor a version without a row.
+fn target_row(t: &crate::engine::target::Target, timeout_s: u64) -> Result<&'static MysqlVersion> {
+    use crate::engines::mariadb::{conn_opts, crate_conn};
+    use mysql::prelude::Queryable;
+    let cannot = |e: String| {
+        crate::engine::EngineError::new(
+            "connect",
+            format!(
+                "cannot connect to {}: {}",
+                t.display(),
+                e.trim_start_matches("mariadb: ")
+            ),
+        )
+    };
+    let mut c = crate_conn(conn_opts(t, None, timeout_s)).map_err(|e| cannot(e.message))?;
+    let version: Option<String> = c
+        .query_first("SELECT @@version")
+        .map_err(|e| cannot(e.to_string()))?;
+    let version = version.unwrap_or_default();
+    let wrong = |why: String| {
+        crate::engine::EngineError::new("missing", format!("{} is {why}", t.display()))
+    };
+    if version.to_ascii_lowercase().contains("mariadb") {
+        return Err(wrong(format!(
+            "MariaDB {version}, not MySQL: use engine = \"mariadb\" for it"
+        )));
+    }
+    crate::sandbox::binaries::parse_version(&version)
+        .and_then(|v| versions::row(&v))
+        .ok_or_else(|| {
+            wrong(format!(
+                "MySQL {version}, not a version dbduel runs ({}): its schema changes and replication settings are not known",
+                series()
+            ))
+        })
 }
 
 impl crate::engine::EngineKind for MysqlKind {

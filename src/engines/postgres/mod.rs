@@ -108,7 +108,13 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "postgres",
-        recipe: || Box::new(recipe::PostgresRecipe::default()),
+        recipe: |choice| {
+            let b = versions::BINARIES.resolve(choice)?;
+            Ok(Box::new(recipe::PostgresRecipe {
+                server_dir: b.dir,
+                ..recipe::PostgresRecipe::default()
+            }))
+        },
         target: |port| format!("postgres://{}@127.0.0.1:{port}", recipe::SUPERUSER),
     }),
 };
