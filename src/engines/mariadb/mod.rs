@@ -373,7 +373,7 @@ impl MariadbOptions {
                 return Err(DecodeError::at(
                     KeyPath::root().key("replicas").index(i).key("engine"),
                     format!(
-                        "MySQL {} has no storage_engine = {:?} (the contender's); its replicas use one of: {}",
+                        "MySQL {} has no storage_engine = {:?} (the contender's, which its replicas share); use one of: {}",
                         v.version,
                         self.storage_engine,
                         v.storage_engines.join(", ")
@@ -1166,6 +1166,8 @@ impl Engine for MariadbEngine {
             use crate::engine::replication::Replicated;
             for i in 0..t.replica_count() {
                 let f = t.replica_facts(i)?;
+                // Which server each replica runs (a MySQL replica beside MariaDB's).
+                settings.insert(format!("replica.{}.version", f.name), f.version);
                 for (k, v) in f.settings {
                     settings.insert(format!("replica.{}.{}", f.name, k.to_ascii_lowercase()), v);
                 }
