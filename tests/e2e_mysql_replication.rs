@@ -165,3 +165,68 @@ fn a_mysql_replica_stopped_by_a_conflicting_row_fails_with_its_last_sql_error() 
     assert!(left.is_empty(), "left running: {left:?}");
     assert!(dbduel::sandbox::find(root.path()).is_empty());
 }
+
+const GTID_STUDY: &str = include_str!("studies/replication_mysql_gtid.toml");
+
+#[test]
+fn mysql_primaries_with_serial_and_parallel_replicas_catch_up_by_gtid() {
+    if !(have_cached("mysql-5.7.22") && have_cached("mysql-5.6.24")) {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = root.path().join("gtid.toml");
+    std::fs::write(&study, GTID_STUDY).expect("study");
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for contender in ["mysql57", "mysql56"] {
+        let c = step(&summary, contender, "catch-up");
+        assert_eq!(c["status"], "ok", "{c:#}");
+        let details = read_json(&dir.join(format!("{contender}/catch-up.json")))["details"].clone();
+        let written = details["transactions_written"].as_u64().expect("written");
+        assert!(written > 100, "{details:#}");
+        for r in details["replicas"].as_array().expect("replicas") {
+            // Counted from the GTID sets each server executed.
+            assert_eq!(r["transactions"].as_u64(), Some(written), "{r:#}");
+            assert_eq!(
+                r["settings"]["replication"], "MySQL GTID (auto-position)",
+                "{r:#}"
+            );
+            assert_eq!(r["settings"]["gtid_mode"], "ON", "{r:#}");
+        }
+        let sums = step(&summary, contender, "sums");
+        let copies = details["replicas"].as_array().map_or(0, Vec::len) + 1;
+        assert_eq!(
+            figure(sums, "copies_equal"),
+            Some(copies as f64),
+            "{sums:#}"
+        );
+        assert_eq!(step(&summary, contender, "lag")["status"], "ok");
+    }
+    // 5.7's parallel replica applies by LOGICAL_CLOCK with its workers.
+    let details = read_json(&dir.join("mysql57/catch-up.json"))["details"].clone();
+    let parallel = &details["replicas"][1];
+    assert_eq!(parallel["settings"]["slave_parallel_type"], "LOGICAL_CLOCK");
+    assert_eq!(parallel["settings"]["slave_parallel_workers"], "2");
+    // Commit wait: 5.7's binlog_group_commit_sync_delay ran; 5.6 has none and says so.
+    let w = step(&summary, "mysql57", "commit-wait");
+    assert_eq!(w["status"], "ok", "{w:#}");
+    assert!(figure(w, "tps_wait_8_10000").is_some(), "{w:#}");
+    let w = step(&summary, "mysql56", "commit-wait");
+    assert_eq!(w["status"], "skipped", "{w:#}");
+    assert!(
+        w["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("no group-commit wait")),
+        "{w:#}"
+    );
+    let left = processes_mentioning(dir.to_str().expect("utf-8"));
+    assert!(left.is_empty(), "left running: {left:?}");
+}

@@ -56,6 +56,10 @@ pub trait ReplicaDialect: Send + Sync {
     /// Its `[mysqld]` settings for parallel apply with `threads` workers (0: serial, in
     /// order) and MariaDB's `mode`.
     fn parallel_settings(&self, threads: u64, mode: Option<&str>) -> Vec<(String, String)>;
+    /// Its other `[mysqld]` settings for replicating this way (over the defaults).
+    fn replica_settings(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The server variables its facts report.
     fn facts_variables(&self) -> &'static [&'static str];
     /// Its positions and rows, with `status` its `SHOW SLAVE STATUS` row, read on `c`.
@@ -262,6 +266,104 @@ impl ReplicaDialect for FilePosition {
     }
 }
 
+/// Transactions in a MySQL GTID set (`uuid:1-5:7-9,\nuuid2:1`): the lengths of its
+/// intervals summed over its servers.
+pub fn gtid_set_transactions(set: &str) -> u64 {
+    set.split(',')
+        .flat_map(|server| server.trim().split(':').skip(1))
+        .filter_map(|interval| {
+            let mut ends = interval.trim().splitn(2, '-');
+            let first: u64 = ends.next()?.parse().ok()?;
+            let last: u64 = match ends.next() {
+                Some(l) => l.parse().ok()?,
+                None => first,
+            };
+            Some(last.saturating_sub(first) + 1)
+        })
+        .sum()
+}
+
+/// A MySQL GTID set as a position.
+pub fn gtid_set_position(text: String) -> Position {
+    let text = text.replace('\n', "");
+    Position {
+        transactions: gtid_set_transactions(&text),
+        bytes: None,
+        binlog: None,
+        text,
+    }
+}
+
+/// A MySQL replica of a MySQL primary of its version, GTIDs on (`MASTER_AUTO_POSITION = 1`):
+/// positions from the GTID sets it executed (`gtid_executed`) and retrieved
+/// (`Retrieved_Gtid_Set`), rows by InnoDB's row counters, parallel apply by its version.
+pub struct MysqlGtid {
+    pub version: &'static MysqlVersion,
+}
+
+impl ReplicaDialect for MysqlGtid {
+    fn method(&self) -> &'static str {
+        "MySQL GTID (auto-position)"
+    }
+
+    fn wire(&self, w: &Wiring<'_>) -> String {
+        format!(
+            "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = '{}', MASTER_PASSWORD = '{}', MASTER_AUTO_POSITION = 1, MASTER_CONNECT_RETRY = 1",
+            w.port, w.user, w.password
+        )
+    }
+
+    fn parallel_settings(&self, threads: u64, mode: Option<&str>) -> Vec<(String, String)> {
+        FilePosition {
+            version: Some(self.version),
+        }
+        .parallel_settings(threads, mode)
+    }
+
+    /// GTIDs on (5.6 also logs what it applies for that).
+    fn replica_settings(&self) -> Vec<(String, String)> {
+        self.version
+            .gtids
+            .settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn facts_variables(&self) -> &'static [&'static str] {
+        &[
+            "slave_parallel_workers",
+            "slave_parallel_type",
+            "slave_preserve_commit_order",
+            "gtid_mode",
+            "log_slave_updates",
+            "innodb_flush_log_at_trx_commit",
+            "sync_binlog",
+            "log_bin",
+            "server_id",
+            "innodb_buffer_pool_size",
+        ]
+    }
+
+    fn read(&self, c: &mut mysql::Conn, status: &SlaveStatus) -> mysql::Result<Reading> {
+        let executed: Option<String> =
+            c.query_first(format!("SELECT {}", self.version.gtids.executed))?;
+        let rows = sum_counters(
+            c,
+            &[
+                "Innodb_rows_inserted",
+                "Innodb_rows_updated",
+                "Innodb_rows_deleted",
+            ],
+        )?;
+        Ok(Reading {
+            applied: gtid_set_position(executed.unwrap_or_default()),
+            received: gtid_set_position(status.text("Retrieved_Gtid_Set")),
+            rows_changed: rows,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +374,16 @@ mod tests {
         assert_eq!(gtid_transactions("0-1-1234"), 1234);
         assert_eq!(gtid_transactions("0-1-1234,1-2-5"), 1239);
         assert_eq!(gtid_transactions("0-1-10, 1-2-5"), 15);
+    }
+
+    #[test]
+    fn mysql_gtid_sets_count_their_intervals() {
+        assert_eq!(gtid_set_transactions(""), 0);
+        let u = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+        assert_eq!(gtid_set_transactions(&format!("{u}:1-5")), 5);
+        assert_eq!(gtid_set_transactions(&format!("{u}:1-5:7-9:12")), 9);
+        let two = format!("{u}:1-10,\n4e11fa47-71ca-11e1-9e33-c80aa9429562:1-3");
+        assert_eq!(gtid_set_position(two).transactions, 13);
     }
 
     #[test]

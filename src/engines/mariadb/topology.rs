@@ -9,8 +9,10 @@ use crate::decode::{DecodeError, KeyPath};
 use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use crate::engine::target::Target;
 use crate::engine::{EngineError, OpenCtx, Result, Session};
+use crate::engines::mariadb::flavor::Flavor;
 use crate::engines::mariadb::replica_dialect::{
     FilePosition, MariadbGtid, ReplicaDialect, SlaveStatus, Wiring, gtid_position,
+    gtid_set_position,
 };
 use crate::engines::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
 use crate::engines::members::Members;
@@ -195,29 +197,37 @@ impl MariadbReplica {
             .and_then(crate::engines::mysql::versions::row)
     }
 
-    /// How it replicates: a MariaDB replica by GTID, a MySQL one by file and position.
-    pub fn dialect(&self) -> Box<dyn ReplicaDialect> {
-        if self.is_mysql() {
-            Box::new(FilePosition {
+    /// How it replicates from a primary of `primary` (MariaDB for `None`): a replica of a
+    /// MySQL primary as that server says (by its GTIDs); of a MariaDB primary, a MariaDB
+    /// replica by GTID, a MySQL one by file and position.
+    pub fn dialect(&self, primary: Option<&'static dyn Flavor>) -> Box<dyn ReplicaDialect> {
+        match primary {
+            Some(f) => f.replica_dialect(),
+            None if self.is_mysql() => Box::new(FilePosition {
                 version: self.mysql_version(),
-            })
-        } else {
-            Box::new(MariadbGtid)
+            }),
+            None => Box::new(MariadbGtid),
         }
     }
 
-    /// The engine family its errors name.
-    pub fn family(&self) -> &'static str {
-        if self.is_mysql() { "mysql" } else { "mariadb" }
+    /// The engine family its errors name, with a primary of `primary`.
+    pub fn family(&self, primary: Option<&'static dyn Flavor>) -> &'static str {
+        match primary {
+            Some(f) => f.name(),
+            None if self.is_mysql() => "mysql",
+            None => "mariadb",
+        }
     }
 
     /// This replica's [mysqld] settings over the contender's `base` (its caches and storage
-    /// engine), numbered `server_id`.
+    /// engine), numbered `server_id`, replicating from a primary of `primary`.
     pub fn settings(
         &self,
         mut base: BTreeMap<String, String>,
         server_id: u64,
+        primary: Option<&'static dyn Flavor>,
     ) -> BTreeMap<String, String> {
+        let dialect = self.dialect(primary);
         for k in ["log_bin", "binlog_format", "sync_binlog"] {
             base.remove(k);
         }
@@ -228,11 +238,11 @@ impl MariadbReplica {
         put("log_slave_updates", "OFF".into());
         put("skip_slave_start", "ON".into());
         put("relay_log", "relay".into());
-        let parallel = self.dialect().parallel_settings(
+        let parallel = dialect.parallel_settings(
             self.parallel_threads.unwrap_or(0),
             self.parallel_mode.as_deref(),
         );
-        for (k, v) in parallel {
+        for (k, v) in parallel.into_iter().chain(dialect.replica_settings()) {
             put(&k, v);
         }
         put(
@@ -242,6 +252,14 @@ impl MariadbReplica {
         // validated when the study was read
         for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
             base.insert(k, v);
+        }
+        // A replica that logs what it applies (MySQL 5.6's GTIDs, 5.7's preserved commit
+        // order) needs a binary log of rows to log it in.
+        if base.get("log_slave_updates").is_some_and(|v| v == "ON") {
+            base.entry("log_bin".into())
+                .or_insert_with(|| "binlog".into());
+            base.entry("binlog_format".into())
+                .or_insert_with(|| "ROW".into());
         }
         base
     }
@@ -286,7 +304,13 @@ pub fn primary_defaults(s: &mut BTreeMap<String, String>, opts: &MariadbOptions)
         ("server_id", "1"),
         ("binlog_format", "ROW"),
         ("sync_binlog", "0"),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        opts.flavor
+            .map(|f| f.primary_settings())
+            .unwrap_or_default(),
+    ) {
         if !user_set(k) {
             s.insert(k.into(), v.into());
         }
@@ -310,10 +334,10 @@ pub struct ReplicaWay {
 }
 
 impl ReplicaWay {
-    fn of(r: &MariadbReplica) -> Self {
+    fn of(r: &MariadbReplica, primary: Option<&'static dyn Flavor>) -> Self {
         ReplicaWay {
-            dialect: r.dialect(),
-            family: r.family(),
+            dialect: r.dialect(primary),
+            family: r.family(primary),
         }
     }
 }
@@ -338,10 +362,10 @@ pub fn plans(opts: &MariadbOptions) -> Result<Vec<ReplicaPlan>> {
             server_dir = crate::engines::mysql::versions::BINARIES
                 .resolve(&choice)?
                 .dir;
-            own.flavor = Some(v as &'static dyn crate::engines::mariadb::flavor::Flavor);
+            own.flavor = Some(v as &'static dyn Flavor);
         }
         let recipe = crate::engines::mariadb::recipe::MariadbRecipe {
-            settings: r.settings(own.recipe(0).settings, i as u64 + 2),
+            settings: r.settings(own.recipe(0).settings, i as u64 + 2, opts.flavor),
             rocksdb: opts.is_rocksdb(),
             memory_limit_mb: None,
             device_profile: None,
@@ -353,7 +377,7 @@ pub fn plans(opts: &MariadbOptions) -> Result<Vec<ReplicaPlan>> {
         out.push(ReplicaPlan {
             name: r.name.clone(),
             recipe: own.sandbox_recipe(recipe),
-            way: ReplicaWay::of(r),
+            way: ReplicaWay::of(r, opts.flavor),
         });
     }
     Ok(out)
@@ -378,6 +402,8 @@ pub struct MariadbTopology {
     members: Members<mysql::Conn>,
     /// How each replica replicates, in order.
     ways: Vec<ReplicaWay>,
+    /// The primary's server, when it is not MariaDB.
+    flavor: Option<&'static dyn Flavor>,
     /// May dbduel stop and start the replicas' apply (and set the primary's commit wait)?
     controls: bool,
 }
@@ -404,9 +430,7 @@ impl MariadbTopology {
         let mut admin = crate_conn(conn_opts(primary_reach, None, opts.query_timeout_s))?;
         for sql in [
             "SET SESSION sql_log_bin = 0".to_string(),
-            format!(
-                "CREATE USER IF NOT EXISTS '{REPL_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'"
-            ),
+            format!("CREATE USER '{REPL_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'"),
             format!("GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'127.0.0.1'"),
         ] {
             admin.query_drop(sql).map_err(my_err)?;
@@ -457,6 +481,7 @@ impl MariadbTopology {
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), replicas),
             ways,
+            flavor: opts.flavor,
             controls: true,
         })
     }
@@ -506,7 +531,12 @@ impl MariadbTopology {
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), list),
-            ways: opts.replicas.iter().map(ReplicaWay::of).collect(),
+            ways: opts
+                .replicas
+                .iter()
+                .map(|r| ReplicaWay::of(r, opts.flavor))
+                .collect(),
+            flavor: opts.flavor,
             controls: opts.control_replication,
         })
     }
@@ -559,6 +589,24 @@ pub(crate) fn checksum_tables(c: &mut mysql::Conn, db: &str) -> mysql::Result<Ve
 }
 
 impl MariadbTopology {
+    /// The primary's group-commit wait variables, (count, microseconds): MariaDB's
+    /// `binlog_commit_wait_count`/`_usec`, or its flavor's counterpart; `unsupported` where
+    /// the server has none (MySQL 5.6).
+    fn commit_wait_variables(&self) -> Result<(&'static str, &'static str)> {
+        match self.flavor {
+            None => Ok(("binlog_commit_wait_count", "binlog_commit_wait_usec")),
+            Some(f) => f.commit_wait().ok_or_else(|| {
+                EngineError::new(
+                    "unsupported",
+                    format!(
+                        "this {} server has no group-commit wait (MySQL's binlog_group_commit_sync_delay came in 5.7)",
+                        f.name()
+                    ),
+                )
+            }),
+        }
+    }
+
     /// How replica `replica` replicates.
     fn way(&self, replica: usize) -> Result<&ReplicaWay> {
         self.ways
@@ -624,12 +672,19 @@ impl Replicated for MariadbTopology {
     /// Its GTID position, with its binary log's coordinates (`SHOW MASTER STATUS`) that a
     /// file/position replica is compared with.
     fn primary_position(&self) -> Result<Position> {
+        let executed = self
+            .flavor
+            .map_or("@@gtid_binlog_pos", |f| f.executed_gtids());
         let (pos, status) = self.admin(None, |c| {
-            let pos: Option<String> = c.query_first("SELECT @@gtid_binlog_pos")?;
+            let pos: Option<String> = c.query_first(format!("SELECT {executed}"))?;
             let status: Option<mysql::Row> = c.query_first("SHOW MASTER STATUS")?;
             Ok((pos, status))
         })?;
-        let mut p = gtid_position(pos.unwrap_or_default());
+        let pos = pos.unwrap_or_default();
+        let mut p = match self.flavor {
+            None => gtid_position(pos),
+            Some(_) => gtid_set_position(pos),
+        };
         if let Some(row) = status.map(SlaveStatus) {
             let file = row.text("File");
             p.binlog = file
@@ -695,20 +750,22 @@ impl Replicated for MariadbTopology {
     }
 
     fn commit_wait(&self) -> Result<(u64, u64)> {
+        let (count, usec) = self.commit_wait_variables()?;
         let now: Option<(u64, u64)> = self.admin(None, |c| {
-            c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")
+            c.query_first(format!("SELECT @@{count}, @@{usec}"))
         })?;
-        Ok(now.unwrap_or((0, 100_000)))
+        Ok(now.unwrap_or((0, 0)))
     }
 
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
+        let (count_var, usec_var) = self.commit_wait_variables()?;
         self.admin(None, |c| {
             let before: Option<(u64, u64)> =
-                c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")?;
+                c.query_first(format!("SELECT @@{count_var}, @@{usec_var}"))?;
             c.query_drop(format!(
-                "SET GLOBAL binlog_commit_wait_count = {count}, binlog_commit_wait_usec = {usec}"
+                "SET GLOBAL {count_var} = {count}, {usec_var} = {usec}"
             ))?;
-            Ok(before.unwrap_or((0, 100_000)))
+            Ok(before.unwrap_or((0, 0)))
         })
     }
 }
@@ -727,7 +784,7 @@ mod tests {
         base.insert("innodb_buffer_pool_size".into(), "256M".into());
         base.insert("log_bin".into(), "binlog".into());
         base.insert("server_id".into(), "1".into());
-        let s = r.settings(base, 3);
+        let s = r.settings(base, 3, None);
         assert_eq!(s["server_id"], "3");
         assert_eq!(s["slave_parallel_threads"], "4");
         assert_eq!(s["slave_parallel_mode"], "optimistic");
