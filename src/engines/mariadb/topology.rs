@@ -350,6 +350,9 @@ pub fn plans(opts: &MariadbOptions) -> Result<Vec<ReplicaPlan>> {
     let mut base = opts.clone();
     base.server = toml::Table::new();
     base.flush_log_at_trx_commit = None;
+    // Nor the primary's replication settings (a MySQL primary's GTIDs would be a MySQL
+    // replica's of a MariaDB primary): each replica's dialect says its own.
+    base.common.replicas = Vec::new();
     let mut out = Vec::with_capacity(opts.replicas.len());
     for (i, r) in opts.replicas.iter().enumerate() {
         let mut own = base.clone();
