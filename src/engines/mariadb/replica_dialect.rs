@@ -296,7 +296,10 @@ pub fn gtid_set_position(text: String) -> Position {
 
 /// A MySQL replica of a MySQL primary of its version, GTIDs on (`MASTER_AUTO_POSITION = 1`):
 /// positions from the GTID sets it executed (`gtid_executed`) and retrieved
-/// (`Retrieved_Gtid_Set`), rows by InnoDB's row counters, parallel apply by its version.
+/// (`Retrieved_Gtid_Set`), rows by InnoDB's row counters where they count only the study's
+/// rows (5.6; from 5.7 they also count the GTIDs the server writes into and compresses out
+/// of `mysql.gtid_executed`, not in a fixed ratio, so rows are not counted there), parallel
+/// apply by its version.
 pub struct MysqlGtid {
     pub version: &'static MysqlVersion,
 }
@@ -348,14 +351,17 @@ impl ReplicaDialect for MysqlGtid {
     fn read(&self, c: &mut mysql::Conn, status: &SlaveStatus) -> mysql::Result<Reading> {
         let executed: Option<String> =
             c.query_first(format!("SELECT {}", self.version.gtids.executed))?;
-        let rows = sum_counters(
-            c,
-            &[
-                "Innodb_rows_inserted",
-                "Innodb_rows_updated",
-                "Innodb_rows_deleted",
-            ],
-        )?;
+        let rows = match self.version.gtids.table {
+            true => None,
+            false => sum_counters(
+                c,
+                &[
+                    "Innodb_rows_inserted",
+                    "Innodb_rows_updated",
+                    "Innodb_rows_deleted",
+                ],
+            )?,
+        };
         Ok(Reading {
             applied: gtid_set_position(executed.unwrap_or_default()),
             received: gtid_set_position(status.text("Retrieved_Gtid_Set")),

@@ -37,6 +37,9 @@ pub struct Gtids {
     pub settings: &'static [(&'static str, &'static str)],
     /// The variable holding the set a server has executed.
     pub executed: &'static str,
+    /// Does the server also write each applied transaction's GTID into an InnoDB table
+    /// (`mysql.gtid_executed`, 5.7 on), whose rows its row counters then count?
+    pub table: bool,
 }
 
 /// One MySQL version as dbduel runs it.
@@ -78,10 +81,12 @@ const GTIDS_56: Gtids = Gtids {
         ("log_slave_updates", "ON"),
     ],
     executed: "@@global.gtid_executed",
+    table: false,
 };
 const GTIDS: Gtids = Gtids {
     settings: &[("gtid_mode", "ON"), ("enforce_gtid_consistency", "ON")],
     executed: "@@global.gtid_executed",
+    table: true,
 };
 
 /// The versions dbduel provisions, oldest first.
