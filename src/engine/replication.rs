@@ -2,7 +2,7 @@
 //! its own server — answers `Engine::replication()` with this, and the replication steps
 //! drive it. Sessions from `Engine::connect` go to the primary; replicas are reached only
 //! through here. Positions are in each engine's own terms (MariaDB GTID sequence numbers,
-//! PostgreSQL WAL bytes and transaction ids) brought to one shape.
+//! binary-log file and offset, PostgreSQL WAL bytes and transaction ids) brought to one shape.
 
 use super::{Result, Session};
 use crate::decode::{DecodeError, KeyPath};
@@ -20,16 +20,23 @@ pub struct Position {
     /// its binlog offsets are per file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// The primary's binary-log coordinates, (file number, offset): the primary's own
+    /// (`SHOW MASTER STATUS`), or what a replica that replicates by file and position has
+    /// applied or received of them; `None` where neither is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binlog: Option<(u64, u64)>,
     /// The position in the engine's own words (`0-1-1234`, `0/3A2F1C8`).
     pub text: String,
 }
 
 impl Position {
     /// Has this position reached `target`? By bytes where both have them (a PostgreSQL
-    /// standby's LSN against the primary's), else by transactions.
+    /// standby's LSN against the primary's), else by binary-log coordinates where both have
+    /// them (a file/position replica against its primary), else by transactions.
     pub fn reached(&self, target: &Position) -> bool {
-        match (self.bytes, target.bytes) {
-            (Some(a), Some(b)) => a >= b,
+        match (self.bytes, target.bytes, self.binlog, target.binlog) {
+            (Some(a), Some(b), _, _) => a >= b,
+            (_, _, Some(a), Some(b)) => a >= b,
             _ => self.transactions >= target.transactions,
         }
     }
@@ -42,7 +49,7 @@ pub struct ReplicaState {
     pub applied: Position,
     /// What it has received from the primary (applied or not).
     pub received: Position,
-    /// Is it applying (MariaDB: SQL thread running; PostgreSQL: replay not paused)?
+    /// Is it applying (MariaDB and MySQL: SQL thread running; PostgreSQL: replay not paused)?
     pub applying: bool,
     /// Is it receiving (MariaDB: IO thread running; PostgreSQL: WAL receiver streaming)?
     pub receiving: bool,
@@ -299,4 +306,30 @@ fn check_control_replication(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(transactions: u64, binlog: Option<(u64, u64)>) -> Position {
+        Position {
+            transactions,
+            binlog,
+            ..Position::default()
+        }
+    }
+
+    #[test]
+    fn a_file_position_replica_reaches_its_primary_by_file_then_offset() {
+        let primary = at(25, Some((2, 400)));
+        // Its transactions count differently (the replica's own counters): coordinates decide.
+        assert!(at(3, Some((2, 400))).reached(&primary));
+        assert!(at(3, Some((3, 4))).reached(&primary));
+        assert!(!at(99, Some((1, 9_000))).reached(&primary));
+        assert!(!at(99, Some((2, 399))).reached(&primary));
+        // A GTID replica has no coordinates: transactions decide.
+        assert!(at(25, None).reached(&primary));
+        assert!(!at(24, None).reached(&primary));
+    }
 }

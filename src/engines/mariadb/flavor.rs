@@ -6,6 +6,7 @@
 
 use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
 use crate::engines::mariadb::recipe::MariadbRecipe;
+use crate::engines::mariadb::replica_dialect::ReplicaDialect;
 use crate::engines::versions::FamilyBinaries;
 use crate::sandbox::Recipe;
 
@@ -28,6 +29,15 @@ pub trait Flavor: std::fmt::Debug + Send + Sync {
     fn recipe(&'static self, base: &MariadbRecipe) -> Box<dyn Recipe>;
     /// The family's binaries: where its versions come from (the server cache, a basedir).
     fn binaries(&self) -> &'static FamilyBinaries;
+    /// How a replica of this server (the same server) replicates.
+    fn replica_dialect(&'static self) -> Box<dyn ReplicaDialect>;
+    /// A primary's settings when it has replicas, beside its binary log (GTIDs on, and what
+    /// lets its replicas apply in parallel).
+    fn primary_settings(&self) -> Vec<(&'static str, &'static str)>;
+    /// The SQL expression of the GTID set the server has executed.
+    fn executed_gtids(&self) -> &'static str;
+    /// The primary's group-commit wait, (count, microseconds) variables, if it has one.
+    fn commit_wait(&self) -> Option<(&'static str, &'static str)>;
 }
 
 /// The protocol layer's prefix of an error (the wire client's and the `mysql` crate's, for

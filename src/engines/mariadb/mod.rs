@@ -7,6 +7,7 @@ pub mod flavor;
 pub mod galera;
 pub mod lease;
 pub mod recipe;
+pub mod replica_dialect;
 pub mod topology;
 pub mod versions;
 
@@ -369,6 +370,23 @@ impl MariadbOptions {
                 );
             }
         }
+        // A MySQL replica beside MariaDB has the contender's storage engine, or it is
+        // refused where it is named.
+        for (i, r) in self.replicas.iter().enumerate() {
+            if let Some(v) = r.mysql_version()
+                && !v.storage_engines.contains(&se)
+            {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("replicas").index(i).key("engine"),
+                    format!(
+                        "MySQL {} has no storage_engine = {:?} (the contender's, which its replicas share); use one of: {}",
+                        v.version,
+                        self.storage_engine,
+                        v.storage_engines.join(", ")
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -428,7 +446,12 @@ impl MariadbOptions {
                 o.common.resolve_binary(o.binaries())?;
                 o.sandbox_recipe(o.recipe(1))
                     .check_installed()
-                    .map_err(sandbox_err)
+                    .map_err(sandbox_err)?;
+                // Each replica's server too: a MySQL version beside MariaDB is installed.
+                for plan in topology::plans(&o)? {
+                    plan.recipe.check_installed().map_err(sandbox_err)?;
+                }
+                Ok(())
             }
             Some(t) => {
                 let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
@@ -858,38 +881,14 @@ impl MariadbEngine {
                 &self.database,
             )?);
         } else if !self.opts.replicas.is_empty() {
-            // Replicas share the contender's storage engine and caches, not its own
-            // server settings (those are the primary's).
-            let mut base = self.opts.clone();
-            base.server = toml::Table::new();
-            base.flush_log_at_trx_commit = None;
-            let base = base.recipe(0).settings;
-            let recipes = self
-                .opts
-                .replicas
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let recipe = MariadbRecipe {
-                        settings: r.settings(base.clone(), i as u64 + 2),
-                        rocksdb: self.opts.is_rocksdb(),
-                        memory_limit_mb: None,
-                        device_profile: None,
-                        data_dir: None,
-                        galera: None,
-                        server_dir: self.opts.server_dir(),
-                        secret: None,
-                    };
-                    (r.name.clone(), recipe)
-                })
-                .collect();
+            let plans = topology::plans(&self.opts)?;
             self.topology = Some(MariadbTopology::provision(
                 &self.opts,
                 &self.server,
                 &self.reach,
                 ctx,
                 &self.database,
-                recipes,
+                plans,
             )?);
         }
         let mut admin = self.admin()?;
@@ -1173,6 +1172,8 @@ impl Engine for MariadbEngine {
             use crate::engine::replication::Replicated;
             for i in 0..t.replica_count() {
                 let f = t.replica_facts(i)?;
+                // Which server each replica runs (a MySQL replica beside MariaDB's).
+                settings.insert(format!("replica.{}.version", f.name), f.version);
                 for (k, v) in f.settings {
                     settings.insert(format!("replica.{}.{}", f.name, k.to_ascii_lowercase()), v);
                 }

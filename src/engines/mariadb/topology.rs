@@ -1,14 +1,22 @@
-//! MariaDB replication topologies: a contender's `replicas = [...]` become one sandbox each,
-//! wired to the contender's primary by GTID (`CHANGE MASTER TO … MASTER_USE_GTID=slave_pos`),
-//! and the `Replicated` capability over them — positions from GTIDs, state from `SHOW SLAVE
-//! STATUS`, rows from the replica's own storage-engine counters, `CHECKSUM TABLE`.
+//! MariaDB replication topologies: a contender's `replicas = [...]` become one sandbox each
+//! — the primary's MariaDB, or a MySQL version beside it (`engine = "mysql"`) — wired to the
+//! contender's primary as each replica's [`ReplicaDialect`] says (MariaDB by GTID, MySQL by
+//! binary-log file and position), and the `Replicated` capability over them: positions and
+//! rows as each replica's dialect reads them, state from `SHOW SLAVE STATUS`, `CHECKSUM
+//! TABLE`.
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
 use crate::engine::target::Target;
 use crate::engine::{EngineError, OpenCtx, Result, Session};
+use crate::engines::mariadb::flavor::Flavor;
+use crate::engines::mariadb::replica_dialect::{
+    FilePosition, MariadbGtid, ReplicaDialect, SlaveStatus, Wiring, gtid_position,
+    gtid_set_position,
+};
 use crate::engines::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
 use crate::engines::members::Members;
+use crate::engines::mysql::versions::MysqlVersion;
 use crate::engines::server::sandbox_err;
 use crate::engines::server::{Server, extra_settings};
 use mysql::prelude::Queryable;
@@ -27,13 +35,25 @@ const PARALLEL_MODES: &[&str] = &[
 /// The account replicas use to read the primary's binary log.
 const REPL_USER: &str = "dbduel_repl";
 
+/// The longest `MASTER_PASSWORD` MySQL keeps.
+const REPL_PASSWORD_LEN: usize = 32;
+
 /// One replica of a MariaDB contender, as a study writes it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MariadbReplica {
     /// Names the replica in reports (`serial`, `optimistic-4`).
     pub name: String,
-    /// `slave_parallel_threads`: 0 (the default) applies in one SQL thread, in order.
+    /// The replica's server: `mariadb` (the default: the primary's own server) or `mysql`
+    /// (a MySQL server of `version`, replicating by binary-log file and position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// With `engine = "mysql"`: its version (`"5.6"`, `"5.7"` or `"8.0"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Parallel apply's workers: MariaDB `slave_parallel_threads`, MySQL
+    /// `slave_parallel_workers` (with its version's parallel settings); 0 (the default)
+    /// applies in one SQL thread, in order.
     #[serde(default)]
     pub parallel_threads: Option<u64>,
     /// `slave_parallel_mode`: none, minimal, conservative, optimistic or aggressive (the
@@ -74,6 +94,7 @@ impl MariadbReplica {
     /// Check one replica's options; `at` is its place in the contender.
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
         let err = |k: &str, m: String| Err(DecodeError::at(at.clone().key(k), m));
+        self.check_server(at)?;
         if let Some(m) = &self.parallel_mode
             && !PARALLEL_MODES.contains(&m.as_str())
         {
@@ -101,13 +122,112 @@ impl MariadbReplica {
         Ok(())
     }
 
+    /// Is `engine` (and `version`) a server a replica can run? Errors are placed under `at`.
+    fn check_server(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
+        let err = |k: &str, m: String| Err(DecodeError::at(at.clone().key(k), m));
+        match self.engine.as_deref() {
+            None | Some("mariadb") => {
+                if self.version.is_some() {
+                    return err(
+                        "version",
+                        "a MariaDB replica runs the primary's server; version is for a replica with engine = \"mysql\"".into(),
+                    );
+                }
+                Ok(())
+            }
+            Some("mysql") => {
+                if self.parallel_mode.is_some() {
+                    return err(
+                        "parallel_mode",
+                        "parallel_mode is MariaDB's slave_parallel_mode; a MySQL replica applies in parallel by its version's rules with parallel_threads workers".into(),
+                    );
+                }
+                if self.parallel_threads.is_some_and(|t| t > 1024) {
+                    return err(
+                        "parallel_threads",
+                        "parallel_threads is MySQL's slave_parallel_workers: 0 (serial) to 1024"
+                            .into(),
+                    );
+                }
+                let series = || {
+                    crate::engines::mysql::versions::VERSIONS
+                        .iter()
+                        .map(|v| format!("{:?}", v.version))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                match self.version.as_deref() {
+                    None if self.target.is_some() => Ok(()),
+                    None => err(
+                        "version",
+                        format!("a MySQL replica needs its version: one of {}", series()),
+                    ),
+                    Some(_) if self.mysql_version().is_none() => err(
+                        "version",
+                        format!(
+                            "version = {:?} is not a MySQL version dbduel runs; use one of {}",
+                            self.version.as_deref().unwrap_or_default(),
+                            series()
+                        ),
+                    ),
+                    Some(_) => Ok(()),
+                }
+            }
+            Some(other) => err(
+                "engine",
+                format!(
+                    "engine = {other:?}: a replica of a MariaDB primary is \"mariadb\" (the primary's server, the default) or \"mysql\" with its version"
+                ),
+            ),
+        }
+    }
+
+    /// Is this replica a MySQL server (`engine = "mysql"`)?
+    pub fn is_mysql(&self) -> bool {
+        self.engine.as_deref() == Some("mysql")
+    }
+
+    /// The MySQL version this replica runs, if it is a MySQL server of a version dbduel runs.
+    pub fn mysql_version(&self) -> Option<&'static MysqlVersion> {
+        if !self.is_mysql() {
+            return None;
+        }
+        self.version
+            .as_deref()
+            .and_then(crate::engines::mysql::versions::row)
+    }
+
+    /// How it replicates from a primary of `primary` (MariaDB for `None`): a replica of a
+    /// MySQL primary as that server says (by its GTIDs); of a MariaDB primary, a MariaDB
+    /// replica by GTID, a MySQL one by file and position.
+    pub fn dialect(&self, primary: Option<&'static dyn Flavor>) -> Box<dyn ReplicaDialect> {
+        match primary {
+            Some(f) => f.replica_dialect(),
+            None if self.is_mysql() => Box::new(FilePosition {
+                version: self.mysql_version(),
+            }),
+            None => Box::new(MariadbGtid),
+        }
+    }
+
+    /// The engine family its errors name, with a primary of `primary`.
+    pub fn family(&self, primary: Option<&'static dyn Flavor>) -> &'static str {
+        match primary {
+            Some(f) => f.name(),
+            None if self.is_mysql() => "mysql",
+            None => "mariadb",
+        }
+    }
+
     /// This replica's [mysqld] settings over the contender's `base` (its caches and storage
-    /// engine), numbered `server_id`.
+    /// engine), numbered `server_id`, replicating from a primary of `primary`.
     pub fn settings(
         &self,
         mut base: BTreeMap<String, String>,
         server_id: u64,
+        primary: Option<&'static dyn Flavor>,
     ) -> BTreeMap<String, String> {
+        let dialect = self.dialect(primary);
         for k in ["log_bin", "binlog_format", "sync_binlog"] {
             base.remove(k);
         }
@@ -118,12 +238,12 @@ impl MariadbReplica {
         put("log_slave_updates", "OFF".into());
         put("skip_slave_start", "ON".into());
         put("relay_log", "relay".into());
-        put(
-            "slave_parallel_threads",
-            self.parallel_threads.unwrap_or(0).to_string(),
+        let parallel = dialect.parallel_settings(
+            self.parallel_threads.unwrap_or(0),
+            self.parallel_mode.as_deref(),
         );
-        if let Some(m) = &self.parallel_mode {
-            put("slave_parallel_mode", m.clone());
+        for (k, v) in parallel.into_iter().chain(dialect.replica_settings()) {
+            put(&k, v);
         }
         put(
             "innodb_flush_log_at_trx_commit",
@@ -132,6 +252,14 @@ impl MariadbReplica {
         // validated when the study was read
         for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
             base.insert(k, v);
+        }
+        // A replica that logs what it applies (MySQL 5.6's GTIDs, 5.7's preserved commit
+        // order) needs a binary log of rows to log it in.
+        if base.get("log_slave_updates").is_some_and(|v| v == "ON") {
+            base.entry("log_bin".into())
+                .or_insert_with(|| "binlog".into());
+            base.entry("binlog_format".into())
+                .or_insert_with(|| "ROW".into());
         }
         base
     }
@@ -148,6 +276,7 @@ impl crate::engine::replication::ReplicaOptions for MariadbReplica {
 
     fn configured(&self) -> Option<&'static str> {
         [
+            ("version", self.version.is_some()),
             ("parallel_threads", self.parallel_threads.is_some()),
             ("parallel_mode", self.parallel_mode.is_some()),
             (
@@ -175,7 +304,13 @@ pub fn primary_defaults(s: &mut BTreeMap<String, String>, opts: &MariadbOptions)
         ("server_id", "1"),
         ("binlog_format", "ROW"),
         ("sync_binlog", "0"),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        opts.flavor
+            .map(|f| f.primary_settings())
+            .unwrap_or_default(),
+    ) {
         if !user_set(k) {
             s.insert(k.into(), v.into());
         }
@@ -185,52 +320,136 @@ pub fn primary_defaults(s: &mut BTreeMap<String, String>, opts: &MariadbOptions)
     }
 }
 
+/// A replica to start: its name, its server's recipe, and how it replicates.
+pub struct ReplicaPlan {
+    pub name: String,
+    pub recipe: Box<dyn crate::sandbox::Recipe>,
+    pub way: ReplicaWay,
+}
+
+/// How a replica replicates, and the engine family its errors name.
+pub struct ReplicaWay {
+    dialect: Box<dyn ReplicaDialect>,
+    family: &'static str,
+}
+
+impl ReplicaWay {
+    fn of(r: &MariadbReplica, primary: Option<&'static dyn Flavor>) -> Self {
+        ReplicaWay {
+            dialect: r.dialect(primary),
+            family: r.family(primary),
+        }
+    }
+}
+
+/// The replicas of `opts` to start: each one's server (the primary's MariaDB, or the MySQL
+/// version it names, resolved on this machine: a version not installed is missing, with the
+/// command that installs it) with its settings over the contender's storage engine and
+/// caches (not the contender's own server settings: those are the primary's).
+pub fn plans(opts: &MariadbOptions) -> Result<Vec<ReplicaPlan>> {
+    let mut base = opts.clone();
+    base.server = toml::Table::new();
+    base.flush_log_at_trx_commit = None;
+    // Nor the primary's replication settings (a MySQL primary's GTIDs would be a MySQL
+    // replica's of a MariaDB primary): each replica's dialect says its own.
+    base.common.replicas = Vec::new();
+    let mut out = Vec::with_capacity(opts.replicas.len());
+    for (i, r) in opts.replicas.iter().enumerate() {
+        let mut own = base.clone();
+        let mut server_dir = opts.server_dir();
+        if let Some(v) = r.mysql_version() {
+            let choice = crate::engines::versions::BinaryChoice {
+                version: r.version.clone(),
+                basedir: None,
+            };
+            server_dir = crate::engines::mysql::versions::BINARIES
+                .resolve(&choice)?
+                .dir;
+            own.flavor = Some(v as &'static dyn Flavor);
+        }
+        let recipe = crate::engines::mariadb::recipe::MariadbRecipe {
+            settings: r.settings(own.recipe(0).settings, i as u64 + 2, opts.flavor),
+            rocksdb: opts.is_rocksdb(),
+            memory_limit_mb: None,
+            device_profile: None,
+            data_dir: None,
+            galera: None,
+            server_dir,
+            secret: None,
+        };
+        out.push(ReplicaPlan {
+            name: r.name.clone(),
+            recipe: own.sandbox_recipe(recipe),
+            way: ReplicaWay::of(r, opts.flavor),
+        });
+    }
+    Ok(out)
+}
+
+/// The first file of the primary's binary log (where a file/position replica starts).
+fn first_binlog_file(c: &mut mysql::Conn) -> Result<String> {
+    let row: Option<mysql::Row> = c.query_first("SHOW BINARY LOGS").map_err(my_err)?;
+    row.and_then(|r| r.get_opt::<String, _>(0).and_then(|v| v.ok()))
+        .ok_or_else(|| {
+            EngineError::new(
+                "replication",
+                "the primary has no binary log (SHOW BINARY LOGS is empty)",
+            )
+        })
+}
+
 /// A primary and its replicas: what `Replicated` works on.
 pub struct MariadbTopology {
     database: String,
     timeout_s: u64,
     members: Members<mysql::Conn>,
+    /// How each replica replicates, in order.
+    ways: Vec<ReplicaWay>,
+    /// The primary's server, when it is not MariaDB.
+    flavor: Option<&'static dyn Flavor>,
     /// May dbduel stop and start the replicas' apply (and set the primary's commit wait)?
     controls: bool,
 }
 
 impl MariadbTopology {
-    /// Start a sandbox for each replica (`recipes`: name and settings), create the
-    /// replication account on the primary (outside its binary log) and point every replica
-    /// at it from the start of its binary log, so each one replays everything the primary
-    /// ever wrote, the study's database included.
+    /// Start a sandbox for each replica of `plans`, create the replication account on the
+    /// primary (outside its binary log) and point every replica at it from the start of its
+    /// binary log, as the replica's dialect wires it, so each one replays everything the
+    /// primary ever wrote, the study's database included.
     pub fn provision(
         opts: &MariadbOptions,
         primary: &Server,
         primary_reach: &Target,
         ctx: &OpenCtx<'_>,
         database: &str,
-        recipes: Vec<(String, crate::engines::mariadb::recipe::MariadbRecipe)>,
+        plans: Vec<ReplicaPlan>,
     ) -> Result<MariadbTopology> {
         // A random password of its own (hex digits: nothing to quote), from the kernel's
-        // generator: the account reads every row the primary writes.
-        let password = crate::sandbox::secret::generate().map_err(sandbox_err)?;
-        let password = password.expose();
+        // generator: the account reads every row the primary writes. 32 of its digits (128
+        // bits): MySQL keeps no more of a MASTER_PASSWORD, and a MySQL replica given the
+        // whole secret logs in with a cut one and is refused.
+        let secret = crate::sandbox::secret::generate().map_err(sandbox_err)?;
+        let password = &secret.expose()[..REPL_PASSWORD_LEN.min(secret.expose().len())];
         let mut admin = crate_conn(conn_opts(primary_reach, None, opts.query_timeout_s))?;
         for sql in [
             "SET SESSION sql_log_bin = 0".to_string(),
-            format!(
-                "CREATE USER IF NOT EXISTS '{REPL_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'"
-            ),
+            format!("CREATE USER '{REPL_USER}'@'127.0.0.1' IDENTIFIED BY '{password}'"),
             format!("GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'127.0.0.1'"),
         ] {
             admin.query_drop(sql).map_err(my_err)?;
         }
+        let first_file = first_binlog_file(&mut admin)?;
         if let Some(mut sb) = primary.sandbox() {
-            sb.set_role(&format!("primary of {} replicas", recipes.len()))
+            sb.set_role(&format!("primary of {} replicas", plans.len()))
                 .map_err(sandbox_err)?;
         }
-        let mut replicas = Vec::with_capacity(recipes.len());
-        for (name, recipe) in recipes {
+        let mut replicas = Vec::with_capacity(plans.len());
+        let mut ways = Vec::with_capacity(plans.len());
+        for ReplicaPlan { name, recipe, way } in plans {
             let dir = ctx.dir.join("replicas").join(&name);
             let p = Server::provision(
                 None,
-                Box::new(recipe),
+                recipe,
                 &format!("{}/{name}", ctx.contender),
                 &dir,
                 "mysql",
@@ -245,19 +464,27 @@ impl MariadbTopology {
                 server: p.server,
                 reach: p.reach,
             };
-            let mut c = crate_conn(conn_opts(&member.reach, None, opts.query_timeout_s))?;
-            c.query_drop(format!(
-                "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = '{REPL_USER}', MASTER_PASSWORD = '{password}', MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1",
-                primary_reach.port
-            ))
-            .map_err(my_err)?;
-            c.query_drop("START SLAVE").map_err(my_err)?;
             replicas.push(member);
+            let member = replicas.last().map(|m| &m.reach).unwrap_or(primary_reach);
+            let err = crate::engines::mariadb::family_err(way.family);
+            let mut c = crate_conn(conn_opts(member, None, opts.query_timeout_s))
+                .map_err(|e| crate::engines::mariadb::flavor::named(way.family, e))?;
+            let wiring = Wiring {
+                port: primary_reach.port,
+                user: REPL_USER,
+                password,
+                first_file: &first_file,
+            };
+            c.query_drop(way.dialect.wire(&wiring)).map_err(err)?;
+            c.query_drop("START SLAVE").map_err(err)?;
+            ways.push(way);
         }
         Ok(MariadbTopology {
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), replicas),
+            ways,
+            flavor: opts.flavor,
             controls: true,
         })
     }
@@ -307,6 +534,12 @@ impl MariadbTopology {
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), list),
+            ways: opts
+                .replicas
+                .iter()
+                .map(|r| ReplicaWay::of(r, opts.flavor))
+                .collect(),
+            flavor: opts.flavor,
             controls: opts.control_replication,
         })
     }
@@ -358,19 +591,30 @@ pub(crate) fn checksum_tables(c: &mut mysql::Conn, db: &str) -> mysql::Result<Ve
     Ok(out)
 }
 
-/// Transactions in a GTID position (`0-1-1234,1-2-5`): the sequence numbers summed over its
-/// domains (each domain numbers its own transactions from 1).
-pub fn gtid_transactions(pos: &str) -> u64 {
-    pos.split(',')
-        .filter_map(|g| g.trim().rsplit('-').next()?.parse::<u64>().ok())
-        .sum()
-}
+impl MariadbTopology {
+    /// The primary's group-commit wait variables, (count, microseconds): MariaDB's
+    /// `binlog_commit_wait_count`/`_usec`, or its flavor's counterpart; `unsupported` where
+    /// the server has none (MySQL 5.6).
+    fn commit_wait_variables(&self) -> Result<(&'static str, &'static str)> {
+        match self.flavor {
+            None => Ok(("binlog_commit_wait_count", "binlog_commit_wait_usec")),
+            Some(f) => f.commit_wait().ok_or_else(|| {
+                EngineError::new(
+                    "unsupported",
+                    format!(
+                        "this {} server has no group-commit wait (MySQL's binlog_group_commit_sync_delay came in 5.7)",
+                        f.name()
+                    ),
+                )
+            }),
+        }
+    }
 
-fn position(text: String) -> Position {
-    Position {
-        transactions: gtid_transactions(&text),
-        bytes: None,
-        text,
+    /// How replica `replica` replicates.
+    fn way(&self, replica: usize) -> Result<&ReplicaWay> {
+        self.ways
+            .get(replica)
+            .ok_or_else(|| EngineError::new("usage", format!("no replica number {replica}")))
     }
 }
 
@@ -384,20 +628,24 @@ impl Replicated for MariadbTopology {
     }
 
     fn replica_facts(&self, replica: usize) -> Result<ReplicaFacts> {
+        let dialect = &self.way(replica)?.dialect;
+        let names = dialect
+            .facts_variables()
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let (rows, version) = self.admin(Some(replica), |c| {
-            let rows: Vec<(String, String)> = c.query(
-                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('slave_parallel_threads', 'slave_parallel_mode', \
-                 'log_slave_updates', 'innodb_flush_log_at_trx_commit', 'sync_binlog', 'log_bin', 'server_id', \
-                 'slave_parallel_max_queued', 'innodb_buffer_pool_size')",
-            )?;
+            let rows: Vec<(String, String)> = c.query(format!(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})"
+            ))?;
             let version: Option<String> = c.query_first("SELECT VERSION()")?;
             Ok((rows, version))
         })?;
-        self.members.facts(
-            replica,
-            rows.into_iter().collect(),
-            version.unwrap_or_default(),
-        )
+        let mut settings: BTreeMap<String, String> = rows.into_iter().collect();
+        settings.insert("replication".into(), dialect.method().into());
+        self.members
+            .facts(replica, settings, version.unwrap_or_default())
     }
 
     fn replica_pid(&self, replica: usize) -> Option<i32> {
@@ -424,24 +672,43 @@ impl Replicated for MariadbTopology {
         self.admin(Some(replica), |c| c.query_drop("START SLAVE SQL_THREAD"))
     }
 
+    /// Its GTID position, with its binary log's coordinates (`SHOW MASTER STATUS`) that a
+    /// file/position replica is compared with.
     fn primary_position(&self) -> Result<Position> {
-        let pos: Option<String> =
-            self.admin(None, |c| c.query_first("SELECT @@gtid_binlog_pos"))?;
-        Ok(position(pos.unwrap_or_default()))
+        let executed = self
+            .flavor
+            .map_or("@@gtid_binlog_pos", |f| f.executed_gtids());
+        let (pos, status) = self.admin(None, |c| {
+            let pos: Option<String> = c.query_first(format!("SELECT {executed}"))?;
+            let status: Option<mysql::Row> = c.query_first("SHOW MASTER STATUS")?;
+            Ok((pos, status))
+        })?;
+        let pos = pos.unwrap_or_default();
+        let mut p = match self.flavor {
+            None => gtid_position(pos),
+            Some(_) => gtid_set_position(pos),
+        };
+        if let Some(row) = status.map(SlaveStatus) {
+            let file = row.text("File");
+            p.binlog = file
+                .rsplit('.')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .zip(row.number("Position"));
+        }
+        Ok(p)
     }
 
     fn replica_state(&self, replica: usize) -> Result<ReplicaState> {
-        let (applied, row, counters) = self.admin(Some(replica), |c| {
-            let applied: Option<String> = c.query_first("SELECT @@gtid_slave_pos")?;
+        let dialect = &self.way(replica)?.dialect;
+        let read = self.admin(Some(replica), |c| {
             let row: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS")?;
-            // MariaDB 10.11 has no Innodb_rows_* any more; the handler counters count row
-            // writes for every storage engine.
-            let counters: Vec<(String, String)> = c.query(
-                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_write', 'Handler_update', 'Handler_delete')",
-            )?;
-            Ok((applied, row, counters))
+            match row.map(SlaveStatus) {
+                None => Ok(None),
+                Some(status) => dialect.read(c, &status).map(|r| Some((status, r))),
+            }
         })?;
-        let Some(row) = row else {
+        let Some((status, reading)) = read else {
             return Err(EngineError::new(
                 "replication",
                 format!(
@@ -450,34 +717,17 @@ impl Replicated for MariadbTopology {
                 ),
             ));
         };
-        let text = |k: &str| -> String {
-            row.get_opt::<Option<String>, _>(k)
-                .and_then(|r| r.ok())
-                .flatten()
-                .unwrap_or_default()
-        };
-        let number = |k: &str| text(k).parse::<u64>().ok();
-        let error = [text("Last_SQL_Error"), text("Last_IO_Error")]
+        let error = [status.text("Last_SQL_Error"), status.text("Last_IO_Error")]
             .into_iter()
             .find(|e| !e.is_empty());
-        let applied = position(applied.unwrap_or_default());
-        // Every applied transaction also writes its GTID into mysql.gtid_slave_pos and later
-        // deletes it: two handler operations that are not the study's rows.
-        let rows_changed = (!counters.is_empty()).then(|| {
-            counters
-                .iter()
-                .filter_map(|(_, v)| v.parse::<u64>().ok())
-                .sum::<u64>()
-                .saturating_sub(2 * applied.transactions)
-        });
         Ok(ReplicaState {
-            applied,
-            received: position(text("Gtid_IO_Pos")),
-            applying: text("Slave_SQL_Running") == "Yes",
-            receiving: text("Slave_IO_Running") == "Yes",
-            rows_changed,
-            backlog_bytes: number("Relay_Log_Space"),
-            server_lag_s: number("Seconds_Behind_Master").map(|s| s as f64),
+            applied: reading.applied,
+            received: reading.received,
+            applying: status.text("Slave_SQL_Running") == "Yes",
+            receiving: status.text("Slave_IO_Running") == "Yes",
+            rows_changed: reading.rows_changed,
+            backlog_bytes: status.number("Relay_Log_Space"),
+            server_lag_s: status.number("Seconds_Behind_Master").map(|s| s as f64),
             error,
         })
     }
@@ -498,25 +748,35 @@ impl Replicated for MariadbTopology {
             &self.database,
             self.timeout_s,
             &wire,
-            "mariadb",
+            self.way(replica)?.family,
         )
     }
 
     fn commit_wait(&self) -> Result<(u64, u64)> {
+        let (count, usec) = self.commit_wait_variables()?;
         let now: Option<(u64, u64)> = self.admin(None, |c| {
-            c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")
+            c.query_first(format!("SELECT @@{count}, @@{usec}"))
         })?;
-        Ok(now.unwrap_or((0, 100_000)))
+        Ok(now.unwrap_or((0, 0)))
     }
 
+    /// On MySQL a count of 0 does not turn the wait off (the delay alone then holds every
+    /// group), while on MariaDB it does: so a count of 0 sets MySQL's delay to 0 too, and the
+    /// same sweep means the same on both. (A MySQL topology is always dbduel's sandboxes,
+    /// whose own values are 0 × 0, so putting them back is exact.)
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
+        let (count_var, usec_var) = self.commit_wait_variables()?;
+        let usec = match self.flavor {
+            Some(_) if count == 0 => 0,
+            _ => usec,
+        };
         self.admin(None, |c| {
             let before: Option<(u64, u64)> =
-                c.query_first("SELECT @@binlog_commit_wait_count, @@binlog_commit_wait_usec")?;
+                c.query_first(format!("SELECT @@{count_var}, @@{usec_var}"))?;
             c.query_drop(format!(
-                "SET GLOBAL binlog_commit_wait_count = {count}, binlog_commit_wait_usec = {usec}"
+                "SET GLOBAL {count_var} = {count}, {usec_var} = {usec}"
             ))?;
-            Ok(before.unwrap_or((0, 100_000)))
+            Ok(before.unwrap_or((0, 0)))
         })
     }
 }
@@ -524,14 +784,6 @@ impl Replicated for MariadbTopology {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gtid_positions_count_transactions_over_domains() {
-        assert_eq!(gtid_transactions(""), 0);
-        assert_eq!(gtid_transactions("0-1-1234"), 1234);
-        assert_eq!(gtid_transactions("0-1-1234,1-2-5"), 1239);
-        assert_eq!(gtid_transactions("0-1-10, 1-2-5"), 15);
-    }
 
     #[test]
     fn replicas_get_their_own_id_and_apply_settings_over_the_primarys_caches() {
@@ -543,7 +795,7 @@ mod tests {
         base.insert("innodb_buffer_pool_size".into(), "256M".into());
         base.insert("log_bin".into(), "binlog".into());
         base.insert("server_id".into(), "1".into());
-        let s = r.settings(base, 3);
+        let s = r.settings(base, 3, None);
         assert_eq!(s["server_id"], "3");
         assert_eq!(s["slave_parallel_threads"], "4");
         assert_eq!(s["slave_parallel_mode"], "optimistic");

@@ -84,6 +84,26 @@ impl Flavor for MysqlVersion {
     fn binaries(&self) -> &'static crate::engines::versions::FamilyBinaries {
         &versions::BINARIES
     }
+
+    fn replica_dialect(
+        &'static self,
+    ) -> Box<dyn crate::engines::mariadb::replica_dialect::ReplicaDialect> {
+        Box::new(crate::engines::mariadb::replica_dialect::MysqlGtid { version: self })
+    }
+
+    fn primary_settings(&self) -> Vec<(&'static str, &'static str)> {
+        let mut s = self.gtids.settings.to_vec();
+        s.extend_from_slice(self.parallel_primary);
+        s
+    }
+
+    fn executed_gtids(&self) -> &'static str {
+        self.gtids.executed
+    }
+
+    fn commit_wait(&self) -> Option<(&'static str, &'static str)> {
+        self.commit_wait
+    }
 }
 
 /// `dbduel sandbox up mysql`: the version asked for (`--version`), else the newest one
@@ -158,13 +178,14 @@ pub fn decode(
         check_storage_engine(v, &o.storage_engine).map_err(in_options)?;
     }
     let mut common: crate::engines::options::ServerOptions<MariadbReplica> = common;
-    if !common.replicas.is_empty() {
-        return Err(in_options(DecodeError::at(
-            KeyPath::root().key("replicas"),
-            "replicas of a MySQL sandbox are not provisioned yet; use engine = \"mariadb\" for a replication topology",
-        )));
-    }
+    check_replicas(&common.replicas).map_err(in_options)?;
     if let Some(t) = target {
+        if !common.replicas.is_empty() {
+            return Err(in_options(DecodeError::at(
+                KeyPath::root().key("replicas"),
+                "replicas of an external MySQL target are not attached yet; give them as contenders of their own, or let dbduel provision the topology (no target)",
+            )));
+        }
         common.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
     }
     common.choose_binary(binary)?;
@@ -187,6 +208,34 @@ pub fn decode(
         engine.check_external().map_err(in_options)?;
     }
     Ok(Box::new(MysqlKind { engine }))
+}
+
+/// A MySQL primary's replicas run its own server and version, by GTID: no `engine` or
+/// `version` of their own, and no MariaDB `parallel_mode`. (Placed relative to `options`.)
+fn check_replicas(replicas: &[MariadbReplica]) -> std::result::Result<(), DecodeError> {
+    for (i, r) in replicas.iter().enumerate() {
+        let at = KeyPath::root().key("replicas").index(i);
+        let own = [
+            ("engine", r.engine.is_some()),
+            ("version", r.version.is_some()),
+            ("target", r.target.is_some()),
+        ];
+        if let Some((k, _)) = own.iter().find(|(_, set)| *set) {
+            return Err(DecodeError::at(
+                at.key(k),
+                format!(
+                    "a replica of a MySQL sandbox runs the primary's server and version (no {k} of its own)"
+                ),
+            ));
+        }
+        if r.parallel_mode.is_some() {
+            return Err(DecodeError::at(
+                at.key("parallel_mode"),
+                "parallel_mode is MariaDB's slave_parallel_mode; a MySQL replica applies in parallel by its version's rules with parallel_threads workers",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The versions dbduel runs, for messages: `"5.6", "5.7" or "8.0"`.

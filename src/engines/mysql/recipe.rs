@@ -24,11 +24,13 @@ use std::time::Duration;
 /// and `mysql_native_password` on every version: the lean wire client the benchmark
 /// sessions use speaks that plugin, and MySQL 8.0's default, `caching_sha2_password`, would
 /// push every session onto the `mysql` crate's slower client. (8.0's configuration also
-/// makes it the default plugin for accounts made later.)
+/// makes it the default plugin for accounts made later.) Kept out of the binary log a
+/// primary of a topology writes from its start: a replica made the same way has them.
 fn accounts_sql(secret: &SandboxSecret) -> String {
     let s = secret.expose();
     format!(
-        "CREATE USER 'root'@'127.0.0.1' IDENTIFIED WITH mysql_native_password BY '{s}';\n\
+        "SET SQL_LOG_BIN = 0;\n\
+         CREATE USER 'root'@'127.0.0.1' IDENTIFIED WITH mysql_native_password BY '{s}';\n\
          GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n\
          ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY '{s}';\n"
     )
@@ -254,6 +256,10 @@ impl Recipe for MysqlRecipe {
         put("performance_schema", "OFF");
         put("sql_mode", SQL_MODE);
         for (k, v) in self.version.settings {
+            // A primary of a topology writes the binary log 8.0 is otherwise told not to.
+            if *k == "disable_log_bin" && self.settings.contains_key("log_bin") {
+                continue;
+            }
             put(k, v);
         }
         for (k, v) in &self.settings {

@@ -37,6 +37,9 @@ pub struct Gtids {
     pub settings: &'static [(&'static str, &'static str)],
     /// The variable holding the set a server has executed.
     pub executed: &'static str,
+    /// Does the server also write each applied transaction's GTID into an InnoDB table
+    /// (`mysql.gtid_executed`, 5.7 on), whose rows its row counters then count?
+    pub table: bool,
 }
 
 /// One MySQL version as dbduel runs it.
@@ -60,6 +63,12 @@ pub struct MysqlVersion {
     pub gtids: Gtids,
     /// A replica's settings for parallel apply (with `{workers}` for the worker count).
     pub parallel_replica: &'static [(&'static str, &'static str)],
+    /// A primary's settings that let its replicas apply in parallel (8.0: dependencies by
+    /// write sets, not only by group commit).
+    pub parallel_primary: &'static [(&'static str, &'static str)],
+    /// The primary's group-commit wait, (count, microseconds) variables: MariaDB's
+    /// `binlog_commit_wait_count`/`_usec` counterpart (5.7 on); none on 5.6.
+    pub commit_wait: Option<(&'static str, &'static str)>,
     /// Storage engines a contender may choose on it.
     pub storage_engines: &'static [&'static str],
 }
@@ -72,10 +81,12 @@ const GTIDS_56: Gtids = Gtids {
         ("log_slave_updates", "ON"),
     ],
     executed: "@@global.gtid_executed",
+    table: false,
 };
 const GTIDS: Gtids = Gtids {
     settings: &[("gtid_mode", "ON"), ("enforce_gtid_consistency", "ON")],
     executed: "@@global.gtid_executed",
+    table: true,
 };
 
 /// The versions dbduel provisions, oldest first.
@@ -91,6 +102,8 @@ pub const VERSIONS: &[MysqlVersion] = &[
         gtids: GTIDS_56,
         // Parallel by database only.
         parallel_replica: &[("slave_parallel_workers", "{workers}")],
+        parallel_primary: &[],
+        commit_wait: None,
         storage_engines: &["innodb", "myisam"],
     },
     MysqlVersion {
@@ -108,6 +121,11 @@ pub const VERSIONS: &[MysqlVersion] = &[
             ("slave_preserve_commit_order", "ON"),
             ("log_slave_updates", "ON"),
         ],
+        parallel_primary: &[],
+        commit_wait: Some((
+            "binlog_group_commit_sync_no_delay_count",
+            "binlog_group_commit_sync_delay",
+        )),
         storage_engines: &["innodb", "myisam"],
     },
     MysqlVersion {
@@ -140,6 +158,14 @@ pub const VERSIONS: &[MysqlVersion] = &[
             ("slave_preserve_commit_order", "ON"),
             ("log_slave_updates", "ON"),
         ],
+        parallel_primary: &[
+            ("binlog_transaction_dependency_tracking", "WRITESET"),
+            ("transaction_write_set_extraction", "XXHASH64"),
+        ],
+        commit_wait: Some((
+            "binlog_group_commit_sync_no_delay_count",
+            "binlog_group_commit_sync_delay",
+        )),
         storage_engines: &["innodb", "myisam"],
     },
 ];

@@ -242,6 +242,7 @@ fn position(lsn: Option<String>, bytes: Option<i64>, next_xid: i64) -> Position 
     Position {
         transactions: u64::try_from(next_xid).unwrap_or(0),
         bytes: bytes.and_then(|b| u64::try_from(b).ok()),
+        binlog: None,
         text: lsn.unwrap_or_default(),
     }
 }
