@@ -336,6 +336,53 @@ fn no_server_is_left_after_a_run() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
+/// The shoot-out's forced-copy column changes run as 2015 ran them: the server rebuilt the
+/// table (`ALGORITHM=COPY`), beside today's instant change of the same column.
+#[test]
+fn a_forced_copy_column_change_records_copy() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, _, stderr) = run(&[
+        "run",
+        "shootout",
+        "--contender",
+        "innodb",
+        "-q",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "step.range-queries.clients=5",
+        "--set",
+        "step.slap-count.clients=5",
+        "--set",
+        "step.slap-content.clients=5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let dir = run_dir(&stderr);
+    let details =
+        |s: &str| read_json(&dir.join("innodb").join(format!("{s}.json")))["details"].clone();
+    assert_eq!(details("add-column")["algorithm"], "INSTANT");
+    assert_eq!(details("add-column")["algorithm_forced"], false);
+    for s in ["add-column-copy", "drop-column-copy"] {
+        let d = details(s);
+        assert_eq!(d["algorithm"], "COPY", "{s}: {d:#}");
+        assert_eq!(d["algorithm_forced"], true, "{s}: {d:#}");
+        assert!(
+            d["ran"].as_str().unwrap().ends_with("ALGORITHM=COPY"),
+            "{s}: {d:#}"
+        );
+        assert_eq!(
+            d["algorithms_refused"].as_array().map(Vec::len),
+            Some(0),
+            "{s}"
+        );
+    }
+}
+
 /// A study of a few steps against an external MariaDB target.
 fn target_study(dir: &Path, target_line: &str, engine_line: &str) -> std::path::PathBuf {
     let p = dir.join("target.toml");
