@@ -34,7 +34,11 @@ use topology::{MariadbReplica, MariadbTopology, primary_defaults};
 
 /// Storage engines a MariaDB contender may use.
 const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
+/// MyRocks' compressions (`compression` with storage_engine = "rocksdb").
 const COMPRESSIONS: &[&str] = &["none", "snappy", "zlib", "lz4", "zstd"];
+/// InnoDB page compressions (`compression` with storage_engine = "innodb"): zlib is built
+/// in, lzma and bzip2 come as provider plugins (`make install-servers` installs them).
+const PAGE_COMPRESSIONS: &[&str] = &["none", "zlib", "lzma", "bzip2"];
 const LOAD_MODES: &[&str] = &["auto", "transaction", "bulk", "commit_in_the_middle"];
 
 /// Contender options for `engine = "mariadb"`.
@@ -60,7 +64,8 @@ pub struct MariadbOptions {
     #[serde(default)]
     pub aria_pagecache_mb: Option<u64>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
-    /// zlib, lz4 or zstd (closest to TokuDB's lzma).
+    /// zlib, lz4 or zstd. With InnoDB, page compression of every table (`PAGE_COMPRESSED`):
+    /// none, zlib, or lzma and bzip2 (TokuDB's lzma, through MariaDB's provider plugins).
     #[serde(default)]
     pub compression: Option<String>,
     /// How `load` runs LOAD DATA: `transaction` (one statement, one transaction), `bulk`
@@ -309,19 +314,25 @@ impl MariadbOptions {
     fn check_storage_options(&self, se: &str) -> std::result::Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.compression {
-            if !COMPRESSIONS.contains(&c.as_str()) {
+            let (allowed, what) = match se {
+                "rocksdb" => (COMPRESSIONS, "MyRocks"),
+                "innodb" => (PAGE_COMPRESSIONS, "InnoDB page compression"),
+                _ => {
+                    return at(
+                        "compression",
+                        format!(
+                            "compression applies to storage_engine = \"rocksdb\" (MyRocks) or \"innodb\" (page compression), not {se:?}"
+                        ),
+                    );
+                }
+            };
+            if !allowed.contains(&c.as_str()) {
                 return at(
                     "compression",
                     format!(
-                        "compression = {c:?}; use one of: {}",
-                        COMPRESSIONS.join(", ")
+                        "compression = {c:?}; {what} takes one of: {}",
+                        allowed.join(", ")
                     ),
-                );
-            }
-            if se != "rocksdb" {
-                return at(
-                    "compression",
-                    "compression applies to storage_engine = \"rocksdb\" only".into(),
                 );
             }
         }
@@ -504,6 +515,13 @@ impl MariadbOptions {
         self.storage_engine.eq_ignore_ascii_case("rocksdb")
     }
 
+    /// InnoDB page compression: its algorithm, when the contender asked for one.
+    fn page_compression(&self) -> Option<&str> {
+        self.compression
+            .as_deref()
+            .filter(|c| *c != "none" && self.storage_engine.eq_ignore_ascii_case("innodb"))
+    }
+
     /// The load path this contender uses.
     fn load_mode(&self) -> &str {
         match self.load_mode.as_str() {
@@ -580,6 +598,7 @@ impl MariadbOptions {
                 );
             }
         }
+        page_compression(&mut s, self.page_compression());
         if !self.replicas.is_empty() {
             primary_defaults(&mut s, self);
         }
@@ -609,6 +628,19 @@ impl MariadbOptions {
             secret: None,
         }
     }
+}
+
+/// InnoDB page compression with `algorithm` for every table the server creates: the
+/// algorithm's provider plugin (lzma, bzip2) loaded, and `PAGE_COMPRESSED` the default.
+fn page_compression(s: &mut BTreeMap<String, String>, algorithm: Option<&str>) {
+    let Some(a) = algorithm else {
+        return;
+    };
+    if a != "zlib" {
+        s.insert("plugin_load_add".into(), format!("provider_{a}"));
+    }
+    s.insert("innodb_compression_algorithm".into(), a.into());
+    s.insert("innodb_compression_default".into(), "ON".into());
 }
 
 /// A connection through the `mysql` crate. Its ed25519 authentication fails 1 time in 256:
@@ -1156,6 +1188,11 @@ impl Engine for MariadbEngine {
             "aria" => names.push("aria_pagecache_buffer_size".into()),
             _ => {}
         }
+        if self.opts.page_compression().is_some() {
+            names.extend(
+                ["innodb_compression_algorithm", "innodb_compression_default"].map(String::from),
+            );
+        }
         names.extend(self.opts.server.keys().cloned());
         let mut settings = global_variables(&mut c, &names, self.opts.engine_name())?;
         check_storage_engine(&mut c, &self.opts.storage_engine, self.opts.engine_name())?;
@@ -1258,6 +1295,13 @@ impl Engine for MariadbEngine {
         let mut paths: Vec<PathBuf> = Vec::new();
         let mut rule = String::new();
         for table in tables {
+            // A page-compressed table's pages take their place in the file only when
+            // written: write them all before the file's blocks are counted.
+            if self.opts.page_compression().is_some() {
+                c.query_drop(format!("FLUSH TABLES `{table}` FOR EXPORT"))
+                    .map_err(self.err())?;
+                c.query_drop("UNLOCK TABLES").map_err(self.err())?;
+            }
             // Statistics drive information_schema's sizes; refresh them first.
             c.query_drop(format!("ANALYZE TABLE `{table}`"))
                 .map_err(self.err())?;
@@ -1280,6 +1324,15 @@ impl Engine for MariadbEngine {
             }
         }
         let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
+            // Page compression punches each page's unused end out of the file: its length
+            // stays, its blocks shrink, and the blocks are what it holds on disk.
+            Some(dir) if let Some(a) = self.opts.page_compression() => {
+                let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
+                let rule = format!(
+                    "{rule}; page-compressed ({a}): the blocks the files hold (what du shows), not their length ({bytes} bytes)"
+                );
+                (Some(allocated), Some(allocated), files, rule)
+            }
             Some(dir) => {
                 let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
                 (Some(bytes), Some(allocated), files, rule)
