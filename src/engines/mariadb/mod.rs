@@ -39,6 +39,9 @@ const COMPRESSIONS: &[&str] = &["none", "snappy", "zlib", "lz4", "zstd"];
 /// InnoDB page compressions (`compression` with storage_engine = "innodb"): zlib is built
 /// in, lzma and bzip2 come as provider plugins (`make install-servers` installs them).
 const PAGE_COMPRESSIONS: &[&str] = &["none", "zlib", "lzma", "bzip2"];
+/// TokuDB's row compressions (`compression` with storage_engine = "tokudb", on a target):
+/// each the session's `tokudb_row_format` `tokudb_<name>` (none: `tokudb_uncompressed`).
+const TOKUDB_COMPRESSIONS: &[&str] = &["none", "zlib", "quicklz", "lzma", "snappy"];
 const LOAD_MODES: &[&str] = &["auto", "transaction", "bulk", "commit_in_the_middle"];
 
 /// Contender options for `engine = "mariadb"`.
@@ -148,9 +151,11 @@ pub fn decode(
     binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
     let mut o = MariadbOptions::from_table(options)?;
-    o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
         o.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
+    }
+    o.validate().map_err(crate::engines::in_options)?;
+    if o.target.is_some() {
         o.check_external().map_err(crate::engines::in_options)?;
     }
     o.common.choose_binary(binary)?;
@@ -239,7 +244,13 @@ impl MariadbOptions {
         self.common.check_placement()?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
-        if !STORAGE_ENGINES.contains(&se.as_str()) {
+        if se == "tokudb" && self.target.is_none() {
+            return at(
+                "storage_engine",
+                "storage_engine = \"tokudb\" runs only on an external server that has TokuDB (give the contender a `target`): TokuDB no longer ships, so a private server has none; rocksdb is its write-optimized successor".into(),
+            );
+        }
+        if se != "tokudb" && !STORAGE_ENGINES.contains(&se.as_str()) {
             return at(
                 "storage_engine",
                 format!(
@@ -317,11 +328,12 @@ impl MariadbOptions {
             let (allowed, what) = match se {
                 "rocksdb" => (COMPRESSIONS, "MyRocks"),
                 "innodb" => (PAGE_COMPRESSIONS, "InnoDB page compression"),
+                "tokudb" => (TOKUDB_COMPRESSIONS, "TokuDB"),
                 _ => {
                     return at(
                         "compression",
                         format!(
-                            "compression applies to storage_engine = \"rocksdb\" (MyRocks) or \"innodb\" (page compression), not {se:?}"
+                            "compression applies to storage_engine = \"rocksdb\" (MyRocks), \"innodb\" (page compression) or \"tokudb\", not {se:?}"
                         ),
                     );
                 }
@@ -394,7 +406,11 @@ impl MariadbOptions {
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("device_profile", self.device_profile.is_some()),
             ("data_dir", self.data_dir.is_some()),
-            ("compression", self.compression.is_some()),
+            // TokuDB's compression is a session's row format: a target's sessions set it.
+            (
+                "compression",
+                self.compression.is_some() && !self.is_tokudb(),
+            ),
             (
                 "flush_log_at_trx_commit",
                 self.flush_log_at_trx_commit.is_some(),
@@ -509,6 +525,10 @@ impl MariadbOptions {
             (None, Some(mb)) => mb,
             (None, None) => DEFAULT_CACHE_MB,
         }
+    }
+
+    fn is_tokudb(&self) -> bool {
+        self.storage_engine.eq_ignore_ascii_case("tokudb")
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -628,6 +648,19 @@ impl MariadbOptions {
             secret: None,
         }
     }
+}
+
+/// The statement a session on a target starts with: the contender's storage engine the
+/// session's default, and for TokuDB its compression the row format of the tables it creates.
+fn session_engine_sql(o: &MariadbOptions) -> String {
+    let mut sql = format!("SET SESSION default_storage_engine = {}", o.storage_engine);
+    if o.is_tokudb()
+        && let Some(c) = &o.compression
+    {
+        let format = if c == "none" { "uncompressed" } else { c };
+        sql.push_str(&format!(", SESSION tokudb_row_format = tokudb_{format}"));
+    }
+    sql
 }
 
 /// InnoDB page compression with `algorithm` for every table the server creates: the
@@ -1002,12 +1035,9 @@ impl MariadbEngine {
     }
 
     /// A sandbox's default storage engine is set in its config; a target's is the owner's,
-    /// so sessions on a target set it.
+    /// so sessions on a target set it (and TokuDB's compression, the tables' row format).
     fn session_engine_sql(&self) -> String {
-        format!(
-            "SET SESSION default_storage_engine = {}",
-            self.opts.storage_engine
-        )
+        session_engine_sql(&self.opts)
     }
 
     /// `column`'s definition (type, nullability, default, ...) as `SHOW CREATE TABLE` gives
@@ -1643,5 +1673,51 @@ mod tests {
         let r = options("").recipe(10_000);
         assert_eq!(r.settings["back_log"], "4096");
         assert_eq!(r.settings["max_prepared_stmt_count"], "1048576");
+    }
+
+    fn decoded(text: &str, target: Option<&str>) -> std::result::Result<(), DecodeError> {
+        let spec = target.map(|url| crate::engine::target::TargetSpec {
+            url,
+            password_env: None,
+            password_file: None,
+            restart_command: None,
+            read_password: false,
+        });
+        decode(
+            &toml::from_str(text).expect("toml"),
+            spec.as_ref(),
+            &crate::engines::versions::BinaryChoice::default(),
+        )
+        .map(drop)
+    }
+
+    #[test]
+    fn tokudb_runs_on_a_target_that_has_it_with_its_compression() {
+        let t = Some("mysql://bench@127.0.0.1:3306");
+        let e = decoded("storage_engine = \"tokudb\"", None).expect_err("no sandbox TokuDB");
+        assert_eq!(e.path.to_string(), "options.storage_engine", "{e:?}");
+        assert!(
+            e.message.contains("external server that has TokuDB"),
+            "{e:?}"
+        );
+        decoded("storage_engine = \"tokudb\"\ncompression = \"lzma\"", t).expect("a target");
+        let e = decoded("storage_engine = \"tokudb\"\ncompression = \"zstd\"", t)
+            .expect_err("not TokuDB's");
+        assert!(
+            e.message.contains("none, zlib, quicklz, lzma, snappy"),
+            "{e:?}"
+        );
+        // sandbox-only options stay refused on a target
+        assert!(decoded("storage_engine = \"innodb\"\ncompression = \"lzma\"", t).is_err());
+        let mut o = options("storage_engine = \"tokudb\"\ncompression = \"lzma\"");
+        assert_eq!(
+            session_engine_sql(&o),
+            "SET SESSION default_storage_engine = tokudb, SESSION tokudb_row_format = tokudb_lzma"
+        );
+        o.compression = None;
+        assert_eq!(
+            session_engine_sql(&o),
+            "SET SESSION default_storage_engine = tokudb"
+        );
     }
 }
