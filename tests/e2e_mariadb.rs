@@ -336,6 +336,118 @@ fn no_server_is_left_after_a_run() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
+/// The shoot-out's forced-copy column changes run as 2015 ran them: the server rebuilt the
+/// table (`ALGORITHM=COPY`), beside today's instant change of the same column.
+#[test]
+fn a_forced_copy_column_change_records_copy() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let (code, _, stderr) = run(&[
+        "run",
+        "shootout",
+        "--contender",
+        "innodb",
+        "-q",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "step.range-queries.clients=5",
+        "--set",
+        "step.slap-count.clients=5",
+        "--set",
+        "step.slap-content.clients=5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let dir = run_dir(&stderr);
+    let details =
+        |s: &str| read_json(&dir.join("innodb").join(format!("{s}.json")))["details"].clone();
+    assert_eq!(details("add-column")["algorithm"], "INSTANT");
+    assert_eq!(details("add-column")["algorithm_forced"], false);
+    for s in ["add-column-copy", "drop-column-copy"] {
+        let d = details(s);
+        assert_eq!(d["algorithm"], "COPY", "{s}: {d:#}");
+        assert_eq!(d["algorithm_forced"], true, "{s}: {d:#}");
+        assert!(
+            d["ran"].as_str().unwrap().ends_with("ALGORITHM=COPY"),
+            "{s}: {d:#}"
+        );
+        assert_eq!(
+            d["algorithms_refused"].as_array().map(Vec::len),
+            Some(0),
+            "{s}"
+        );
+    }
+}
+
+/// The shoot-out's lzma contender asks the original's 20:1 question with TokuDB's algorithm:
+/// the server itself says its tables are page-compressed with lzma.
+#[test]
+fn the_lzma_contender_page_compresses_with_lzma() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let out = tempfile::tempdir().expect("tmp");
+    let out_s = out.path().to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "run",
+        "shootout",
+        "--contender",
+        "innodb-lzma",
+        "-q",
+        "--keep",
+        "--out",
+        out_s,
+        "--set",
+        "dataset.rows=2000",
+        "--set",
+        "step.range-queries.clients=5",
+        "--set",
+        "step.slap-count.clients=5",
+        "--set",
+        "step.slap-content.clients=5",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let dir = run_dir(&stderr);
+    // the manifest holds what the server said its settings were
+    let manifest = read_json(&dir.join("manifest.json"));
+    let eff = &manifest["contenders"][0]["effective"];
+    assert_eq!(eff["innodb_compression_algorithm"], "lzma", "{eff:#}");
+    // the bytes on disk are the blocks the page-compressed file holds
+    let fp = read_json(&dir.join("innodb-lzma/footprint.json"))["details"].clone();
+    assert_eq!(fp["files_bytes"], fp["allocated_bytes"], "{fp:#}");
+    assert!(fp["files_bytes"].as_u64().unwrap() > 0, "{fp:#}");
+    let sb = read_json(&dir.join("work/innodb-lzma/sandbox/sandbox.json"));
+    let port = sb["port"].as_u64().unwrap() as u16;
+    let mut db = common::mysql_conn(port, Some("dbduel_shootout"));
+    let algorithm: Option<String> = db
+        .query_first("SELECT @@GLOBAL.innodb_compression_algorithm")
+        .unwrap();
+    let default: Option<i64> = db
+        .query_first("SELECT @@GLOBAL.innodb_compression_default")
+        .unwrap();
+    let provider: Option<String> = db
+        .query_first("SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'provider_lzma'")
+        .unwrap();
+    let flags: Option<i64> = db
+        .query_first("SELECT FLAG FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME = 'dbduel_shootout/user_logs'")
+        .unwrap();
+    drop(db);
+    let (code, _, stderr) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(algorithm.as_deref(), Some("lzma"));
+    assert_eq!(default, Some(1));
+    assert_eq!(provider.as_deref(), Some("ACTIVE"));
+    // The table's own tablespace says how its pages are compressed: in the full_crc32
+    // format (bit 4) bits 5-7 hold the algorithm, 4 being lzma (1 zlib, 5 bzip2).
+    let f = flags.expect("the table's tablespace");
+    assert!(f & (1 << 4) != 0, "not a full_crc32 tablespace: {f:#x}");
+    assert_eq!((f >> 5) & 7, 4, "tablespace flags {f:#x}");
+}
+
 /// A study of a few steps against an external MariaDB target.
 fn target_study(dir: &Path, target_line: &str, engine_line: &str) -> std::path::PathBuf {
     let p = dir.join("target.toml");

@@ -98,7 +98,8 @@ fn shootout_results_agree_with_the_database() {
     );
 }
 
-/// A contender's figures in the summary and its steps' files: every step ok, the rows loaded,
+/// A contender's figures in the summary and its steps' files: every step ok (the forced-copy
+/// column changes skipped), the rows loaded,
 /// queried and updated, connects timed apart, no load warnings, the cold count's note.
 fn figures_agree(dir: &Path, summary: &serde_json::Value, contender: &str) {
     for s in summary["contenders"]
@@ -110,6 +111,12 @@ fn figures_agree(dir: &Path, summary: &serde_json::Value, contender: &str) {
         .as_array()
         .unwrap()
     {
+        // the forced-copy column changes: SQLite has no ALTER TABLE algorithm to force
+        if s["name"].as_str().is_some_and(|n| n.ends_with("-copy")) {
+            assert_eq!(s["status"], "skipped", "{contender}: {s:#}");
+            assert!(s["note"].as_str().unwrap().contains("has none"), "{s:#}");
+            continue;
+        }
         assert_eq!(s["status"], "ok", "{contender}: {s:#}");
     }
     // rows after load equal rows generated

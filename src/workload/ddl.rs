@@ -39,7 +39,15 @@ pub struct DdlParams {
     /// The column's new name, for `rename_column`.
     #[serde(default)]
     pub to: Option<String>,
+    /// The `ALTER TABLE` algorithm to force (`copy`, `inplace`, `instant`, `nocopy`) instead
+    /// of the cheapest the server accepts: `copy` rebuilds the table, as every change did in
+    /// 2015. An engine without algorithms (SQLite, PostgreSQL) skips the step, saying so.
+    #[serde(default)]
+    pub algorithm: Option<String>,
 }
+
+/// The algorithms `algorithm` may force, as the study writes them.
+pub const ALGORITHMS: &[&str] = &["copy", "inplace", "instant", "nocopy"];
 
 fn identifier(s: &str) -> bool {
     !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -162,8 +170,26 @@ impl DdlParams {
         })
     }
 
+    /// The forced algorithm in SQL's words (`COPY`), checked; `None`: the cheapest.
+    pub fn forced(&self) -> Result<Option<&'static str>, DecodeError> {
+        let Some(a) = &self.algorithm else {
+            return Ok(None);
+        };
+        match ALGORITHMS.iter().position(|k| k.eq_ignore_ascii_case(a)) {
+            Some(i) => Ok(Some(["COPY", "INPLACE", "INSTANT", "NOCOPY"][i])),
+            None => Err(DecodeError::at(
+                KeyPath::root().key("algorithm"),
+                format!(
+                    "algorithm = {a:?}; use one of: {} (or leave it out: the cheapest the server accepts)",
+                    ALGORITHMS.join(", ")
+                ),
+            )),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), DecodeError> {
         self.target()?;
+        self.forced()?;
         match self.action {
             DdlAction::CreateIndex if self.columns.is_empty() => Err(DecodeError::at(
                 KeyPath::root().key("columns"),
@@ -205,16 +231,46 @@ pub struct Applied {
     pub refused: Vec<String>,
 }
 
-/// Run `sql` on `session` with the cheapest algorithm the server accepts (MariaDB), timed.
-/// The algorithms tried are the engine's (its dialect's, unless the server has its own list).
+/// The attempts [`apply`] makes: every algorithm the engine has, cheapest first, or only
+/// `forced`. An engine without algorithms cannot be forced: the step is skipped, saying why.
+fn attempts(
+    engine: &dyn crate::engine::Engine,
+    sql: &str,
+    forced: Option<&'static str>,
+) -> Result<Vec<(String, Option<&'static str>)>, StepError> {
+    let all = engine.dialect().ddl_attempts(sql, engine.ddl_algorithms());
+    let Some(f) = forced else {
+        return Ok(all);
+    };
+    if all.iter().all(|(_, a)| a.is_none()) {
+        return Err(StepError::Skipped(format!(
+            "algorithm = \"{}\" forces an ALTER TABLE algorithm, and this engine has none (only MariaDB and MySQL have them): the change was not made",
+            f.to_ascii_lowercase()
+        )));
+    }
+    if all.iter().any(|(_, a)| *a == Some(f)) {
+        return Ok(all.into_iter().filter(|(_, a)| *a == Some(f)).collect());
+    }
+    let has: Vec<&str> = all.iter().filter_map(|(_, a)| *a).collect();
+    Err(StepError::Check(format!(
+        "algorithm = \"{}\": this server has no ALGORITHM={f}; it has {}",
+        f.to_ascii_lowercase(),
+        has.join(", ")
+    )))
+}
+
+/// Run `sql` on `session` with the cheapest algorithm the server accepts (MariaDB), or only
+/// `forced`, timed. The algorithms tried are the engine's (its dialect's, unless the server
+/// has its own list).
 pub fn apply(
     session: &mut dyn Session,
     engine: &dyn crate::engine::Engine,
     sql: &str,
+    forced: Option<&'static str>,
 ) -> Result<Applied, StepError> {
     let mut refused = Vec::new();
     let sql = &engine.ddl_statement(sql)?;
-    for (attempt, algorithm) in engine.dialect().ddl_attempts(sql, engine.ddl_algorithms()) {
+    for (attempt, algorithm) in attempts(engine, sql, forced)? {
         let t = Instant::now();
         match session.execute(&attempt) {
             Ok(_) => {
@@ -256,16 +312,23 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let (sql, title) = p
         .statement(d, table)
         .map_err(|e| StepError::Check(e.message))?;
+    let forced = p.forced().map_err(|e| StepError::Check(e.message))?;
     let mut session = ctx.engine.connect()?;
     let Applied {
         elapsed_s: elapsed,
         ran,
         algorithm,
         refused,
-    } = apply(session.as_mut(), ctx.engine, &sql)?;
+    } = apply(session.as_mut(), ctx.engine, &sql, forced).map_err(|e| match e {
+        StepError::Skipped(why) => {
+            StepError::Skipped(format!("contender {}: {why}", ctx.contender))
+        }
+        e => e,
+    })?;
     let mut s = summary(ctx.title(title));
     s.elapsed_s = Some(elapsed);
     s.note = Some(match algorithm {
+        Some(a) if forced.is_some() => format!("{sql} (ALGORITHM={a}, forced)"),
         Some(a) => format!("{sql} (ALGORITHM={a})"),
         None => sql.clone(),
     });
@@ -282,6 +345,7 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "sql": sql,
             "ran": ran,
             "algorithm": algorithm,
+            "algorithm_forced": forced.is_some(),
             "algorithms_refused": refused,
             "elapsed_s": elapsed,
         }),
@@ -292,7 +356,36 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
 
 #[cfg(test)]
 mod tests {
-    use super::column_type_ok;
+    use super::{DdlParams, column_type_ok};
+
+    fn params(toml_text: &str) -> DdlParams {
+        toml::from_str(toml_text).expect("parses")
+    }
+
+    #[test]
+    fn a_forced_algorithm_is_one_the_servers_name() {
+        let base = "action = \"drop_column\"\ncolumn = \"c\"\n";
+        assert_eq!(params(base).forced().unwrap(), None);
+        for (given, sql) in [
+            ("copy", "COPY"),
+            ("INPLACE", "INPLACE"),
+            ("instant", "INSTANT"),
+            ("nocopy", "NOCOPY"),
+        ] {
+            let p = params(&format!("{base}algorithm = \"{given}\"\n"));
+            assert_eq!(p.forced().unwrap(), Some(sql));
+            assert!(p.validate().is_ok());
+        }
+        let e = params(&format!("{base}algorithm = \"rebuild\"\n"))
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.path.to_string(), "algorithm");
+        assert!(
+            e.message.contains("copy, inplace, instant, nocopy"),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn column_types_are_a_name_a_size_and_a_few_words() {

@@ -61,6 +61,7 @@ impl HotChange {
             column: self.column.clone(),
             column_type: self.column_type.clone(),
             to: self.to.clone(),
+            algorithm: None,
         }
     }
 }
@@ -233,7 +234,7 @@ fn make_changes(
         let mut waits = 0u64;
         let applied = s.map_err(StepError::from).and_then(|s| {
             loop {
-                match ddl::apply(s.as_mut(), engine, &run.sql) {
+                match ddl::apply(s.as_mut(), engine, &run.sql, None) {
                     Err(StepError::Engine(e)) if !done.load(Ordering::Relaxed) => match e.kind {
                         // SQLite's write lock: asked for again at once (see `open_session`)
                         "busy" => {

@@ -35,7 +35,14 @@ use topology::{MariadbReplica, MariadbTopology, primary_defaults};
 
 /// Storage engines a MariaDB contender may use.
 const STORAGE_ENGINES: &[&str] = &["innodb", "rocksdb", "aria", "myisam"];
+/// MyRocks' compressions (`compression` with storage_engine = "rocksdb").
 const COMPRESSIONS: &[&str] = &["none", "snappy", "zlib", "lz4", "zstd"];
+/// InnoDB page compressions (`compression` with storage_engine = "innodb"): zlib is built
+/// in, lzma and bzip2 come as provider plugins (`make install-servers` installs them).
+const PAGE_COMPRESSIONS: &[&str] = &["none", "zlib", "lzma", "bzip2"];
+/// TokuDB's row compressions (`compression` with storage_engine = "tokudb", on a target):
+/// each the session's `tokudb_row_format` `tokudb_<name>` (none: `tokudb_uncompressed`).
+const TOKUDB_COMPRESSIONS: &[&str] = &["none", "zlib", "quicklz", "lzma", "snappy"];
 const LOAD_MODES: &[&str] = &["auto", "transaction", "bulk", "commit_in_the_middle"];
 
 /// Contender options for `engine = "mariadb"`.
@@ -61,7 +68,8 @@ pub struct MariadbOptions {
     #[serde(default)]
     pub aria_pagecache_mb: Option<u64>,
     /// MyRocks compression for the default column family: none, snappy (RocksDB's default),
-    /// zlib, lz4 or zstd (closest to TokuDB's lzma).
+    /// zlib, lz4 or zstd. With InnoDB, page compression of every table (`PAGE_COMPRESSED`):
+    /// none, zlib, or lzma and bzip2 (TokuDB's lzma, through MariaDB's provider plugins).
     #[serde(default)]
     pub compression: Option<String>,
     /// How `load` runs LOAD DATA: `transaction` (one statement, one transaction), `bulk`
@@ -144,9 +152,11 @@ pub fn decode(
     binary: &crate::engines::versions::BinaryChoice,
 ) -> std::result::Result<Box<dyn crate::engine::EngineKind>, DecodeError> {
     let mut o = MariadbOptions::from_table(options)?;
-    o.validate().map_err(crate::engines::in_options)?;
     if let Some(t) = target {
         o.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
+    }
+    o.validate().map_err(crate::engines::in_options)?;
+    if o.target.is_some() {
         o.check_external().map_err(crate::engines::in_options)?;
     }
     o.common.choose_binary(binary)?;
@@ -235,7 +245,13 @@ impl MariadbOptions {
         self.common.check_placement()?;
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         let se = self.storage_engine.to_ascii_lowercase();
-        if !STORAGE_ENGINES.contains(&se.as_str()) {
+        if se == "tokudb" && self.target.is_none() {
+            return at(
+                "storage_engine",
+                "storage_engine = \"tokudb\" runs only on an external server that has TokuDB (give the contender a `target`): TokuDB no longer ships, so a private server has none; rocksdb is its write-optimized successor".into(),
+            );
+        }
+        if se != "tokudb" && !STORAGE_ENGINES.contains(&se.as_str()) {
             return at(
                 "storage_engine",
                 format!(
@@ -310,19 +326,26 @@ impl MariadbOptions {
     fn check_storage_options(&self, se: &str) -> std::result::Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.compression {
-            if !COMPRESSIONS.contains(&c.as_str()) {
+            let (allowed, what) = match se {
+                "rocksdb" => (COMPRESSIONS, "MyRocks"),
+                "innodb" => (PAGE_COMPRESSIONS, "InnoDB page compression"),
+                "tokudb" => (TOKUDB_COMPRESSIONS, "TokuDB"),
+                _ => {
+                    return at(
+                        "compression",
+                        format!(
+                            "compression applies to storage_engine = \"rocksdb\" (MyRocks), \"innodb\" (page compression) or \"tokudb\", not {se:?}"
+                        ),
+                    );
+                }
+            };
+            if !allowed.contains(&c.as_str()) {
                 return at(
                     "compression",
                     format!(
-                        "compression = {c:?}; use one of: {}",
-                        COMPRESSIONS.join(", ")
+                        "compression = {c:?}; {what} takes one of: {}",
+                        allowed.join(", ")
                     ),
-                );
-            }
-            if se != "rocksdb" {
-                return at(
-                    "compression",
-                    "compression applies to storage_engine = \"rocksdb\" only".into(),
                 );
             }
         }
@@ -401,7 +424,11 @@ impl MariadbOptions {
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("device_profile", self.device_profile.is_some()),
             ("data_dir", self.data_dir.is_some()),
-            ("compression", self.compression.is_some()),
+            // TokuDB's compression is a session's row format: a target's sessions set it.
+            (
+                "compression",
+                self.compression.is_some() && !self.is_tokudb(),
+            ),
             (
                 "flush_log_at_trx_commit",
                 self.flush_log_at_trx_commit.is_some(),
@@ -523,8 +550,19 @@ impl MariadbOptions {
         }
     }
 
+    fn is_tokudb(&self) -> bool {
+        self.storage_engine.eq_ignore_ascii_case("tokudb")
+    }
+
     fn is_rocksdb(&self) -> bool {
         self.storage_engine.eq_ignore_ascii_case("rocksdb")
+    }
+
+    /// InnoDB page compression: its algorithm, when the contender asked for one.
+    fn page_compression(&self) -> Option<&str> {
+        self.compression
+            .as_deref()
+            .filter(|c| *c != "none" && self.storage_engine.eq_ignore_ascii_case("innodb"))
     }
 
     /// The load path this contender uses.
@@ -603,6 +641,7 @@ impl MariadbOptions {
                 );
             }
         }
+        page_compression(&mut s, self.page_compression());
         if !self.replicas.is_empty() {
             primary_defaults(&mut s, self);
         }
@@ -632,6 +671,32 @@ impl MariadbOptions {
             secret: None,
         }
     }
+}
+
+/// The statement a session on a target starts with: the contender's storage engine the
+/// session's default, and for TokuDB its compression the row format of the tables it creates.
+fn session_engine_sql(o: &MariadbOptions) -> String {
+    let mut sql = format!("SET SESSION default_storage_engine = {}", o.storage_engine);
+    if o.is_tokudb()
+        && let Some(c) = &o.compression
+    {
+        let format = if c == "none" { "uncompressed" } else { c };
+        sql.push_str(&format!(", SESSION tokudb_row_format = tokudb_{format}"));
+    }
+    sql
+}
+
+/// InnoDB page compression with `algorithm` for every table the server creates: the
+/// algorithm's provider plugin (lzma, bzip2) loaded, and `PAGE_COMPRESSED` the default.
+fn page_compression(s: &mut BTreeMap<String, String>, algorithm: Option<&str>) {
+    let Some(a) = algorithm else {
+        return;
+    };
+    if a != "zlib" {
+        s.insert("plugin_load_add".into(), format!("provider_{a}"));
+    }
+    s.insert("innodb_compression_algorithm".into(), a.into());
+    s.insert("innodb_compression_default".into(), "ON".into());
 }
 
 /// A connection through the `mysql` crate. Its ed25519 authentication fails 1 time in 256:
@@ -969,12 +1034,9 @@ impl MariadbEngine {
     }
 
     /// A sandbox's default storage engine is set in its config; a target's is the owner's,
-    /// so sessions on a target set it.
+    /// so sessions on a target set it (and TokuDB's compression, the tables' row format).
     fn session_engine_sql(&self) -> String {
-        format!(
-            "SET SESSION default_storage_engine = {}",
-            self.opts.storage_engine
-        )
+        session_engine_sql(&self.opts)
     }
 
     /// `column`'s definition (type, nullability, default, ...) as `SHOW CREATE TABLE` gives
@@ -1155,6 +1217,11 @@ impl Engine for MariadbEngine {
             "aria" => names.push("aria_pagecache_buffer_size".into()),
             _ => {}
         }
+        if self.opts.page_compression().is_some() {
+            names.extend(
+                ["innodb_compression_algorithm", "innodb_compression_default"].map(String::from),
+            );
+        }
         names.extend(self.opts.server.keys().cloned());
         let mut settings = global_variables(&mut c, &names, self.opts.engine_name())?;
         check_storage_engine(&mut c, &self.opts.storage_engine, self.opts.engine_name())?;
@@ -1259,6 +1326,13 @@ impl Engine for MariadbEngine {
         let mut paths: Vec<PathBuf> = Vec::new();
         let mut rule = String::new();
         for table in tables {
+            // A page-compressed table's pages take their place in the file only when
+            // written: write them all before the file's blocks are counted.
+            if self.opts.page_compression().is_some() {
+                c.query_drop(format!("FLUSH TABLES `{table}` FOR EXPORT"))
+                    .map_err(self.err())?;
+                c.query_drop("UNLOCK TABLES").map_err(self.err())?;
+            }
             // Statistics drive information_schema's sizes; refresh them first.
             c.query_drop(format!("ANALYZE TABLE `{table}`"))
                 .map_err(self.err())?;
@@ -1281,6 +1355,15 @@ impl Engine for MariadbEngine {
             }
         }
         let (files_bytes, allocated_bytes, files, files_rule) = match &self.datadir {
+            // Page compression punches each page's unused end out of the file: its length
+            // stays, its blocks shrink, and the blocks are what it holds on disk.
+            Some(dir) if let Some(a) = self.opts.page_compression() => {
+                let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
+                let rule = format!(
+                    "{rule}; page-compressed ({a}): the blocks the files hold (what du shows), not their length ({bytes} bytes)"
+                );
+                (Some(allocated), Some(allocated), files, rule)
+            }
             Some(dir) => {
                 let (bytes, allocated, files) = crate::engines::file_sizes(dir, &paths);
                 (Some(bytes), Some(allocated), files, rule)
@@ -1591,5 +1674,51 @@ mod tests {
         let r = options("").recipe(10_000);
         assert_eq!(r.settings["back_log"], "4096");
         assert_eq!(r.settings["max_prepared_stmt_count"], "1048576");
+    }
+
+    fn decoded(text: &str, target: Option<&str>) -> std::result::Result<(), DecodeError> {
+        let spec = target.map(|url| crate::engine::target::TargetSpec {
+            url,
+            password_env: None,
+            password_file: None,
+            restart_command: None,
+            read_password: false,
+        });
+        decode(
+            &toml::from_str(text).expect("toml"),
+            spec.as_ref(),
+            &crate::engines::versions::BinaryChoice::default(),
+        )
+        .map(drop)
+    }
+
+    #[test]
+    fn tokudb_runs_on_a_target_that_has_it_with_its_compression() {
+        let t = Some("mysql://bench@127.0.0.1:3306");
+        let e = decoded("storage_engine = \"tokudb\"", None).expect_err("no sandbox TokuDB");
+        assert_eq!(e.path.to_string(), "options.storage_engine", "{e:?}");
+        assert!(
+            e.message.contains("external server that has TokuDB"),
+            "{e:?}"
+        );
+        decoded("storage_engine = \"tokudb\"\ncompression = \"lzma\"", t).expect("a target");
+        let e = decoded("storage_engine = \"tokudb\"\ncompression = \"zstd\"", t)
+            .expect_err("not TokuDB's");
+        assert!(
+            e.message.contains("none, zlib, quicklz, lzma, snappy"),
+            "{e:?}"
+        );
+        // sandbox-only options stay refused on a target
+        assert!(decoded("storage_engine = \"innodb\"\ncompression = \"lzma\"", t).is_err());
+        let mut o = options("storage_engine = \"tokudb\"\ncompression = \"lzma\"");
+        assert_eq!(
+            session_engine_sql(&o),
+            "SET SESSION default_storage_engine = tokudb, SESSION tokudb_row_format = tokudb_lzma"
+        );
+        o.compression = None;
+        assert_eq!(
+            session_engine_sql(&o),
+            "SET SESSION default_storage_engine = tokudb"
+        );
     }
 }

@@ -229,6 +229,22 @@ impl Recipe for MariadbRecipe {
                     .into(),
             });
         }
+        if let Some(p) = self.settings.get("plugin_load_add") {
+            let file = format!("{p}.so");
+            let here = match &self.server_dir {
+                Some(d) => d.join("lib/plugin").join(&file).exists(),
+                None => plugin_dir_has(&file),
+            };
+            if !here {
+                return Err(SandboxError::Missing {
+                    what: format!("the MariaDB plugin {file}"),
+                    hint: format!(
+                        "run `make install-servers` (Debian: apt-get install mariadb-plugin-{})",
+                        p.replace('_', "-")
+                    ),
+                });
+            }
+        }
         Ok(())
     }
 
