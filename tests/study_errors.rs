@@ -219,6 +219,36 @@ fn oltp_quick_keeps_the_originals_sixteen_tables() {
 }
 
 #[test]
+fn the_tpcc_study_draws_warehouses_as_tpcc_mysql_did_at_every_scale() {
+    for scale in ["functional", "quick", "full"] {
+        let (code, plan, stderr) = common::run(&[
+            "run",
+            "tpcc",
+            "--check",
+            "--scale",
+            scale,
+            "--skip-resource-check",
+        ]);
+        assert_eq!(code, 0, "{scale}: {stderr}");
+        let step = plan
+            .lines()
+            .find(|l| l.starts_with("step tpcc:"))
+            .unwrap_or_else(|| panic!("{plan}"));
+        assert!(
+            step.contains("home_warehouse = \"random\""),
+            "{scale}: {step}"
+        );
+        assert!(step.contains("report_interval_s = 10"), "{scale}: {step}");
+        // the hot-ddl step keeps the specification's fixed rule (the default)
+        let hot = plan
+            .lines()
+            .find(|l| l.starts_with("step hot-ddl:"))
+            .unwrap();
+        assert!(!hot.contains("home_warehouse"), "{scale}: {hot}");
+    }
+}
+
+#[test]
 fn a_bad_scale_is_refused_whichever_scale_is_chosen() {
     let study = "tests/bad_studies/unselected_scale_unknown_step.toml";
     for args in [&["--scale", "quick"][..], &[][..]] {
