@@ -264,7 +264,9 @@ struct Level {
     /// New-Order transactions in each 10 s of the level (the seed's axis), warm-up included.
     new_orders_per_10s: Vec<u64>,
     first_tick: u64,
-    /// Warehouses at least one transaction of the level (warm-up included) ran on.
+    /// Warehouses at least one transaction of the level (warm-up included) ran on: in the
+    /// note, not the details, where a merge of shards would add the shards' counts up.
+    #[serde(skip)]
     warehouses_touched: u64,
     /// Transactions dealt on each warehouse over the level, warm-up included (up to
     /// [`LISTED_WAREHOUSES`] warehouses).
