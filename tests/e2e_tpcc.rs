@@ -211,3 +211,64 @@ fn a_corrupted_row_breaks_its_conditions_and_fails_the_run() {
         .collect();
     assert_eq!(broken, vec![(1, 1), (9, 1)], "{conditions:#?}");
 }
+
+/// Transactions a level dealt on each warehouse, from a tpcc step's results.
+fn by_warehouse(j: &serde_json::Value) -> Vec<u64> {
+    let levels = j["details"]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 1, "{j:#}");
+    levels[0]["transactions_by_warehouse"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no counts per warehouse: {j:#}"))
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_random_home_warehouse_spreads_over_all_and_a_fixed_one_stays() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let study = dir.path().join("home.toml");
+    std::fs::write(&study, include_str!("studies/tpcc_home_warehouse.toml")).unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let run = run_dir(&stderr);
+    // the specification's rule: terminal 0's home is warehouse 1, for every transaction
+    let fixed = read_json(&run.join("lite").join("fixed.json"));
+    assert_eq!(fixed["details"]["home_warehouse"], "fixed");
+    let counts = by_warehouse(&fixed);
+    assert!(counts[0] > 0, "{counts:?}");
+    assert_eq!(&counts[1..], &[0, 0], "{counts:?}");
+    assert!(
+        fixed["summary"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("fixed per terminal (the specification's rule): 1 of 3 warehouses"),
+        "{fixed:#}"
+    );
+    // tpcc-mysql's rule: each transaction's warehouse uniform over all three; a
+    // chi-square statistic on 2 degrees of freedom stays under 13.8 (p = 0.001)
+    let random = read_json(&run.join("lite").join("random.json"));
+    assert_eq!(random["details"]["home_warehouse"], "random");
+    assert!(
+        random["summary"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("(tpcc-mysql's rule): 3 of 3 warehouses"),
+        "{random:#}"
+    );
+    let counts = by_warehouse(&random);
+    let total: u64 = counts.iter().sum();
+    assert!(total >= 60, "{counts:?}");
+    let expected = total as f64 / counts.len() as f64;
+    let chi2: f64 = counts
+        .iter()
+        .map(|n| (*n as f64 - expected).powi(2) / expected)
+        .sum();
+    assert!(chi2 < 13.8, "chi-square {chi2:.1} over {counts:?}");
+}

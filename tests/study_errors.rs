@@ -180,6 +180,75 @@ fn builtin_studies_are_valid_and_printable() {
 }
 
 #[test]
+fn every_builtin_study_ships_a_quick_and_a_full_scale() {
+    let (code, list, _) = common::run(&["studies"]);
+    assert_eq!(code, 0);
+    for name in [
+        "shootout",
+        "oltp",
+        "point-lookups",
+        "storage-tiers",
+        "tpcc",
+        "upgrade",
+        "upgrade-tpcc",
+        "cluster",
+        "harness",
+    ] {
+        assert!(list.contains(name), "{name} in\n{list}");
+        for scale in ["quick", "full"] {
+            // The full scales are the original studies' sizes, beyond this machine's disk.
+            let (code, _, stderr) = common::run(&[
+                "run",
+                name,
+                "--check",
+                "--all-contenders",
+                "--scale",
+                scale,
+                "--skip-resource-check",
+            ]);
+            assert_eq!(code, 0, "{name} {scale}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn oltp_quick_keeps_the_originals_sixteen_tables() {
+    let (code, plan, stderr) = common::run(&["run", "oltp", "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(plan.contains("16 tables × 25000 rows"), "{plan}");
+}
+
+#[test]
+fn the_tpcc_study_draws_warehouses_as_tpcc_mysql_did_at_every_scale() {
+    for scale in ["functional", "quick", "full"] {
+        let (code, plan, stderr) = common::run(&[
+            "run",
+            "tpcc",
+            "--check",
+            "--scale",
+            scale,
+            "--skip-resource-check",
+        ]);
+        assert_eq!(code, 0, "{scale}: {stderr}");
+        let step = plan
+            .lines()
+            .find(|l| l.starts_with("step tpcc:"))
+            .unwrap_or_else(|| panic!("{plan}"));
+        assert!(
+            step.contains("home_warehouse = \"random\""),
+            "{scale}: {step}"
+        );
+        assert!(step.contains("report_interval_s = 10"), "{scale}: {step}");
+        // the hot-ddl step keeps the specification's fixed rule (the default)
+        let hot = plan
+            .lines()
+            .find(|l| l.starts_with("step hot-ddl:"))
+            .unwrap();
+        assert!(!hot.contains("home_warehouse"), "{scale}: {hot}");
+    }
+}
+
+#[test]
 fn a_bad_scale_is_refused_whichever_scale_is_chosen() {
     let study = "tests/bad_studies/unselected_scale_unknown_step.toml";
     for args in [&["--scale", "quick"][..], &[][..]] {
@@ -226,7 +295,7 @@ fn overrides_get_the_same_messages() {
     assert_eq!(code, 2);
     assert_eq!(
         stderr.trim(),
-        "error: --set step.load.kind=count: step[0].kind: step \"load\" counts the rows of tables sbtest1 to sbtest4, but no step before it creates them: contender `sqlite-wal` starts empty (it has no target); add a step with kind = \"load\" before it"
+        "error: --set step.load.kind=count: step[0].kind: step \"load\" counts the rows of tables sbtest1 to sbtest16, but no step before it creates them: contender `sqlite-wal` starts empty (it has no target); add a step with kind = \"load\" before it"
     );
 }
 

@@ -609,7 +609,7 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
 }
 
 /// A TPC-C step's New-Order transactions in each 10 s of the step (ticks 0–9, 10–19, …): the
-/// 2011 study's axis. None for steps without New-Orders.
+/// 2012 original's axis. None for steps without New-Orders.
 fn new_orders_per_10s(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
     let count_fmt = |x: f64| format::count(x);
     let has = |sr: &StepSeries| {

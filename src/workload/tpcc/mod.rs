@@ -45,6 +45,30 @@ pub enum ThinkTime {
     Spec,
 }
 
+/// Which warehouse a terminal's transactions run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HomeWarehouse {
+    /// The specification's rule: terminal i's home warehouse is `i % W + 1` for the whole
+    /// run (and its Stock-Level district fixed), so a level of T terminals touches at most T
+    /// warehouses.
+    #[default]
+    Fixed,
+    /// tpcc-mysql's rule: every transaction draws its warehouse (and Stock-Level's district)
+    /// at random from all W, so every level spreads over the whole database.
+    Random,
+}
+
+impl HomeWarehouse {
+    /// The value as a study writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HomeWarehouse::Fixed => "fixed",
+            HomeWarehouse::Random => "random",
+        }
+    }
+}
+
 fn d_final() -> f64 {
     1.0
 }
@@ -68,6 +92,10 @@ pub struct TpccParams {
     pub retries: u32,
     #[serde(default, deserialize_with = "by_name")]
     pub think_time: ThinkTime,
+    /// `"fixed"` (the specification's home warehouse per terminal, the default) or
+    /// `"random"` (tpcc-mysql's warehouse drawn for every transaction).
+    #[serde(default, deserialize_with = "by_name")]
+    pub home_warehouse: HomeWarehouse,
     /// Schema changes made on busy tables at chosen seconds of the (one) level.
     #[serde(default)]
     pub ddl: Vec<HotChange>,
@@ -182,7 +210,22 @@ pub struct Counters {
     /// (PostgreSQL commits each one's implicit transaction; the batches prepared on first use
     /// are inside New-Order's).
     pub prepares: Count,
+    /// Per warehouse (index `w - 1`): transactions dealt on it, whatever became of them.
+    pub by_warehouse: Vec<Count>,
 }
+
+impl Counters {
+    /// Zero counts for a run on `warehouses`.
+    pub fn new(warehouses: u64) -> Counters {
+        Counters {
+            by_warehouse: (0..warehouses).map(|_| Count::default()).collect(),
+            ..Counters::default()
+        }
+    }
+}
+
+/// Warehouses up to which a level lists its transactions per warehouse.
+const LISTED_WAREHOUSES: u64 = 100;
 
 /// One transaction type's figures in a level.
 #[derive(Debug, Clone, Serialize)]
@@ -221,6 +264,14 @@ struct Level {
     /// New-Order transactions in each 10 s of the level (the seed's axis), warm-up included.
     new_orders_per_10s: Vec<u64>,
     first_tick: u64,
+    /// Warehouses at least one transaction of the level (warm-up included) ran on: in the
+    /// note, not the details, where a merge of shards would add the shards' counts up.
+    #[serde(skip)]
+    warehouses_touched: u64,
+    /// Transactions dealt on each warehouse over the level, warm-up included (up to
+    /// [`LISTED_WAREHOUSES`] warehouses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transactions_by_warehouse: Option<Vec<u64>>,
 }
 
 impl super::StepKind for TpccParams {
@@ -314,6 +365,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "final_fraction": p.final_fraction,
             "measured_s_per_level": p.levels.duration_s - p.skipped_s(),
             "think_time": p.think_time,
+            "home_warehouse": p.home_warehouse,
             "retries": p.retries,
             "constants": { "load": load_c, "run": c },
             "deck": { "new_order": DECK[0], "payment": DECK[1], "order_status": DECK[2], "delivery": DECK[3], "stock_level": DECK[4] },
@@ -364,7 +416,7 @@ fn run_levels(
             seed: li as u64,
             team: ctx.team.cloned(),
         };
-        let counters = Counters::default();
+        let counters = Counters::new(warehouses);
         ctx.progress
             .status(&format!("{threads} terminals connecting"));
         let make = |client: usize| {
@@ -464,6 +516,7 @@ fn figures(
         })
         .collect::<Vec<_>>();
     let tpmc = per_min(types[0].count);
+    let by_w: Vec<u64> = counters.by_warehouse.iter().map(Count::get).collect();
     let mut per_10s = Vec::new();
     for iv in &out.intervals {
         let slot = (iv.tick / 10) as usize;
@@ -488,6 +541,8 @@ fn figures(
         new_orders_per_10s: per_10s,
         types,
         first_tick,
+        warehouses_touched: by_w.iter().filter(|n| **n > 0).count() as u64,
+        transactions_by_warehouse: (warehouses <= LISTED_WAREHOUSES).then_some(by_w),
     }
 }
 
@@ -659,12 +714,16 @@ fn notes(
             best.skipped_deliveries
         ));
     }
-    if best.threads < warehouses {
-        notes.push(format!(
-            "{} of {warehouses} warehouses had a terminal at the best level",
-            best.threads
-        ));
-    }
+    notes.push(match p.home_warehouse {
+        HomeWarehouse::Fixed => format!(
+            "home warehouse fixed per terminal (the specification's rule): {} of {warehouses} warehouses ran transactions at the best level",
+            best.warehouses_touched
+        ),
+        HomeWarehouse::Random => format!(
+            "home warehouse drawn at random for every transaction (tpcc-mysql's rule): {} of {warehouses} warehouses ran transactions at the best level",
+            best.warehouses_touched
+        ),
+    });
     notes.extend(start.map(|s| s.note("sweep")));
     if ctx.engine.embedded() {
         notes.push("dbduel's CPU per transaction includes the embedded engine's own work".into());
@@ -713,5 +772,22 @@ mod tests {
             crate::workload::params_of::<TpccParams>("threads = 2\nduration_s = 10\nmix = 1\n")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn the_home_warehouse_rule_is_fixed_unless_asked_and_checked_where_written() {
+        let p: TpccParams = crate::workload::params_of("threads = 2\nduration_s = 10\n").unwrap();
+        assert_eq!(p.home_warehouse, HomeWarehouse::Fixed);
+        let p: TpccParams = crate::workload::params_of(
+            "threads = 2\nduration_s = 10\nhome_warehouse = \"random\"\n",
+        )
+        .unwrap();
+        assert_eq!(p.home_warehouse, HomeWarehouse::Random);
+        let e = crate::workload::params_of::<TpccParams>(
+            "threads = 2\nduration_s = 10\nhome_warehouse = \"sometimes\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.path.to_string(), "home_warehouse");
+        assert!(e.message.contains("fixed"), "{e:?}");
     }
 }

@@ -5,7 +5,7 @@
 //! SQLite busy) retried and counted by kind.
 
 use super::statements::{ALL, Batch, MAX_LINES, S, STATEMENTS, batch_sql, sql};
-use super::{Counters, Mix, ThinkTime, TpccParams};
+use super::{Counters, HomeWarehouse, Mix, ThinkTime, TpccParams};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::{self, Constants, DISTRICTS, nurand};
 use crate::engine::{self, Dialect, EngineError, Session, StmtId, Value};
@@ -108,7 +108,8 @@ pub struct TpccWorker<'a> {
 }
 
 impl<'a> TpccWorker<'a> {
-    /// Terminal `client` of a run on `warehouses`: home warehouse `client % W + 1`.
+    /// Terminal `client` of a run on `warehouses`: home warehouse `client % W + 1` (with
+    /// `home_warehouse = "random"`, redrawn before every transaction).
     pub fn new(
         engine: &dyn engine::Engine,
         p: &'a TpccParams,
@@ -294,7 +295,16 @@ impl<'a> TpccWorker<'a> {
 impl Worker for TpccWorker<'_> {
     fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
         let t = self.deck.draw(&mut self.rng);
+        if self.p.home_warehouse == HomeWarehouse::Random {
+            // tpcc-mysql's driver: a warehouse and a district drawn for each transaction
+            // (its retries stay on them)
+            self.home_w = self.int(1, self.warehouses);
+            self.home_d = self.int(1, DISTRICTS as i64);
+        }
         self.counters.dealt[t as usize].add(1);
+        if let Some(n) = self.counters.by_warehouse.get(self.home_w as usize - 1) {
+            n.add(1);
+        }
         self.last = Some(t);
         (t as usize, self.transaction(t))
     }
