@@ -272,7 +272,8 @@ fn replication_of(port: u16) -> (u64, bool) {
 /// Someone else's MySQL 5.7 topology (here: one dbduel provisioned, given back to it by
 /// target), one replica by GTID and one switched to file and position: each attached replica
 /// is read by the way it actually replicates, catches up with checksums equal to the
-/// primary's when told it may control them, and is left replicating as it was.
+/// primary's when told it may control them, and is left replicating as it was, with its
+/// primary's commit wait as it was.
 #[test]
 fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
     if !have_cached("mysql-5.7.22") {
@@ -336,6 +337,11 @@ fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
         ))
         .expect("file and position");
         c.query_drop("START SLAVE").expect("start");
+        // Their primary holds every commit group 2 ms (a count of 0 does not turn MySQL's
+        // delay off): the commit-wait sweep's settings must not outlive it.
+        primary
+            .query_drop("SET GLOBAL binlog_group_commit_sync_delay = 2000")
+            .expect("their delay");
     }
     let before = [replication_of(g), replication_of(f)];
     assert_eq!(before, [(1, true), (0, true)]);
@@ -377,7 +383,7 @@ fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
     assert_eq!(lag["status"], "ok", "{lag:#}");
     assert!(figure(lag, "max_lag_s.filepos").is_some(), "{lag:#}");
     // Told: each replica catches up, read the way it replicates.
-    for st in ["catch-up", "lag"] {
+    for st in ["catch-up", "commit-wait", "lag"] {
         assert_eq!(step(&summary, "told", st)["status"], "ok", "{st}");
     }
     let details = read_json(&dir.join("told/catch-up.json"))["details"].clone();
@@ -404,6 +410,13 @@ fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
     assert_eq!(gtid["transactions"].as_u64(), Some(written), "{gtid:#}");
     // Left as it was found: the same ways, both applying, and every copy equal.
     assert_eq!([replication_of(g), replication_of(f)], before);
+    let wait: Option<(u64, u64)> = {
+        use mysql::prelude::Queryable;
+        common::mysql_conn(p, None)
+            .query_first("SELECT @@binlog_group_commit_sync_no_delay_count, @@binlog_group_commit_sync_delay")
+            .expect("commit wait")
+    };
+    assert_eq!(wait, Some((0, 2000)), "their primary's commit wait is back");
     Follower::new(repl, Instant::now())
         .settle(Duration::from_secs(60), &AtomicBool::new(false))
         .expect("settles");

@@ -797,14 +797,28 @@ impl Replicated for MariadbTopology {
 
     /// On MySQL a count of 0 does not turn the wait off (the delay alone then holds every
     /// group), while on MariaDB it does: so a count of 0 sets MySQL's delay to 0 too, and the
-    /// same sweep means the same on both. (A MySQL topology is always dbduel's sandboxes,
-    /// whose own values are 0 × 0, so putting them back is exact.)
+    /// same sweep means the same on both. (Putting the originals back is exact: see
+    /// [`Replicated::put_commit_wait`].)
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
-        let (count_var, usec_var) = self.commit_wait_variables()?;
         let usec = match self.flavor {
             Some(_) if count == 0 => 0,
             _ => usec,
         };
+        self.write_commit_wait(count, usec)
+    }
+
+    /// Exactly the values read before (a MySQL primary's own delay with a count of 0 is
+    /// someone else's setting, kept).
+    fn put_commit_wait(&self, count: u64, usec: u64) -> Result<()> {
+        self.write_commit_wait(count, usec).map(drop)
+    }
+}
+
+impl MariadbTopology {
+    /// Set the primary's commit-wait variables to `count` and `usec` as given; the values
+    /// they had.
+    fn write_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
+        let (count_var, usec_var) = self.commit_wait_variables()?;
         self.admin(None, |c| {
             let before: Option<(u64, u64)> =
                 c.query_first(format!("SELECT @@{count_var}, @@{usec_var}"))?;
