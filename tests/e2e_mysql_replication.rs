@@ -251,3 +251,176 @@ fn mysql_primaries_with_serial_and_parallel_replicas_catch_up_by_gtid() {
     let left = processes_mentioning(dir.to_str().expect("utf-8"));
     assert!(left.is_empty(), "left running: {left:?}");
 }
+
+const EXTERNAL_STUDY: &str = include_str!("studies/mysql_external_topology.toml");
+
+/// The `Auto_Position` and whether both threads run, of the replica on `port`.
+fn replication_of(port: u16) -> (u64, bool) {
+    use mysql::prelude::Queryable;
+    let mut c = common::mysql_conn(port, None);
+    let row: mysql::Row = c
+        .query_first("SHOW SLAVE STATUS")
+        .expect("status")
+        .expect("a replica");
+    let text = |k: &str| row.get_opt::<String, _>(k).and_then(Result::ok);
+    let auto = text("Auto_Position").and_then(|v| v.parse().ok());
+    let running = text("Slave_IO_Running").as_deref() == Some("Yes")
+        && text("Slave_SQL_Running").as_deref() == Some("Yes");
+    (auto.expect("Auto_Position"), running)
+}
+
+/// Someone else's MySQL 5.7 topology (here: one dbduel provisioned, given back to it by
+/// target), one replica by GTID and one switched to file and position: each attached replica
+/// is read by the way it actually replicates, catches up with checksums equal to the
+/// primary's when told it may control them, and is left replicating as it was, with its
+/// primary's commit wait as it was.
+#[test]
+fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
+    if !have_cached("mysql-5.7.22") {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let servers = root.path().join("servers");
+    let options: toml::Table =
+        toml::from_str("buffer_pool_mb = 32\nreplicas = [{ name = \"a\" }, { name = \"b\" }]")
+            .expect("options");
+    let binary = dbduel::engines::versions::BinaryChoice {
+        version: Some("5.7".into()),
+        basedir: None,
+    };
+    let engine = EngineConfig::decode("mysql", &options, None, &binary)
+        .expect("valid options")
+        .open(&OpenCtx {
+            contender: "servers",
+            dir: &servers,
+            database: "dbduel_servers",
+            max_clients: 4,
+        })
+        .expect("topology starts");
+    let repl = engine.replication().expect("a topology");
+    Follower::new(repl, Instant::now())
+        .settle(Duration::from_secs(60), &AtomicBool::new(false))
+        .expect("settles");
+    let port = |prefix: &str| -> Vec<u16> {
+        let mut ports: Vec<u16> = dbduel::sandbox::find(&servers)
+            .iter()
+            .filter(|f| {
+                f.manifest
+                    .role
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with(prefix))
+            })
+            .map(|f| f.manifest.port)
+            .collect();
+        ports.sort_unstable();
+        ports
+    };
+    let (p, replicas) = (port("primary")[0], port("replica"));
+    assert_eq!(replicas.len(), 2, "{replicas:?}");
+    let (g, f) = (replicas[0], replicas[1]);
+    // The second replica replicates by file and position from where it is.
+    {
+        use mysql::prelude::Queryable;
+        let mut primary = common::mysql_conn(p, None);
+        let at: (String, u64) = primary
+            .query_first("SHOW MASTER STATUS")
+            .map(|r: Option<mysql::Row>| {
+                let r = r.expect("a binary log");
+                (r.get(0).expect("file"), r.get(1).expect("position"))
+            })
+            .expect("master status");
+        let mut c = common::mysql_conn(f, None);
+        c.query_drop("STOP SLAVE").expect("stop");
+        c.query_drop(format!(
+            "CHANGE MASTER TO MASTER_AUTO_POSITION = 0, MASTER_LOG_FILE = '{}', MASTER_LOG_POS = {}",
+            at.0, at.1
+        ))
+        .expect("file and position");
+        c.query_drop("START SLAVE").expect("start");
+        // Their primary holds every commit group 2 ms (a count of 0 does not turn MySQL's
+        // delay off): the commit-wait sweep's settings must not outlive it.
+        primary
+            .query_drop("SET GLOBAL binlog_group_commit_sync_delay = 2000")
+            .expect("their delay");
+    }
+    let before = [replication_of(g), replication_of(f)];
+    assert_eq!(before, [(1, true), (0, true)]);
+
+    let study = root.path().join("theirs.toml");
+    let secret = |port: u16| common::sandbox_secret_file(port).display().to_string();
+    let text = common::fill(
+        EXTERNAL_STUDY,
+        &[
+            ("primary_port", &p.to_string()),
+            ("gtid_port", &g.to_string()),
+            ("filepos_port", &f.to_string()),
+            ("primary_secret", &secret(p)),
+            ("gtid_secret", &secret(g)),
+            ("filepos_secret", &secret(f)),
+        ],
+    );
+    std::fs::write(&study, text).expect("study");
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    // Not told: nothing stops their apply.
+    let c = step(&summary, "theirs", "catch-up");
+    assert_eq!(c["status"], "skipped", "{c:#}");
+    assert!(
+        c["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("control_replication = true")),
+        "{c:#}"
+    );
+    let lag = step(&summary, "theirs", "lag");
+    assert_eq!(lag["status"], "ok", "{lag:#}");
+    assert!(figure(lag, "max_lag_s.filepos").is_some(), "{lag:#}");
+    // Told: each replica catches up, read the way it replicates.
+    for st in ["catch-up", "commit-wait", "lag"] {
+        assert_eq!(step(&summary, "told", st)["status"], "ok", "{st}");
+    }
+    let details = read_json(&dir.join("told/catch-up.json"))["details"].clone();
+    let written = details["transactions_written"].as_u64().expect("written");
+    assert!(written > 10, "{details:#}");
+    let ways: Vec<(String, String)> = details["replicas"]
+        .as_array()
+        .expect("replicas")
+        .iter()
+        .map(|r| {
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            (s(&r["replica"]), s(&r["settings"]["replication"]))
+        })
+        .collect();
+    assert_eq!(
+        ways,
+        [
+            ("gtid".into(), "MySQL GTID (auto-position)".into()),
+            ("filepos".into(), "binary-log file and position".into())
+        ],
+        "{details:#}"
+    );
+    let gtid = &details["replicas"][0];
+    assert_eq!(gtid["transactions"].as_u64(), Some(written), "{gtid:#}");
+    // Left as it was found: the same ways, both applying, and every copy equal.
+    assert_eq!([replication_of(g), replication_of(f)], before);
+    let wait: Option<(u64, u64)> = {
+        use mysql::prelude::Queryable;
+        common::mysql_conn(p, None)
+            .query_first("SELECT @@binlog_group_commit_sync_no_delay_count, @@binlog_group_commit_sync_delay")
+            .expect("commit wait")
+    };
+    assert_eq!(wait, Some((0, 2000)), "their primary's commit wait is back");
+    Follower::new(repl, Instant::now())
+        .settle(Duration::from_secs(60), &AtomicBool::new(false))
+        .expect("settles");
+    verify::checksums_equal(repl).expect("the topology is still whole");
+    engine.finish(false).expect("removed");
+    assert!(processes_mentioning(root.path().to_str().expect("utf-8")).is_empty());
+}

@@ -123,6 +123,12 @@ pub trait Replicated: Send + Sync {
     /// `binlog_commit_wait_usec`) and return the values it had; `unsupported` on engines
     /// without it.
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)>;
+    /// Put the primary's group-commit wait back to values [`Replicated::commit_wait`] read,
+    /// exactly as they were (where `set_commit_wait` gives a setting the sweep's meaning, as
+    /// MySQL's count of 0 also clearing its delay).
+    fn put_commit_wait(&self, count: u64, usec: u64) -> Result<()> {
+        self.set_commit_wait(count, usec).map(drop)
+    }
     /// The primary's group-commit wait as it is now, changing nothing (read before
     /// [`Replicated::set_commit_wait`], so the originals are on disk before any change);
     /// `unsupported` on engines without it.

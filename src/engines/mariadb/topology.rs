@@ -11,7 +11,7 @@ use crate::engine::target::Target;
 use crate::engine::{EngineError, OpenCtx, Result, Session};
 use crate::engines::mariadb::flavor::Flavor;
 use crate::engines::mariadb::replica_dialect::{
-    FilePosition, MariadbGtid, ReplicaDialect, SlaveStatus, Wiring, gtid_position,
+    FilePosition, MariadbGtid, MysqlGtid, ReplicaDialect, SlaveStatus, Wiring, gtid_position,
     gtid_set_position,
 };
 use crate::engines::mariadb::{MariadbOptions, conn_opts, crate_conn, my_err};
@@ -398,6 +398,43 @@ fn first_binlog_file(c: &mut mysql::Conn) -> Result<String> {
         })
 }
 
+/// How an attached replica replicates. Of a MySQL primary, as the replica itself does: its
+/// version read from its `@@version` (a MySQL version dbduel runs), by MySQL GTID when
+/// `SHOW SLAVE STATUS` says `Auto_Position` 1, else by binary-log file and position. Of a
+/// MariaDB primary, as its options say.
+fn attached_way(
+    c: &mut mysql::Conn,
+    r: &MariadbReplica,
+    status: &SlaveStatus,
+    primary: Option<&'static dyn Flavor>,
+) -> Result<ReplicaWay> {
+    let Some(f) = primary else {
+        return Ok(ReplicaWay::of(r, None));
+    };
+    let version: Option<String> = c.query_first("SELECT @@version").map_err(my_err)?;
+    let version = version.unwrap_or_default();
+    let row = crate::sandbox::binaries::parse_version(&version)
+        .and_then(|v| crate::engines::mysql::versions::row(&v))
+        .filter(|_| !version.to_ascii_lowercase().contains("mariadb"))
+        .ok_or_else(|| {
+            EngineError::new(
+                "missing",
+                format!(
+                    "replica {} runs {version}, not a MySQL version dbduel runs: how it replicates is not known",
+                    r.name
+                ),
+            )
+        })?;
+    let dialect: Box<dyn ReplicaDialect> = match status.number("Auto_Position") {
+        Some(1) => Box::new(MysqlGtid { version: row }),
+        _ => Box::new(FilePosition { version: Some(row) }),
+    };
+    Ok(ReplicaWay {
+        dialect,
+        family: f.name(),
+    })
+}
+
 /// A primary and its replicas: what `Replicated` works on.
 pub struct MariadbTopology {
     database: String,
@@ -498,6 +535,7 @@ impl MariadbTopology {
         database: &str,
     ) -> Result<MariadbTopology> {
         let mut list = Vec::with_capacity(opts.replicas.len());
+        let mut ways = Vec::with_capacity(opts.replicas.len());
         for r in &opts.replicas {
             let Some(t) = &r.reach else {
                 return Err(EngineError::new(
@@ -517,7 +555,7 @@ impl MariadbTopology {
                 )
             })?;
             let status: Option<mysql::Row> = c.query_first("SHOW SLAVE STATUS").map_err(my_err)?;
-            if status.is_none() {
+            let Some(status) = status.map(SlaveStatus) else {
                 return Err(EngineError::new(
                     "replication",
                     format!(
@@ -527,18 +565,15 @@ impl MariadbTopology {
                         primary_reach.display()
                     ),
                 ));
-            }
+            };
+            ways.push(attached_way(&mut c, r, &status, opts.flavor)?);
             list.push(crate::engines::members::external_member(&r.name, t));
         }
         Ok(MariadbTopology {
             database: database.to_string(),
             timeout_s: opts.query_timeout_s,
             members: Members::new(primary_reach.clone(), list),
-            ways: opts
-                .replicas
-                .iter()
-                .map(|r| ReplicaWay::of(r, opts.flavor))
-                .collect(),
+            ways,
             flavor: opts.flavor,
             controls: opts.control_replication,
         })
@@ -762,14 +797,28 @@ impl Replicated for MariadbTopology {
 
     /// On MySQL a count of 0 does not turn the wait off (the delay alone then holds every
     /// group), while on MariaDB it does: so a count of 0 sets MySQL's delay to 0 too, and the
-    /// same sweep means the same on both. (A MySQL topology is always dbduel's sandboxes,
-    /// whose own values are 0 × 0, so putting them back is exact.)
+    /// same sweep means the same on both. (Putting the originals back is exact: see
+    /// [`Replicated::put_commit_wait`].)
     fn set_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
-        let (count_var, usec_var) = self.commit_wait_variables()?;
         let usec = match self.flavor {
             Some(_) if count == 0 => 0,
             _ => usec,
         };
+        self.write_commit_wait(count, usec)
+    }
+
+    /// Exactly the values read before (a MySQL primary's own delay with a count of 0 is
+    /// someone else's setting, kept).
+    fn put_commit_wait(&self, count: u64, usec: u64) -> Result<()> {
+        self.write_commit_wait(count, usec).map(drop)
+    }
+}
+
+impl MariadbTopology {
+    /// Set the primary's commit-wait variables to `count` and `usec` as given; the values
+    /// they had.
+    fn write_commit_wait(&self, count: u64, usec: u64) -> Result<(u64, u64)> {
+        let (count_var, usec_var) = self.commit_wait_variables()?;
         self.admin(None, |c| {
             let before: Option<(u64, u64)> =
                 c.query_first(format!("SELECT @@{count_var}, @@{usec_var}"))?;

@@ -5,8 +5,8 @@
 //! [`Flavor`]: the same sessions (the lean wire client), loads, footprints, counters and
 //! database claim; what differs — the recipe, the schema-change algorithms, the storage
 //! engines, replication's variables — is the version's row in [`versions`]. With a `target`
-//! it attaches to a MySQL server someone else runs, as a MariaDB target does, the row chosen
-//! by the version the server reports.
+//! it attaches to a MySQL server someone else runs (and its replicas, each given by its own
+//! target), as a MariaDB target does, the row chosen by the version the server reports.
 
 pub mod recipe;
 pub mod versions;
@@ -180,14 +180,17 @@ pub fn decode(
     let mut common: crate::engines::options::ServerOptions<MariadbReplica> = common;
     check_replicas(&common.replicas).map_err(in_options)?;
     if let Some(t) = target {
-        if !common.replicas.is_empty() {
-            return Err(in_options(DecodeError::at(
-                KeyPath::root().key("replicas"),
-                "replicas of an external MySQL target are not attached yet; give them as contenders of their own, or let dbduel provision the topology (no target)",
-            )));
-        }
         common.target = Some(crate::engine::target::parse(t, "mysql", 3306)?);
     }
+    crate::engine::replication::set_replica_targets(
+        &mut common.replicas,
+        common.target.as_ref(),
+        target.is_none_or(|t| t.read_password),
+        common.control_replication,
+        "mysql",
+        3306,
+    )
+    .map_err(in_options)?;
     common.choose_binary(binary)?;
     let engine = MariadbOptions {
         storage_engine: o.storage_engine,
@@ -211,14 +214,14 @@ pub fn decode(
 }
 
 /// A MySQL primary's replicas run its own server and version, by GTID: no `engine` or
-/// `version` of their own, and no MariaDB `parallel_mode`. (Placed relative to `options`.)
+/// `version` of their own, and no MariaDB `parallel_mode`. (A replica given by `target` is
+/// checked with the contender's target.) (Placed relative to `options`.)
 fn check_replicas(replicas: &[MariadbReplica]) -> std::result::Result<(), DecodeError> {
     for (i, r) in replicas.iter().enumerate() {
         let at = KeyPath::root().key("replicas").index(i);
         let own = [
             ("engine", r.engine.is_some()),
             ("version", r.version.is_some()),
-            ("target", r.target.is_some()),
         ];
         if let Some((k, _)) = own.iter().find(|(_, set)| *set) {
             return Err(DecodeError::at(
@@ -366,6 +369,20 @@ impl crate::engine::EngineKind for MysqlKind {
         let o = self.resolved()?;
         o.preflight()?;
         Ok(Box::new(MariadbEngine::open(o, ctx)?))
+    }
+
+    /// A target's replicas, attached as a MariaDB target's are, with the primary's version
+    /// read from the server.
+    fn attach_replication(
+        &self,
+        database: &str,
+    ) -> Result<Option<Box<dyn crate::engine::replication::Replicated>>> {
+        match &self.engine.common.target {
+            Some(_) if !self.engine.common.replicas.is_empty() => {
+                crate::engine::EngineKind::attach_replication(&self.resolved()?, database)
+            }
+            _ => Ok(None),
+        }
     }
 }
 

@@ -95,9 +95,7 @@ impl Originals {
     /// a value already back is set to itself. The first error, after trying everything.
     pub fn put_back(&self, repl: &dyn Replicated) -> Result<()> {
         let mut first = match self.commit_wait {
-            Some(w) => repl
-                .set_commit_wait(w.binlog_commit_wait_count, w.binlog_commit_wait_usec)
-                .map(drop),
+            Some(w) => repl.put_commit_wait(w.binlog_commit_wait_count, w.binlog_commit_wait_usec),
             None => Ok(()),
         };
         for r in &self.paused {
