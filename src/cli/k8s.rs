@@ -3,7 +3,7 @@
 
 use super::failure::Failure;
 use super::output::outln;
-use crate::study::{self, Study, builtin};
+use crate::study::{Study, builtin};
 
 /// `dbduel k8s`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -41,28 +41,14 @@ pub struct K8sArgs {
 
 /// Print the manifests as one JSON list (`kubectl apply -f -`).
 pub(super) fn exec(args: K8sArgs) -> Result<(), Failure> {
-    if crate::shard::Shard::new(0, args.shards).is_none() {
-        return Err(Failure::bad_input(format!(
-            "--shards {}: use 1 to {}",
-            args.shards,
-            crate::shard::MAX_SHARDS
-        )));
-    }
-    let req = study::Request {
-        study: args.study.clone(),
-        scale: args.scale.clone(),
-        sets: args.sets.clone(),
-        contenders: args.contenders.clone(),
-        // the pods have the passwords, not this machine
-        passwords_elsewhere: true,
-        ..study::Request::default()
-    };
-    // the text the pods get is the text checked here
-    let source = study::source(&args.study).map_err(|e| Failure::bad_input(e.to_string()))?;
-    let loaded = study::parse(&source, &req).map_err(|e| Failure::bad_input(e.to_string()))?;
-    loaded
-        .check_sharding()
-        .map_err(|e| Failure::bad_input(format!("k8s: {e}")))?;
+    let (source, loaded) = super::sharded::load(
+        "k8s",
+        &args.study,
+        args.shards,
+        args.scale.clone(),
+        args.sets.clone(),
+        args.contenders.clone(),
+    )?;
     let study_file = match builtin::get(&args.study) {
         Some(_) => format!("{}.toml", args.study),
         None => "study.toml".to_string(),

@@ -18,6 +18,7 @@ mod rerun;
 mod restore;
 mod run;
 mod sandbox;
+mod sharded;
 mod slurm;
 mod studies;
 

@@ -4,7 +4,7 @@
 use super::failure::Failure;
 use super::output::out;
 use crate::slurm::{Launch, StudyText};
-use crate::study::{self, Study, builtin};
+use crate::study::{Study, builtin};
 use std::path::PathBuf;
 
 /// `dbduel slurm`'s arguments.
@@ -44,28 +44,14 @@ pub struct SlurmArgs {
 
 /// Print the script (`dbduel slurm … > run.sbatch && sbatch run.sbatch`).
 pub(super) fn exec(args: SlurmArgs) -> Result<(), Failure> {
-    if crate::shard::Shard::new(0, args.shards).is_none() {
-        return Err(Failure::bad_input(format!(
-            "--shards {}: use 1 to {}",
-            args.shards,
-            crate::shard::MAX_SHARDS
-        )));
-    }
-    let req = study::Request {
-        study: args.study.clone(),
-        scale: args.scale.clone(),
-        sets: args.sets.clone(),
-        contenders: args.contenders.clone(),
-        // the tasks have the passwords, not necessarily this machine
-        passwords_elsewhere: true,
-        ..study::Request::default()
-    };
-    // the text the tasks get is the text checked here
-    let source = study::source(&args.study).map_err(|e| Failure::bad_input(e.to_string()))?;
-    let loaded = study::parse(&source, &req).map_err(|e| Failure::bad_input(e.to_string()))?;
-    loaded
-        .check_sharding()
-        .map_err(|e| Failure::bad_input(format!("slurm: {e}")))?;
+    let (source, loaded) = super::sharded::load(
+        "slurm",
+        &args.study,
+        args.shards,
+        args.scale.clone(),
+        args.sets.clone(),
+        args.contenders.clone(),
+    )?;
     let (password_envs, password_files) = passwords(&loaded);
     let results = std::path::absolute(&args.results)
         .map_err(|e| Failure::bad_input(format!("--results {}: {e}", args.results.display())))?;
