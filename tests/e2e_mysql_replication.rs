@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{figure, have_cached, processes_mentioning, read_json, run, run_dir, step};
+use common::{figure, have_cached, processes_mentioning, read_json, step};
 use dbduel::engine::OpenCtx;
 use dbduel::engine::replication::Replicated;
 use dbduel::engines::EngineConfig;
@@ -30,17 +30,8 @@ fn the_seed_003_topology_catches_up_with_equal_checksums() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let study = root.path().join("seed003.toml");
-    std::fs::write(&study, STUDY).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, STUDY, &out);
 
     // Both replicas applied exactly the transactions the primary committed during the
     // writes: the MariaDB one counted by GTID, the MySQL one by its own statement counters,
@@ -175,17 +166,8 @@ fn mysql_primaries_with_serial_and_parallel_replicas_catch_up_by_gtid() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let study = root.path().join("gtid.toml");
-    std::fs::write(&study, GTID_STUDY).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, GTID_STUDY, &out);
     for contender in ["mysql57", "mysql56"] {
         let c = step(&summary, contender, "catch-up");
         assert_eq!(c["status"], "ok", "{c:#}");
@@ -359,17 +341,8 @@ fn someone_elses_mysql_topology_attaches_each_replica_as_it_replicates() {
             ("filepos_secret", &secret(f)),
         ],
     );
-    std::fs::write(&study, text).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, &text, &out);
     // Not told: nothing stops their apply.
     let c = step(&summary, "theirs", "catch-up");
     assert_eq!(c["status"], "skipped", "{c:#}");

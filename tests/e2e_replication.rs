@@ -35,17 +35,8 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let study = root.path().join("repl.toml");
-    std::fs::write(&study, STUDY).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, STUDY, &out);
 
     // Catch-up: each replica applied exactly what the primary committed during the writes,
     // and its own handler counters saw the rows.
@@ -303,17 +294,8 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
         text.contains("engine = \"postgres\""),
         "the study's contender changed"
     );
-    std::fs::write(&study, text).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, &text, &out);
     let c = step(&summary, "topo", "catch-up");
     assert_eq!(c["status"], "ok", "{c:#}");
     let details = read_json(&dir.join("topo/catch-up.json"))["details"].clone();
@@ -441,17 +423,8 @@ fn someone_elses_topology_is_measured_as_it_runs_and_controlled_only_when_told()
             ),
         ],
     );
-    std::fs::write(&study, text).expect("study");
     let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let dir = run_dir(&stderr);
-    let summary = read_json(&dir.join("summary.json"));
+    let (dir, summary) = common::run_study_ok(&study, &text, &out);
     // Not told: nothing that stops their apply or changes their primary's settings runs.
     for st in ["catch-up", "commit-wait"] {
         let s = step(&summary, "theirs", st);

@@ -33,6 +33,22 @@ pub fn run_dir(stderr: &str) -> PathBuf {
     PathBuf::from(line.trim())
 }
 
+/// `dbduel run` of the study `text`, written to `study`, with its results under `out`; the
+/// run must succeed. Its run directory and `summary.json`.
+pub fn run_study_ok(study: &Path, text: &str, out: &Path) -> (PathBuf, serde_json::Value) {
+    std::fs::write(study, text).expect("study");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    (dir, summary)
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
