@@ -176,6 +176,7 @@ fn shard_seconds(n: u64, shard: u64) -> Vec<IntervalRecord> {
                 latency_us: None,
                 per_op,
                 level: None,
+                ..Default::default()
             }
         })
         .collect()

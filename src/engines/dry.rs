@@ -19,6 +19,10 @@ pub struct DryOptions {
     /// open-loop queueing); 0: returns at once.
     #[serde(default)]
     pub delay_us: u64,
+    /// Every Nth statement a session runs fails with an error of kind `injected` (a
+    /// deliberately failing engine, e.g. to show how errors are counted); 0: none fails.
+    #[serde(default)]
+    pub fail_every: u64,
 }
 
 /// The `dry` family in the engines registry.
@@ -85,6 +89,8 @@ impl Engine for DryEngine {
             rows: self.opts.rows_per_query,
             delay: std::time::Duration::from_micros(self.opts.delay_us),
             prepared: 0,
+            fail_every: self.opts.fail_every,
+            runs: 0,
         }))
     }
 
@@ -95,6 +101,7 @@ impl Engine for DryEngine {
             self.opts.rows_per_query.to_string(),
         );
         settings.insert("delay_us".into(), self.opts.delay_us.to_string());
+        settings.insert("fail_every".into(), self.opts.fail_every.to_string());
         Ok(EngineInfo {
             engine: "dry".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -139,6 +146,9 @@ struct DrySession {
     rows: u64,
     delay: std::time::Duration,
     prepared: usize,
+    fail_every: u64,
+    /// Statements run so far.
+    runs: u64,
 }
 
 impl Session for DrySession {
@@ -158,6 +168,13 @@ impl Session for DrySession {
     fn run(&mut self, _stmt: StmtId, _params: &[Value]) -> Result<u64> {
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
+        }
+        self.runs += 1;
+        if self.fail_every > 0 && self.runs.is_multiple_of(self.fail_every) {
+            return Err(crate::engine::EngineError::new(
+                "injected",
+                format!("dry engine: statement {} fails (fail_every)", self.runs),
+            ));
         }
         Ok(std::hint::black_box(self.rows))
     }

@@ -16,8 +16,17 @@ pub struct OpInterval {
     pub hist: Option<String>,
 }
 
+/// Failed operations of one op kind and one error kind within one tick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorTick {
+    pub op: String,
+    /// The engine's error kind (`deadlock`, `connection`, ...), as the step's summary counts it.
+    pub kind: String,
+    pub count: u64,
+}
+
 /// One second of a step: operations that completed in `[t_s - 1, t_s)` after the start.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IntervalRecord {
     pub tick: u64,
     /// End of the interval, seconds after the start.
@@ -38,6 +47,13 @@ pub struct IntervalRecord {
     /// Client count of the level this interval belongs to, in a sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<u64>,
+    /// `errors` split by op kind and error kind (absent when nothing failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_kinds: Vec<ErrorTick>,
+    /// Open loop: the rate this process's clients were scheduled at, operations a second
+    /// (a shard's share of the step's `rate`); absent in a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
 }
 
 impl IntervalRecord {
@@ -49,6 +65,20 @@ impl IntervalRecord {
         iv.t_s += tick_base as f64;
         iv.level = level.or(iv.level);
         iv
+    }
+
+    /// Add `more` failures to this second's, by op kind and error kind.
+    pub fn add_error_kinds(&mut self, more: &[ErrorTick]) {
+        for e in more {
+            match self
+                .error_kinds
+                .iter_mut()
+                .find(|k| k.op == e.op && k.kind == e.kind)
+            {
+                Some(k) => k.count += e.count,
+                None => self.error_kinds.push(e.clone()),
+            }
+        }
     }
 }
 

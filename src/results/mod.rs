@@ -11,7 +11,7 @@ pub mod seconds_log;
 pub mod shard_merge;
 pub mod spread;
 
-pub use intervals::{IntervalRecord, OpInterval};
+pub use intervals::{ErrorTick, IntervalRecord, OpInterval};
 pub use model::*;
 pub use seconds_log::SecondsLog;
 

@@ -1,5 +1,6 @@
 //! A step's per-second records written as they are made: each second's record is appended
-//! to `<step>.intervals.ndjson` as soon as the runner closes it, one whole line per write
+//! to its file (`<step>.intervals.ndjson` for the runner's seconds, `<step>.system.ndjson`
+//! for the sampler's) as soon as it is made, one whole line per write
 //! straight to the file (no buffer in dbduel), so a run killed mid-step keeps the seconds it
 //! had finished and a long step holds none of them in memory for the file's sake.
 
@@ -10,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The per-second file of one step; created with its first record, so a step without
+/// A per-second file of one step; created with its first record, so a step without
 /// seconds leaves no file. Shared by reference with the step (and its threads).
 pub struct SecondsLog {
     /// None: records are dropped (a step run outside a run directory).
@@ -50,7 +51,7 @@ impl SecondsLog {
 
     /// Append one second's record, in one write. A failure is kept for
     /// [`SecondsLog::finish`], and nothing more is written.
-    pub fn append(&self, rec: &IntervalRecord) {
+    pub fn append<T: serde::Serialize>(&self, rec: &T) {
         let Some(path) = &self.path else { return };
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if state.error.is_some() {
@@ -129,6 +130,7 @@ mod tests {
             latency_us: None,
             per_op: Vec::new(),
             level: None,
+            ..Default::default()
         }
     }
 

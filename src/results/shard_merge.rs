@@ -610,6 +610,8 @@ impl SecondSums {
             dropped: 0,
             latency_us: None,
             per_op: Vec::new(),
+            error_kinds: Vec::new(),
+            target_rate: None,
             ..first.clone()
         };
         // Whether op kind k of the merged second has a histogram.
@@ -619,6 +621,10 @@ impl SecondSums {
             m.ops_per_s += iv.ops_per_s;
             m.rows += iv.rows;
             m.errors += iv.errors;
+            m.add_error_kinds(&iv.error_kinds);
+            if let Some(r) = iv.target_rate {
+                *m.target_rate.get_or_insert(0.0) += r;
+            }
             m.late += iv.late;
             m.dropped += iv.dropped;
             m.t_s = m.t_s.max(iv.t_s);
@@ -714,6 +720,7 @@ mod tests {
                 hist: Some(metrics::encode(&h)),
             }],
             level,
+            ..Default::default()
         }
     }
 

@@ -14,9 +14,9 @@
 use super::connect::ConnectTally;
 use super::msg::{Flushed, Msg};
 use super::outcome::{ErrorCount, RunOutcome};
-use super::spec::RunSpec;
+use super::spec::{Pacing, RunSpec};
 use crate::metrics::{self, Hist, Latency, Recorder};
-use crate::results::{IntervalRecord, OpInterval};
+use crate::results::{ErrorTick, IntervalRecord, OpInterval};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -37,6 +37,8 @@ struct TickAgg {
     ops: Vec<u64>,
     rows: u64,
     errors: u64,
+    /// `errors` by op kind and error kind.
+    error_kinds: BTreeMap<(usize, &'static str), u64>,
     late: u64,
     dropped: u64,
 }
@@ -55,6 +57,13 @@ pub(super) fn collect(
     tally: &mut ConnectTally,
 ) -> RunOutcome {
     let mut c = Collector::new(spec.warmup_s, op_names, clients, start);
+    // The clients here run their share of the step's rate.
+    c.target_rate = match spec.pacing {
+        Pacing::Open { rate_per_s, .. } => {
+            Some(rate_per_s * clients as f64 / spec.clients.max(1) as f64)
+        }
+        Pacing::Closed => None,
+    };
     while c.done.iter().any(|d| !d) {
         match rx.recv_timeout(c.until_overdue()) {
             Ok(Msg::Flush {
@@ -99,6 +108,8 @@ struct Collector<'a> {
     errors: BTreeMap<(usize, &'static str), (u64, String)>,
     last_end: Instant,
     ops_all: u64,
+    /// Open loop: the rate the clients here are scheduled at, a second.
+    target_rate: Option<f64>,
 }
 
 impl<'a> Collector<'a> {
@@ -127,6 +138,7 @@ impl<'a> Collector<'a> {
             errors: BTreeMap::new(),
             last_end: start,
             ops_all: 0,
+            target_rate: None,
         }
     }
 
@@ -153,6 +165,7 @@ impl<'a> Collector<'a> {
         agg.dropped += stats.dropped;
         for ((op, kind), (count, msg)) in stats.errors {
             agg.errors += count;
+            *agg.error_kinds.entry((op, kind)).or_default() += count;
             if tick >= self.warmup_s {
                 self.errors.entry((op, kind)).or_insert((0, msg)).0 += count;
             }
@@ -230,7 +243,7 @@ impl<'a> Collector<'a> {
             h.reset();
             counts.take().add_to(h);
         }
-        let rec = record(
+        let mut rec = record(
             tick,
             &agg,
             tick < self.warmup_s,
@@ -239,6 +252,7 @@ impl<'a> Collector<'a> {
             (&self.tick_ops, &mut self.tick_all),
             end_s,
         );
+        rec.target_rate = self.target_rate;
         on_interval(&rec);
         self.t.intervals.push(without_histograms(rec));
         if self.pool.len() < POOL {
@@ -302,6 +316,7 @@ impl TickAgg {
             ops: vec![0; n_ops],
             rows: 0,
             errors: 0,
+            error_kinds: BTreeMap::new(),
             late: 0,
             dropped: 0,
         }
@@ -312,6 +327,7 @@ impl TickAgg {
         self.ops.iter_mut().for_each(|o| *o = 0);
         self.rows = 0;
         self.errors = 0;
+        self.error_kinds.clear();
         self.late = 0;
         self.dropped = 0;
     }
@@ -368,6 +384,16 @@ fn record(
         latency_us: Latency::of(tick_all),
         per_op: per,
         level: None,
+        error_kinds: agg
+            .error_kinds
+            .iter()
+            .map(|(&(op, kind), &count)| ErrorTick {
+                op: op_names.get(op).cloned().unwrap_or_default(),
+                kind: kind.to_string(),
+                count,
+            })
+            .collect(),
+        target_rate: None,
     }
 }
 

@@ -454,6 +454,7 @@ mod tests {
             latency_us: None,
             per_op: Vec::new(),
             level: None,
+            ..Default::default()
         };
         let ivs: Vec<IntervalRecord> = (1..=20)
             .map(|t| {
