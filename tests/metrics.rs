@@ -181,6 +181,117 @@ fn prometheus_scrapes_the_operation_count_of_a_running_step() {
     assert!(p99.is_some_and(|v| v > 0.0 && v <= 10.0), "p99 {p99:?}");
 }
 
+/// The value of the sample whose line starts with `name{` and holds every one of `labels`.
+fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .find(|l| labels.iter().all(|x| l.contains(x)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// While a paced step on a failing engine runs, the endpoint shows its errors by op kind and
+/// error kind, its rate target, and the sampler's latest host, device and process figures;
+/// once it has ended, its error counter stays at the step's own count of failed events.
+#[test]
+fn the_endpoint_shows_errors_by_kind_the_rate_target_and_the_machine() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_port();
+    let study = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/studies/metrics_dry_failing.toml"
+    );
+    let dbduel = live_run(study, &tmp.path().join("res"), port);
+    let scrape = || get(port, "/metrics").map(|r| r.1).unwrap_or_default();
+    let paced = r#"step="paced""#;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let during = loop {
+        let text = scrape();
+        if sample(&text, "dbduel_server_cpu_cores", &[paced]).is_some()
+            && sample(&text, "dbduel_target_rate", &[paced]).is_some()
+        {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the paced step never showed: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(
+        sample(&during, "dbduel_target_rate", &[paced]),
+        Some(2000.0),
+        "{during}"
+    );
+    for family in [
+        "dbduel_host_cpu_ratio",
+        "dbduel_host_memory_used_bytes",
+        "dbduel_device_read_iops",
+        "dbduel_device_busy_ratio",
+        "dbduel_server_resident_memory_bytes",
+    ] {
+        assert!(
+            during.contains(&format!("# TYPE {family} gauge")),
+            "{family}: {during}"
+        );
+    }
+    let user = sample(&during, "dbduel_host_cpu_ratio", &[paced, r#"mode="user""#]);
+    assert!(user.is_some_and(|v| (0.0..=1.0).contains(&v)), "{during}");
+    // Wait for the step after it, when the paced step's counts are final.
+    let errors = [paced, r#"op="point_select""#, r#"kind="injected""#];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let after = loop {
+        let text = scrape();
+        if text
+            .contains(r#"dbduel_clients{study="live-failing",contender="flaky",step="afterwards""#)
+        {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "the next step never ran: {text}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let scraped = sample(&after, "dbduel_errors_total", &errors).expect("errors by kind");
+    assert!(
+        sample(&after, "dbduel_target_rate", &[paced]).is_none(),
+        "a finished step has no target: {after}"
+    );
+    // The run's summary, once it is final.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let summary = loop {
+        let done = std::fs::read_dir(tmp.path().join("res"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("summary.json"))
+            .filter(|p| p.is_file())
+            .map(|p| common::read_json(&p))
+            .find(|s| s["status"] != "running");
+        if let Some(s) = done {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the run never finished");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    drop(dbduel);
+    assert_eq!(summary["status"], "ok", "{summary}");
+    let step = common::step(&summary, "flaky", "paced");
+    assert_eq!(Some(scraped), step["errors"].as_f64(), "{step}");
+    assert!(scraped > 0.0, "{step}");
+}
+
+/// `dbduel -q run STUDY --out OUT --metrics-listen PORT`, started.
+fn live_run(study: &str, out: &Path, port: u16) -> Reaped {
+    Reaped(
+        common::bin()
+            .args(["-q", "run", study, "--out"])
+            .arg(out)
+            .args(["--metrics-listen", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbduel starts"),
+    )
+}
+
 /// A child process killed and waited for when dropped (a test that fails leaves none).
 struct Reaped(Child);
 
@@ -216,16 +327,7 @@ fn the_live_page_draws_points_while_a_step_runs() {
     }
     let tmp = tempfile::tempdir().expect("tmp");
     let port = free_port();
-    let dbduel = Reaped(
-        common::bin()
-            .args(["-q", "run", STUDY, "--out"])
-            .arg(tmp.path().join("res"))
-            .args(["--metrics-listen", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbduel starts"),
-    );
+    let dbduel = live_run(STUDY, &tmp.path().join("res"), port);
     // Once the long step has a second or two on record, open the page.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -8,6 +8,7 @@ use super::exposition::{Exposition, labels};
 use crate::metrics::Hist;
 use crate::results::IntervalRecord;
 use crate::run::{ExecError, RunConsumer, RunEvent};
+use crate::sysmon::SystemSample;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -31,27 +32,20 @@ struct OpTotals {
     sum_s: f64,
 }
 
-/// One step of one pass, as far as its per-second file has been read.
-#[derive(Debug)]
-struct StepTail {
-    contender: String,
-    step: String,
-    round: String,
+/// A file that grows by whole lines, read from where the last read stopped.
+#[derive(Debug, Default)]
+struct Tail {
     file: Option<PathBuf>,
     offset: u64,
-    ops: BTreeMap<String, OpTotals>,
-    errors: u64,
-    clients: Option<u64>,
-    rate: Option<f64>,
-    /// The step's latest seconds for the live page: end (seconds after the step's start),
-    /// operations a second, p99 (µs); at most [`PAGE_SECONDS`].
-    recent: std::collections::VecDeque<(f64, f64, Option<u64>)>,
-    running: bool,
 }
 
-impl StepTail {
-    /// Read the records appended since the last read (whole lines only).
-    fn catch_up(&mut self) {
+impl Tail {
+    fn new(file: Option<PathBuf>) -> Tail {
+        Tail { file, offset: 0 }
+    }
+
+    /// Each whole line appended since the last read.
+    fn read_new(&mut self, mut line: impl FnMut(&[u8])) {
         let Some(path) = &self.file else { return };
         let Ok(mut f) = std::fs::File::open(path) else {
             return;
@@ -63,18 +57,95 @@ impl StepTail {
         let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
             return;
         };
-        for line in buf[..end].split(|b| *b == b'\n') {
-            if let Ok(rec) = serde_json::from_slice::<IntervalRecord>(line) {
-                self.add(&rec);
-            }
-        }
+        buf[..end].split(|b| *b == b'\n').for_each(&mut line);
         self.offset += end as u64 + 1;
+    }
+}
+
+/// One step of one pass, as far as its per-second files have been read.
+#[derive(Debug)]
+struct StepTail {
+    contender: String,
+    step: String,
+    round: String,
+    /// The runner's seconds (`<step>.intervals.ndjson`).
+    seconds: Tail,
+    /// The sampler's seconds (`<step>.system.ndjson`).
+    system: Tail,
+    ops: BTreeMap<String, OpTotals>,
+    /// Failures by op kind and error kind (a second's errors of no known kind under
+    /// `("", "other")`).
+    error_kinds: BTreeMap<(String, String), u64>,
+    clients: Option<u64>,
+    rate: Option<f64>,
+    /// Open loop: the rate the clients are scheduled at.
+    target_rate: Option<f64>,
+    /// The sampler's latest second: host, devices, the server's process tree.
+    machine: Option<SystemSample>,
+    /// The step's latest seconds for the live page: end (seconds after the step's start),
+    /// operations a second, p99 (µs); at most [`PAGE_SECONDS`].
+    recent: std::collections::VecDeque<(f64, f64, Option<u64>)>,
+    running: bool,
+}
+
+impl StepTail {
+    fn new(contender: &str, step: &str, round: String, dir: Option<(PathBuf, PathBuf)>) -> Self {
+        let (seconds, system) = dir.unzip();
+        StepTail {
+            contender: contender.into(),
+            step: step.into(),
+            round,
+            seconds: Tail::new(seconds),
+            system: Tail::new(system),
+            ops: BTreeMap::new(),
+            error_kinds: BTreeMap::new(),
+            clients: None,
+            rate: None,
+            target_rate: None,
+            machine: None,
+            recent: Default::default(),
+            running: true,
+        }
+    }
+
+    /// Read the records appended since the last read (whole lines only).
+    fn catch_up(&mut self) {
+        let mut recs = Vec::new();
+        self.seconds.read_new(|line| {
+            if let Ok(rec) = serde_json::from_slice::<IntervalRecord>(line) {
+                recs.push(rec);
+            }
+        });
+        recs.iter().for_each(|r| self.add(r));
+        let mut latest = None;
+        self.system.read_new(|line| {
+            if let Ok(s) = serde_json::from_slice::<SystemSample>(line) {
+                latest = Some(s);
+            }
+        });
+        if latest.is_some() {
+            self.machine = latest;
+        }
     }
 
     fn add(&mut self, rec: &IntervalRecord) {
-        self.errors += rec.errors;
+        let mut known = 0;
+        for e in &rec.error_kinds {
+            known += e.count;
+            *self
+                .error_kinds
+                .entry((e.op.clone(), e.kind.clone()))
+                .or_default() += e.count;
+        }
+        if rec.errors > known {
+            *self
+                .error_kinds
+                .entry((String::new(), "other".into()))
+                .or_default() += rec.errors - known;
+        }
         self.clients = rec.level.or(self.clients);
         self.rate = Some(rec.ops_per_s);
+        self.target_rate = rec.target_rate.or(self.target_rate);
         if self.recent.len() == PAGE_SECONDS {
             self.recent.pop_front();
         }
@@ -137,24 +208,15 @@ impl RunConsumer for Feed {
         match event {
             RunEvent::RunStarted { dir, .. } => st.dir = Some(dir.to_path_buf()),
             RunEvent::StepStarted { pass, step } => {
-                let file = st.dir.as_deref().and_then(|d| {
-                    crate::run::journal::seconds_log(d, pass, step)
-                        .path()
-                        .map(PathBuf::from)
+                let files = st.dir.as_deref().map(|d| {
+                    (
+                        crate::run::journal::seconds_log_path(d, pass, step),
+                        crate::run::journal::system_log_path(d, pass, step),
+                    )
                 });
-                st.steps.push(StepTail {
-                    contender: pass.name.clone(),
-                    step: step.name.clone(),
-                    round: pass.round.map(|r| r.to_string()).unwrap_or_default(),
-                    file,
-                    offset: 0,
-                    ops: BTreeMap::new(),
-                    errors: 0,
-                    clients: None,
-                    rate: None,
-                    recent: Default::default(),
-                    running: true,
-                });
+                let round = pass.round.map(|r| r.to_string()).unwrap_or_default();
+                st.steps
+                    .push(StepTail::new(&pass.name, &step.name, round, files));
             }
             RunEvent::StepFinished { pass, step, .. } => {
                 let round = pass.round.map(|r| r.to_string()).unwrap_or_default();
@@ -203,10 +265,19 @@ pub fn render(shared: &Shared) -> String {
         "dbduel_errors",
         "counter",
         None,
-        "Operations that failed, by step.",
+        "Operations that failed, by step, op kind and error kind (0 without labels until one fails).",
     );
     for t in &st.steps {
-        x.sample("dbduel_errors_total", &lab(&base(t), &[]), t.errors as f64);
+        if t.error_kinds.is_empty() {
+            x.sample("dbduel_errors_total", &lab(&base(t), &[]), 0.0);
+        }
+        for ((op, kind), n) in &t.error_kinds {
+            x.sample(
+                "dbduel_errors_total",
+                &lab(&base(t), &[("op", op), ("kind", kind)]),
+                *n as f64,
+            );
+        }
     }
     latency(&mut x, st);
     x.family(
@@ -232,6 +303,24 @@ pub fn render(shared: &Shared) -> String {
         }
     }
     x.family(
+        "dbduel_target_rate",
+        "gauge",
+        None,
+        "Open loop: operations a second the running step's clients are scheduled at.",
+    );
+    for t in st.steps.iter().filter(|t| t.running) {
+        if let Some(r) = t.target_rate {
+            x.sample("dbduel_target_rate", &lab(&base(t), &[]), r);
+        }
+    }
+    super::machine::render(
+        &mut x,
+        st.steps
+            .iter()
+            .filter(|t| t.running)
+            .filter_map(|t| Some((base(t), t.machine.as_ref()?))),
+    );
+    x.family(
         "dbduel_step_running",
         "gauge",
         None,
@@ -249,7 +338,7 @@ pub fn render(shared: &Shared) -> String {
 }
 
 /// A step's own labels.
-type Labels = Vec<(&'static str, String)>;
+pub(super) type Labels = Vec<(&'static str, String)>;
 
 fn base_labels(st: &State, t: &StepTail) -> Labels {
     vec![
@@ -262,7 +351,7 @@ fn base_labels(st: &State, t: &StepTail) -> Labels {
 }
 
 /// A step's labels and `extra`, laid out.
-fn lab(pairs: &Labels, extra: &[(&str, &str)]) -> String {
+pub(super) fn lab(pairs: &Labels, extra: &[(&str, &str)]) -> String {
     let mut all: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.extend_from_slice(extra);
     labels(&all)

@@ -3,10 +3,11 @@
 //! that draws the running step's throughput and p99 per contender each second. It is one more consumer of the
 //! run's events ([`feed`]), reading the per-second records the journal writes — no step knows
 //! it exists and no client pays for it — laid out as [`exposition`] text by [`serve`]'s one
-//! thread.
+//! thread; the system sampler's latest second of each running step is laid out by `machine`.
 
 pub mod exposition;
 pub mod feed;
+mod machine;
 pub mod page;
 pub mod serve;
 

@@ -336,6 +336,7 @@ impl Executor<'_> {
             stop: self.stop,
             team: team.as_ref(),
             seconds: &seconds,
+            system_log: Some(super::journal::system_log_path(self.dir, pass, step)),
             originals: &originals,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));

@@ -10,7 +10,7 @@ use crate::results::{
     Status, StepSummary, Summary, rfc3339,
 };
 use crate::study::{Step, Study};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// A run's records as they grow, and the directory they are written to.
@@ -36,7 +36,19 @@ fn step_file(pass: &Pass, step: &Step, suffix: &str) -> String {
 /// finished. The journal names it; the step writes it (a client step's records are made
 /// inside the step, every second).
 pub fn seconds_log(dir: &Path, pass: &Pass, step: &Step) -> crate::results::SecondsLog {
-    crate::results::SecondsLog::new(dir.join(step_file(pass, step, ".intervals.ndjson")))
+    crate::results::SecondsLog::new(seconds_log_path(dir, pass, step))
+}
+
+/// Where [`seconds_log`] writes.
+pub fn seconds_log_path(dir: &Path, pass: &Pass, step: &Step) -> PathBuf {
+    dir.join(step_file(pass, step, ".intervals.ndjson"))
+}
+
+/// The sampler's per-second file of `step` in `pass` (`<step>.system.ndjson`), appended to as
+/// each sample is taken so that it can be watched live and a run killed mid-step keeps what
+/// was sampled; the journal rewrites it whole when the step ends.
+pub fn system_log_path(dir: &Path, pass: &Pass, step: &Step) -> PathBuf {
+    dir.join(step_file(pass, step, ".system.ndjson"))
 }
 
 /// Make the run's directory in `out`, named for `label`: never one that exists.

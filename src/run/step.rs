@@ -38,6 +38,8 @@ pub struct StepEnv<'a> {
     pub team: Option<&'a Team>,
     /// The step's per-second file, written as each second closes.
     pub seconds: &'a crate::results::SecondsLog,
+    /// Where the sampler appends each second's sample as it is taken (None: nowhere).
+    pub system_log: Option<PathBuf>,
     /// Where a step that changes a topology keeps the originals (in the run directory).
     pub originals: &'a std::path::Path,
 }
@@ -105,7 +107,11 @@ fn measured_step(env: &StepEnv) -> (StepSummary, StepFiles) {
 fn measure(env: &StepEnv) -> Measured {
     let engine = env.engine;
     let start = Instant::now();
-    let sampler = sysmon::Sampler::start(
+    let system_log = env.system_log.clone().map_or_else(
+        crate::results::SecondsLog::discard,
+        crate::results::SecondsLog::new,
+    );
+    let sampler = sysmon::Sampler::start_with(
         start,
         sysmon::Targets {
             // An embedded engine works inside dbduel, so its process is ours; an external
@@ -117,6 +123,8 @@ fn measure(env: &StepEnv) -> Measured {
             },
             self_pid: std::process::id() as i32,
         },
+        // The file is rewritten whole with the step's record; this is for watchers meanwhile.
+        move |s| system_log.append(s),
     );
     // The step stops on Ctrl-C and when its server dies; a watcher notices the latter
     // within a fraction of a second, whatever the step is doing.

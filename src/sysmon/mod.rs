@@ -130,11 +130,21 @@ impl Sampler {
     /// is skipped rather than sampled late under its number. If the thread
     /// cannot be spawned, `stop` returns no samples.
     pub fn start(start: Instant, targets: Targets) -> Sampler {
+        Sampler::start_with(start, targets, |_| {})
+    }
+
+    /// [`Sampler::start`], handing each sample to `on_sample` (on the sampler's thread) as
+    /// soon as it is taken: a step's samples written as they come, for live watchers.
+    pub fn start_with(
+        start: Instant,
+        targets: Targets,
+        on_sample: impl FnMut(&SystemSample) + Send + 'static,
+    ) -> Sampler {
         let shared = Arc::new(Shared::default());
         let thread_shared = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("dbduel-sysmon".into())
-            .spawn(move || run(start, targets, &thread_shared))
+            .spawn(move || run(start, targets, &thread_shared, on_sample))
             .ok();
         Sampler { shared, handle }
     }
@@ -165,7 +175,12 @@ impl Drop for Sampler {
 const MIN_PARTIAL: Duration = Duration::from_millis(200);
 
 /// The sampler thread's body.
-fn run(start: Instant, targets: Targets, shared: &Shared) -> Vec<SystemSample> {
+fn run(
+    start: Instant,
+    targets: Targets,
+    shared: &Shared,
+    mut on_sample: impl FnMut(&SystemSample),
+) -> Vec<SystemSample> {
     let mut col = Collector::new(targets);
     let mut samples = Vec::new();
     // Baseline (tick 0, or the current whole tick if `start` is old).
@@ -180,6 +195,7 @@ fn run(start: Instant, targets: Targets, shared: &Shared) -> Vec<SystemSample> {
         // late (suspended, starved), in which case the missed ticks are gaps.
         let tick = start.elapsed().as_secs().max(next_tick);
         if let Some(s) = col.sample(start, tick) {
+            on_sample(&s);
             samples.push(s);
         }
         next_tick = tick.saturating_add(1);
@@ -189,6 +205,7 @@ fn run(start: Instant, targets: Targets, shared: &Shared) -> Vec<SystemSample> {
         .as_ref()
         .is_none_or(|p| p.at.elapsed() > MIN_PARTIAL);
     if due && let Some(s) = col.sample(start, next_tick) {
+        on_sample(&s);
         samples.push(s);
     }
     samples
