@@ -37,6 +37,8 @@ pub struct Launch {
     /// An existing claim for the results; when None one is made of `results_size`.
     pub results_claim: Option<String>,
     pub results_size: String,
+    /// The port each pod serves its live metrics on (on its own address), if any.
+    pub metrics_port: Option<u16>,
 }
 
 /// Is `s` a name Kubernetes takes for these objects (an RFC 1123 label, ≤ 52 characters so
@@ -142,6 +144,14 @@ fn pod(l: &Launch, claim: &str) -> Value {
     .map(|s| s.to_string())
     .collect();
     command.extend(l.run_args.iter().cloned());
+    if let Some(port) = l.metrics_port {
+        // A pod is scraped from outside itself, so it listens on its own address.
+        command.extend([
+            "--metrics-listen".into(),
+            format!("0.0.0.0:{port}"),
+            "--metrics-allow-remote".into(),
+        ]);
+    }
     // The shard's index comes from JOB_COMPLETION_INDEX, which the Job sets; the run group
     // is the Job's uid, new for each Job.
     let mut env = vec![json!({
@@ -163,6 +173,26 @@ fn pod(l: &Launch, claim: &str) -> Value {
             },
         }));
     }
+    // The keys in the order the API's Container type prints them.
+    let mut container = serde_json::Map::new();
+    container.insert("command".into(), json!(command));
+    container.insert("env".into(), json!(env));
+    container.insert("image".into(), json!(l.image));
+    container.insert("name".into(), json!("dbduel"));
+    if let Some(port) = l.metrics_port {
+        // named, so that Prometheus's pod discovery keeps this port by its name
+        container.insert(
+            "ports".into(),
+            json!([{ "containerPort": port, "name": "metrics" }]),
+        );
+    }
+    container.insert(
+        "volumeMounts".into(),
+        json!([
+            { "mountPath": STUDY_DIR, "name": "study", "readOnly": true },
+            { "mountPath": RESULTS_DIR, "name": "results" },
+        ]),
+    );
     json!({
         // One shard a node where the cluster has them: the point is many client machines.
         "affinity": {
@@ -176,16 +206,7 @@ fn pod(l: &Launch, claim: &str) -> Value {
                 }],
             },
         },
-        "containers": [{
-            "command": command,
-            "env": env,
-            "image": l.image,
-            "name": "dbduel",
-            "volumeMounts": [
-                { "mountPath": STUDY_DIR, "name": "study", "readOnly": true },
-                { "mountPath": RESULTS_DIR, "name": "results" },
-            ],
-        }],
+        "containers": [container],
         "restartPolicy": "Never",
         "volumes": [
             { "configMap": { "name": format!("{}-study", l.name) }, "name": "study" },
@@ -215,6 +236,7 @@ mod tests {
             secret: Some("db-password".into()),
             results_claim: None,
             results_size: "5Gi".into(),
+            metrics_port: None,
         }
     }
 
@@ -259,6 +281,28 @@ mod tests {
     }
 
     #[test]
+    fn a_metrics_port_is_listened_on_the_pods_address_and_named() {
+        let mut l = launch();
+        l.metrics_port = Some(9464);
+        let list = manifests(&l).expect("manifests");
+        let job: Job = serde_json::from_value(list["items"][2].clone()).expect("a Job");
+        let c = &job.spec.unwrap().template.spec.unwrap().containers[0];
+        let cmd = c.command.clone().unwrap().join(" ");
+        assert!(
+            cmd.ends_with("--metrics-listen 0.0.0.0:9464 --metrics-allow-remote"),
+            "{cmd}"
+        );
+        let port = &c.ports.as_ref().expect("ports")[0];
+        assert_eq!(
+            (port.container_port, port.name.as_deref()),
+            (9464, Some("metrics"))
+        );
+        let none = manifests(&launch()).expect("manifests");
+        let text = none.to_string();
+        assert!(!text.contains("metrics"), "no port unless asked: {text}");
+    }
+
+    #[test]
     fn a_password_needs_a_secret_and_names_are_checked() {
         let mut l = launch();
         l.secret = None;
@@ -291,8 +335,9 @@ mod tests {
     fn manifests_print_as_the_api_types_print() {
         let mut l = launch();
         l.password_envs.push("DBDUEL_PW2".into());
-        for namespace in [Some("bench".to_string()), None] {
+        for (namespace, port) in [(Some("bench".to_string()), Some(9464)), (None, None)] {
             l.namespace = namespace;
+            l.metrics_port = port;
             let list = manifests(&l).expect("manifests");
             let items = list["items"].as_array().expect("items");
             same_as_api_type::<ConfigMap>(&items[0]);

@@ -43,6 +43,10 @@ pub struct Launch {
     pub time: Option<String>,
     /// Seconds a shard waits for the others at a meeting (`run --barrier-timeout-s`).
     pub barrier_timeout_s: Option<u64>,
+    /// Task I serves its live metrics at this address's port plus I (the unspecified
+    /// address: every address of its node), and writes where to Prometheus's file discovery
+    /// (`RESULTS/JOBID/prometheus/`).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// `s` as one word of a POSIX shell, quoted only when it needs to be.
@@ -206,6 +210,25 @@ fn body(l: &Launch) -> String {
             "\"$study\"".to_string()
         }
     };
+    if let Some(addr) = l.metrics {
+        // Tasks may share a node, so each takes its own port; Prometheus finds them by the
+        // files (file_sd_configs), since which node runs which task is known only now.
+        let host = match addr.ip() {
+            ip if ip.is_unspecified() => "$(hostname)".to_string(),
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        };
+        let _ = write!(
+            s,
+            "metrics_port=$(({port} + SLURM_ARRAY_TASK_ID))\n\
+             targets=\"$out/prometheus/shard-$SLURM_ARRAY_TASK_ID.json\"\n\
+             mkdir -p \"$out/prometheus\"\n\
+             printf '[{{\"targets\": [\"%s:%s\"], \"labels\": {{\"dbduel_run\": \"slurm-%s\"}}}}]\\n' \\\n  \
+             \"{host}\" \"$metrics_port\" \"$job\" >\"$targets.tmp\"\n\
+             mv -f \"$targets.tmp\" \"$targets\"\n",
+            port = addr.port(),
+        );
+    }
     // dbduel is the task's process, not a child of this shell: `scancel` signals it, and it
     // tells the other shards it stopped before it ends (a shell ending first would have Slurm
     // kill it at once).
@@ -214,6 +237,16 @@ fn body(l: &Launch) -> String {
     );
     if let Some(t) = l.barrier_timeout_s {
         let _ = write!(run, " --barrier-timeout-s {t}");
+    }
+    if let Some(addr) = l.metrics {
+        let host = match addr.ip() {
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        };
+        let _ = write!(run, " --metrics-listen \"{host}:$metrics_port\"");
+        if !addr.ip().is_loopback() {
+            run.push_str(" --metrics-allow-remote");
+        }
     }
     for a in &l.run_args {
         run.push(' ');
@@ -243,6 +276,7 @@ mod tests {
             partition: Some("bench".into()),
             time: Some("00:30:00".into()),
             barrier_timeout_s: Some(120),
+            metrics: Some("0.0.0.0:9464".parse().unwrap()),
         }
     }
 

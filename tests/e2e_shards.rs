@@ -442,6 +442,14 @@ fn one_shard_merged_gives_its_figures_back() {
         let merged = root.path().join(format!("merged-{kind}"));
         let (code, _, stderr) = merge(std::slice::from_ref(&dir), &merged, &[]);
         assert_eq!(code, 0, "{kind}: {stderr}");
+        // the merged run is in the catalogue of the root it was written in, as a run is
+        let (code, listed, stderr) =
+            common::run(&["history", "--out", root.path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{kind}: {stderr}");
+        assert!(
+            listed.contains(&format!("merged-{kind}")),
+            "{kind}: the merged run is not in the catalogue: {listed}"
+        );
         let before = read_json(&dir.join("summary.json"));
         let after = read_json(&merged.join("summary.json"));
         let (b, a) = (step(&before, "db", "s"), step(&after, "db", "s"));
@@ -873,6 +881,8 @@ fn k8s_objects_match_the_golden_and_the_api_schema() {
         "bench-db",
         "--namespace",
         "bench",
+        "--metrics-port",
+        "9464",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden/k8s.json");

@@ -4,7 +4,8 @@
 //! as a job that starts after them. The merged counts equal the shards' sum and the server's
 //! own count; its percentiles are those of the shards' histograms added up; each shard's host
 //! is recorded. A task cancelled with `scancel` stops the others at their next meeting, and
-//! the merge says which shard stopped.
+//! the merge says which shard stopped. Each task serves its live metrics where Prometheus's
+//! file discovery finds it, labelled with its shard.
 
 mod common;
 
@@ -144,7 +145,19 @@ fn have_slurm() -> bool {
     )
 }
 
-/// The printed script for `study`: `dbduel slurm STUDY --shards 4 --results RESULTS`.
+/// The first of `SHARDS` consecutive loopback ports free now, below the ephemeral range.
+fn free_ports() -> u16 {
+    let first = 20_000 + (std::process::id() % 5_000) as u16 * 2;
+    (first..30_000)
+        .step_by(SHARDS as usize)
+        .find(|&p| {
+            (p..p + SHARDS as u16).all(|q| std::net::TcpListener::bind(("127.0.0.1", q)).is_ok())
+        })
+        .expect("free ports")
+}
+
+/// The printed script for `study`: `dbduel slurm STUDY --shards 4 --results RESULTS
+/// --metrics-listen PORT` (each task on loopback, at PORT and its index).
 fn print_script(study: &Path, results: &Path, dir: &Path) -> PathBuf {
     let (code, stdout, stderr) = common::run(&[
         "slurm",
@@ -157,6 +170,8 @@ fn print_script(study: &Path, results: &Path, dir: &Path) -> PathBuf {
         env!("CARGO_BIN_EXE_dbduel"),
         "--barrier-timeout-s",
         "60",
+        "--metrics-listen",
+        &free_ports().to_string(),
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("#SBATCH --array=0-3"), "{stdout}");
@@ -188,6 +203,63 @@ fn submit(c: &Cluster, script: &Path, dir: &Path) -> String {
         .next()
         .unwrap()
         .to_string()
+}
+
+/// While array `job` runs: each task's target in Prometheus's file discovery
+/// (`prometheus/shard-I.json`) scraped until its endpoint shows the step labelled with that
+/// shard. The shards seen, in order.
+fn scrape_tasks(results: &Path, job: &str) -> Vec<u64> {
+    let dir = results.join(job).join("prometheus");
+    let mut seen = Vec::new();
+    let began = Instant::now();
+    while seen.len() < SHARDS as usize && began.elapsed().as_secs() < 60 {
+        for i in 0..SHARDS {
+            if seen.contains(&i) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(dir.join(format!("shard-{i}.json"))) else {
+                continue;
+            };
+            let found: serde_json::Value = serde_json::from_str(&text).expect("file_sd JSON");
+            assert_eq!(
+                found[0]["labels"]["dbduel_run"],
+                format!("slurm-{job}"),
+                "{text}"
+            );
+            let target = found[0]["targets"][0]
+                .as_str()
+                .expect("a target")
+                .to_string();
+            let port = target
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok());
+            let Some(body) = port.and_then(|p| http_get(p, "/metrics")) else {
+                continue;
+            };
+            if body.contains(&format!("shard=\"{i}/{SHARDS}\"")) && body.contains("step=\"s\"") {
+                seen.push(i);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    seen.sort();
+    seen
+}
+
+/// A plain HTTP GET on loopback: the body.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
 }
 
 /// The merge job task 0 submitted for array `job`, waited for: its record.
@@ -287,6 +359,7 @@ fn a_slurm_array_runs_the_shards_and_merges_them() {
     let sbatch = print_script(&oltp, &results, root.path());
     let before = rows_read();
     let job = submit(&cluster, &sbatch, root.path());
+    let scraped = scrape_tasks(&results, &job);
     let tasks = cluster.wait(&job, 90);
     let merge = merge_job(&cluster, &results, &job);
     let after = rows_read();
@@ -296,6 +369,11 @@ fn a_slurm_array_runs_the_shards_and_merges_them() {
         assert_eq!(t["JobState"], "COMPLETED", "{t:?}\n{log}");
     }
     assert_eq!(merge["JobState"], "COMPLETED", "{merge:?}\n{log}");
+    assert_eq!(
+        scraped,
+        (0..SHARDS).collect::<Vec<_>>(),
+        "shards scraped\n{log}"
+    );
     check_merged(&results, &job, after - before);
     eprintln!("slurm run: {:.0} s", began.elapsed().as_secs_f64());
     cancelled_task_stops_the_others(&cluster, &results, &write, root.path());

@@ -37,6 +37,11 @@ pub struct K8sArgs {
     sets: Vec<String>,
     #[arg(long = "contender", value_name = "NAME")]
     contenders: Vec<String>,
+    /// Each pod serves its live metrics on this port of its own address (`run
+    /// --metrics-listen 0.0.0.0:PORT --metrics-allow-remote`), declared as the container's
+    /// port `metrics` for Prometheus's pod discovery.
+    #[arg(long, value_name = "PORT")]
+    metrics_port: Option<u16>,
 }
 
 /// Print the manifests as one JSON list (`kubectl apply -f -`).
@@ -54,7 +59,9 @@ pub(super) fn exec(args: K8sArgs) -> Result<(), Failure> {
         None => "study.toml".to_string(),
     };
     let password_envs = password_envs(&loaded)?;
-    let run_args = run_args(&args);
+    // every pod listens on the same port of its own address
+    let metrics_port = super::sharded::metrics_port(args.metrics_port, 1)?;
+    let run_args = super::sharded::run_args(args.scale.as_ref(), &args.sets, &args.contenders);
     let launch = crate::k8s::Launch {
         name: args.name.unwrap_or_else(|| {
             format!("dbduel-{}", loaded.file.study.name)
@@ -71,6 +78,7 @@ pub(super) fn exec(args: K8sArgs) -> Result<(), Failure> {
         secret: args.secret,
         results_claim: args.results_claim,
         results_size: args.results_size,
+        metrics_port,
     };
     let list = crate::k8s::manifests(&launch).map_err(Failure::bad_input)?;
     outln!(
@@ -113,19 +121,4 @@ fn password_envs(loaded: &Study) -> Result<Vec<String>, Failure> {
     envs.sort();
     envs.dedup();
     Ok(envs)
-}
-
-/// The `dbduel run` flags each pod adds: `--scale`, `--set`s and `--contender`s as given.
-fn run_args(args: &K8sArgs) -> Vec<String> {
-    let mut run_args = Vec::new();
-    for (flag, v) in args
-        .scale
-        .iter()
-        .map(|s| ("--scale", s))
-        .chain(args.sets.iter().map(|s| ("--set", s)))
-        .chain(args.contenders.iter().map(|s| ("--contender", s)))
-    {
-        run_args.extend([flag.to_string(), v.clone()]);
-    }
-    run_args
 }

@@ -1,5 +1,6 @@
 //! What `dbduel k8s` and `dbduel slurm` share before each prints its own objects: the shard
-//! count checked, and the study read and checked for sharding as the copies will read it.
+//! count checked, the study read and checked for sharding as the copies will read it, and the
+//! `dbduel run` flags every copy adds.
 
 use super::failure::Failure;
 use crate::study::{self, Source, Study};
@@ -36,4 +37,39 @@ pub(super) fn load(
         .check_sharding()
         .map_err(|e| Failure::bad_input(format!("{printer}: {e}")))?;
     Ok((source, loaded))
+}
+
+/// The `dbduel run` flags each copy adds: `--scale`, `--set`s and `--contender`s as given.
+pub(super) fn run_args(
+    scale: Option<&String>,
+    sets: &[String],
+    contenders: &[String],
+) -> Vec<String> {
+    let mut run_args = Vec::new();
+    for (flag, v) in scale
+        .map(|s| ("--scale", s))
+        .into_iter()
+        .chain(sets.iter().map(|s| ("--set", s)))
+        .chain(contenders.iter().map(|s| ("--contender", s)))
+    {
+        run_args.extend([flag.to_string(), v.clone()]);
+    }
+    run_args
+}
+
+/// `--metrics-port`'s number, checked: a copy listens on it (a Slurm task on it plus its
+/// index), so 0 (any free port) would leave Prometheus nothing to find.
+pub(super) fn metrics_port(port: Option<u16>, shards: u32) -> Result<Option<u16>, Failure> {
+    match port {
+        Some(p) if p == 0 || u32::from(p) + shards > 65_536 => Err(Failure::bad_input(format!(
+            "--metrics-port {p}: give a port from 1 to {} (the copies listen on it{})",
+            65_536 - shards,
+            if shards > 1 {
+                " and the ports after it"
+            } else {
+                ""
+            }
+        ))),
+        p => Ok(p),
+    }
 }

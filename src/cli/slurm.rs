@@ -40,6 +40,16 @@ pub struct SlurmArgs {
     sets: Vec<String>,
     #[arg(long = "contender", value_name = "NAME")]
     contenders: Vec<String>,
+    /// Task I serves its live metrics at port PORT+I of HOST on its node (`run
+    /// --metrics-listen HOST:PORT+I`) and writes its address for Prometheus's file discovery
+    /// to RESULTS/JOBID/prometheus/shard-I.json. PORT alone is loopback; a Prometheus on
+    /// another machine needs `0.0.0.0:PORT` and --metrics-allow-remote.
+    #[arg(long, value_name = "[HOST:]PORT")]
+    metrics_listen: Option<String>,
+    /// Let --metrics-listen be an address other than loopback (the endpoint has no
+    /// authentication).
+    #[arg(long, requires = "metrics_listen")]
+    metrics_allow_remote: bool,
 }
 
 /// Print the script (`dbduel slurm … > run.sbatch && sbatch run.sbatch`).
@@ -55,16 +65,17 @@ pub(super) fn exec(args: SlurmArgs) -> Result<(), Failure> {
     let (password_envs, password_files) = passwords(&loaded);
     let results = std::path::absolute(&args.results)
         .map_err(|e| Failure::bad_input(format!("--results {}: {e}", args.results.display())))?;
-    let mut run_args = Vec::new();
-    for (flag, v) in args
-        .scale
-        .iter()
-        .map(|s| ("--scale", s))
-        .chain(args.sets.iter().map(|s| ("--set", s)))
-        .chain(args.contenders.iter().map(|s| ("--contender", s)))
-    {
-        run_args.extend([flag.to_string(), v.clone()]);
-    }
+    let metrics = args
+        .metrics_listen
+        .as_deref()
+        .map(|spec| {
+            let addr = crate::live::listen_addr(spec, args.metrics_allow_remote)
+                .map_err(Failure::bad_input)?;
+            super::sharded::metrics_port(Some(addr.port()), args.shards)?;
+            Ok::<_, Failure>(addr)
+        })
+        .transpose()?;
+    let run_args = super::sharded::run_args(args.scale.as_ref(), &args.sets, &args.contenders);
     let launch = Launch {
         name: args.name.unwrap_or_else(|| {
             format!("dbduel-{}", loaded.file.study.name).replace(|c: char| c.is_whitespace(), "-")
@@ -83,6 +94,7 @@ pub(super) fn exec(args: SlurmArgs) -> Result<(), Failure> {
         partition: args.partition,
         time: args.time,
         barrier_timeout_s: args.barrier_timeout_s,
+        metrics,
     };
     let script = crate::slurm::script(&launch).map_err(Failure::bad_input)?;
     out!("{script}");
