@@ -1,5 +1,5 @@
 //! `dbduel merge`: make the shards of one run into one ordinary run directory, write its HTML
-//! report and print its comparison.
+//! report, record it in the results catalogue and print its comparison.
 
 use super::failure::{Failure, exit, finished, status_code};
 use super::output::out;
@@ -42,6 +42,10 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
         })?;
     if let Err(e) = report::write_html(&dir, &summary, &manifest) {
         crate::errln!("could not write the HTML report: {e}");
+    }
+    // Recorded as a finished run is: the catalogue of the results root it was written in.
+    if let Err(e) = crate::history::record_run(&dir.path) {
+        crate::errln!("warning: the merged run is not in the results catalogue: {e}");
     }
     out!(
         "{}",
