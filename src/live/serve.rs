@@ -9,7 +9,7 @@
 use super::exposition::CONTENT_TYPE;
 use super::feed::{Shared, render, snapshot};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -29,7 +29,18 @@ pub struct Endpoint {
 impl Drop for Endpoint {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        // The thread waits in accept: one connection of our own wakes it to see the flag.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake {
+                SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        let woken = TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok();
+        if let Some(t) = self.thread.take()
+            && woken
+        {
             let _ = t.join();
         }
     }
@@ -38,7 +49,9 @@ impl Drop for Endpoint {
 /// Answer scrapes on `listener` from `state` until the returned endpoint is dropped.
 pub fn serve(listener: TcpListener, state: Shared) -> std::io::Result<Endpoint> {
     let addr = listener.local_addr()?;
-    listener.set_nonblocking(true)?;
+    // Blocking: a scrape is answered as it comes, and the thread costs nothing between
+    // scrapes (no polling).
+    listener.set_nonblocking(false)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let thread = std::thread::Builder::new()
@@ -46,10 +59,9 @@ pub fn serve(listener: TcpListener, state: Shared) -> std::io::Result<Endpoint> 
         .spawn(move || {
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((conn, _)) => answer(conn, &state),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(20));
-                    }
+                    Ok((conn, _)) if !flag.load(Ordering::Relaxed) => answer(conn, &state),
+                    Ok(_) => {}
+                    // out of descriptors, say: wait a little rather than spin
                     Err(_) => std::thread::sleep(Duration::from_millis(20)),
                 }
             }
