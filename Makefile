@@ -53,12 +53,14 @@ test-fast: lint
 	DBDUEL_SKIP_SERVERS=1 $(CARGO) test --locked --lib $(addprefix --test ,$(FAST_TESTS))
 
 # dbduel's client against sysbench (MariaDB, MySQL 8.0), pgbench and go-tpc on the same servers, as ratios from one run;
-# its memory and CPU against mysqlslap and pgbench at 100 and 1,000 clients; the dataset
+# its memory and CPU against mysqlslap and pgbench at 100 and 1,000 clients; what the live
+# metrics endpoint costs a run and how long a scrape of a 1,000-client step takes; the dataset
 # generators' rows/s (bench/README.md). Minutes; BENCH_DURATION_S=3 BENCH_ROUNDS=1 for a
 # smoke run.
 bench:
 	bash bench/vs-peers
 	bash bench/footprint
+	bash bench/metrics
 	$(CARGO) bench --locked --bench generators
 
 fmt:

@@ -17,12 +17,12 @@ results). Targets: dbduel's throughput >= the peer's, its CPU per query <= the p
 RSS <= 3x the peer's at 1,000 clients.
 """
 
-import argparse
 import datetime
 import json
 import os
 
-from vs_peers import (dbduel_run, env_int, git_commit, host_cpu_s, log, must, mysql_counters,
+from vs_peers import (bench_args, dbduel_run, env_int, git_commit, host_cpu_s, log, must,
+                      mysql_counters,
                       password_env, pg_bin, pg_commits, provision, run_client, secret_file,
                       tool_version, tree_cpu_s, write_results)
 
@@ -230,11 +230,7 @@ def print_table(pairs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dbduel", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--results", default="bench/results")
-    a = ap.parse_args()
+    a = bench_args(__doc__)
     a.clients = [int(c) for c in os.environ.get("FOOTPRINT_CLIENTS", "100 1000").split()]
     a.per_client = env_int("FOOTPRINT_QUERIES", 100)
     a.rounds = env_int("BENCH_ROUNDS", 2)

@@ -204,15 +204,16 @@ def password_env(sb):
 # ---------------------------------------------------------------- dbduel runs
 
 
-def dbduel_run(dbduel, work, label, study_text, peak_rss=False):
-    """Run a study whose contender is `dbduel` and step `run`; the run with the step's JSON."""
+def dbduel_run(dbduel, work, label, study_text, peak_rss=False, extra=()):
+    """Run a study whose contender is `dbduel` and step `run` (with `extra` arguments to
+    `dbduel run`); the run with the step's JSON."""
     d = os.path.join(work, "runs", label)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "study.toml")
     with open(path, "w") as f:
         f.write(study_text)
-    res = run_client([dbduel, "run", path, "-q", "--out", d], os.path.join(d, "client.log"),
-                     peak_rss=peak_rss)
+    res = run_client([dbduel, "run", path, "-q", "--out", d, *extra],
+                     os.path.join(d, "client.log"), peak_rss=peak_rss)
     must(res, f"dbduel ({label})")
     found = glob.glob(os.path.join(d, "*", "dbduel", "run.json"))
     if len(found) != 1:
@@ -303,12 +304,11 @@ SYSBENCH_SERVERS = {
 }
 
 
-def sysbench_part(a, out, part):
-    """sysbench (A) and dbduel's oltp step (B) on one sandbox of `part` (mariadb or mysql)
-    holding one sbtest dataset loaded by dbduel; both log in as the sandbox's root with the
-    password in its secret file (sysbench through MYSQL_PWD, dbduel through password_file)."""
+def sbtest_sandbox(a, part):
+    """A kept sandbox of `part` (mariadb or mysql) holding one sbtest dataset loaded by dbduel:
+    its manifest."""
     engine, version = SYSBENCH_SERVERS[part]
-    sb = provision(a.dbduel, a.work, part, f"""[study]
+    return provision(a.dbduel, a.work, part, f"""[study]
 name = "oltp"
 description = "bench/vs-peers: one sbtest dataset in one {part} sandbox"
 [dataset]
@@ -325,6 +325,14 @@ options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_c
 name = "load"
 kind = "load"
 """)
+
+
+def sysbench_part(a, out, part):
+    """sysbench (A) and dbduel's oltp step (B) on one sandbox of `part` (mariadb or mysql)
+    holding one sbtest dataset loaded by dbduel; both log in as the sandbox's root with the
+    password in its secret file (sysbench through MYSQL_PWD, dbduel through password_file)."""
+    engine = SYSBENCH_SERVERS[part][0]
+    sb = sbtest_sandbox(a, part)
     port, pid, db = sb["port"], sb["pid"], "dbduel_oltp"
     env = password_env(sb)
     # The account both clients log in with: on MySQL 8.0 anything but mysql_native_password
@@ -693,12 +701,18 @@ def print_table(pairs):
           f"{len(pairs)} pairs; goal (ratio >= 1.10) in {len(goal)} of {len(pairs)}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_args(doc):
+    """The arguments every bench script takes from its shell wrapper (lib.sh): the dbduel
+    binary, the work directory, where the results go."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--dbduel", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", default="bench/results")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = bench_args(__doc__)
     a.duration = env_int("BENCH_DURATION_S", 20)
     a.rounds = env_int("BENCH_ROUNDS", 2)
     a.warmup = env_int("BENCH_WARMUP_S", min(10, a.duration))
