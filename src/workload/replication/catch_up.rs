@@ -41,6 +41,12 @@ pub fn run(
             "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
         ));
     }
+    if p.gtid_domains.is_some() && !repl.gtid_domains() {
+        return Err(StepError::Skipped(
+            "gtid_domains spreads the writers over MariaDB GTID domains, and this primary has none"
+                .into(),
+        ));
+    }
     let timeout = Duration::from_secs(p.catch_up_timeout_s);
     let mut f = Follower::new(repl, Instant::now());
     writers::prepare(ctx, p)?;
@@ -54,6 +60,10 @@ pub fn run(
     for &i in &all {
         restore.pause(i)?;
     }
+    let wait = match p.catch_up_wait() {
+        Some((count, usec)) => Some(hold_commits(&mut restore, repl, count, usec)?),
+        None => None,
+    };
     let start = f.note_primary()?;
     let progress = ctx.progress;
     let mut noted: Result<_, StepError> = Ok(());
@@ -102,6 +112,8 @@ pub fn run(
     }
     ctx.progress.status("comparing checksums");
     let checked = verify::checksums_equal(repl)?;
+    // The primary's own group-commit wait back (and every replica applying, as it is).
+    restore.now()?;
     let writes_s = out.measured_s.max(1e-9);
     let mut s = summary(ctx.title(&format!(
         "catch-up: {} writers {} s, then each replica applies",
@@ -123,7 +135,13 @@ pub fn run(
         push_replica_metrics(&mut s.metrics, r);
     }
     s.note = Some(format!(
-        "{written} transactions written with the replicas fetching only; {}; {}",
+        "{written} transactions written{}{} with the replicas fetching only; {}; {}",
+        p.gtid_domains
+            .map(|n| format!(
+                " in {n} GTID domains (writer c in domain c mod {n}, which parallel replicas may apply out of order)"
+            ))
+            .unwrap_or_default(),
+        wait.as_ref().map(PrimaryWait::sentence).unwrap_or_default(),
         match p.apply.unwrap_or_default() {
             Apply::OneAtATime =>
                 "each replica then applied them alone, from the same starting point, while the others waited",
@@ -136,6 +154,8 @@ pub fn run(
         details: serde_json::json!({
             "writes": format!("{:?}", p.writes).to_lowercase(),
             "writers": p.writers,
+            "commit_wait": wait,
+            "gtid_domains": p.gtid_domains,
             "transactions_written": written,
             "primary_start": start,
             "primary_end": target,
@@ -148,6 +168,61 @@ pub fn run(
         intervals: out.intervals,
         interrupted: false,
     })
+}
+
+/// The primary's group-commit wait during a catch-up's writes: as asked, and as its server
+/// reports it once set (none where the server has no such wait).
+#[derive(Debug, Clone, Serialize)]
+pub struct PrimaryWait {
+    /// `binlog_commit_wait_count` and `_usec` as the step asked.
+    pub count: u64,
+    pub usec: u64,
+    /// The same two, read back from the primary after setting them (its flavor's names:
+    /// MySQL's `binlog_group_commit_sync_no_delay_count` and `_sync_delay`).
+    pub read_back: Option<(u64, u64)>,
+    /// Why the writes ran without it, when they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+}
+
+impl PrimaryWait {
+    /// For the step's note: ", the primary holding commits for 4 transactions or 10 ms".
+    fn sentence(&self) -> String {
+        let usec = crate::results::format::micros(self.usec as f64);
+        match (&self.read_back, &self.unsupported) {
+            (Some((c, u)), _) => format!(
+                " with the primary's group commit waiting for {c} transactions or {} (read back from the server)",
+                crate::results::format::micros(*u as f64)
+            ),
+            (None, Some(why)) => format!(
+                " without the group-commit wait asked ({} × {usec}): {why}",
+                self.count
+            ),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Set the primary's group-commit wait for the writes (put back when `restore` ends) and read
+/// it back; a server without one writes without it, and the step says so.
+fn hold_commits(
+    restore: &mut super::restore::Restore<'_>,
+    repl: &dyn Replicated,
+    count: u64,
+    usec: u64,
+) -> Result<PrimaryWait, StepError> {
+    let mut w = PrimaryWait {
+        count,
+        usec,
+        read_back: None,
+        unsupported: None,
+    };
+    match restore.set_commit_wait(count, usec) {
+        Ok(_) => w.read_back = Some(repl.commit_wait()?),
+        Err(e) if e.kind == "unsupported" => w.unsupported = Some(e.message),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(w)
 }
 
 /// What each replica of `group` did once its apply resumed at `t0`: from its state `before`
