@@ -193,6 +193,7 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
         "upgrade-tpcc",
         "cluster",
         "harness",
+        "replication",
     ] {
         assert!(list.contains(name), "{name} in\n{list}");
         for scale in ["quick", "full"] {
@@ -207,6 +208,54 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
                 "--skip-resource-check",
             ]);
             assert_eq!(code, 0, "{name} {scale}: {stderr}");
+        }
+    }
+}
+
+/// `run NAME --check --all-contenders --scale SCALE` (beyond this machine allowed): the plan.
+fn plan_of(name: &str, scale: &str) -> String {
+    let (code, plan, stderr) = common::run(&[
+        "run",
+        name,
+        "--check",
+        "--all-contenders",
+        "--scale",
+        scale,
+        "--skip-resource-check",
+    ]);
+    assert_eq!(code, 0, "{name} {scale}: {stderr}");
+    plan
+}
+
+/// The plan's line for `what` (`step catch-up:`, `contender innodb:`).
+fn line<'a>(plan: &'a str, what: &str) -> &'a str {
+    plan.lines()
+        .find(|l| l.starts_with(what))
+        .unwrap_or_else(|| panic!("no {what} in\n{plan}"))
+}
+
+#[test]
+fn the_replication_study_writes_the_originals_bitmaps_under_its_commit_wait() {
+    for scale in ["quick", "full"] {
+        let plan = plan_of("replication", scale);
+        let catch_up = line(&plan, "step catch-up:");
+        for want in [
+            "writes = \"bitmaps\"",
+            "writers = 10",
+            "wait_count = 4",
+            "wait_usec = 10000",
+            "bitmap_min_bytes = 4096",
+            "bitmap_max_bytes = 4194304",
+        ] {
+            assert!(catch_up.contains(want), "{scale}: {want} in {catch_up}");
+        }
+        if scale == "full" {
+            // an hour of writes, 10 GB buffer pools, as the original
+            assert!(catch_up.contains("duration_s = 3600"), "{catch_up}");
+            let m = line(&plan, "contender mariadb:");
+            assert!(m.contains("buffer_pool_mb = 10240"), "{m}");
+            let pg = line(&plan, "contender postgres:");
+            assert!(pg.contains("shared_buffers_mb = 10240"), "{pg}");
         }
     }
 }
