@@ -261,6 +261,37 @@ fn the_replication_study_writes_the_originals_bitmaps_under_its_commit_wait() {
 }
 
 #[test]
+fn point_lookups_at_full_holds_the_originals_24_gb_and_its_1e8_table() {
+    let plan = plan_of("point-lookups", "full");
+    assert!(plan.contains("dataset: 1000000000 rows"), "{plan}");
+    for name in ["innodb-24g", "innodb-partitioned-24g", "postgres-24g"] {
+        let c = line(&plan, &format!("contender {name}:"));
+        assert!(c.contains("memory_limit_mb = 24576"), "{c}");
+    }
+    // a cache below the limit, so the limit is reached by the page cache, not the pool
+    let c = line(&plan, "contender innodb-24g:");
+    assert!(c.contains("buffer_pool_mb = 20480"), "{c}");
+    // the 24 GB contenders run by default at full, and not at quick, where every contender
+    // is limited already
+    let (code, plan, stderr) = common::run(&[
+        "run",
+        "point-lookups",
+        "--check",
+        "--scale",
+        "full",
+        "--skip-resource-check",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(plan.contains("contender innodb-24g:"), "{plan}");
+    let (code, plan, stderr) = common::run(&["run", "point-lookups", "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!plan.contains("-24g"), "{plan}");
+    // the original's test 5: a plain table of 10^8 codes
+    let plan = plan_of("point-lookups", "full-1e8");
+    assert!(plan.contains("dataset: 100000000 rows"), "{plan}");
+}
+
+#[test]
 fn oltp_quick_keeps_the_originals_sixteen_tables() {
     let (code, plan, stderr) = common::run(&["run", "oltp", "--check"]);
     assert_eq!(code, 0, "{stderr}");
