@@ -36,17 +36,7 @@ pub fn run(
     ctx: &StepCtx<'_>,
     repl: &dyn Replicated,
 ) -> Result<StepOutput, StepError> {
-    if !repl.controls_replication() {
-        return Err(StepError::Skipped(
-            "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
-        ));
-    }
-    if p.gtid_domains.is_some() && !repl.gtid_domains() {
-        return Err(StepError::Skipped(
-            "gtid_domains spreads the writers over MariaDB GTID domains, and this primary has none"
-                .into(),
-        ));
-    }
+    can_run(p, repl)?;
     let timeout = Duration::from_secs(p.catch_up_timeout_s);
     let mut f = Follower::new(repl, Instant::now());
     writers::prepare(ctx, p)?;
@@ -134,20 +124,11 @@ pub fn run(
     for r in &results {
         push_replica_metrics(&mut s.metrics, r);
     }
-    s.note = Some(format!(
-        "{written} transactions written{}{} with the replicas fetching only; {}; {}",
-        p.gtid_domains
-            .map(|n| format!(
-                " in {n} GTID domains (writer c in domain c mod {n}, which parallel replicas may apply out of order)"
-            ))
-            .unwrap_or_default(),
-        wait.as_ref().map(PrimaryWait::sentence).unwrap_or_default(),
-        match p.apply.unwrap_or_default() {
-            Apply::OneAtATime =>
-                "each replica then applied them alone, from the same starting point, while the others waited",
-            Apply::Together => "all replicas then applied them at the same time",
-        },
-        checked.sentence(results.len())
+    s.note = Some(note(
+        p,
+        written,
+        wait.as_ref(),
+        &checked.sentence(results.len()),
     ));
     Ok(StepOutput {
         summary: s,
@@ -168,6 +149,40 @@ pub fn run(
         intervals: out.intervals,
         interrupted: false,
     })
+}
+
+/// Skipped, saying why, where the topology cannot run this catch-up.
+fn can_run(p: &ReplicationParams, repl: &dyn Replicated) -> Result<(), StepError> {
+    if !repl.controls_replication() {
+        return Err(StepError::Skipped(
+            "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
+        ));
+    }
+    if p.gtid_domains.is_some() && !repl.gtid_domains() {
+        return Err(StepError::Skipped(
+            "gtid_domains spreads the writers over MariaDB GTID domains, and this primary has none"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The step's note: what was written, how, how the replicas applied it, and the checksums.
+fn note(p: &ReplicationParams, written: u64, wait: Option<&PrimaryWait>, checked: &str) -> String {
+    format!(
+        "{written} transactions written{}{} with the replicas fetching only; {}; {checked}",
+        p.gtid_domains
+            .map(|n| format!(
+                " in {n} GTID domains (writer c in domain c mod {n}, which parallel replicas may apply out of order)"
+            ))
+            .unwrap_or_default(),
+        wait.map(PrimaryWait::sentence).unwrap_or_default(),
+        match p.apply.unwrap_or_default() {
+            Apply::OneAtATime =>
+                "each replica then applied them alone, from the same starting point, while the others waited",
+            Apply::Together => "all replicas then applied them at the same time",
+        },
+    )
 }
 
 /// The primary's group-commit wait during a catch-up's writes: as asked, and as its server

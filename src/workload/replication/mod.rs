@@ -168,61 +168,7 @@ impl ReplicationParams {
                     .into(),
             );
         }
-        let only = |key: &str, given: bool, kind: &str, m: Method| {
-            if given && self.method != m {
-                return at(key, format!("{key} applies to steps of kind {kind:?}"));
-            }
-            Ok(())
-        };
-        only("apply", self.apply.is_some(), "catch-up", Method::CatchUp)?;
-        only(
-            "wait_counts",
-            self.wait_counts.is_some(),
-            "commit-wait",
-            Method::CommitWait,
-        )?;
-        only(
-            "wait_usecs",
-            self.wait_usecs.is_some(),
-            "commit-wait",
-            Method::CommitWait,
-        )?;
-        only(
-            "wait_count",
-            self.wait_count.is_some(),
-            "catch-up",
-            Method::CatchUp,
-        )?;
-        only(
-            "wait_usec",
-            self.wait_usec.is_some(),
-            "catch-up",
-            Method::CatchUp,
-        )?;
-        only(
-            "gtid_domains",
-            self.gtid_domains.is_some(),
-            "catch-up",
-            Method::CatchUp,
-        )?;
-        if let Some(n) = self.gtid_domains {
-            if self.writes != Writes::Bitmaps {
-                return at(
-                    "gtid_domains",
-                    "gtid_domains puts each bitmap writer's session in a domain; the insert writers do not take it (set writes = \"bitmaps\")".into(),
-                );
-            }
-            if !(1..=self.writers).contains(&n) {
-                return at(
-                    "gtid_domains",
-                    format!(
-                        "gtid_domains = {n}: from 1 to the {} writers (writer c writes in domain c mod gtid_domains)",
-                        self.writers
-                    ),
-                );
-            }
-        }
-        only("rate", self.rate.is_some(), "replica-lag", Method::Lag)?;
+        self.check_kinds()?;
         if let Some(r) = self.rate
             && !(r > 0.0 && r <= 10_000_000.0)
         {
@@ -257,12 +203,61 @@ impl ReplicationParams {
                 format!("a binlog_commit_wait_usec here is 0 to {MAX_WAIT_USEC} (one second)"),
             ));
         }
-        self.check_catch_up_wait()
+        self.check_catch_up()
     }
 
-    /// `wait_count` and `wait_usec` of a catch-up: both or neither, each in its range.
-    fn check_catch_up_wait(&self) -> Result<(), DecodeError> {
+    /// Each kind's own keys only on a step of that kind.
+    fn check_kinds(&self) -> Result<(), DecodeError> {
+        let given = [
+            ("apply", self.apply.is_some(), Method::CatchUp),
+            (
+                "wait_counts",
+                self.wait_counts.is_some(),
+                Method::CommitWait,
+            ),
+            ("wait_usecs", self.wait_usecs.is_some(), Method::CommitWait),
+            ("wait_count", self.wait_count.is_some(), Method::CatchUp),
+            ("wait_usec", self.wait_usec.is_some(), Method::CatchUp),
+            ("gtid_domains", self.gtid_domains.is_some(), Method::CatchUp),
+            ("rate", self.rate.is_some(), Method::Lag),
+        ];
+        for (key, given, m) in given {
+            if given && self.method != m {
+                let kind = match m {
+                    Method::CatchUp => "catch-up",
+                    Method::CommitWait => "commit-wait",
+                    Method::Lag => "replica-lag",
+                };
+                return Err(DecodeError::at(
+                    KeyPath::root().key(key),
+                    format!("{key} applies to steps of kind {kind:?}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A catch-up's `wait_count` and `wait_usec` (both or neither, each in its range) and its
+    /// `gtid_domains` (bitmap writers, at most one domain a writer).
+    fn check_catch_up(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        if let Some(n) = self.gtid_domains {
+            if self.writes != Writes::Bitmaps {
+                return at(
+                    "gtid_domains",
+                    "gtid_domains puts each bitmap writer's session in a domain; the insert writers do not take it (set writes = \"bitmaps\")".into(),
+                );
+            }
+            if !(1..=self.writers).contains(&n) {
+                return at(
+                    "gtid_domains",
+                    format!(
+                        "gtid_domains = {n}: from 1 to the {} writers (writer c writes in domain c mod gtid_domains)",
+                        self.writers
+                    ),
+                );
+            }
+        }
         match (self.wait_count, self.wait_usec) {
             (Some(_), None) => at(
                 "wait_count",
