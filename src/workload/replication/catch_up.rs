@@ -201,16 +201,17 @@ pub struct PrimaryWait {
 }
 
 impl PrimaryWait {
-    /// For the step's note: ", the primary holding commits for 4 transactions or 10 ms".
+    /// For the step's note: " (the primary's group commit waiting for 4 transactions or
+    /// 10.0 ms, read back from the server)".
     fn sentence(&self) -> String {
         let usec = crate::results::format::micros(self.usec as f64);
         match (&self.read_back, &self.unsupported) {
             (Some((c, u)), _) => format!(
-                " with the primary's group commit waiting for {c} transactions or {} (read back from the server)",
+                " (the primary's group commit waiting for {c} transactions or {}, read back from the server)",
                 crate::results::format::micros(*u as f64)
             ),
             (None, Some(why)) => format!(
-                " without the group-commit wait asked ({} × {usec}): {why}",
+                " (without the group-commit wait asked, {} × {usec}: {why})",
                 self.count
             ),
             (None, None) => String::new(),
