@@ -119,9 +119,40 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
     }
     assert!(html.contains(">optimistic-2<"), "a line per replica, named");
 
-    // The seed's bitmap rows, applied by both replicas together.
+    // The seed's bitmap rows, applied by both replicas together, written with the original's
+    // group commit (4 transactions or 10 ms), as the primary itself reported it.
     let b = step(&summary, "topo", "bitmaps");
     assert_eq!(b["status"], "ok", "{b:#}");
+    let wait = &read_json(&dir.join("topo/bitmaps.json"))["details"]["commit_wait"];
+    assert_eq!(wait["read_back"], serde_json::json!([4, 10000]), "{wait:#}");
+    assert!(
+        b["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("waiting for 4 transactions or 10")),
+        "{b:#}"
+    );
+
+    // Writers in two GTID domains: the primary's position has both, and each replica applied
+    // every transaction of both.
+    let d = step(&summary, "topo", "domains");
+    assert_eq!(d["status"], "ok", "{d:#}");
+    let details = read_json(&dir.join("topo/domains.json"))["details"].clone();
+    assert_eq!(details["gtid_domains"], 2, "{details:#}");
+    let end = details["primary_end"]["text"].as_str().expect("position");
+    assert!(
+        end.split(',').any(|g| g.trim().starts_with("1-")),
+        "domain 1 in {end}"
+    );
+    let written = details["transactions_written"].as_u64().expect("written");
+    for r in details["replicas"].as_array().expect("replicas") {
+        assert_eq!(r["transactions"].as_u64(), Some(written), "{r:#}");
+    }
+    assert!(
+        d["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("in 2 GTID domains")),
+        "{d:#}"
+    );
 
     // Reads split from writes go to the replicas: the primary answered none of them.
     let split = step(&summary, "topo", "split");

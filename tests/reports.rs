@@ -2,8 +2,9 @@
 //! of real runs (the same settings twice, and a heavier query) with its exit codes; and a
 //! fresh run writing a self-contained `report.html` with a chart for every step.
 //!
-//! The fixtures under `tests/fixtures/runs/` are real runs of the shootout on SQLite (20,000
-//! rows), copied without their `work/` directory. To regenerate the golden files after a
+//! The fixtures under `tests/fixtures/runs/` are real runs on SQLite (the shootout at 20,000
+//! rows, the oltp study, the tpcc study at its `functional` scale), copied without their
+//! `work/` directory. To regenerate the golden files after a
 //! deliberate change of the renderers, run `DBDUEL_UPDATE_GOLDEN=1 cargo test --test reports`
 //! and review the diff.
 
@@ -552,4 +553,50 @@ fn series_csv_has_every_second() {
     }
     let (code, _, err) = common::run(&["report", RUN_SWEEP, "--series", "--format", "html"]);
     assert_eq!(code, 2, "--series is CSV only: {err}");
+}
+
+/// The tpcc study on SQLite at its `functional` scale (1 warehouse; 1 and 4 terminals).
+const RUN_TPCC: &str = "tests/fixtures/runs/tpcc-20261127-224153";
+
+/// A TPC-C sweep is drawn as the 2012 original drew it: New-Order transactions per 10 s
+/// (vertical) against the client count (horizontal), a point per level and contender, each
+/// the level's New-Orders a second times 10 — its tpmC over 6.
+#[test]
+fn a_tpcc_sweep_draws_new_orders_per_10_s_against_the_client_count() {
+    const CAPTION: &str = "New-Order transactions per 10 s by clients";
+    let html = report(RUN_TPCC, "html");
+    assert_self_contained(&html);
+    let part = html
+        .split("<section class=\"step\" id=\"step-tpcc\"")
+        .nth(1)
+        .expect("the tpcc step's section");
+    let body = &part[..part.find("</section>").expect("closed section")];
+    let figure = body
+        .split("<figure>")
+        .find(|f| f.starts_with(&format!("<figcaption>{CAPTION} ")))
+        .unwrap_or_else(|| panic!("no chart {CAPTION:?} in the tpcc step"));
+    // One contender × two levels, on a client axis.
+    assert_eq!(charts(figure), vec![(2, 2)]);
+    assert!(figure.contains(">clients<"), "{figure}");
+    // Each point is the level's tpmC / 6 (the step's own figure, within its measured window).
+    let details =
+        common::read_json(&fixture(RUN_TPCC).join("sqlite-wal/tpcc.json"))["details"].clone();
+    for level in details["levels"].as_array().expect("levels") {
+        let threads = level["threads"].as_u64().expect("threads");
+        let tpmc = level["tpmc"].as_f64().expect("tpmc");
+        let tip = format!(">sqlite-wal: {threads} clients: ");
+        let at = figure
+            .find(&tip)
+            .unwrap_or_else(|| panic!("no point at {threads} clients in {figure}"));
+        let shown: String = figure[at + tip.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+            .filter(|c| *c != ',')
+            .collect();
+        let shown: f64 = shown.parse().expect("a count");
+        assert!(
+            (shown - tpmc / 6.0).abs() <= tpmc / 6.0 * 0.05,
+            "{threads} clients: {shown} against tpmC {tpmc} / 6"
+        );
+    }
 }

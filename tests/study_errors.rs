@@ -193,6 +193,7 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
         "upgrade-tpcc",
         "cluster",
         "harness",
+        "replication",
     ] {
         assert!(list.contains(name), "{name} in\n{list}");
         for scale in ["quick", "full"] {
@@ -209,6 +210,85 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
             assert_eq!(code, 0, "{name} {scale}: {stderr}");
         }
     }
+}
+
+/// `run NAME --check --all-contenders --scale SCALE` (beyond this machine allowed): the plan.
+fn plan_of(name: &str, scale: &str) -> String {
+    let (code, plan, stderr) = common::run(&[
+        "run",
+        name,
+        "--check",
+        "--all-contenders",
+        "--scale",
+        scale,
+        "--skip-resource-check",
+    ]);
+    assert_eq!(code, 0, "{name} {scale}: {stderr}");
+    plan
+}
+
+/// The plan's line for `what` (`step catch-up:`, `contender innodb:`).
+fn line<'a>(plan: &'a str, what: &str) -> &'a str {
+    plan.lines()
+        .find(|l| l.starts_with(what))
+        .unwrap_or_else(|| panic!("no {what} in\n{plan}"))
+}
+
+#[test]
+fn the_replication_study_writes_the_originals_bitmaps_under_its_commit_wait() {
+    for scale in ["quick", "full"] {
+        let plan = plan_of("replication", scale);
+        let catch_up = line(&plan, "step catch-up:");
+        for want in [
+            "writes = \"bitmaps\"",
+            "writers = 10",
+            "wait_count = 4",
+            "wait_usec = 10000",
+            "bitmap_min_bytes = 4096",
+            "bitmap_max_bytes = 4194304",
+        ] {
+            assert!(catch_up.contains(want), "{scale}: {want} in {catch_up}");
+        }
+        if scale == "full" {
+            // an hour of writes, 10 GB buffer pools, as the original
+            assert!(catch_up.contains("duration_s = 3600"), "{catch_up}");
+            let m = line(&plan, "contender mariadb:");
+            assert!(m.contains("buffer_pool_mb = 10240"), "{m}");
+            let pg = line(&plan, "contender postgres:");
+            assert!(pg.contains("shared_buffers_mb = 10240"), "{pg}");
+        }
+    }
+}
+
+#[test]
+fn point_lookups_at_full_holds_the_originals_24_gb_and_its_1e8_table() {
+    let plan = plan_of("point-lookups", "full");
+    assert!(plan.contains("dataset: 1000000000 rows"), "{plan}");
+    for name in ["innodb-24g", "innodb-partitioned-24g", "postgres-24g"] {
+        let c = line(&plan, &format!("contender {name}:"));
+        assert!(c.contains("memory_limit_mb = 24576"), "{c}");
+    }
+    // a cache below the limit, so the limit is reached by the page cache, not the pool
+    let c = line(&plan, "contender innodb-24g:");
+    assert!(c.contains("buffer_pool_mb = 20480"), "{c}");
+    // the 24 GB contenders run by default at full, and not at quick, where every contender
+    // is limited already
+    let (code, plan, stderr) = common::run(&[
+        "run",
+        "point-lookups",
+        "--check",
+        "--scale",
+        "full",
+        "--skip-resource-check",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(plan.contains("contender innodb-24g:"), "{plan}");
+    let (code, plan, stderr) = common::run(&["run", "point-lookups", "--check"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!plan.contains("-24g"), "{plan}");
+    // the original's test 5: a plain table of 10^8 codes
+    let plan = plan_of("point-lookups", "full-1e8");
+    assert!(plan.contains("dataset: 100000000 rows"), "{plan}");
 }
 
 #[test]

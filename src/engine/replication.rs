@@ -138,6 +138,12 @@ pub trait Replicated: Send + Sync {
             "this engine has no group-commit wait",
         ))
     }
+    /// Whether a writer's session may choose its GTID domain (MariaDB's
+    /// `SET SESSION gtid_domain_id`), whose transactions parallel replicas may then apply out
+    /// of order with another domain's.
+    fn gtid_domains(&self) -> bool {
+        false
+    }
     /// Where a member is (the primary for `None`), as results show a target: no password.
     fn member_display(&self, member: Option<usize>) -> String;
 }

@@ -612,11 +612,7 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
 /// 2012 original's axis. None for steps without New-Orders.
 fn new_orders_per_10s(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
     let count_fmt = |x: f64| format::count(x);
-    let has = |sr: &StepSeries| {
-        sr.intervals
-            .iter()
-            .any(|i| i.per_op.iter().any(|o| o.op == "new_order"))
-    };
+    let has = |sr: &StepSeries| sr.intervals.iter().any(|i| new_orders(i) > 0.0);
     if !v.series.iter().flatten().any(|sr| has(sr)) {
         return None;
     }
@@ -641,12 +637,7 @@ fn new_orders_per_10s(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option
                 }
                 let Some(l) = w.last_mut() else { continue };
                 l.1 = l.1.max(i.t_s);
-                l.2 += i
-                    .per_op
-                    .iter()
-                    .filter(|o| o.op == "new_order")
-                    .map(|o| o.ops as f64)
-                    .sum::<f64>();
+                l.2 += new_orders(i);
                 l.3 += i.duration_s();
             }
             w.into_iter()
@@ -809,7 +800,9 @@ fn errors_timeline(v: &PanelView<'_>, shade: Vec<(f64, f64, String)>) -> Option<
 /// Throughput and p99 against the sweep level (client count), for steps whose intervals
 /// carry one: throughput is the mean over each level's measured (non-warm-up) seconds; p99 is
 /// the level's own, from its merged histogram, where the step recorded it (a mean of
-/// per-second p99s would understate the tail), else the mean of its seconds' p99.
+/// per-second p99s would understate the tail), else the mean of its seconds' p99. A TPC-C
+/// sweep also gets the 2012 original's own chart: New-Order transactions per 10 s against the
+/// client count.
 fn sweep_curves(v: &PanelView<'_>) -> Vec<Figure> {
     let levels: BTreeSet<u64> = v
         .series
@@ -821,95 +814,144 @@ fn sweep_curves(v: &PanelView<'_>) -> Vec<Figure> {
         return Vec::new();
     }
     let cats: Vec<u64> = levels.into_iter().collect();
-    let per_level = |sr: &StepSeries, f: &dyn Fn(&Interval) -> Option<f64>, whole: bool| {
+    let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
+    let lat_fmt = |x: f64| format::micros(x);
+    let count_fmt = |x: f64| format::count(x);
+    let whole_p99 = v.series.iter().flatten().any(|sr| !sr.level_p99.is_empty());
+    let mut out = vec![
+        level_curve(
+            v,
+            &cats,
+            LevelCurve {
+                caption: "throughput by clients",
+                detail: "mean of each level's measured seconds",
+                fmt: &rate_fmt,
+                log_y: false,
+                y: &|i| Some(i.ops_per_s),
+                whole_p99: false,
+            },
+        ),
+        level_curve(
+            v,
+            &cats,
+            LevelCurve {
+                caption: "p99 latency by clients",
+                detail: if whole_p99 {
+                    "each level's p99 over its measured window (its merged histogram); log scale"
+                } else {
+                    "mean of each level's per-second p99; log scale"
+                },
+                fmt: &lat_fmt,
+                log_y: true,
+                y: &|i| i.latency_us.map(|l| l.p99),
+                whole_p99: true,
+            },
+        ),
+    ];
+    let has_new_orders = v
+        .series
+        .iter()
+        .flatten()
+        .any(|sr| sr.intervals.iter().any(|i| new_orders(i) > 0.0));
+    if has_new_orders {
+        out.push(level_curve(
+            v,
+            &cats,
+            LevelCurve {
+                caption: "New-Order transactions per 10 s by clients",
+                detail: "New-Orders completed in 10 s at each client count (the mean of its measured seconds, times 10), as the original's chart drew them",
+                fmt: &count_fmt,
+                log_y: false,
+                y: &|i| Some(new_orders(i) * 10.0 / i.duration_s()),
+                whole_p99: false,
+            },
+        ));
+    }
+    out
+}
+
+/// New-Order transactions completed in an interval (TPC-C's; 0 for any other step).
+fn new_orders(i: &Interval) -> f64 {
+    i.per_op
+        .iter()
+        .filter(|o| o.op == "new_order")
+        .map(|o| o.ops as f64)
+        .sum()
+}
+
+/// One curve of a sweep: what it draws of each level.
+struct LevelCurve<'a> {
+    caption: &'a str,
+    detail: &'a str,
+    fmt: &'a dyn Fn(f64) -> String,
+    log_y: bool,
+    /// An interval's value; a level's point is the mean over its measured seconds.
+    y: &'a dyn Fn(&Interval) -> Option<f64>,
+    /// Take the level's own p99 (its merged histogram) where the step recorded it.
+    whole_p99: bool,
+}
+
+/// A line per contender through its value at each level of `cats`.
+fn level_curve(v: &PanelView<'_>, cats: &[u64], c: LevelCurve<'_>) -> Figure {
+    let per_level = |sr: &StepSeries| {
         cats.iter()
             .enumerate()
             .filter_map(|(x, lv)| {
-                if whole && let Some(p99) = sr.level_p99.get(lv) {
+                if c.whole_p99
+                    && let Some(p99) = sr.level_p99.get(lv)
+                {
                     return Some((x as f64, *p99));
                 }
                 let ys: Vec<f64> = sr
                     .intervals
                     .iter()
                     .filter(|i| i.level == Some(*lv) && !i.warmup && usable(i))
-                    .filter_map(f)
+                    .filter_map(c.y)
                     .collect();
                 (!ys.is_empty()).then(|| (x as f64, ys.iter().sum::<f64>() / ys.len() as f64))
             })
             .collect::<Vec<(f64, f64)>>()
     };
-    let mk = |caption: &str,
-              detail: &str,
-              fmt: &dyn Fn(f64) -> String,
-              log_y: bool,
-              f: &dyn Fn(&Interval) -> Option<f64>,
-              whole: bool| {
-        let lines: Vec<Line> = v
-            .series
-            .iter()
-            .enumerate()
-            .filter_map(|(i, sr)| {
-                let pts = per_level((*sr)?, f, whole);
-                (!pts.is_empty()).then(|| Line {
-                    name: v.name(i).to_string(),
-                    color: svg::color(i),
-                    tips: pts
-                        .iter()
-                        .map(|p| {
-                            format!(
-                                "{} clients: {}",
-                                cats.get(p.0 as usize).copied().unwrap_or(0),
-                                fmt(p.1)
-                            )
-                        })
-                        .collect(),
-                    points: pts,
-                })
+    let lines: Vec<Line> = v
+        .series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, sr)| {
+            let pts = per_level((*sr)?);
+            (!pts.is_empty()).then(|| Line {
+                name: v.name(i).to_string(),
+                color: svg::color(i),
+                tips: pts
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} clients: {}",
+                            cats.get(p.0 as usize).copied().unwrap_or(0),
+                            (c.fmt)(p.1)
+                        )
+                    })
+                    .collect(),
+                points: pts,
             })
-            .collect();
-        Figure {
-            caption: caption.into(),
-            detail: detail.into(),
-            svg: svg::line_chart(&LineChart {
-                title: format!("{}: {caption}", v.step),
-                x_label: "clients".into(),
-                lines,
-                y_fmt: fmt,
-                x_fmt: &|x| format!("{x}"),
-                log_y,
-                categories: Some(cats.iter().map(|c| c.to_string()).collect()),
-                shade: Vec::new(),
-                refs: Vec::new(),
-                marks: Vec::new(),
-            }),
-            key: Vec::new(),
-        }
-    };
-    let rate_fmt = |x: f64| format::value(x, Unit::PerSecond);
-    let lat_fmt = |x: f64| format::micros(x);
-    let whole_p99 = v.series.iter().flatten().any(|sr| !sr.level_p99.is_empty());
-    vec![
-        mk(
-            "throughput by clients",
-            "mean of each level's measured seconds",
-            &rate_fmt,
-            false,
-            &|i| Some(i.ops_per_s),
-            false,
-        ),
-        mk(
-            "p99 latency by clients",
-            if whole_p99 {
-                "each level's p99 over its measured window (its merged histogram); log scale"
-            } else {
-                "mean of each level's per-second p99; log scale"
-            },
-            &lat_fmt,
-            true,
-            &|i| i.latency_us.map(|l| l.p99),
-            true,
-        ),
-    ]
+        })
+        .collect();
+    Figure {
+        caption: c.caption.into(),
+        detail: c.detail.into(),
+        svg: svg::line_chart(&LineChart {
+            title: format!("{}: {}", v.step, c.caption),
+            x_label: "clients".into(),
+            lines,
+            y_fmt: c.fmt,
+            x_fmt: &|x| format!("{x}"),
+            log_y: c.log_y,
+            categories: Some(cats.iter().map(|c| c.to_string()).collect()),
+            shade: Vec::new(),
+            refs: Vec::new(),
+            marks: Vec::new(),
+        }),
+        key: Vec::new(),
+    }
 }
 
 /// Each replica's apply rate, lag and CPU each second, in a replication step: a line per

@@ -812,6 +812,11 @@ impl Replicated for MariadbTopology {
     fn put_commit_wait(&self, count: u64, usec: u64) -> Result<()> {
         self.write_commit_wait(count, usec).map(drop)
     }
+
+    /// A MariaDB primary's sessions choose their domain; MySQL has none.
+    fn gtid_domains(&self) -> bool {
+        self.flavor.is_none()
+    }
 }
 
 impl MariadbTopology {

@@ -36,11 +36,7 @@ pub fn run(
     ctx: &StepCtx<'_>,
     repl: &dyn Replicated,
 ) -> Result<StepOutput, StepError> {
-    if !repl.controls_replication() {
-        return Err(StepError::Skipped(
-            "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
-        ));
-    }
+    can_run(p, repl)?;
     let timeout = Duration::from_secs(p.catch_up_timeout_s);
     let mut f = Follower::new(repl, Instant::now());
     writers::prepare(ctx, p)?;
@@ -54,6 +50,10 @@ pub fn run(
     for &i in &all {
         restore.pause(i)?;
     }
+    let wait = match p.catch_up_wait() {
+        Some((count, usec)) => Some(hold_commits(&mut restore, repl, count, usec)?),
+        None => None,
+    };
     let start = f.note_primary()?;
     let progress = ctx.progress;
     let mut noted: Result<_, StepError> = Ok(());
@@ -102,6 +102,8 @@ pub fn run(
     }
     ctx.progress.status("comparing checksums");
     let checked = verify::checksums_equal(repl)?;
+    // The primary's own group-commit wait back (and every replica applying, as it is).
+    restore.now()?;
     let writes_s = out.measured_s.max(1e-9);
     let mut s = summary(ctx.title(&format!(
         "catch-up: {} writers {} s, then each replica applies",
@@ -122,20 +124,19 @@ pub fn run(
     for r in &results {
         push_replica_metrics(&mut s.metrics, r);
     }
-    s.note = Some(format!(
-        "{written} transactions written with the replicas fetching only; {}; {}",
-        match p.apply.unwrap_or_default() {
-            Apply::OneAtATime =>
-                "each replica then applied them alone, from the same starting point, while the others waited",
-            Apply::Together => "all replicas then applied them at the same time",
-        },
-        checked.sentence(results.len())
+    s.note = Some(note(
+        p,
+        written,
+        wait.as_ref(),
+        &checked.sentence(results.len()),
     ));
     Ok(StepOutput {
         summary: s,
         details: serde_json::json!({
             "writes": format!("{:?}", p.writes).to_lowercase(),
             "writers": p.writers,
+            "commit_wait": wait,
+            "gtid_domains": p.gtid_domains,
             "transactions_written": written,
             "primary_start": start,
             "primary_end": target,
@@ -148,6 +149,96 @@ pub fn run(
         intervals: out.intervals,
         interrupted: false,
     })
+}
+
+/// Skipped, saying why, where the topology cannot run this catch-up.
+fn can_run(p: &ReplicationParams, repl: &dyn Replicated) -> Result<(), StepError> {
+    if !repl.controls_replication() {
+        return Err(StepError::Skipped(
+            "catch-up stops and starts the replicas' apply, and this topology's replication is not dbduel's to control (set control_replication = true)".into(),
+        ));
+    }
+    if p.gtid_domains.is_some() && !repl.gtid_domains() {
+        return Err(StepError::Skipped(
+            "gtid_domains spreads the writers over MariaDB GTID domains, and this primary has none"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The step's note: what was written, how, how the replicas applied it, and the checksums.
+fn note(p: &ReplicationParams, written: u64, wait: Option<&PrimaryWait>, checked: &str) -> String {
+    format!(
+        "{written} transactions written{}{} with the replicas fetching only; {}; {checked}",
+        p.gtid_domains
+            .map(|n| format!(
+                " in {n} GTID domains (writer c in domain c mod {n}, which parallel replicas may apply out of order)"
+            ))
+            .unwrap_or_default(),
+        wait.map(PrimaryWait::sentence).unwrap_or_default(),
+        match p.apply.unwrap_or_default() {
+            Apply::OneAtATime =>
+                "each replica then applied them alone, from the same starting point, while the others waited",
+            Apply::Together => "all replicas then applied them at the same time",
+        },
+    )
+}
+
+/// The primary's group-commit wait during a catch-up's writes: as asked, and as its server
+/// reports it once set (none where the server has no such wait).
+#[derive(Debug, Clone, Serialize)]
+pub struct PrimaryWait {
+    /// `binlog_commit_wait_count` and `_usec` as the step asked.
+    pub count: u64,
+    pub usec: u64,
+    /// The same two, read back from the primary after setting them (its flavor's names:
+    /// MySQL's `binlog_group_commit_sync_no_delay_count` and `_sync_delay`).
+    pub read_back: Option<(u64, u64)>,
+    /// Why the writes ran without it, when they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+}
+
+impl PrimaryWait {
+    /// For the step's note: " (the primary's group commit waiting for 4 transactions or
+    /// 10.0 ms, read back from the server)".
+    fn sentence(&self) -> String {
+        let usec = crate::results::format::micros(self.usec as f64);
+        match (&self.read_back, &self.unsupported) {
+            (Some((c, u)), _) => format!(
+                " (the primary's group commit waiting for {c} transactions or {}, read back from the server)",
+                crate::results::format::micros(*u as f64)
+            ),
+            (None, Some(why)) => format!(
+                " (without the group-commit wait asked, {} × {usec}: {why})",
+                self.count
+            ),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Set the primary's group-commit wait for the writes (put back when `restore` ends) and read
+/// it back; a server without one writes without it, and the step says so.
+fn hold_commits(
+    restore: &mut super::restore::Restore<'_>,
+    repl: &dyn Replicated,
+    count: u64,
+    usec: u64,
+) -> Result<PrimaryWait, StepError> {
+    let mut w = PrimaryWait {
+        count,
+        usec,
+        read_back: None,
+        unsupported: None,
+    };
+    match restore.set_commit_wait(count, usec) {
+        Ok(_) => w.read_back = Some(repl.commit_wait()?),
+        Err(e) if e.kind == "unsupported" => w.unsupported = Some(e.message),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(w)
 }
 
 /// What each replica of `group` did once its apply resumed at `t0`: from its state `before`

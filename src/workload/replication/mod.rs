@@ -64,6 +64,11 @@ fn d_timeout() -> u64 {
     3600
 }
 
+/// The longest group-commit wait a study may ask for, microseconds: one second, the most
+/// MySQL's `binlog_group_commit_sync_delay` takes (MariaDB takes more, but a longer wait only
+/// stalls every commit that cannot fill its group).
+pub const MAX_WAIT_USEC: u64 = 1_000_000;
+
 /// Parameters of the replication steps; each kind uses its own few beyond the writers'.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -92,6 +97,19 @@ pub struct ReplicationParams {
     /// `commit-wait`: `binlog_commit_wait_usec` values (default 10000, 100000).
     #[serde(default)]
     pub wait_usecs: Option<Vec<u64>>,
+    /// `catch-up`: the primary's `binlog_commit_wait_count` while the writers write (the
+    /// seed's first experiment: 4), given with `wait_usec`; absent: the primary's own.
+    #[serde(default)]
+    pub wait_count: Option<u64>,
+    /// `catch-up`: the primary's `binlog_commit_wait_usec` while the writers write,
+    /// microseconds (the seed: 10000), given with `wait_count`.
+    #[serde(default)]
+    pub wait_usec: Option<u64>,
+    /// `catch-up` of `bitmaps`: spread the writers over this many GTID domains (writer c
+    /// writes in domain c mod N, by `SET SESSION gtid_domain_id`), which MariaDB's parallel
+    /// replicas may apply out of order; absent: every writer in the primary's own domain.
+    #[serde(default)]
+    pub gtid_domains: Option<u64>,
     /// `replica-lag`: write at this many transactions per second in all (open loop);
     /// absent: as fast as the writers can.
     #[serde(default)]
@@ -150,26 +168,7 @@ impl ReplicationParams {
                     .into(),
             );
         }
-        let only = |key: &str, given: bool, kind: &str, m: Method| {
-            if given && self.method != m {
-                return at(key, format!("{key} applies to steps of kind {kind:?}"));
-            }
-            Ok(())
-        };
-        only("apply", self.apply.is_some(), "catch-up", Method::CatchUp)?;
-        only(
-            "wait_counts",
-            self.wait_counts.is_some(),
-            "commit-wait",
-            Method::CommitWait,
-        )?;
-        only(
-            "wait_usecs",
-            self.wait_usecs.is_some(),
-            "commit-wait",
-            Method::CommitWait,
-        )?;
-        only("rate", self.rate.is_some(), "replica-lag", Method::Lag)?;
+        self.check_kinds()?;
         if let Some(r) = self.rate
             && !(r > 0.0 && r <= 10_000_000.0)
         {
@@ -198,7 +197,93 @@ impl ReplicationParams {
                 "a binlog_commit_wait_count is 0 to 4294967295".to_string(),
             ));
         }
+        if let Some(i) = self.wait_usecs().iter().position(|u| *u > MAX_WAIT_USEC) {
+            return Err(DecodeError::at(
+                KeyPath::root().key("wait_usecs").index(i),
+                format!("a binlog_commit_wait_usec here is 0 to {MAX_WAIT_USEC} (one second)"),
+            ));
+        }
+        self.check_catch_up()
+    }
+
+    /// Each kind's own keys only on a step of that kind.
+    fn check_kinds(&self) -> Result<(), DecodeError> {
+        let given = [
+            ("apply", self.apply.is_some(), Method::CatchUp),
+            (
+                "wait_counts",
+                self.wait_counts.is_some(),
+                Method::CommitWait,
+            ),
+            ("wait_usecs", self.wait_usecs.is_some(), Method::CommitWait),
+            ("wait_count", self.wait_count.is_some(), Method::CatchUp),
+            ("wait_usec", self.wait_usec.is_some(), Method::CatchUp),
+            ("gtid_domains", self.gtid_domains.is_some(), Method::CatchUp),
+            ("rate", self.rate.is_some(), Method::Lag),
+        ];
+        for (key, given, m) in given {
+            if given && self.method != m {
+                let kind = match m {
+                    Method::CatchUp => "catch-up",
+                    Method::CommitWait => "commit-wait",
+                    Method::Lag => "replica-lag",
+                };
+                return Err(DecodeError::at(
+                    KeyPath::root().key(key),
+                    format!("{key} applies to steps of kind {kind:?}"),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// A catch-up's `wait_count` and `wait_usec` (both or neither, each in its range) and its
+    /// `gtid_domains` (bitmap writers, at most one domain a writer).
+    fn check_catch_up(&self) -> Result<(), DecodeError> {
+        let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        if let Some(n) = self.gtid_domains {
+            if self.writes != Writes::Bitmaps {
+                return at(
+                    "gtid_domains",
+                    "gtid_domains puts each bitmap writer's session in a domain; the insert writers do not take it (set writes = \"bitmaps\")".into(),
+                );
+            }
+            if !(1..=self.writers).contains(&n) {
+                return at(
+                    "gtid_domains",
+                    format!(
+                        "gtid_domains = {n}: from 1 to the {} writers (writer c writes in domain c mod gtid_domains)",
+                        self.writers
+                    ),
+                );
+            }
+        }
+        match (self.wait_count, self.wait_usec) {
+            (Some(_), None) => at(
+                "wait_count",
+                "wait_count needs wait_usec beside it: the primary holds a commit until this many transactions commit together or wait_usec microseconds pass (the original: wait_count = 4, wait_usec = 10000)".into(),
+            ),
+            (None, Some(_)) => at(
+                "wait_usec",
+                "wait_usec needs wait_count beside it (the original: wait_count = 4, wait_usec = 10000)".into(),
+            ),
+            (Some(c), _) if c > u64::from(u32::MAX) => at(
+                "wait_count",
+                format!("wait_count = {c}: a binlog_commit_wait_count is 0 to 4294967295"),
+            ),
+            (_, Some(u)) if u > MAX_WAIT_USEC => at(
+                "wait_usec",
+                format!(
+                    "wait_usec = {u}: a binlog_commit_wait_usec here is 0 to {MAX_WAIT_USEC} (one second)"
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The primary's group-commit wait a catch-up asks for, (count, microseconds).
+    pub fn catch_up_wait(&self) -> Option<(u64, u64)> {
+        self.wait_count.zip(self.wait_usec)
     }
 
     /// `binlog_commit_wait_count` values to sweep.
@@ -259,5 +344,76 @@ pub fn run(p: &ReplicationParams, ctx: &StepCtx<'_>) -> Result<super::StepOutput
         Method::CatchUp => catch_up::run(p, ctx, repl),
         Method::CommitWait => commit_wait::run(p, ctx, repl),
         Method::Lag => lag::run(p, ctx, repl),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(kind: Method, extra: &str) -> Result<ReplicationParams, DecodeError> {
+        let v: toml::Value = toml::from_str(&format!("duration_s = 5\n{extra}")).expect("toml");
+        let p = ReplicationParams::decode(kind, v)?;
+        p.validate().map(|()| p)
+    }
+
+    fn refused(kind: Method, extra: &str) -> String {
+        match params(kind, extra) {
+            Ok(_) => panic!("{extra} was accepted"),
+            Err(e) => format!("{}: {}", e.path, e.message),
+        }
+    }
+
+    #[test]
+    fn a_catch_up_takes_the_originals_commit_wait_and_refuses_bad_ones() {
+        let p = params(Method::CatchUp, "wait_count = 4\nwait_usec = 10000").expect("valid");
+        assert_eq!(p.catch_up_wait(), Some((4, 10_000)));
+        assert_eq!(
+            params(Method::CatchUp, "").expect("valid").catch_up_wait(),
+            None
+        );
+        let e = refused(Method::CatchUp, "wait_count = 4");
+        assert!(
+            e.contains("wait_count") && e.contains("needs wait_usec"),
+            "{e}"
+        );
+        let e = refused(Method::CatchUp, "wait_usec = 10000");
+        assert!(
+            e.contains("wait_usec") && e.contains("needs wait_count"),
+            "{e}"
+        );
+        let e = refused(Method::CatchUp, "wait_count = 4\nwait_usec = 2000000");
+        assert!(e.contains("wait_usec = 2000000"), "{e}");
+        let e = refused(Method::CatchUp, "wait_count = 4294967296\nwait_usec = 10");
+        assert!(e.contains("wait_count = 4294967296"), "{e}");
+        // Only a catch-up holds its writers' commits; the sweep has its own lists.
+        let e = refused(Method::Lag, "wait_count = 4\nwait_usec = 10000");
+        assert!(e.contains("applies to steps of kind \"catch-up\""), "{e}");
+        let e = refused(Method::CommitWait, "wait_usecs = [10000, 5000000]");
+        assert!(e.contains("wait_usecs[1]"), "{e}");
+    }
+
+    #[test]
+    fn gtid_domains_are_for_a_catch_up_of_bitmaps_and_at_most_one_a_writer() {
+        let p = params(
+            Method::CatchUp,
+            "writes = \"bitmaps\"\nwriters = 4\ngtid_domains = 4",
+        )
+        .expect("valid");
+        assert_eq!(p.gtid_domains, Some(4));
+        let e = refused(Method::CatchUp, "gtid_domains = 2");
+        assert!(e.contains("writes = \"bitmaps\""), "{e}");
+        let e = refused(
+            Method::CatchUp,
+            "writes = \"bitmaps\"\nwriters = 4\ngtid_domains = 5",
+        );
+        assert!(
+            e.contains("gtid_domains = 5: from 1 to the 4 writers"),
+            "{e}"
+        );
+        let e = refused(Method::CatchUp, "writes = \"bitmaps\"\ngtid_domains = 0");
+        assert!(e.contains("gtid_domains = 0"), "{e}");
+        let e = refused(Method::Lag, "writes = \"bitmaps\"\ngtid_domains = 2");
+        assert!(e.contains("applies to steps of kind \"catch-up\""), "{e}");
     }
 }

@@ -90,8 +90,15 @@ pub fn run(
         Writes::Bitmaps => {
             let names = vec!["insert bitmap".to_string(), "update bitmap".to_string()];
             let make = |client: usize| -> engine::Result<Box<dyn Worker + '_>> {
+                let mut session = engine.connect()?;
+                if let Some(n) = p.gtid_domains {
+                    session.execute(&format!(
+                        "SET SESSION gtid_domain_id = {}",
+                        domain_of(client, n)
+                    ))?;
+                }
                 Ok(Box::new(BitmapWriter::new(
-                    engine.connect()?,
+                    session,
                     engine.dialect(),
                     p,
                     stream,
@@ -107,6 +114,11 @@ pub fn run(
         )));
     }
     Ok(out)
+}
+
+/// The GTID domain writer `client` writes in when the writers are spread over `domains`.
+pub fn domain_of(client: usize, domains: u64) -> u64 {
+    client as u64 % domains.max(1)
 }
 
 /// One client writing bitmap rows: its first write inserts, later ones insert or update one
