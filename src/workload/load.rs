@@ -225,24 +225,11 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     {
         return Err(StepError::Check(w.refusal()));
     }
-    let mut counted = None;
-    if engine.keeps_rows() {
-        let mut n_all = 0u64;
-        for (t, o) in tables.iter().zip(&outcomes) {
-            let n = store.count(&t.name)?;
-            // With warnings allowed, rows the engine rejected are missing by design: the
-            // table must hold what the engine says it loaded.
-            let want = if p.allow_warnings { o.rows } else { t.rows };
-            if n < 0 || n as u64 != want || o.rows > t.rows || o.rows != want {
-                return Err(StepError::Check(format!(
-                    "table {}: loaded {} rows ({} counted in the table) but {} were generated",
-                    t.name, o.rows, n, t.rows
-                )));
-            }
-            n_all += n as u64;
-        }
-        counted = Some(n_all);
-    }
+    let counted = if engine.keeps_rows() {
+        Some(count_rows(&store, &tables, &outcomes, p.allow_warnings)?)
+    } else {
+        None
+    };
     let rate = if elapsed > 0.0 {
         loaded as f64 / elapsed
     } else {
@@ -298,6 +285,29 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+/// Every table holds the rows generated for it — or, with warnings allowed, the rows the
+/// engine says it loaded (those it rejected are missing by design); all of them together.
+fn count_rows(
+    store: &Store<'_>,
+    tables: &[TableDef],
+    outcomes: &[LoadOutcome],
+    allow_warnings: bool,
+) -> Result<u64, StepError> {
+    let mut n_all = 0u64;
+    for (t, o) in tables.iter().zip(outcomes) {
+        let n = store.count(&t.name)?;
+        let want = if allow_warnings { o.rows } else { t.rows };
+        if n < 0 || n as u64 != want || o.rows > t.rows || o.rows != want {
+            return Err(StepError::Check(format!(
+                "table {}: loaded {} rows ({} counted in the table) but {} were generated",
+                t.name, o.rows, n, t.rows
+            )));
+        }
+        n_all += n as u64;
+    }
+    Ok(n_all)
 }
 
 /// The load's figures: rows, seconds, rows a second.
