@@ -208,7 +208,7 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
     ]);
     assert_eq!(code, 3, "{stderr}");
     assert!(
-        stderr.contains("contender `sqlite-hdd` asks for device_profile hdd (120 MB/s, 150 IOPS)")
+        stderr.contains("contender `sqlite-hdd` asks for device_profile raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS)")
             && stderr.contains("cannot be applied here"),
         "{stderr}"
     );
