@@ -744,7 +744,7 @@ fn the_studies_run_their_own_mysql_contenders() {
     assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{check:#}");
 
     // each device, its cache small (one override written as is, one quoted)
-    let tiers = ["mysql-5.6-cloud", "mysql-5.6-hdd"];
+    let tiers = ["mysql-5.6-ssd", "mysql-5.6-hdd"];
     let (_, dir) = run_builtin(
         "storage-tiers",
         &out,
@@ -754,14 +754,21 @@ fn the_studies_run_their_own_mysql_contenders() {
             "--scale",
             "functional",
             "--set",
-            "contender.mysql-5.6-cloud.buffer_pool_mb=64",
+            "contender.mysql-5.6-ssd.buffer_pool_mb=64",
             "--set",
             "contender.\"mysql-5.6-hdd\".buffer_pool_mb=64",
         ],
     );
     let summary = read_json(&dir.join("summary.json"));
     for c in tiers {
-        for s in ["load", "footprint", "cpu-bound", "io-bound", "insert-full"] {
+        for s in [
+            "load",
+            "footprint",
+            "cpu-bound",
+            "io-bound",
+            "insert-preload",
+            "insert-full",
+        ] {
             assert_eq!(step(&summary, c, s)["status"], "ok", "{c}/{s}");
         }
         // a transaction is three prepared SELECTs; an insert one INSERT
@@ -779,6 +786,14 @@ fn the_studies_run_their_own_mysql_contenders() {
             Some(level_sum(&j, "transactions")),
             "{c}"
         );
+    }
+    // each server commits as the original's MySQL did: no flush at commit, the binlog on
+    let m = read_json(&dir.join("manifest.json"));
+    for c in m["contenders"].as_array().expect("contenders") {
+        let e = &c["effective"];
+        assert_eq!(e["innodb_flush_log_at_trx_commit"], "0", "{e:#}");
+        assert_eq!(e["log_bin"], "ON", "{e:#}");
+        assert_eq!(e["sync_binlog"], "0", "{e:#}");
     }
 
     let lookups = [m56, "mysql-8.0"];

@@ -208,7 +208,7 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
     ]);
     assert_eq!(code, 3, "{stderr}");
     assert!(
-        stderr.contains("contender `sqlite-hdd` asks for device_profile hdd (120 MB/s, 150 IOPS)")
+        stderr.contains("contender `sqlite-hdd` asks for device_profile raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS)")
             && stderr.contains("cannot be applied here"),
         "{stderr}"
     );
@@ -236,31 +236,36 @@ fn the_storage_tiers_study_runs_on_every_contender() {
         return;
     }
     let out = tmp.path().join("out");
-    let (pid, code, stdout, stderr) = common::run_with_pid(&[
-        "run",
-        "storage-tiers",
-        "--scale",
-        "functional",
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-        "--format",
-        "markdown",
-    ]);
+    // the study's default contenders and one of the durable InnoDB twins
+    let contenders = [
+        "innodb-ssd",
+        "innodb-hdd",
+        "myrocks-ssd",
+        "myrocks-hdd",
+        "postgres-ssd",
+        "postgres-hdd",
+        "sqlite-ssd",
+        "sqlite-hdd",
+        "innodb-durable-hdd",
+    ];
+    let mut args = vec!["run", "storage-tiers", "--scale", "functional"];
+    for c in contenders {
+        args.extend(["--contender", c]);
+    }
+    args.extend(["--out", out.to_str().unwrap(), "-q", "--format", "markdown"]);
+    let (pid, code, stdout, stderr) = common::run_with_pid(&args);
     assert_eq!(code, 0, "{stderr}\n{stdout}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
-    for c in [
-        "innodb-cloud",
-        "innodb-hdd",
-        "myrocks-cloud",
-        "myrocks-hdd",
-        "postgres-cloud",
-        "postgres-hdd",
-        "sqlite-cloud",
-        "sqlite-hdd",
-    ] {
-        for st in ["load", "footprint", "cpu-bound", "io-bound", "insert-full"] {
+    for c in contenders {
+        for st in [
+            "load",
+            "footprint",
+            "cpu-bound",
+            "io-bound",
+            "insert-preload",
+            "insert-full",
+        ] {
             assert_eq!(step(&summary, c, st)["status"], "ok", "{c}/{st}");
         }
         let io = step(&summary, c, "io-bound");
@@ -269,7 +274,14 @@ fn the_storage_tiers_study_runs_on_every_contender() {
         // every transaction found its row, and every insert went in (counted in the table)
         let details = read_json(&dir.join(c).join("io-bound.json"));
         assert_eq!(details["details"]["misses"], 0, "{c}");
+        // the inserts went on from the fresh preload's 78 rows a table, not the 200 the
+        // selects read
+        assert_eq!(
+            figure(step(&summary, c, "insert-preload"), "rows"),
+            Some(40.0 * 78.0)
+        );
         let ins = read_json(&dir.join(c).join("insert-full.json"));
+        assert_eq!(ins["details"]["rows_before"][0], 78, "{c}: {ins:#}");
         assert!(
             ins["details"]["levels"][0]["transactions"]
                 .as_u64()
@@ -277,13 +289,14 @@ fn the_storage_tiers_study_runs_on_every_contender() {
                 > 0
         );
     }
+    commits_as_the_original(&read_json(&dir.join("manifest.json")));
     for (fast, slow, name) in [
-        ("innodb-cloud", "innodb-hdd", "innodb"),
-        ("postgres-cloud", "postgres-hdd", "postgres"),
-        ("sqlite-cloud", "sqlite-hdd", "sqlite"),
+        ("innodb-ssd", "innodb-hdd", "innodb"),
+        ("postgres-ssd", "postgres-hdd", "postgres"),
+        ("sqlite-ssd", "sqlite-hdd", "sqlite"),
     ] {
         let line = format!(
-            "{fast} on cloud-disk (125 MB/s, 3000 IOPS) against {slow} on hdd (120 MB/s, 150 IOPS): cpu-bound ×"
+            "{fast} on raid10-ssd (reads 750 MB/s, 40000 IOPS; writes 500 MB/s, 10000 IOPS) against {slow} on raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS): cpu-bound ×"
         );
         assert!(stdout.contains(&line), "{name}: no «{line}» in\n{stdout}");
     }
@@ -295,7 +308,91 @@ fn the_storage_tiers_study_runs_on_every_contender() {
     // the HTML report draws the profiles' limits
     let (code, html, _) = run(&["report", dir.to_str().unwrap(), "--format", "html"]);
     assert_eq!(code, 0);
-    assert!(html.contains("hdd limit 150"), "no reference line");
+    assert!(html.contains("raid10-hdd limit"), "no reference line");
+}
+
+/// Each server said it commits as the study asked: without a log flush (as the original's
+/// MySQL and CUBRID), or, for the durable twins, with one at every commit.
+fn commits_as_the_original(manifest: &serde_json::Value) {
+    let effective = |c: &str| {
+        manifest["contenders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == c)
+            .unwrap_or_else(|| panic!("{c} in {manifest:#}"))["effective"]
+            .clone()
+    };
+    let e = effective("innodb-durable-hdd");
+    assert_eq!(e["innodb_flush_log_at_trx_commit"], "1", "{e:#}");
+    assert_eq!(e["log_bin"], "OFF", "{e:#}");
+    for disk in ["ssd", "hdd"] {
+        let e = effective(&format!("innodb-{disk}"));
+        assert_eq!(e["innodb_flush_log_at_trx_commit"], "0", "{e:#}");
+        assert_eq!(e["log_bin"], "ON", "{e:#}");
+        assert_eq!(e["sync_binlog"], "0", "{e:#}");
+        let e = effective(&format!("myrocks-{disk}"));
+        assert_eq!(e["rocksdb_flush_log_at_trx_commit"], "0", "{e:#}");
+        let e = effective(&format!("postgres-{disk}"));
+        assert_eq!(e["synchronous_commit"], "off", "{e:#}");
+        let e = effective(&format!("sqlite-{disk}"));
+        assert_eq!(e["journal_mode"], "wal", "{e:#}");
+        // PRAGMA synchronous reads NORMAL back as 1: synced at checkpoints, not at commit
+        assert_eq!(e["synchronous"], "1", "{e:#}");
+    }
+}
+
+/// A cache given as a share of the server's memory is a share of its memory limit when that
+/// is less than the machine's (the oltp and tpcc studies' `full` regime, here in small), as
+/// each server reads its size back.
+#[test]
+fn cache_shares_are_shares_of_the_memory_limit() {
+    let _disk = one_at_a_time();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
+    if !common::have_mariadb() || !can_throttle(tmp.path()) {
+        return;
+    }
+    let study = r#"
+[study]
+name = "shares"
+description = "cache shares of a memory limit"
+
+[dataset]
+generator = "sbtest"
+tables = 1
+rows = 100
+
+[[contender]]
+name = "innodb"
+engine = "mariadb"
+options = { buffer_pool_share = 0.25, memory_limit_mb = 1024, device_profile = "raid10-hdd" }
+
+[[contender]]
+name = "myrocks"
+engine = "mariadb"
+options = { storage_engine = "rocksdb", buffer_pool_mb = 16, block_cache_share = 0.125, memory_limit_mb = 1024, device_profile = "raid10-hdd" }
+
+[[step]]
+name = "load"
+kind = "load"
+"#;
+    let (dir, _) = common::run_study_ok(&tmp.path().join("s.toml"), study, &tmp.path().join("out"));
+    let manifest = read_json(&dir.join("manifest.json"));
+    let e = |i: usize| manifest["contenders"][i]["effective"].clone();
+    // a quarter and an eighth of 1024 MiB (multiples of InnoDB's 128 MiB chunks, so the
+    // server keeps them as asked)
+    assert_eq!(
+        e(0)["innodb_buffer_pool_size"],
+        (256u64 << 20).to_string(),
+        "{:#}",
+        e(0)
+    );
+    assert_eq!(
+        e(1)["rocksdb_block_cache_size"],
+        (128u64 << 20).to_string(),
+        "{:#}",
+        e(1)
+    );
 }
 
 /// Killed with SIGKILL mid-run, dbduel leaves a server in its cgroups: `sandbox down` stops

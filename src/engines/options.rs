@@ -31,7 +31,7 @@ pub struct ServerOptions<R> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_mb: Option<u64>,
     /// Throttle the sandbox's server to a storage class: a built-in profile (`hdd`,
-    /// `sata-ssd`, `cloud-disk`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
+    /// `sata-ssd`, `cloud-disk`, `raid10-hdd`, `raid10-ssd`) or `{ read_mb_s, read_iops, write_mb_s, write_iops }`, held
     /// by the kernel's block-I/O cgroup on the disk under its data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_profile: Option<DeviceProfile>,

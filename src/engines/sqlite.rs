@@ -34,10 +34,10 @@ pub struct SqliteOptions {
     /// How long a session waits on a lock before `SQLITE_BUSY`, ms.
     #[serde(default = "default_busy_ms")]
     pub busy_timeout_ms: u64,
-    /// Throttle the database file's I/O to a storage class (`hdd`, `sata-ssd`, `cloud-disk`
-    /// or your own numbers). SQLite runs inside dbduel, so dbduel's process is throttled
-    /// while this contender runs; the OS page cache is not limited, so a read is throttled
-    /// only the first time (use a cold start).
+    /// Throttle the database file's I/O to a storage class (`hdd`, `sata-ssd`, `cloud-disk`,
+    /// `raid10-hdd`, `raid10-ssd`, or your own numbers). SQLite runs inside dbduel, so
+    /// dbduel's process is throttled while this contender runs; the OS page cache is not
+    /// limited, so a read is throttled only the first time (use a cold start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_profile: Option<DeviceProfile>,
 }

@@ -1,6 +1,7 @@
 //! Device profiles: the storage class a contender's server is given, as limits on its block
 //! I/O (bandwidth and requests a second, each way) that the kernel's cgroup throttle holds it
-//! to — a named class (`hdd`, `sata-ssd`, `cloud-disk`) or the user's own numbers.
+//! to — a named class (`hdd`, `sata-ssd`, `cloud-disk`, `raid10-hdd`, `raid10-ssd`) or the
+//! user's own numbers.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,17 +18,84 @@ pub struct DeviceProfile {
     pub write_iops: u64,
 }
 
-/// The built-in profiles: (name, MB/s, IOPS, what it stands for).
-pub const PROFILES: &[(&str, u64, u64, &str)] = &[
-    ("hdd", 120, 150, "a 7,200 rpm disk"),
-    ("sata-ssd", 500, 20_000, "a SATA SSD"),
-    (
+/// A built-in profile: its name, its limits each way, and what it stands for.
+pub struct Builtin {
+    pub name: &'static str,
+    pub read_mb_s: u64,
+    pub write_mb_s: u64,
+    pub read_iops: u64,
+    pub write_iops: u64,
+    /// What it stands for, and where its numbers come from.
+    pub what: &'static str,
+}
+
+/// A profile that reads and writes alike.
+const fn same(name: &'static str, mb_s: u64, iops: u64, what: &'static str) -> Builtin {
+    Builtin {
+        name,
+        read_mb_s: mb_s,
+        write_mb_s: mb_s,
+        read_iops: iops,
+        write_iops: iops,
+        what,
+    }
+}
+
+/// The built-in profiles.
+///
+/// The two `raid10-*` profiles stand for the arrays of the 2010 storage study (CUBRID and
+/// MySQL on HDD and SSD machines: six disks in RAID 0+1 each) and of the TokuDB v5.2 post
+/// (eight 10k SAS disks in RAID10), from the disks' datasheet figures and RAID10's rule —
+/// a random read is served by any one of the N disks, a write goes to both disks of a
+/// mirror, and a stream is striped over the N/2 mirror pairs:
+/// - `raid10-hdd`: six 10,000 rpm SAS disks. One serves about 150 random requests a second
+///   (3.8 ms average seek plus 3 ms, half a turn at 10k rpm) and streams about 125 MB/s:
+///   reads 6 × 150 = 900 IOPS, writes 3 × 150 = 450 IOPS, 3 × 125 = 375 MB/s each way.
+///   (The TokuDB post's eight disks give a third more.)
+/// - `raid10-ssd`: six SLC SSDs of 2010 (Intel X25-E class: about 35,000 random 4 KiB reads
+///   and 3,300 writes a second, 250 MB/s reads and 170 MB/s writes, by its datasheet):
+///   writes 3 × 3,300 ≈ 10,000 IOPS and 3 × 170 ≈ 500 MB/s; reads held to 40,000 IOPS and
+///   750 MB/s, about what a RAID controller of the time passed (six disks' own 210,000 IOPS
+///   and 1.5 GB/s are beyond it).
+pub const PROFILES: &[Builtin] = &[
+    same("hdd", 120, 150, "a 7,200 rpm disk"),
+    same("sata-ssd", 500, 20_000, "a SATA SSD"),
+    same(
         "cloud-disk",
         125,
         3_000,
         "a general-purpose cloud volume's baseline",
     ),
+    Builtin {
+        name: "raid10-hdd",
+        read_mb_s: 375,
+        write_mb_s: 375,
+        read_iops: 900,
+        write_iops: 450,
+        what: "six 10k rpm SAS disks in RAID10 (the 2010 storage study's HDD array)",
+    },
+    Builtin {
+        name: "raid10-ssd",
+        read_mb_s: 750,
+        write_mb_s: 500,
+        read_iops: 40_000,
+        write_iops: 10_000,
+        what: "six SLC SSDs of 2010 in RAID10 behind a RAID controller (the 2010 storage study's SSD array)",
+    },
 ];
+
+impl Builtin {
+    /// The profile it gives a contender.
+    pub fn profile(&self) -> DeviceProfile {
+        DeviceProfile {
+            name: self.name.into(),
+            read_mb_s: self.read_mb_s,
+            write_mb_s: self.write_mb_s,
+            read_iops: self.read_iops,
+            write_iops: self.write_iops,
+        }
+    }
+}
 
 /// A profile as a study writes it: a name, or numbers.
 #[derive(Deserialize)]
@@ -56,7 +124,7 @@ impl TryFrom<Spec> for DeviceProfile {
                     "no device profile `{n}`; use one of {}, or your own numbers: {{ read_mb_s = 100, read_iops = 500 }} (writes default to the same)",
                     PROFILES
                         .iter()
-                        .map(|p| format!("{} ({} MB/s, {} IOPS)", p.0, p.1, p.2))
+                        .map(|p| p.profile().describe())
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
@@ -96,14 +164,8 @@ impl DeviceProfile {
     pub fn named(name: &str) -> Option<Self> {
         PROFILES
             .iter()
-            .find(|p| p.0 == name)
-            .map(|&(name, mb, iops, _)| DeviceProfile {
-                name: name.into(),
-                read_mb_s: mb,
-                write_mb_s: mb,
-                read_iops: iops,
-                write_iops: iops,
-            })
+            .find(|p| p.name == name)
+            .map(Builtin::profile)
     }
 
     /// Bytes a second, each way (MB here are 10^6 bytes, as disks are sold).
@@ -168,6 +230,27 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("read_mb_s = 0"), "{e}");
+    }
+
+    /// The arrays' profiles follow RAID10's rule from one disk's figures: reads from all
+    /// six disks, writes to three mirror pairs.
+    #[test]
+    fn the_raid10_profiles_are_six_disks_of_their_kind() {
+        let hdd = DeviceProfile::named("raid10-hdd").unwrap();
+        assert_eq!((hdd.read_iops, hdd.write_iops), (6 * 150, 3 * 150));
+        assert_eq!((hdd.read_mb_s, hdd.write_mb_s), (3 * 125, 3 * 125));
+        assert_eq!(
+            hdd.describe(),
+            "raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS)"
+        );
+        let ssd = DeviceProfile::named("raid10-ssd").unwrap();
+        assert!(ssd.write_iops >= 3 * 3_300 && ssd.write_iops < 6 * 3_300);
+        assert!(ssd.read_iops > 40 * hdd.read_iops / 2);
+        let e = toml::from_str::<W>("p = \"raid10\"")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("raid10-hdd (reads 375 MB/s"), "{e}");
     }
 
     #[derive(Serialize)]

@@ -39,6 +39,8 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
     for (i, s) in steps.iter().enumerate() {
         let at = KeyPath::root().key("step").index(i);
         let kind = s.params.kind();
+        kind.check_dataset(generator, f.dataset.scale())
+            .map_err(|e| e.under(&at))?;
         if let Some(g) = kind.generator()
             && g.generator != generator
             && real.is_some()

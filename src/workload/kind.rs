@@ -65,6 +65,14 @@ pub trait StepKind {
         false
     }
 
+    /// Check the parameters against the study's dataset: its generator and its rows a table
+    /// (for `tpcc`, its warehouses), as the chosen scale sets them. Errors are relative to
+    /// the step.
+    fn check_dataset(&self, generator: Generator, rows: u64) -> Result<(), DecodeError> {
+        let _ = (generator, rows);
+        Ok(())
+    }
+
     /// The dataset a step of this kind needs, if only one will do.
     fn generator(&self) -> Option<GeneratorNeed> {
         None

@@ -1,5 +1,8 @@
 //! `load`: create the dataset's table and bulk-load the generated file into it, timed; then
-//! check (untimed) that the table holds exactly the rows generated.
+//! check (untimed) that the table holds exactly the rows generated. With `rows`, a load
+//! recreates the tables with only the first rows of each — a fresh, smaller database for the
+//! steps after it, as the 2010 storage study pre-loaded 25 M rows for its insert run after
+//! its 64 M-row select runs.
 //!
 //! The engine's warnings are part of the result: the 2015 study's LOAD DATA raised one for
 //! every row (`Warnings: 641098`), a data problem hidden behind a fast time. Their count and
@@ -7,12 +10,14 @@
 //! rows rejected, fails unless the step sets `allow_warnings = true`.
 
 use super::{StepCtx, StepError, StepOutput, Unthrottled, summary};
-use crate::dataset::TableDef;
+use crate::dataset::{Generator, TableDef};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::documents::Documents;
 use crate::engine::{Engine, EngineError, EngineWarning, LoadOutcome, LoadRequest};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,6 +38,11 @@ pub struct LoadParams {
     /// applies again from the next step): for studies that measure what comes after the load.
     #[serde(default)]
     pub unthrottled: bool,
+    /// Load only the first this many rows of each table (at most the dataset's `rows`; not
+    /// with `tpcc`, whose tables are sized by warehouses): the tables are dropped and made
+    /// afresh with them. Absent: every row.
+    #[serde(default)]
+    pub rows: Option<u64>,
 }
 
 fn default_batch() -> u64 {
@@ -50,6 +60,35 @@ impl LoadParams {
                 ),
             ));
         }
+        if self.rows == Some(0) {
+            return Err(DecodeError::at(
+                KeyPath::root().key("rows"),
+                "rows = 0 would load nothing; give the rows each table gets (at least 1), or leave rows out to load them all",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `rows` against the dataset: at most its rows a table, and not on `tpcc`.
+    fn check_rows(&self, generator: Generator, dataset_rows: u64) -> Result<(), DecodeError> {
+        let Some(n) = self.rows else {
+            return Ok(());
+        };
+        let at = KeyPath::root().key("rows");
+        if generator == Generator::Tpcc {
+            return Err(DecodeError::at(
+                at,
+                "rows loads the first rows of each table, but the tpcc dataset's tables are sized by its warehouses; leave rows out, or load fewer warehouses (dataset.warehouses)",
+            ));
+        }
+        if n > dataset_rows {
+            return Err(DecodeError::at(
+                at,
+                format!(
+                    "rows = {n} is more than the dataset's {dataset_rows} rows a table; use at most {dataset_rows} (dataset.rows), or leave rows out to load them all"
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -64,9 +103,71 @@ impl super::StepKind for LoadParams {
     fn creates_tables(&self) -> bool {
         true
     }
+    fn check_dataset(&self, generator: Generator, rows: u64) -> Result<(), DecodeError> {
+        self.check_rows(generator, rows)
+    }
     fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         run(self, ctx)
     }
+}
+
+/// The tables a load fills and their files: the dataset's, or with `rows` each table's
+/// first rows, in files written beside the dataset's (once, whichever contender asks first).
+fn part(rows: Option<u64>, ctx: &StepCtx<'_>) -> Result<(Vec<TableDef>, Vec<PathBuf>), StepError> {
+    let all = || (ctx.tables.to_vec(), ctx.dataset_files.to_vec());
+    let Some(n) = rows else {
+        return Ok(all());
+    };
+    if ctx.tables.iter().any(|t| t.rows != ctx.dataset_rows) || n > ctx.dataset_rows {
+        return Err(StepError::Check(format!(
+            "rows = {n}: this load takes the first rows of tables of {} rows each, which this dataset's are not",
+            ctx.dataset_rows
+        )));
+    }
+    if n == ctx.dataset_rows {
+        return Ok(all());
+    }
+    let mut tables = Vec::new();
+    let mut files = Vec::new();
+    for (t, file) in ctx.tables.iter().zip(ctx.dataset_files) {
+        let first = file.with_file_name(format!("{}.first-{n}.tsv", t.name));
+        if !first.exists() {
+            first_lines(file, &first, n).map_err(|e| {
+                StepError::Check(format!(
+                    "writing the first {n} rows of table {} to {}: {e}",
+                    t.name,
+                    first.display()
+                ))
+            })?;
+        }
+        tables.push(TableDef {
+            rows: n,
+            ..t.clone()
+        });
+        files.push(first);
+    }
+    Ok((tables, files))
+}
+
+/// Copy the first `n` lines of `from` to `to` (through a temporary file, synced, so `to`
+/// is whole or absent).
+fn first_lines(from: &Path, to: &Path, n: u64) -> std::io::Result<()> {
+    let mut input = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(from)?);
+    let tmp = to.with_extension("tsv.part");
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+    let mut line = Vec::with_capacity(4096);
+    for i in 0..n {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Err(std::io::Error::other(format!(
+                "{} ends after {i} lines",
+                from.display()
+            )));
+        }
+        out.write_all(&line)?;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(&tmp, to)
 }
 
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
@@ -77,29 +178,30 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     } else {
         None
     };
+    let (tables, files) = part(p.rows, ctx)?;
     let store = Store::of(engine);
     // Tables are (re)created in dbduel's own database only: a sandbox, an embedded file, or
     // a target database that carries dbduel's marker.
-    let creates = store.recreate(ctx.tables)?;
+    let creates = store.recreate(&tables)?;
     // An embedded engine has one writer at a time; servers load tables side by side.
     let parallel = if engine.embedded() {
         1
     } else {
         p.parallel
             .unwrap_or_else(cores)
-            .clamp(1, ctx.tables.len() as u64) as usize
+            .clamp(1, tables.len() as u64) as usize
     };
-    let total_rows: u64 = ctx.tables.iter().map(|t| t.rows).sum();
+    let total_rows: u64 = tables.iter().map(|t| t.rows).sum();
     ctx.progress.status(&format!(
         "loading {} rows into {} table(s), {parallel} at a time",
         total_rows,
-        ctx.tables.len()
+        tables.len()
     ));
     let t = Instant::now();
-    let outcomes = in_parallel(ctx.tables.len(), parallel, |i| {
+    let outcomes = in_parallel(tables.len(), parallel, |i| {
         engine.bulk_load(&LoadRequest {
-            table: &ctx.tables[i],
-            file: &ctx.dataset_files[i],
+            table: &tables[i],
+            file: &files[i],
             batch_rows: p.batch_rows,
         })
     })?;
@@ -111,36 +213,23 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     // Secondary indexes after the rows are in: one sorted build instead of a tree
     // maintained row by row.
     let t = Instant::now();
-    let (indexes, ascending_only) = build_indexes(ctx, &store, parallel)?;
+    let (indexes, ascending_only) = build_indexes(engine, &tables, &store, parallel)?;
     let index_s = t.elapsed().as_secs_f64();
     let elapsed = load_s + index_s;
 
     let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
-    let warned = Warned::of(ctx, &outcomes);
+    let warned = Warned::of(&tables, &outcomes);
     if let Some(w) = &warned
         && w.serious
         && !p.allow_warnings
     {
         return Err(StepError::Check(w.refusal()));
     }
-    let mut counted = None;
-    if engine.keeps_rows() {
-        let mut n_all = 0u64;
-        for (t, o) in ctx.tables.iter().zip(&outcomes) {
-            let n = store.count(&t.name)?;
-            // With warnings allowed, rows the engine rejected are missing by design: the
-            // table must hold what the engine says it loaded.
-            let want = if p.allow_warnings { o.rows } else { t.rows };
-            if n < 0 || n as u64 != want || o.rows > t.rows || o.rows != want {
-                return Err(StepError::Check(format!(
-                    "table {}: loaded {} rows ({} counted in the table) but {} were generated",
-                    t.name, o.rows, n, t.rows
-                )));
-            }
-            n_all += n as u64;
-        }
-        counted = Some(n_all);
-    }
+    let counted = if engine.keeps_rows() {
+        Some(count_rows(&store, &tables, &outcomes, p.allow_warnings)?)
+    } else {
+        None
+    };
     let rate = if elapsed > 0.0 {
         loaded as f64 / elapsed
     } else {
@@ -154,14 +243,21 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.elapsed_s = Some(elapsed);
     s.rows = Some(loaded);
     s.ops_per_s = Some(rate);
-    s.note = Some(load_note(
+    let mut note = load_note(
         &method,
         indexes.len(),
         index_s,
         warned.as_ref(),
         ascending_only,
         unthrottled.is_some(),
-    ));
+    );
+    if let Some(n) = p.rows.filter(|&n| n < ctx.dataset_rows) {
+        note = format!(
+            "the first {n} of the dataset's {} rows of each table, into tables made afresh; {note}",
+            ctx.dataset_rows
+        );
+    }
+    s.note = Some(note);
     s.metrics = load_metrics(loaded, elapsed, rate);
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
@@ -174,7 +270,8 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         details: serde_json::json!({
             "create_table": creates,
             "method": method,
-            "tables": ctx.tables.len(),
+            "tables": tables.len(),
+            "rows_a_table": p.rows,
             "parallel": parallel,
             "rows_loaded": loaded,
             "rows_counted": counted,
@@ -188,6 +285,29 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         intervals: Vec::new(),
         interrupted: false,
     })
+}
+
+/// Every table holds the rows generated for it — or, with warnings allowed, the rows the
+/// engine says it loaded (those it rejected are missing by design); all of them together.
+fn count_rows(
+    store: &Store<'_>,
+    tables: &[TableDef],
+    outcomes: &[LoadOutcome],
+    allow_warnings: bool,
+) -> Result<u64, StepError> {
+    let mut n_all = 0u64;
+    for (t, o) in tables.iter().zip(outcomes) {
+        let n = store.count(&t.name)?;
+        let want = if allow_warnings { o.rows } else { t.rows };
+        if n < 0 || n as u64 != want || o.rows > t.rows || o.rows != want {
+            return Err(StepError::Check(format!(
+                "table {}: loaded {} rows ({} counted in the table) but {} were generated",
+                t.name, o.rows, n, t.rows
+            )));
+        }
+        n_all += n as u64;
+    }
+    Ok(n_all)
 }
 
 /// The load's figures: rows, seconds, rows a second.
@@ -217,15 +337,14 @@ type Index = (usize, String, Vec<String>);
 /// The tables' secondary indexes, built after the rows are in, `parallel` at a time: each
 /// (table, name, columns), and whether a DESC column had to be built ascending.
 fn build_indexes(
-    ctx: &StepCtx<'_>,
+    engine: &dyn Engine,
+    tables: &[TableDef],
     store: &Store<'_>,
     parallel: usize,
 ) -> Result<(Vec<Index>, bool), StepError> {
-    let engine = ctx.engine;
     let descending = engine.descending_indexes();
     let mut ascending_only = false;
-    let indexes: Vec<Index> = ctx
-        .tables
+    let indexes: Vec<Index> = tables
         .iter()
         .enumerate()
         .flat_map(|(i, t)| t.indexes.iter().map(move |ix| (i, ix)))
@@ -245,7 +364,7 @@ fn build_indexes(
         .collect();
     in_parallel(indexes.len(), parallel, |n| {
         let (i, name, cols) = &indexes[n];
-        store.create_index(&ctx.tables[*i].name, name, cols)
+        store.create_index(&tables[*i].name, name, cols)
     })?;
     Ok((indexes, ascending_only))
 }
@@ -377,9 +496,9 @@ const SHOWN_WARNINGS: usize = 3;
 
 impl Warned {
     /// `None` when the engine reports no warnings.
-    fn of(ctx: &StepCtx<'_>, outcomes: &[LoadOutcome]) -> Option<Warned> {
+    fn of(tables: &[TableDef], outcomes: &[LoadOutcome]) -> Option<Warned> {
         let mut all: Option<Warned> = None;
-        for (t, o) in ctx.tables.iter().zip(outcomes) {
+        for (t, o) in tables.iter().zip(outcomes) {
             let Some(w) = &o.warnings else { continue };
             let a = all.get_or_insert_with(|| Warned {
                 count: 0,
@@ -613,6 +732,24 @@ mod tests {
         warnings: Option<LoadWarnings>,
         allow_warnings: bool,
     ) -> Result<StepOutput, StepError> {
+        let files = vec![std::path::PathBuf::from("unused.tsv")];
+        let p = LoadParams {
+            batch_rows: 10,
+            parallel: None,
+            allow_warnings,
+            unthrottled: false,
+            rows: None,
+        };
+        load_files(rows, warnings, &files, &p)
+    }
+
+    /// Load the 100-row dataset in `files` with `p` into a fake engine that loads `rows`.
+    fn load_files(
+        rows: u64,
+        warnings: Option<LoadWarnings>,
+        files: &[PathBuf],
+        p: &LoadParams,
+    ) -> Result<StepOutput, StepError> {
         let engine = Fake {
             outcome: LoadOutcome {
                 rows,
@@ -621,7 +758,6 @@ mod tests {
             },
         };
         let tables = crate::dataset::Generator::UserLogs.tables("user_logs", 1, 100, 1);
-        let files = vec![std::path::PathBuf::from("unused.tsv")];
         let progress = crate::progress::Progress::new(true);
         let stop = AtomicBool::new(false);
         let ctx = StepCtx {
@@ -630,7 +766,7 @@ mod tests {
             title: None,
             engine: &engine,
             tables: &tables,
-            dataset_files: &files,
+            dataset_files: files,
             dataset_rows: 100,
             dataset_seed: 1,
             data_device: None,
@@ -640,13 +776,58 @@ mod tests {
             seconds: &crate::results::SecondsLog::discard(),
             originals: None,
         };
+        run(p, &ctx)
+    }
+
+    /// `rows = 40` loads a file of the dataset's first 40 lines into tables made afresh, and
+    /// the table must then hold 40; `rows` is checked where it is written.
+    #[test]
+    fn a_load_of_the_first_rows_loads_them_and_counts_them() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("user_logs.tsv");
+        let lines: String = (0..100).map(|i| format!("{i}\tline {i}\n")).collect();
+        std::fs::write(&file, lines).expect("write");
         let p = LoadParams {
             batch_rows: 10,
             parallel: None,
-            allow_warnings,
+            allow_warnings: false,
             unthrottled: false,
+            rows: Some(40),
         };
-        run(&p, &ctx)
+        let out = load_files(40, None, std::slice::from_ref(&file), &p).expect("40 of 100");
+        assert_eq!(out.summary.rows, Some(40));
+        assert_eq!(out.details["rows_a_table"], 40);
+        let note = out.summary.note.unwrap_or_default();
+        assert!(
+            note.starts_with("the first 40 of the dataset's 100 rows of each table"),
+            "{note}"
+        );
+        let first = std::fs::read_to_string(dir.path().join("user_logs.first-40.tsv")).unwrap();
+        assert_eq!(first.lines().count(), 40);
+        assert_eq!(first.lines().last(), Some("39\tline 39"));
+        // the table holding all 100 rows is a wrong count for a load of 40
+        assert!(matches!(
+            load_files(100, None, std::slice::from_ref(&file), &p),
+            Err(StepError::Check(_))
+        ));
+        let p: LoadParams = toml::from_str("rows = 0").unwrap();
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.path.to_string(), "rows");
+        let p: LoadParams = toml::from_str("rows = 101").unwrap();
+        let e = p.check_rows(Generator::Sbtest, 100).unwrap_err();
+        assert!(
+            e.message
+                .contains("more than the dataset's 100 rows a table"),
+            "{}",
+            e.message
+        );
+        assert!(p.check_rows(Generator::Sbtest, 101).is_ok());
+        let e = p.check_rows(Generator::Tpcc, 1000).unwrap_err();
+        assert!(
+            e.message.contains("sized by its warehouses"),
+            "{}",
+            e.message
+        );
     }
 
     fn keys(out: &StepOutput) -> Vec<(String, f64)> {

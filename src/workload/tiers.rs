@@ -138,15 +138,40 @@ impl Worker for InsertWorker {
     }
 }
 
-/// Row number `n` where table `name` goes on: past the load and any earlier trickle (its
-/// rows are contiguous, one client a table), counted on the primary key's range.
-fn next_row(s: &mut dyn Session, name: &str, rows: u64) -> engine::Result<u64> {
-    let mut id = Vec::new();
-    tiers40::push_id(&mut id, rows / tiers40::ROWS_PER_ID);
-    let id = String::from_utf8_lossy(&id);
-    let past = s.query_i64(&format!("SELECT COUNT(*) FROM {name} WHERE id >= '{id}'"))?;
-    // the loaded rows that share the first new row's id
-    Ok(rows + (past.max(0) as u64).saturating_sub(rows % tiers40::ROWS_PER_ID))
+/// Row number `n` where table `name` goes on: past the last row it holds — the load's
+/// (all the dataset's rows, or the first ones of a `load` with `rows`) and any earlier
+/// trickle's — read from the primary key's end: row n is id n / 8, seq n % 8 + 1.
+fn next_row(s: &mut dyn Session, name: &str, dialect: engine::Dialect) -> engine::Result<u64> {
+    let mut out = Vec::new();
+    let last_id = s.prepare(&format!("SELECT MAX(id) FROM {name}"))?;
+    s.run_rows(last_id, &[], &mut out)?;
+    let id = match out.first() {
+        Some(engine::Value::Text(id)) => id.clone(),
+        // an empty table goes on from its first row
+        Some(engine::Value::Null) | None => return Ok(0),
+        Some(v) => {
+            return Err(engine::EngineError::new(
+                "client",
+                format!("{name}: MAX(id) read as {v:?}, not an id"),
+            ));
+        }
+    };
+    let number = id
+        .strip_prefix('u')
+        .and_then(|d| d.parse::<u64>().ok())
+        .ok_or_else(|| {
+            engine::EngineError::new(
+                "client",
+                format!("{name}: the last id {id:?} is not one the tiers40 generator makes"),
+            )
+        })?;
+    let last_seq = s.prepare(&placeholders(
+        &format!("SELECT MAX(seq) FROM {name} WHERE id = ?"),
+        dialect,
+    ))?;
+    s.run_rows(last_seq, &[engine::Value::Text(id)], &mut out)?;
+    let seq = out.first().map_or(Ok(0), engine::Value::as_i64)?.max(0) as u64;
+    Ok(number * tiers40::ROWS_PER_ID + seq)
 }
 
 impl super::StepKind for TrickleParams {
@@ -211,7 +236,7 @@ pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, S
     {
         let mut s = engine.connect()?;
         for t in &ctx.tables[..clients as usize] {
-            starts.push(next_row(s.as_mut(), &t.name, data.rows)?);
+            starts.push(next_row(s.as_mut(), &t.name, engine.dialect())?);
         }
     }
     let names = vec!["insert".to_string()];
@@ -247,11 +272,12 @@ pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, S
     })?;
     let inserted: u64 = swept.levels.iter().map(|l| l.out.ops_all).sum();
     let mut s = summary(ctx.title("single-row inserts, each client its own table"));
+    let first = starts.iter().min().copied().unwrap_or(0);
     let note = format!(
-        "{clients} clients, each inserting one row a transaction (autocommit) into its own table after the {} loaded rows; {inserted} rows inserted",
-        data.rows
+        "{clients} clients, each inserting one row a transaction (autocommit) into its own table after the rows it held ({first} or more); {inserted} rows inserted"
     );
-    let details = fill(&mut s, &swept, note, ctx.engine.embedded());
+    let mut details = fill(&mut s, &swept, note, ctx.engine.embedded());
+    details["rows_before"] = serde_json::json!(starts);
     Ok(StepOutput {
         summary: s,
         details,

@@ -55,15 +55,20 @@ pub struct MariadbOptions {
     /// innodb_buffer_pool_size, MiB (default 256).
     #[serde(default)]
     pub buffer_pool_mb: Option<u64>,
-    /// innodb_buffer_pool_size as a share of this machine's memory (0.05 to 0.9), for
-    /// studies that state it the way their authors did ("52 GB of 72 GB"). When given it
-    /// decides the size, over `buffer_pool_mb` (so a scale can restate a study's pool as a
-    /// share); the size it gives here is read back into the manifest.
+    /// innodb_buffer_pool_size as a share of the server's memory (0.05 to 0.9) — this
+    /// machine's, or its `memory_limit_mb` when that is less — for studies that state it the
+    /// way their authors did ("52 GB of 72 GB"). When given it decides the size, over
+    /// `buffer_pool_mb` (so a scale can restate a study's pool as a share); the size it gives
+    /// here is read back into the manifest.
     #[serde(default)]
     pub buffer_pool_share: Option<f64>,
     /// rocksdb_block_cache_size, MiB (MyRocks only; default 256).
     #[serde(default)]
     pub block_cache_mb: Option<u64>,
+    /// rocksdb_block_cache_size as a share of the server's memory, as `buffer_pool_share`
+    /// (MyRocks only; decides over `block_cache_mb`).
+    #[serde(default)]
+    pub block_cache_share: Option<f64>,
     /// aria_pagecache_buffer_size, MiB (default 256).
     #[serde(default)]
     pub aria_pagecache_mb: Option<u64>,
@@ -79,7 +84,10 @@ pub struct MariadbOptions {
     /// transaction (rocksdb_max_row_locks), so `transaction` fails there by design.
     #[serde(default = "default_load_mode")]
     pub load_mode: String,
-    /// innodb_flush_log_at_trx_commit: 0, 1 or 2 (default 1).
+    /// Does a commit wait for its log on disk? innodb_flush_log_at_trx_commit, and with
+    /// MyRocks also rocksdb_flush_log_at_trx_commit: 0 (written and synced about once a
+    /// second, not at commit), 1 (synced at every commit: the default) or 2 (written at
+    /// commit, synced about once a second).
     #[serde(default)]
     pub flush_log_at_trx_commit: Option<u8>,
     /// A query (or connection handshake) with no answer for this long fails with a timeout
@@ -203,7 +211,9 @@ impl crate::engine::EngineKind for MariadbOptions {
             None => (1 + self.replicas.len() as u64, 0),
         };
         let total = ((bp + bc + aria + 85 + gcache) * servers + clients) << 20;
-        let key = if bc > bp {
+        let key = if bc > bp && self.block_cache_share.is_some() {
+            "block_cache_share"
+        } else if bc > bp {
             "block_cache_mb"
         } else if self.buffer_pool_share.is_some() {
             "buffer_pool_share"
@@ -309,14 +319,25 @@ impl MariadbOptions {
                 );
             }
         }
-        if let Some(share) = self.buffer_pool_share
-            && !(0.05..=0.9).contains(&share)
-        {
+        for (k, v) in [
+            ("buffer_pool_share", self.buffer_pool_share),
+            ("block_cache_share", self.block_cache_share),
+        ] {
+            if let Some(share) = v
+                && !(0.05..=0.9).contains(&share)
+            {
+                return at(
+                    k,
+                    format!(
+                        "{k} = {share} is out of range; use 0.05 to 0.9 of the server's memory (the machine's, or its memory_limit_mb when less)"
+                    ),
+                );
+            }
+        }
+        if self.block_cache_share.is_some() && !self.is_rocksdb() {
             return at(
-                "buffer_pool_share",
-                format!(
-                    "buffer_pool_share = {share} is out of range; use 0.05 to 0.9 of the machine's memory"
-                ),
+                "block_cache_share",
+                "block_cache_share sizes MyRocks' block cache; use it with storage_engine = \"rocksdb\"".into(),
             );
         }
         Ok(())
@@ -420,6 +441,7 @@ impl MariadbOptions {
             ("buffer_pool_mb", self.buffer_pool_mb.is_some()),
             ("buffer_pool_share", self.buffer_pool_share.is_some()),
             ("block_cache_mb", self.block_cache_mb.is_some()),
+            ("block_cache_share", self.block_cache_share.is_some()),
             ("aria_pagecache_mb", self.aria_pagecache_mb.is_some()),
             ("memory_limit_mb", self.memory_limit_mb.is_some()),
             ("device_profile", self.device_profile.is_some()),
@@ -499,7 +521,7 @@ impl MariadbOptions {
     /// (buffer pool, block cache if MyRocks, Aria page cache) of a sandbox, MiB.
     pub fn cache_sizes_mb(&self) -> (u64, u64, u64) {
         let bc = if self.is_rocksdb() {
-            self.block_cache_mb.unwrap_or(DEFAULT_CACHE_MB)
+            self.cache_mb_here(self.block_cache_share, self.block_cache_mb)
         } else {
             0
         };
@@ -538,12 +560,22 @@ impl MariadbOptions {
     }
 
     /// The buffer pool this machine's sandbox gets, MiB: `buffer_pool_mb`, or
-    /// `buffer_pool_share` of the machine's memory.
+    /// `buffer_pool_share` of the server's memory.
     fn buffer_pool_mb_here(&self) -> u64 {
-        match (self.buffer_pool_share, self.buffer_pool_mb) {
+        self.cache_mb_here(self.buffer_pool_share, self.buffer_pool_mb)
+    }
+
+    /// A cache's size here, MiB: its share of the server's memory (this machine's, or the
+    /// memory limit when that is less), else its size in MiB, else the default.
+    fn cache_mb_here(&self, share: Option<f64>, mb: Option<u64>) -> u64 {
+        match (share, mb) {
             (Some(share), _) => {
-                let mem = crate::sysmon::host_facts().mem_total_bytes as f64;
-                ((mem * share) as u64 >> 20).max(8)
+                let mem = crate::sysmon::host_facts().mem_total_bytes;
+                let mem = match self.memory_limit_mb {
+                    Some(limit) => mem.min(limit << 20),
+                    None => mem,
+                };
+                ((mem as f64 * share) as u64 >> 20).max(8)
             }
             (None, Some(mb)) => mb,
             (None, None) => DEFAULT_CACHE_MB,
@@ -625,7 +657,11 @@ impl MariadbOptions {
         if self.is_rocksdb() {
             s.insert(
                 "rocksdb_block_cache_size".into(),
-                format!("{}M", self.block_cache_mb.unwrap_or(DEFAULT_CACHE_MB)),
+                format!("{}M", self.cache_sizes_mb().1),
+            );
+            s.insert(
+                "rocksdb_flush_log_at_trx_commit".into(),
+                self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
             );
             if let Some(c) = &self.compression {
                 let kind = match c.as_str() {
@@ -1208,6 +1244,7 @@ impl Engine for MariadbEngine {
             "rocksdb" => names.extend(
                 [
                     "rocksdb_block_cache_size",
+                    "rocksdb_flush_log_at_trx_commit",
                     "rocksdb_default_cf_options",
                     "rocksdb_max_row_locks",
                     "rocksdb_bulk_load_size",
@@ -1650,6 +1687,35 @@ mod tests {
 
     fn options(text: &str) -> MariadbOptions {
         MariadbOptions::from_table(&toml::from_str(text).expect("toml")).expect("options")
+    }
+
+    /// A cache given as a share is a share of the memory limit when that is less than the
+    /// machine's; the commit's log flush applies to MyRocks' WAL too.
+    #[test]
+    fn cache_shares_follow_the_memory_limit_and_myrocks_takes_the_flush_setting() {
+        let mem_mb = crate::sysmon::host_facts().mem_total_bytes >> 20;
+        let o = options("buffer_pool_share = 0.5\nmemory_limit_mb = 1024");
+        assert_eq!(o.cache_sizes_mb().0, 512);
+        // a limit above the machine's memory: a share of the machine's
+        let o = options(&format!(
+            "buffer_pool_share = 0.5\nmemory_limit_mb = {}",
+            mem_mb * 4
+        ));
+        assert_eq!(o.cache_sizes_mb().0, ((mem_mb << 20) / 2) >> 20);
+        let o = options(
+            "storage_engine = \"rocksdb\"\nblock_cache_share = 0.25\nmemory_limit_mb = 2048\nflush_log_at_trx_commit = 0",
+        );
+        o.validate().expect("valid");
+        let r = o.recipe(10);
+        assert_eq!(r.settings["rocksdb_block_cache_size"], "512M");
+        assert_eq!(r.settings["rocksdb_flush_log_at_trx_commit"], "0");
+        assert_eq!(r.settings["innodb_flush_log_at_trx_commit"], "0");
+        let r = options("storage_engine = \"rocksdb\"").recipe(10);
+        assert_eq!(r.settings["rocksdb_flush_log_at_trx_commit"], "1");
+        let e = options("block_cache_share = 0.95\nstorage_engine = \"rocksdb\"")
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.path.to_string(), "block_cache_share");
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub struct MysqlOptions {
     /// innodb_buffer_pool_size, MiB (default 256).
     #[serde(default)]
     pub buffer_pool_mb: Option<u64>,
-    /// innodb_buffer_pool_size as a share of this machine's memory (0.05 to 0.9).
+    /// innodb_buffer_pool_size as a share of the server's memory (0.05 to 0.9): this
+    /// machine's, or its `memory_limit_mb` when that is less.
     #[serde(default)]
     pub buffer_pool_share: Option<f64>,
     /// innodb_flush_log_at_trx_commit: 0, 1 or 2 (default 1).
@@ -197,6 +198,7 @@ pub fn decode(
         buffer_pool_mb: o.buffer_pool_mb,
         buffer_pool_share: o.buffer_pool_share,
         block_cache_mb: None,
+        block_cache_share: None,
         aria_pagecache_mb: None,
         compression: None,
         load_mode: "auto".into(),
