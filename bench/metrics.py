@@ -48,11 +48,32 @@ def get(port, path):
     return time.monotonic() - t0, len(data.split(b"\r\n\r\n", 1)[-1])
 
 
+def endpoint_cpu_s():
+    """CPU seconds so far of the endpoint's thread (`metrics-listen`) of a running dbduel,
+    from the scheduler's own clock (/proc/PID/task/TID/schedstat, nanoseconds on the CPU);
+    None when it is not found."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != "dbduel":
+                    continue
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    if f.read().strip() != "metrics-listen":
+                        continue
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    return int(f.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
 class Scraper:
-    """Scrapes http://127.0.0.1:PORT/metrics once a second on its own thread until stopped."""
+    """Scrapes http://127.0.0.1:PORT/metrics once a second on its own thread until stopped,
+    and reads the endpoint thread's own CPU after each scrape."""
 
     def __init__(self, port):
-        self.port, self.times_ms, self.sizes = port, [], []
+        self.port, self.times_ms, self.sizes, self.cpu_s = port, [], [], None
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -63,6 +84,9 @@ class Scraper:
             if r:
                 self.times_ms.append(r[0] * 1000)
                 self.sizes.append(r[1])
+                cpu = endpoint_cpu_s()
+                if cpu is not None:
+                    self.cpu_s = cpu
 
     def finish(self):
         self.stop.set()
@@ -73,6 +97,8 @@ class Scraper:
             "scrape_ms_p50": statistics.median(t) if t else None,
             "scrape_ms_max": t[-1] if t else None,
             "body_bytes_max": max(self.sizes) if self.sizes else None,
+            # the endpoint's thread, start to last scrape: what the scrapes cost dbduel
+            "endpoint_cpu_s": self.cpu_s,
         }
 
 
@@ -142,7 +168,8 @@ queries = ["SELECT c FROM sbtest1 WHERE id = 1"]
     out["thousand_clients"] = {"clients": clients, "scrape": r["scrape"], "cpu_s": r["cpu_s"]}
     s = r["scrape"]
     log(f"  1,000 clients: {s['scrapes']} scrapes, p50 {s['scrape_ms_p50']:.2f} ms, "
-        f"max {s['scrape_ms_max']:.2f} ms, {s['body_bytes_max']} bytes")
+        f"max {s['scrape_ms_max']:.2f} ms, {s['body_bytes_max']} bytes, endpoint thread "
+        f"{(s['endpoint_cpu_s'] or 0) * 1000:.1f} ms of CPU")
 
 
 def main():
@@ -167,6 +194,10 @@ def main():
           f"{sum(m['qps'] for m in on) / len(on):,.0f} qps: ratio {o['ratio']:.3f} "
           f"(rounds {min(o['round_ratios']):.3f}–{max(o['round_ratios']):.3f}; target >= 0.99); "
           f"dbduel CPU {cpu(off):.2f} / {cpu(on):.2f} µs/query")
+    ep = [m["scrape"]["endpoint_cpu_s"] for m in on if m["scrape"]["endpoint_cpu_s"] is not None]
+    if ep:
+        print(f"the endpoint's own thread: {sum(ep) * 1000 / len(ep):.1f} ms of CPU a run "
+              f"({sum(ep) / max(sum(m['cpu_s'] for m in on), 1e-9):.2%} of dbduel's CPU with it on)")
     print(f"scrape of a 1,000-client step: p50 {t['scrape_ms_p50']:.2f} ms, max "
           f"{t['scrape_ms_max']:.2f} ms over {t['scrapes']} scrapes ({t['body_bytes_max']:,} bytes;"
           " target < 50 ms)")
