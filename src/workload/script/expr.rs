@@ -167,7 +167,9 @@ pub fn double_to_int(d: f64) -> Result<i64, EvalError> {
     // -2^63 is exact as a double, and 2^63 the first value above i64::MAX.
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if !(-TWO_63..TWO_63).contains(&d) {
-        return Err(EvalError::Overflow("a conversion of a double to an integer"));
+        return Err(EvalError::Overflow(
+            "a conversion of a double to an integer",
+        ));
     }
     Ok(d as i64)
 }

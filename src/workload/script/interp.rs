@@ -250,7 +250,9 @@ impl<'a> Client<'a> {
         let counted = self.measure_from.is_some_and(|m| t0 >= m);
         match stmt.bound.txn {
             Txn::Begin if r.is_ok() => self.in_txn = true,
-            Txn::End => self.in_txn = false,
+            // A COMMIT that failed may leave the transaction open (SQLite's busy commit):
+            // the failure's rollback then closes it.
+            Txn::End if r.is_ok() => self.in_txn = false,
             _ => {}
         }
         let k = match r {

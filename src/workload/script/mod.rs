@@ -409,7 +409,12 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
             sink: &sink,
         }))
     };
-    let (levels, intervals, interrupted) = run_levels(p, ctx, &loaded.labels, &make)?;
+    // A failure names the contender beside the script's file:line and the engine's words.
+    let (levels, intervals, interrupted) =
+        run_levels(p, ctx, &loaded.labels, &make).map_err(|e| match e {
+            StepError::Check(m) => StepError::Check(format!("contender {}: {m}", ctx.contender)),
+            e => e,
+        })?;
     let stats = sink.into_inner().unwrap_or_default();
     Ok(output(
         p,
@@ -543,6 +548,7 @@ fn output(
                 "tps": tps,
                 "tps_per_script": loaded.labels.iter().zip(&per).map(|(n, t)| serde_json::json!({ "script": n, "tps": t })).collect::<Vec<_>>(),
                 "script_runs": l.out.ops,
+                "script_runs_per_script": l.out.per_op.iter().map(|h| h.len()).collect::<Vec<_>>(),
                 "latency_us": l.latency(),
                 "latency_us_per_script": l.out.per_op.iter().map(Latency::of).collect::<Vec<_>>(),
                 "measured_s": l.out.measured_s,
