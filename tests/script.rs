@@ -264,3 +264,77 @@ per_client = 30000
     );
     assert!(per_run > 0.0);
 }
+
+/// pgbench's tables and 2 clients × 60 tpcb-like runs on `engine` (a private server);
+/// the tpcb step's result file.
+fn tpcb_on(engine: &str) -> serde_json::Value {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = tmp.path().join("server.toml");
+    let text = format!(
+        r#"
+[study]
+name = "scripts_{engine}"
+description = "tpcb-like on a server"
+
+[dataset]
+generator = "user_logs"
+rows = 100
+
+[[contender]]
+name = "srv"
+engine = "{engine}"
+
+[[step]]
+name = "init"
+kind = "script"
+scripts = ["builtin:pgbench-init"]
+clients = 1
+per_client = 1
+
+[[step]]
+name = "tpcb"
+kind = "script"
+scripts = ["builtin:tpcb-like"]
+clients = 2
+per_client = 60
+"#
+    );
+    let (dir, summary) = common::run_study_ok(&study, &text, &tmp.path().join("out"));
+    assert_eq!(step(&summary, "srv", "tpcb")["status"], "ok", "{summary:#}");
+    read_json(&dir.join("srv").join("tpcb.json"))
+}
+
+#[test]
+fn tpcb_like_statement_counts_equal_mariadbs_counters() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let j = tpcb_on("mariadb");
+    let runs = j["details"]["levels"][0]["script_runs"]
+        .as_u64()
+        .expect("runs");
+    assert_eq!(runs, 120, "{j:#}");
+    let c = &j["server_counters"];
+    assert_eq!(c["Com_update"].as_u64(), Some(3 * runs), "{c:#}");
+    assert_eq!(c["Com_insert"].as_u64(), Some(runs), "{c:#}");
+    assert_eq!(c["Com_commit"].as_u64(), Some(runs), "{c:#}");
+    assert_eq!(c["Com_select"].as_u64(), Some(runs), "{c:#}");
+}
+
+#[test]
+fn tpcb_like_statement_counts_equal_postgres_counters() {
+    if !common::have_server(
+        "postgres",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    ) {
+        return;
+    }
+    let j = tpcb_on("postgres");
+    let runs = j["details"]["levels"][0]["script_runs"]
+        .as_u64()
+        .expect("runs");
+    assert_eq!(runs, 120, "{j:#}");
+    let c = &j["server_counters"];
+    assert_eq!(c["tup_updated"].as_u64(), Some(3 * runs), "{c:#}");
+    assert_eq!(c["tup_inserted"].as_u64(), Some(runs), "{c:#}");
+}
