@@ -206,7 +206,7 @@ pub fn as_run(
         machine,
         passwords_elsewhere: false,
     };
-    let mut study = parse(&source, &req)?;
+    let mut study = parse_in(&source, &req, &base_of(&manifest.source))?;
     study.file.study.default_scale = default_scale;
     study.source = manifest.source.clone();
     study.scale = manifest.scale.clone();
@@ -214,8 +214,48 @@ pub fn as_run(
     Ok(study)
 }
 
-/// Parse, override and validate a study from its source text.
+/// Parse, override and validate a study from its source text; files its steps name (a
+/// `script` step's scripts) are read relative to the study file's directory.
 pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
+    parse_in(src, req, &base_of(&src.name))
+}
+
+/// The directory files named in the study at `source` are relative to.
+fn base_of(source: &str) -> std::path::PathBuf {
+    std::path::Path::new(source)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Read and parse the files the steps name, relative to `base`: an error is located in the
+/// file it is in (a script's line and column), or at the study's key that names it.
+fn load_step_files(
+    src: &Source,
+    steps: &mut [Step],
+    base: &std::path::Path,
+) -> Result<(), StudyError> {
+    for (i, step) in steps.iter_mut().enumerate() {
+        let StepParams::Script(p) = &mut step.params else {
+            continue;
+        };
+        p.load(base).map_err(|e| match e {
+            crate::workload::script::LoadError::At(path, message) => {
+                let path = KeyPath::root().key("step").index(i).join(&path);
+                src.error_at_path(&path, format!("{path}: {message}"))
+            }
+            crate::workload::script::LoadError::Script(e) => StudyError {
+                origin: e.file,
+                line_col: Some((e.line, e.col)),
+                message: e.message,
+            },
+        })?;
+    }
+    Ok(())
+}
+
+/// [`parse`] with the directory the study's files are relative to.
+fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study, StudyError> {
     let mut doc: toml::Table = toml::from_str(&src.text)
         .map_err(|e| src.error_at(e.span(), format!("TOML syntax: {}", e.message().trim())))?;
     let file: StudyFile =
@@ -283,6 +323,8 @@ pub fn parse(src: &Source, req: &Request) -> Result<Study, StudyError> {
         &req.contenders
     };
     let contenders = select(contenders, chosen)?;
+    let mut steps = steps;
+    load_step_files(src, &mut steps, base)?;
     let study = Study {
         source: src.name.clone(),
         file,

@@ -14,6 +14,7 @@ pub mod lookups;
 pub mod oltp;
 pub mod queries;
 pub mod replication;
+pub mod script;
 pub mod sql_text;
 pub mod sweep;
 pub mod tiers;
@@ -92,6 +93,7 @@ kinds! {
     "tpcc" => Tpcc(tpcc::TpccParams),
     "tpcc-check" => TpccCheck(tpcc::check::CheckParams),
     "checksums" => Checksums(checksums::ChecksumsParams),
+    "script" => Script(script::ScriptParams),
 }
 
 impl StepParams {
@@ -384,7 +386,7 @@ mod tests {
             .copied()
             .filter(|k| divides_clients(k))
             .collect();
-        assert_eq!(divided, ["queries", "oltp", "lookups", "tpcc"]);
+        assert_eq!(divided, ["queries", "oltp", "lookups", "tpcc", "script"]);
         assert!(!divides_clients("no-such-kind"));
     }
 }

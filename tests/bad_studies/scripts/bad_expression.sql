@@ -1,0 +1,1 @@
+\set aid random(1, 10) +* 2

@@ -1,0 +1,3 @@
+\set x 1
+\if :x = 1
+SELECT 1;

@@ -1,0 +1,3 @@
+\set aid random(1, 10)
+SELECT abalance
+  FROM pgbench_accounts WHERE aid = :ai;
