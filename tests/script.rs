@@ -304,17 +304,23 @@ per_client = 60
     read_json(&dir.join("srv").join("tpcb.json"))
 }
 
+/// `tpcb_on(engine)`'s script runs (120, checked) and the server's counters over the step.
+fn tpcb_counters(engine: &str) -> (u64, serde_json::Value) {
+    let j = tpcb_on(engine);
+    let runs = j["details"]["levels"][0]["script_runs"]
+        .as_u64()
+        .expect("runs");
+    assert_eq!(runs, 120, "{j:#}");
+    (runs, j["server_counters"].clone())
+}
+
 #[test]
 fn tpcb_like_statement_counts_equal_mariadbs_counters() {
     if !common::have_mariadb() {
         return;
     }
-    let j = tpcb_on("mariadb");
-    let runs = j["details"]["levels"][0]["script_runs"]
-        .as_u64()
-        .expect("runs");
-    assert_eq!(runs, 120, "{j:#}");
-    let c = &j["server_counters"];
+    let (runs, c) = tpcb_counters("mariadb");
+    let c = &c;
     assert_eq!(c["Com_update"].as_u64(), Some(3 * runs), "{c:#}");
     assert_eq!(c["Com_insert"].as_u64(), Some(runs), "{c:#}");
     assert_eq!(c["Com_commit"].as_u64(), Some(runs), "{c:#}");
@@ -329,12 +335,8 @@ fn tpcb_like_statement_counts_equal_postgres_counters() {
     ) {
         return;
     }
-    let j = tpcb_on("postgres");
-    let runs = j["details"]["levels"][0]["script_runs"]
-        .as_u64()
-        .expect("runs");
-    assert_eq!(runs, 120, "{j:#}");
-    let c = &j["server_counters"];
+    let (runs, c) = tpcb_counters("postgres");
+    let c = &c;
     assert_eq!(c["tup_updated"].as_u64(), Some(3 * runs), "{c:#}");
     assert_eq!(c["tup_inserted"].as_u64(), Some(runs), "{c:#}");
 }
