@@ -66,6 +66,8 @@ def figures(r, server_queries, server_cpu_s, own_qps):
         "peak_rss_bytes": r["peak_rss_bytes"],
         "client_cpu_s": r["cpu_s"],
         "client_cpu_us_per_query": r["cpu_s"] * 1e6 / max(server_queries, 1),
+        "client_cpu_sys_share": r["cpu_sys_s"] / max(r["cpu_s"], 1e-9),
+        "client_ctx_switches": r["ctx_switches_voluntary"] + r["ctx_switches_involuntary"],
         "server_cpu_s": server_cpu_s,
         "wall_s": r["wall_s"],
         "machine_busy_share": r["host_busy_s"] / max(r["host_cpu_s"], 1e-9),
@@ -194,6 +196,8 @@ def pair(workload, peer_name, clients, per_client, rounds, peer, ours):
             "qps_wall": sum(m["qps_wall"] for m in ms) / len(ms),
             "peak_rss_bytes": max(m["peak_rss_bytes"] for m in ms),
             "client_cpu_us_per_query": sum(m["client_cpu_s"] for m in ms) * 1e6 / max(q, 1),
+            "client_ctx_switches_per_query": sum(m["client_ctx_switches"] for m in ms) / max(q, 1),
+            "client_cpu_sys_share": sum(m["client_cpu_sys_share"] for m in ms) / len(ms),
         }
 
     p, d = agg(runs["peer"]), agg(runs["dbduel"])
@@ -208,7 +212,8 @@ def pair(workload, peer_name, clients, per_client, rounds, peer, ours):
 def print_table(pairs):
     head = (f"{'workload vs peer':<28} {'clients':>7} {'peer q/s':>9} {'dbduel q/s':>10}"
             f" {'ratio':>6} {'peer µs/q':>9} {'dbduel µs/q':>11} {'peer RSS':>9}"
-            f" {'dbduel RSS':>10} {'RSS ratio':>9}")
+            f" {'dbduel RSS':>10} {'RSS ratio':>9} {'switches/q peer/dbduel':>23}"
+            f" {'kernel share peer/dbduel':>25}")
     print(head)
     print("-" * len(head))
     mib = lambda b: f"{b / 2**20:.1f}M"  # noqa: E731
@@ -217,7 +222,9 @@ def print_table(pairs):
         print(f"{p['workload'] + ' vs ' + p['peer']:<28} {p['clients']:>7} {a['qps_wall']:>9,.0f}"
               f" {b['qps_wall']:>10,.0f} {p['qps_ratio']:>6.3f} {a['client_cpu_us_per_query']:>9.1f}"
               f" {b['client_cpu_us_per_query']:>11.1f} {mib(a['peak_rss_bytes']):>9}"
-              f" {mib(b['peak_rss_bytes']):>10} {p['rss_ratio']:>9.2f}")
+              f" {mib(b['peak_rss_bytes']):>10} {p['rss_ratio']:>9.2f}"
+              f" {a['client_ctx_switches_per_query']:>11.2f} / {b['client_ctx_switches_per_query']:<9.2f}"
+              f" {a['client_cpu_sys_share']:>12.0%} / {b['client_cpu_sys_share']:<10.0%}")
     print()
     for p in pairs:
         goals = [("throughput >= peer", p["qps_ratio"] >= 1.0),

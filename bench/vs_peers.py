@@ -119,6 +119,10 @@ def run_client(argv, log_path, peak_rss=False, env=None):
         "cpu_user_s": ru.ru_utime,
         "cpu_sys_s": ru.ru_stime,
         "cpu_s": ru.ru_utime + ru.ru_stime,
+        # times the client's threads gave up the CPU waiting (a blocking read), and were
+        # taken off it
+        "ctx_switches_voluntary": ru.ru_nvcsw,
+        "ctx_switches_involuntary": ru.ru_nivcsw,
         "peak_rss_bytes": rss,
         "host_busy_s": h1[0] - h0[0],
         "host_cpu_s": h1[1] - h0[1],
