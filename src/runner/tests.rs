@@ -156,7 +156,7 @@ fn timed(clients: usize, d: Duration) -> RunSpec {
 fn open_loop(clients: usize, d: Duration, rate_per_s: f64, poisson: bool) -> RunSpec {
     RunSpec {
         pacing: Pacing::Open {
-            rate_per_s,
+            rate: crate::runner::RateProfile::constant(rate_per_s),
             poisson,
         },
         ..timed(clients, d)
