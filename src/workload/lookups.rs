@@ -315,18 +315,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     s.metrics = figures(&levels, &best);
     let misses: u64 = levels.iter().map(|l| l.misses).sum();
     let total: u64 = levels.iter().map(|l| l.lookups).sum();
-    let keys = match p.keys {
-        Keys::SmallRandom => format!(
-            "keys uniform over the first {:.0}% of the {rows} keys",
-            p.small_fraction * 100.0
-        ),
-        Keys::FullRandom => format!("keys uniform over all {rows} keys"),
-        Keys::Zipfian => format!("keys zipfian over all {rows} keys (sysbench's, exponent 0.8)"),
-        Keys::Permutation if order.as_ref().is_some_and(|o| o.taken() > rows) => format!(
-            "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
-        ),
-        Keys::Permutation => format!("{total} of the {rows} keys, each once, in a seeded order"),
-    };
+    let keys = keys_note(p, rows, total, order.as_ref());
     let mut first = vec![
         keys,
         if p.pace.is_open() {
@@ -383,6 +372,22 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: swept.intervals,
         interrupted: swept.interrupted,
     })
+}
+
+/// How the step drew its keys, for its note (`total`: lookups made).
+fn keys_note(p: &LookupsParams, rows: u64, total: u64, order: Option<&Order>) -> String {
+    match p.keys {
+        Keys::SmallRandom => format!(
+            "keys uniform over the first {:.0}% of the {rows} keys",
+            p.small_fraction * 100.0
+        ),
+        Keys::FullRandom => format!("keys uniform over all {rows} keys"),
+        Keys::Zipfian => format!("keys zipfian over all {rows} keys (sysbench's, exponent 0.8)"),
+        Keys::Permutation if order.is_some_and(|o| o.taken() > rows) => format!(
+            "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
+        ),
+        Keys::Permutation => format!("{total} of the {rows} keys, each once, in a seeded order"),
+    }
 }
 
 /// The step's figures: the best level's QPS first (reports lead with it), then each level's

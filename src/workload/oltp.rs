@@ -879,6 +879,7 @@ fn run_slo(
     ctx: &StepCtx<'_>,
     spread: Option<&[usize]>,
 ) -> Result<StepOutput, StepError> {
+    super::slo::unsharded(ctx)?;
     let threads = p.levels.threads.max();
     let ticks = std::sync::atomic::AtomicU64::new(0);
     let found = super::slo::search(slo, |rate, tick_base| {

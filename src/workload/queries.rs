@@ -333,23 +333,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     // mysqlslap's shape sends each query as SQL text: no prepare round trip per client.
     let as_text = from_connect && p.params.is_empty();
     if let Some(slo) = &p.pace.slo {
-        let found = super::slo::search(slo, |rate, tick_base| {
-            let pacing = p.pace.at(rate).pacing(1.0);
-            let out = run_clients(p, ctx, &names, (from_connect, as_text), &pacing, tick_base)?;
-            let mut m = super::slo::Measured::of(out, 1.0);
-            for iv in &mut m.intervals {
-                *iv = iv.shifted(tick_base, None);
-            }
-            Ok(m)
-        })?;
-        let title = format!("{}, {} clients", ctx.title("queries"), p.clients);
-        return Ok(super::slo::output(
-            title,
-            slo,
-            "queries/s",
-            p.pace.details(),
-            found,
-        ));
+        return run_slo(p, slo, ctx, &names, (from_connect, as_text));
     }
     let out = run_clients(
         p,
@@ -461,6 +445,35 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: out.intervals,
         interrupted: out.interrupted,
     })
+}
+
+/// `slo`: the search's probes, each a run of the step's clients at one rate (the first
+/// closed-loop), and the step's figures of it.
+fn run_slo(
+    p: &QueriesParams,
+    slo: &super::slo::Slo,
+    ctx: &StepCtx<'_>,
+    names: &[String],
+    timing: (bool, bool),
+) -> Result<StepOutput, StepError> {
+    super::slo::unsharded(ctx)?;
+    let found = super::slo::search(slo, |rate, tick_base| {
+        let pacing = p.pace.at(rate).pacing(1.0);
+        let out = run_clients(p, ctx, names, timing, &pacing, tick_base)?;
+        let mut m = super::slo::Measured::of(out, 1.0);
+        for iv in &mut m.intervals {
+            *iv = iv.shifted(tick_base, None);
+        }
+        Ok(m)
+    })?;
+    let title = format!("{}, {} clients", ctx.title("queries"), p.clients);
+    Ok(super::slo::output(
+        title,
+        slo,
+        "queries/s",
+        p.pace.details(),
+        found,
+    ))
 }
 
 /// The step's first figures: (from the first connect) its seconds, the queries and their rate,

@@ -179,6 +179,17 @@ pub fn judge(slo: &Slo, asked: f64, m: &Measured) -> Result<(), String> {
     Ok(())
 }
 
+/// A search runs on one machine: a sharded run's shards would each judge their own share of
+/// the rate and choose their next probe apart.
+pub fn unsharded(ctx: &super::StepCtx<'_>) -> Result<(), StepError> {
+    match ctx.team {
+        Some(_) => Err(StepError::Check(
+            "slo is not yet supported on a sharded run (each shard would judge only its share); run the search without --shard".into(),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Where the search ended: the highest rate that passed and the lowest that failed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Bracket {

@@ -332,6 +332,7 @@ pub fn search<'w, F>(
 where
     F: Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
 {
+    super::slo::unsharded(ctx)?;
     let threads = spec.levels.iter().copied().max().unwrap_or(1);
     let found = super::slo::search(slo, |rate, tick_base| {
         let pacing = pace.at(rate).pacing(per_unit);
