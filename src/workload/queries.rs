@@ -1,4 +1,4 @@
-//! `queries`: N concurrent clients each running a list of read queries in turn, closed loop —
+//! `queries`: N concurrent clients each running a list of read queries in turn, closed loop (or paced by `rate`) —
 //! the original study's `mysqlslap --concurrency=N` run, with latency percentiles per query.
 //! Placeholders (`?`, or `$1`, `$2`, … on PostgreSQL) take a fresh uniform random integer from
 //! their range in `params` at every execution, as `pgbench`'s `\set aid random(1, N)` does.

@@ -1,5 +1,6 @@
 //! A sweep of client counts, as the steps that measure throughput per level run it: each level
-//! runs closed-loop for its seconds, and the data device is read at the runner's own ticks so
+//! runs for its seconds, closed-loop or paced alike (and an `slo` search repeats one level at
+//! rates it chooses), and the data device is read at the runner's own ticks so
 //! every second's device figures line up with that second's operations.
 
 use super::{StepCtx, StepError, StepOutput};

@@ -1,5 +1,5 @@
 //! `tpcc`: TPC-C's five transactions in the standard mix on the `tpcc` dataset, over a
-//! sweep of terminal counts, closed loop: tpmC (New-Order transactions a minute over each
+//! sweep of terminal counts, closed loop or at a New-Order rate: tpmC (New-Order transactions a minute over each
 //! level's measured window), its efficiency against the 12.86 tpmC a warehouse that keying
 //! and think times allow, every type's latency, rollbacks, retries and conflicts. Without
 //! think times (the default, as go-tpc and HammerDB run) the figure is TPC-C-like, not a
