@@ -79,12 +79,20 @@ pub fn split(v: toml::Value) -> Result<(toml::Value, Pace), DecodeError> {
         _ => None,
     };
     if let Some((what, secs)) = implied {
-        match table.get("duration_s").and_then(toml::Value::as_integer) {
+        if table.contains_key("per_client") {
+            return Err(DecodeError::at(
+                KeyPath::root().key("per_client"),
+                format!("the step's time is {what}: leave per_client out"),
+            ));
+        }
+        match table.get("duration_s").map(toml::Value::as_integer) {
             None => {
                 table.insert("duration_s".into(), toml::Value::Integer(secs as i64));
             }
-            Some(d) if d as u64 == secs => {}
-            Some(d) => {
+            // Not a number: the kind's own decoding says so.
+            Some(None) => {}
+            Some(Some(d)) if d as u64 == secs => {}
+            Some(Some(d)) => {
                 return Err(DecodeError::at(
                     KeyPath::root().key("duration_s"),
                     format!("duration_s = {d} differs from {what}, {secs} s; leave duration_s out"),
@@ -322,6 +330,8 @@ mod tests {
         assert_eq!(e.path.to_string(), "start_rate");
         let e = pace("rate = 0").unwrap_err();
         assert_eq!(e.path.to_string(), "rate");
+        let e = pace("per_client = 5\nslo = { p99_ms = 3 }").unwrap_err();
+        assert_eq!(e.path.to_string(), "per_client");
     }
 
     #[test]
