@@ -14,6 +14,7 @@
 use super::connect::ConnectTally;
 use super::msg::{Flushed, Msg};
 use super::outcome::{ErrorCount, RunOutcome};
+use super::rate::RateProfile;
 use super::spec::{Pacing, RunSpec};
 use crate::metrics::{self, Hist, Latency, Recorder};
 use crate::results::{ErrorTick, IntervalRecord, OpInterval};
@@ -58,10 +59,8 @@ pub(super) fn collect(
 ) -> RunOutcome {
     let mut c = Collector::new(spec.warmup_s, op_names, clients, start);
     // The clients here run their share of the step's rate.
-    c.target_rate = match spec.pacing {
-        Pacing::Open { rate_per_s, .. } => {
-            Some(rate_per_s * clients as f64 / spec.clients.max(1) as f64)
-        }
+    c.target_rate = match &spec.pacing {
+        Pacing::Open { rate, .. } => Some(rate.scaled(clients as f64 / spec.clients.max(1) as f64)),
         Pacing::Closed => None,
     };
     while c.done.iter().any(|d| !d) {
@@ -108,8 +107,8 @@ struct Collector<'a> {
     errors: BTreeMap<(usize, &'static str), (u64, String)>,
     last_end: Instant,
     ops_all: u64,
-    /// Open loop: the rate the clients here are scheduled at, a second.
-    target_rate: Option<f64>,
+    /// Open loop: the rate the clients here are scheduled at, over time.
+    target_rate: Option<RateProfile>,
 }
 
 impl<'a> Collector<'a> {
@@ -252,7 +251,11 @@ impl<'a> Collector<'a> {
             (&self.tick_ops, &mut self.tick_all),
             end_s,
         );
-        rec.target_rate = self.target_rate;
+        // The second's mean target: a ramp's changes from second to second.
+        rec.target_rate = self
+            .target_rate
+            .as_ref()
+            .map(|r| r.mean(tick as f64, tick as f64 + 1.0));
         on_interval(&rec);
         self.t.intervals.push(without_histograms(rec));
         if self.pool.len() < POOL {

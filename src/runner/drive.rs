@@ -80,7 +80,7 @@ where
     };
     if let Some(start) = c.gate.wait() {
         let spec = c.spec;
-        let schedule = Schedule::new(spec.pacing, spec.clients.max(1), client, spec.seed);
+        let schedule = Schedule::new(&spec.pacing, spec.clients.max(1), client, spec.seed);
         drive(
             slot,
             worker.as_mut(),
@@ -184,41 +184,46 @@ impl Gate {
     }
 }
 
-/// When a client's next operation is due (open loop).
+/// When a client's next operation is due (open loop): operation n of the step is due when
+/// the rate profile's count reaches n; this client takes every `clients`-th of them
+/// (evenly spaced), or its own Poisson stream of `1/clients` of the rate.
 struct Schedule {
-    /// Mean gap between this client's operations.
-    gap_s: f64,
-    /// Offset of this client's first operation, spreading clients over one gap.
-    offset_s: f64,
+    rate: super::rate::RateProfile,
+    /// The next operation's place in the step's count.
+    next_n: f64,
+    /// Mean gap between this client's operations, in the step's count.
+    gap_n: f64,
+    /// The profile's stage the schedule is in.
+    cursor: usize,
     poisson: Option<SplitMix64>,
 }
 
 impl Schedule {
     /// `None` for a closed loop.
-    fn new(pacing: Pacing, clients: usize, client: usize, seed: u64) -> Option<Schedule> {
-        let Pacing::Open {
-            rate_per_s,
-            poisson,
-        } = pacing
-        else {
+    fn new(pacing: &Pacing, clients: usize, client: usize, seed: u64) -> Option<Schedule> {
+        let Pacing::Open { rate, poisson } = pacing else {
             return None;
         };
-        let per_client = (rate_per_s / clients as f64).max(1e-9);
-        let gap_s = 1.0 / per_client;
         Some(Schedule {
-            gap_s,
-            offset_s: gap_s * client as f64 / clients as f64,
+            rate: rate.clone(),
+            // Spread the clients over one gap.
+            next_n: client as f64,
+            gap_n: clients as f64,
+            cursor: 0,
             poisson: poisson.then(|| SplitMix64::stream(seed, client as u64)),
         })
     }
 
-    /// The gap to the next operation, seconds.
-    fn next_gap(&mut self) -> f64 {
-        match &mut self.poisson {
+    /// Seconds after the start the next operation is due (None: no more are), and the one
+    /// after it drawn.
+    fn next_due(&mut self) -> Option<f64> {
+        let due = self.rate.time_of(self.next_n, &mut self.cursor);
+        self.next_n += match &mut self.poisson {
             // exponential gaps: -ln(1-u) * mean
-            Some(rng) => -(1.0 - rng.unit()).ln() * self.gap_s,
-            None => self.gap_s,
-        }
+            Some(rng) => -(1.0 - rng.unit()).ln() * self.gap_n,
+            None => self.gap_n,
+        };
+        due
     }
 }
 
@@ -252,7 +257,6 @@ fn drive(
         Bound::PerClient(n) => n,
         Bound::Duration(_) => u64::MAX,
     };
-    let mut due_s = schedule.as_ref().map(|s| s.offset_s).unwrap_or(0.0);
     let mut seq = 0u64;
     let mut now = Instant::now();
     while seq < limit && !stop.load(Ordering::Relaxed) {
@@ -266,8 +270,8 @@ fn drive(
                 }
             },
             Some(s) => {
+                let Some(due_s) = s.next_due() else { break };
                 let due = start + Duration::from_secs_f64(due_s);
-                due_s += s.next_gap();
                 if deadline.is_some_and(|d| due >= d) {
                     break;
                 }

@@ -21,11 +21,13 @@ mod connect;
 mod drive;
 mod msg;
 mod outcome;
+mod rate;
 mod spec;
 #[cfg(test)]
 mod tests;
 
 pub use outcome::{ConnectFailure, ConnectOutcome, ErrorCount, RunError, RunOutcome};
+pub use rate::RateProfile;
 pub use spec::{Bound, CONNECT_TIMEOUT, Clock, DROP_AFTER, LATE_AFTER, Pacing, RunSpec, Worker};
 
 use crate::engine;

@@ -2,6 +2,7 @@
 //! start (`Pacing`, with the open loop's late and drop limits), where the clock starts
 //! (`Clock`), and the `Worker` each client runs.
 
+use super::rate::RateProfile;
 use crate::engine;
 use std::time::Duration;
 
@@ -33,16 +34,27 @@ pub enum Bound {
 }
 
 /// When operations start.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Pacing {
     /// Each client starts its next operation when the previous one ends; latency is
     /// measured from the actual start.
     Closed,
-    /// Operations are scheduled at `rate_per_s` in all (spread over the clients), evenly
-    /// spaced or with exponential gaps (`poisson`); latency is measured from the scheduled
-    /// start, so queueing behind a slow engine counts (no coordinated omission). An
-    /// operation more than `DROP_AFTER` behind its schedule is dropped and counted.
-    Open { rate_per_s: f64, poisson: bool },
+    /// Operations are scheduled at `rate` in all (spread over the clients; constant or
+    /// ramping), evenly spaced or with exponential gaps (`poisson`); latency is measured
+    /// from the scheduled start, so queueing behind a slow engine counts (no coordinated
+    /// omission). An operation more than `DROP_AFTER` behind its schedule is dropped and
+    /// counted.
+    Open { rate: RateProfile, poisson: bool },
+}
+
+impl Pacing {
+    /// An open loop at `rate_per_s` throughout, evenly spaced.
+    pub fn fixed(rate_per_s: f64) -> Pacing {
+        Pacing::Open {
+            rate: RateProfile::constant(rate_per_s),
+            poisson: false,
+        }
+    }
 }
 
 /// How far behind schedule an open-loop operation may fall before it is dropped.

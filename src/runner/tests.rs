@@ -156,7 +156,7 @@ fn timed(clients: usize, d: Duration) -> RunSpec {
 fn open_loop(clients: usize, d: Duration, rate_per_s: f64, poisson: bool) -> RunSpec {
     RunSpec {
         pacing: Pacing::Open {
-            rate_per_s,
+            rate: crate::runner::RateProfile::constant(rate_per_s),
             poisson,
         },
         ..timed(clients, d)
@@ -384,6 +384,41 @@ fn open_loop_holds_a_sustainable_rate() {
     assert_eq!(out.dropped, 0);
     let l = Latency::of(&out.all).expect("latency");
     assert!(l.p50 < 5_000, "no queue at a sustainable rate: {l:?}");
+}
+
+#[test]
+fn a_ramp_schedules_its_count_and_each_second_says_its_target() {
+    // 0 -> 200/s over 1 s (100 operations), then 200/s flat for 1 s (200): 300 in all.
+    let spec = RunSpec {
+        pacing: Pacing::Open {
+            rate: crate::runner::RateProfile::ramp(0.0, &[(200.0, 1.0), (200.0, 1.0)]),
+            poisson: false,
+        },
+        ..timed(2, Duration::from_secs(2))
+    };
+    let stop = AtomicBool::new(false);
+    let mut targets = Vec::new();
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 100 }) as Box<dyn Worker>),
+        &stop,
+        |iv| targets.push(iv.target_rate),
+    )
+    .expect("run");
+    let done = out.ops + out.errors.iter().map(|e| e.count).sum::<u64>();
+    assert!((295..=300).contains(&done), "300 scheduled, {done} done");
+    assert_eq!(out.dropped, 0);
+    assert_eq!(
+        targets.first().copied().flatten(),
+        Some(100.0),
+        "{targets:?}"
+    );
+    assert_eq!(
+        targets.get(1).copied().flatten(),
+        Some(200.0),
+        "{targets:?}"
+    );
 }
 
 /// Meets at once, counting its meetings.

@@ -61,6 +61,10 @@ pub struct LookupsParams {
     /// The share of keys, from the first, that `small-random` draws from.
     #[serde(default = "d_small")]
     pub small_fraction: f64,
+    /// `rate`, `start_rate`, `arrival`, `slo` (lookups a second), decoded apart (see
+    /// [`super::pacing`]).
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
 }
 
 impl LookupsParams {
@@ -72,6 +76,7 @@ impl LookupsParams {
                 "small_fraction must be above 0 and at most 1 (0.1: the first 10 % of keys)".into(),
             );
         }
+        self.pace.validate()?;
         self.levels.check()
     }
 }
@@ -224,7 +229,11 @@ struct Level {
 
 impl super::StepKind for LookupsParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
-        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+        super::pacing::decode_with(
+            v,
+            |v| super::sweep::decode(v, |p: &mut Self, levels| p.levels = levels),
+            |p, pace| p.pace = pace,
+        )
     }
     fn divides_clients() -> bool {
         true
@@ -265,15 +274,21 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         warmup_s: p.levels.warmup_s,
         names: &names,
         what: &format!("{} lookups", p.keys.name()),
+        pacing: p.pace.pacing(1.0),
     };
-    let swept = sweep::run(ctx, &spec, |li, client| {
+    let make = |li: usize, client: usize| {
         let seed = 0x0010_0c0b ^ li as u64;
         worker(
             engine,
             &table,
             KeySource::new(p, rows, seed, client, order.as_ref()),
         )
-    })?;
+    };
+    if let Some(slo) = &p.pace.slo {
+        let title = ctx.title(&format!("lookups by primary key, {}", p.keys.name()));
+        return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "lookups/s", make);
+    }
+    let swept = sweep::run(ctx, &spec, make)?;
     let levels: Vec<Level> = swept
         .levels
         .iter()
@@ -300,21 +315,14 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     s.metrics = figures(&levels, &best);
     let misses: u64 = levels.iter().map(|l| l.misses).sum();
     let total: u64 = levels.iter().map(|l| l.lookups).sum();
-    let keys = match p.keys {
-        Keys::SmallRandom => format!(
-            "keys uniform over the first {:.0}% of the {rows} keys",
-            p.small_fraction * 100.0
-        ),
-        Keys::FullRandom => format!("keys uniform over all {rows} keys"),
-        Keys::Zipfian => format!("keys zipfian over all {rows} keys (sysbench's, exponent 0.8)"),
-        Keys::Permutation if order.as_ref().is_some_and(|o| o.taken() > rows) => format!(
-            "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
-        ),
-        Keys::Permutation => format!("{total} of the {rows} keys, each once, in a seeded order"),
-    };
+    let keys = keys_note(p, rows, total, order.as_ref());
     let mut first = vec![
         keys,
-        "closed loop, one lookup in flight per client".to_string(),
+        if p.pace.is_open() {
+            p.pace.loop_note("lookups/s")
+        } else {
+            "closed loop, one lookup in flight per client".to_string()
+        },
     ];
     if misses > 0 {
         first.push(format!(
@@ -328,6 +336,11 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         ));
     }
     notes.insert(0, first.join("; "));
+    notes.extend(
+        sweep::pace_notes(&p.pace, 1.0, &spec, &swept.levels, "lookups/s")
+            .into_iter()
+            .skip(1),
+    );
     if let Some(d) = &best.disk {
         notes.push(format!(
             "at {} clients the data device ({}) read {:.1} MB/s in {:.0} IOPS, busy {:.0}% of the time",
@@ -351,6 +364,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "rows": rows,
             "duration_s": p.levels.duration_s,
             "warmup_s": p.levels.warmup_s,
+            "pacing": p.pace.details(),
             "levels": levels,
             "best": best,
             "disk_seconds": swept.disk_seconds(),
@@ -358,6 +372,22 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: swept.intervals,
         interrupted: swept.interrupted,
     })
+}
+
+/// How the step drew its keys, for its note (`total`: lookups made).
+fn keys_note(p: &LookupsParams, rows: u64, total: u64, order: Option<&Order>) -> String {
+    match p.keys {
+        Keys::SmallRandom => format!(
+            "keys uniform over the first {:.0}% of the {rows} keys",
+            p.small_fraction * 100.0
+        ),
+        Keys::FullRandom => format!("keys uniform over all {rows} keys"),
+        Keys::Zipfian => format!("keys zipfian over all {rows} keys (sysbench's, exponent 0.8)"),
+        Keys::Permutation if order.is_some_and(|o| o.taken() > rows) => format!(
+            "each of the {rows} keys once in a seeded order, then again from the start ({total} lookups)"
+        ),
+        Keys::Permutation => format!("{total} of the {rows} keys, each once, in a seeded order"),
+    }
 }
 
 /// The step's figures: the best level's QPS first (reports lead with it), then each level's

@@ -15,7 +15,7 @@ use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
-use crate::runner::{self, Bound, Pacing, RunSpec, Worker};
+use crate::runner::{self, Bound, RunSpec, Worker};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -74,16 +74,7 @@ pub fn check_final_fraction(final_fraction: f64) -> Result<(), DecodeError> {
     ))
 }
 
-/// Open-loop arrivals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrival {
-    /// Evenly spaced.
-    #[default]
-    Fixed,
-    /// Exponential gaps (a Poisson process).
-    Poisson,
-}
+pub use super::pacing::Arrival;
 
 fn d_special() -> Distribution {
     Distribution::Special
@@ -116,11 +107,10 @@ pub struct OltpParams {
     /// Key distribution (sysbench --rand-type; default special).
     #[serde(default = "d_special", deserialize_with = "by_name")]
     pub distribution: Distribution,
-    /// Target events per second in all (open loop); absent: closed loop.
-    #[serde(default)]
-    pub rate: Option<f64>,
-    #[serde(default, deserialize_with = "by_name")]
-    pub arrival: Arrival,
+    /// `rate`, `start_rate`, `arrival` and `slo`, decoded apart (see [`super::pacing`]):
+    /// events a second in all (open loop); no rate: closed loop.
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
     #[serde(default = "d_range")]
     pub range_size: u64,
     #[serde(default = "d_point")]
@@ -200,12 +190,12 @@ impl OltpParams {
             self.levels.threads.levels().len(),
             self.levels.duration_s,
         )?;
-        if let Some(r) = self.rate
-            && !(r > 0.0 && r <= 10_000_000.0)
-        {
+        self.pace.validate()?;
+        if self.pace.slo.is_some() && (self.kill_node.is_some() || !self.ddl.is_empty()) {
             return at(
-                "rate",
-                "rate must be above 0 and at most 10000000 events/s".into(),
+                "slo",
+                "an slo search repeats one level at many rates: leave kill_node and ddl out of it"
+                    .into(),
             );
         }
         if !(1..=1_000_000).contains(&self.range_size) {
@@ -747,12 +737,13 @@ fn run_levels(
     spread: Option<&[usize]>,
     kill: Option<(KillNode, &dyn Clustered)>,
     ticks: &std::sync::atomic::AtomicU64,
+    first_tick: u64,
 ) -> Result<Ran, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
     let names = vec![p.workload.name().to_string()];
     let mut r = Ran::default();
-    let mut tick_base = 0u64;
+    let mut tick_base = first_tick;
     for (li, threads) in p.levels.threads.levels().into_iter().enumerate() {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             r.interrupted = true;
@@ -762,13 +753,7 @@ fn run_levels(
             clients: threads as usize,
             bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
             warmup_s: p.skipped_s(),
-            pacing: match p.rate {
-                Some(r) => Pacing::Open {
-                    rate_per_s: r,
-                    poisson: p.arrival == Arrival::Poisson,
-                },
-                None => Pacing::Closed,
-            },
+            pacing: p.pace.pacing(1.0),
             seed: li as u64,
             team: ctx.team.cloned(),
         };
@@ -832,7 +817,9 @@ fn run_levels(
             latency_us: Latency::of(&out.all),
             errors,
             measured_s: out.measured_s,
-            target_rate: p.rate,
+            target_rate: p
+                .pace
+                .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64),
             late: out.late,
             dropped: out.dropped,
             dbduel_cpu_us_per_event: out.cpu_us_per_op(),
@@ -856,7 +843,11 @@ fn run_levels(
 
 impl super::StepKind for OltpParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
-        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+        super::pacing::decode_with(
+            v,
+            |v| super::sweep::decode(v, |p: &mut Self, levels| p.levels = levels),
+            |p, pace| p.pace = pace,
+        )
     }
     fn divides_clients() -> bool {
         true
@@ -881,11 +872,59 @@ impl super::StepKind for OltpParams {
     }
 }
 
+/// `slo`: the search's probes, each one level of the step's (largest) client count.
+fn run_slo(
+    p: &OltpParams,
+    slo: &super::slo::Slo,
+    ctx: &StepCtx<'_>,
+    spread: Option<&[usize]>,
+) -> Result<StepOutput, StepError> {
+    super::slo::unsharded(ctx)?;
+    let threads = p.levels.threads.max();
+    let ticks = std::sync::atomic::AtomicU64::new(0);
+    let found = super::slo::search(slo, |rate, tick_base| {
+        let mut probe = p.clone();
+        probe.pace = p.pace.at(rate);
+        probe.final_fraction = 1.0;
+        probe.levels.threads = super::sweep::Threads::One(threads);
+        let ran = run_levels(&probe, ctx, spread, None, &ticks, tick_base)?;
+        let Some(l) = ran.levels.first() else {
+            return Err(StepError::Skipped(
+                "interrupted before the first probe".into(),
+            ));
+        };
+        Ok(super::slo::Measured {
+            achieved: l.tps,
+            latency: l.latency_us,
+            ops: l.events,
+            errors: l.errors,
+            late: l.late,
+            dropped: l.dropped,
+            intervals: ran.intervals,
+            interrupted: ran.interrupted,
+        })
+    })?;
+    let title = format!(
+        "{}, {threads} threads",
+        ctx.title(&format!("oltp {}", p.workload.name()))
+    );
+    Ok(super::slo::output(
+        title,
+        slo,
+        "events/s",
+        p.pace.details(),
+        found,
+    ))
+}
+
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
     let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
     let spread = client_nodes(engine, p.nodes);
+    if let Some(slo) = &p.pace.slo {
+        return run_slo(p, slo, ctx, spread.as_deref());
+    }
     let kill = match (p.kill_node, engine.cluster()) {
         (Some(k), Some(c)) if k.node as usize > c.node_count() || c.node_count() < 3 => {
             return Err(StepError::Check(format!(
@@ -898,7 +937,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         _ => None,
     };
     let (ran, cluster) = super::cluster::watched(engine.cluster(), |ticks| {
-        run_levels(p, ctx, spread.as_deref(), kill, ticks)
+        run_levels(p, ctx, spread.as_deref(), kill, ticks, 0)
     });
     let Ran {
         levels,
@@ -967,7 +1006,8 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "duration_s": p.levels.duration_s,
             "final_fraction": p.final_fraction,
             "measured_s_per_level": p.levels.duration_s - p.skipped_s(),
-            "loop": if p.rate.is_some() { "open" } else { "closed" },
+            "loop": if p.pace.is_open() { "open" } else { "closed" },
+            "pacing": p.pace.details(),
             "levels": levels,
             "best": best,
             "cold_start": start.as_ref().map(super::SweepStart::details),
@@ -1096,14 +1136,7 @@ fn level_notes(
 ) -> Vec<String> {
     let mut notes = vec![format!(
         "{}; each level's figure is the mean of its last {:.0}% ({} of {} s)",
-        match p.rate {
-            None => "closed loop".to_string(),
-            Some(r) => format!(
-                "open loop at {r} events/s ({:?} arrivals), latency from the schedule",
-                p.arrival
-            )
-            .to_lowercase(),
-        },
+        p.pace.loop_note("events/s"),
         p.final_fraction * 100.0,
         p.levels.duration_s - p.skipped_s(),
         p.levels.duration_s
@@ -1118,15 +1151,15 @@ fn level_notes(
             kinds.join(", ")
         ));
     }
-    if let Some(r) = p.rate {
-        for l in levels {
-            if l.tps < r * 0.95 || l.dropped > 0 {
-                notes.push(format!(
-                    "at {} threads the engine could not sustain {r} events/s: it did {:.0}/s, {} started late, {} dropped",
-                    l.threads, l.tps, l.late, l.dropped
-                ));
-            }
-        }
+    for l in levels {
+        notes.extend(super::pacing::shortfall(
+            &format!("at {} threads", l.threads),
+            l.target_rate,
+            l.tps,
+            l.late,
+            l.dropped,
+            "events/s",
+        ));
     }
     notes
 }

@@ -1,4 +1,4 @@
-//! `queries`: N concurrent clients each running a list of read queries in turn, closed loop —
+//! `queries`: N concurrent clients each running a list of read queries in turn, closed loop (or paced by `rate`) —
 //! the original study's `mysqlslap --concurrency=N` run, with latency percentiles per query.
 //! Placeholders (`?`, or `$1`, `$2`, … on PostgreSQL) take a fresh uniform random integer from
 //! their range in `params` at every execution, as `pgbench`'s `\set aid random(1, N)` does.
@@ -44,6 +44,10 @@ pub struct QueriesParams {
     /// mysqlslap's timing).
     #[serde(default, deserialize_with = "by_name")]
     pub timed_from: TimedFrom,
+    /// `rate`, `start_rate`, `arrival`, `slo` (queries a second in all), decoded apart (see
+    /// [`super::pacing`]).
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
 }
 
 /// Where a `queries` step's clock starts.
@@ -123,6 +127,7 @@ pub fn placeholder_count(sql: &str) -> usize {
 impl QueriesParams {
     pub fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
+        self.pace.validate()?;
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return at(
                 "clients",
@@ -244,6 +249,9 @@ impl Worker for QueryWorker<'_> {
 }
 
 impl super::StepKind for QueriesParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
+    }
     fn divides_clients() -> bool {
         true
     }
@@ -324,7 +332,17 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     let from_connect = p.timed_from == TimedFrom::Connect;
     // mysqlslap's shape sends each query as SQL text: no prepare round trip per client.
     let as_text = from_connect && p.params.is_empty();
-    let out = run_clients(p, ctx, &names, from_connect, as_text)?;
+    if let Some(slo) = &p.pace.slo {
+        return run_slo(p, slo, ctx, &names, (from_connect, as_text));
+    }
+    let out = run_clients(
+        p,
+        ctx,
+        &names,
+        (from_connect, as_text),
+        &p.pace.pacing(1.0),
+        0,
+    )?;
     let qps = if out.measured_s > 0.0 {
         out.ops as f64 / out.measured_s
     } else {
@@ -359,7 +377,21 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "{errors} queries failed; see the step's JSON for kinds"
         ));
     } else {
-        s.note = Some("closed loop: latency from each query's actual start".into());
+        s.note = Some(if p.pace.is_open() {
+            p.pace.loop_note("queries/s")
+        } else {
+            "closed loop: latency from each query's actual start".into()
+        });
+    }
+    let target = p
+        .pace
+        .target_mean(1.0, p.warmup_s as f64, p.duration_s.unwrap_or(0) as f64);
+    if let (Some(n), Some(short)) = (
+        s.note.as_mut(),
+        super::pacing::shortfall("", target, qps, out.late, out.dropped, "queries/s"),
+    ) {
+        n.push_str("; ");
+        n.push_str(short.trim_start());
     }
     add_timing_notes(&mut s.note, p, from_connect, as_text);
     let cpu_us_per_op = if out.ops_all > 0 {
@@ -389,7 +421,10 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         summary: s,
         details: serde_json::json!({
             "clients": p.clients,
-            "loop": "closed",
+            "loop": if p.pace.is_open() { "open" } else { "closed" },
+            "pacing": p.pace.details(),
+            "late": out.late,
+            "dropped": out.dropped,
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
@@ -410,6 +445,35 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: out.intervals,
         interrupted: out.interrupted,
     })
+}
+
+/// `slo`: the search's probes, each a run of the step's clients at one rate (the first
+/// closed-loop), and the step's figures of it.
+fn run_slo(
+    p: &QueriesParams,
+    slo: &super::slo::Slo,
+    ctx: &StepCtx<'_>,
+    names: &[String],
+    timing: (bool, bool),
+) -> Result<StepOutput, StepError> {
+    super::slo::unsharded(ctx)?;
+    let found = super::slo::search(slo, |rate, tick_base| {
+        let pacing = p.pace.at(rate).pacing(1.0);
+        let out = run_clients(p, ctx, names, timing, &pacing, tick_base)?;
+        let mut m = super::slo::Measured::of(out, 1.0);
+        for iv in &mut m.intervals {
+            *iv = iv.shifted(tick_base, None);
+        }
+        Ok(m)
+    })?;
+    let title = format!("{}, {} clients", ctx.title("queries"), p.clients);
+    Ok(super::slo::output(
+        title,
+        slo,
+        "queries/s",
+        p.pace.details(),
+        found,
+    ))
 }
 
 /// The step's first figures: (from the first connect) its seconds, the queries and their rate,
@@ -459,13 +523,15 @@ fn query_metrics(
 }
 
 /// Run the clients, each querying in turn (prepared, or as SQL text with `as_text`), the clock
-/// started at the first connect (`from_connect`) or once all are connected.
+/// started at the first connect (`from_connect`) or once all are connected, paced by
+/// `pacing`; its seconds go to the step's file from `tick_base`.
 fn run_clients(
     p: &QueriesParams,
     ctx: &StepCtx<'_>,
     names: &[String],
-    from_connect: bool,
-    as_text: bool,
+    (from_connect, as_text): (bool, bool),
+    pacing: &runner::Pacing,
+    tick_base: u64,
 ) -> Result<runner::RunOutcome, StepError> {
     let spec = RunSpec {
         clients: p.clients as usize,
@@ -475,7 +541,7 @@ fn run_clients(
             (None, None) => Bound::PerClient(1),
         },
         warmup_s: p.warmup_s,
-        pacing: runner::Pacing::Closed,
+        pacing: pacing.clone(),
         seed: 0,
         team: ctx.team.cloned(),
     };
@@ -511,7 +577,7 @@ fn run_clients(
         Clock::AllConnected
     };
     let out = runner::run_clocked(&spec, clock, names, make, ctx.stop, |iv| {
-        ctx.seconds.append(iv);
+        ctx.seconds.append_shifted(iv, tick_base, None);
         progress.status(&format!("t={:.0}s {:.0} queries/s", iv.t_s, iv.ops_per_s));
     })?;
     Ok(out)
@@ -620,6 +686,7 @@ mod tests {
             warmup_s: 0,
             params,
             timed_from: TimedFrom::Queries,
+            pace: Default::default(),
         }
     }
 

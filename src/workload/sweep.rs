@@ -1,8 +1,9 @@
 //! A sweep of client counts, as the steps that measure throughput per level run it: each level
-//! runs closed-loop for its seconds, and the data device is read at the runner's own ticks so
+//! runs for its seconds, closed-loop or paced alike (and an `slo` search repeats one level at
+//! rates it chooses), and the data device is read at the runner's own ticks so
 //! every second's device figures line up with that second's operations.
 
-use super::{StepCtx, StepError};
+use super::{StepCtx, StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine;
 use crate::metrics::Latency;
@@ -212,6 +213,8 @@ pub struct SweepSpec<'a> {
     pub names: &'a [String],
     /// What one operation is, for progress and errors ("lookups", "transactions").
     pub what: &'a str,
+    /// Closed loop, or the open loop's rate (each level alike).
+    pub pacing: Pacing,
 }
 
 /// Run each level in turn with workers from `make(level_index, client)`; stops at the stop
@@ -231,59 +234,16 @@ where
             sweep.interrupted = true;
             break;
         }
-        let run_spec = RunSpec {
-            clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(spec.duration_s)),
-            warmup_s: spec.warmup_s,
-            pacing: Pacing::Closed,
-            seed: li as u64,
-            team: ctx.team.cloned(),
-        };
-        ctx.progress
-            .status(&format!("{threads} clients connecting"));
-        let progress = ctx.progress;
-        // Each tick closes one second of device counters, aligned with its operations (the
-        // first also spans the clients' connecting, as rates over its real length).
-        let mut meter = DiskMeter::start(ctx.data_device);
-        let mut disk: Vec<DiskSecond> = Vec::new();
-        let what = spec.what;
-        let mut out = runner::run_closed(
-            &run_spec,
-            spec.names,
-            |client| make(li, client),
-            ctx.stop,
-            |iv| {
-                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
-                if let Some(io) = meter.tick() {
-                    disk.push(DiskSecond {
-                        level: threads,
-                        tick: tick_base + iv.tick,
-                        warmup: iv.warmup,
-                        secs: meter.secs(),
-                        io,
-                    });
-                }
-                progress.status(&format!(
-                    "{threads} clients t={:.0}s {:.0} {what}/s",
-                    iv.t_s, iv.ops_per_s
-                ));
-            },
-        )?;
+        let mut level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
         sweep
             .intervals
-            .extend(out.level_intervals(tick_base, threads));
+            .extend(level.out.level_intervals(tick_base, threads));
         tick_base += spec.duration_s;
-        let all_failed = out.all_failed();
-        let interrupted = out.interrupted;
-        sweep.levels.push(LevelRun { threads, out, disk });
+        let interrupted = level.out.interrupted;
+        sweep.levels.push(level);
         if interrupted {
             sweep.interrupted = true;
             break;
-        }
-        if let Some((errors, first)) = all_failed {
-            return Err(StepError::Check(format!(
-                "every one of the {what} failed at {threads} clients ({errors} errors); first: {first}"
-            )));
         }
     }
     if sweep.levels.is_empty() {
@@ -292,6 +252,135 @@ where
         ));
     }
     Ok(sweep)
+}
+
+/// Run one level (index `li`, `threads` clients, paced by `pacing`), its seconds going to the
+/// step's file from `tick_base`; fails when every operation failed.
+pub fn run_level<'w, F>(
+    ctx: &StepCtx<'_>,
+    spec: &SweepSpec<'_>,
+    li: usize,
+    threads: u64,
+    pacing: &Pacing,
+    tick_base: u64,
+    make: &F,
+) -> Result<LevelRun, StepError>
+where
+    F: Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    let run_spec = RunSpec {
+        clients: threads as usize,
+        bound: Bound::Duration(Duration::from_secs(spec.duration_s)),
+        warmup_s: spec.warmup_s,
+        pacing: pacing.clone(),
+        seed: li as u64,
+        team: ctx.team.cloned(),
+    };
+    ctx.progress
+        .status(&format!("{threads} clients connecting"));
+    let progress = ctx.progress;
+    // Each tick closes one second of device counters, aligned with its operations (the
+    // first also spans the clients' connecting, as rates over its real length).
+    let mut meter = DiskMeter::start(ctx.data_device);
+    let mut disk: Vec<DiskSecond> = Vec::new();
+    let what = spec.what;
+    let out = runner::run_closed(
+        &run_spec,
+        spec.names,
+        |client| make(li, client),
+        ctx.stop,
+        |iv| {
+            ctx.seconds.append_shifted(iv, tick_base, Some(threads));
+            if let Some(io) = meter.tick() {
+                disk.push(DiskSecond {
+                    level: threads,
+                    tick: tick_base + iv.tick,
+                    warmup: iv.warmup,
+                    secs: meter.secs(),
+                    io,
+                });
+            }
+            progress.status(&format!(
+                "{threads} clients t={:.0}s {:.0} {what}/s",
+                iv.t_s, iv.ops_per_s
+            ));
+        },
+    )?;
+    if !out.interrupted
+        && let Some((errors, first)) = out.all_failed()
+    {
+        return Err(StepError::Check(format!(
+            "every one of the {what} failed at {threads} clients ({errors} errors); first: {first}"
+        )));
+    }
+    Ok(LevelRun { threads, out, disk })
+}
+
+/// A sweeping step's `slo`: probes of one level of `threads` clients (the closed loop, then
+/// fixed rates in the step's unit, `per_unit` operations each), and the step's figures of
+/// the search.
+#[allow(clippy::too_many_arguments)]
+pub fn search<'w, F>(
+    ctx: &StepCtx<'_>,
+    spec: &SweepSpec<'_>,
+    pace: &super::pacing::Pace,
+    slo: &super::slo::Slo,
+    per_unit: f64,
+    title: String,
+    unit: &str,
+    make: F,
+) -> Result<StepOutput, StepError>
+where
+    F: Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    super::slo::unsharded(ctx)?;
+    let threads = spec.levels.iter().copied().max().unwrap_or(1);
+    let found = super::slo::search(slo, |rate, tick_base| {
+        let pacing = pace.at(rate).pacing(per_unit);
+        let li = (tick_base / spec.duration_s.max(1)) as usize;
+        let l = run_level(ctx, spec, li, threads, &pacing, tick_base, &make)?;
+        let mut m = super::slo::Measured::of(l.out, per_unit);
+        m.intervals = m
+            .intervals
+            .iter()
+            .map(|iv| iv.shifted(tick_base, Some(threads)))
+            .collect();
+        Ok(m)
+    })?;
+    Ok(super::slo::output(
+        format!("{title}, {threads} clients"),
+        slo,
+        unit,
+        pace.details(),
+        found,
+    ))
+}
+
+/// The notes on how a sweep was paced: for an open loop its rate, and each level that fell
+/// short of it (`unit`: the rate's, e.g. "lookups/s").
+pub fn pace_notes(
+    pace: &super::pacing::Pace,
+    per_unit: f64,
+    spec: &SweepSpec<'_>,
+    levels: &[LevelRun],
+    unit: &str,
+) -> Vec<String> {
+    if !pace.is_open() {
+        return Vec::new();
+    }
+    let target = pace.target_mean(1.0, spec.warmup_s as f64, spec.duration_s as f64);
+    let mut notes = vec![pace.loop_note(unit)];
+    for l in levels {
+        notes.extend(super::pacing::shortfall(
+            &format!("at {} clients", l.threads),
+            target,
+            l.rate() / per_unit,
+            l.out.late,
+            l.out.dropped,
+            unit,
+        ));
+    }
+    notes
 }
 
 /// The index of the level with the highest rate.

@@ -34,6 +34,10 @@ pub struct TrickleParams {
     /// Seconds at the start left out of the figures.
     #[serde(default)]
     pub warmup_s: u64,
+    /// `rate`, `start_rate`, `arrival`, `slo` (inserts a second), decoded apart (see
+    /// [`super::pacing`]).
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
 }
 
 impl TrickleParams {
@@ -44,6 +48,7 @@ impl TrickleParams {
                 "clients must be at least 1 (each inserts into a table of its own)",
             ));
         }
+        self.pace.validate()?;
         let threads = Threads::One(self.clients);
         super::sweep::check_levels(&threads, self.duration_s, self.warmup_s)
     }
@@ -63,6 +68,10 @@ pub struct TripleParams {
     pub keys: Keys,
     #[serde(default = "d_small")]
     pub small_fraction: f64,
+    /// `rate`, `start_rate`, `arrival`, `slo` (transactions a second), decoded apart (see
+    /// [`super::pacing`]).
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
 }
 
 impl TripleParams {
@@ -82,6 +91,7 @@ impl TripleParams {
                     .into(),
             );
         }
+        self.pace.validate()?;
         self.levels.check()
     }
 }
@@ -175,6 +185,9 @@ fn next_row(s: &mut dyn Session, name: &str, dialect: engine::Dialect) -> engine
 }
 
 impl super::StepKind for TrickleParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
+    }
     fn validate(&self) -> Result<(), DecodeError> {
         TrickleParams::validate(self)
     }
@@ -194,7 +207,11 @@ impl super::StepKind for TrickleParams {
 
 impl super::StepKind for TripleParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
-        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+        super::pacing::decode_with(
+            v,
+            |v| super::sweep::decode(v, |p: &mut Self, levels| p.levels = levels),
+            |p, pace| p.pace = pace,
+        )
     }
     fn validate(&self) -> Result<(), DecodeError> {
         TripleParams::validate(self)
@@ -246,8 +263,9 @@ pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, S
         warmup_s: p.warmup_s,
         names: &names,
         what: "inserts",
+        pacing: p.pace.pacing(1.0),
     };
-    let swept = sweep::run(ctx, &spec, |_, client| {
+    let make = |_: usize, client: usize| {
         let table = &ctx.tables[client];
         let mut session = engine.connect()?;
         let sql = placeholders(
@@ -269,14 +287,27 @@ pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, S
             params: Vec::with_capacity(cols.len()),
             all: (0..cols.len()).collect(),
         }) as Box<dyn Worker>)
-    })?;
+    };
+    let title = ctx.title("single-row inserts, each client its own table");
+    if let Some(slo) = &p.pace.slo {
+        return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "inserts/s", make);
+    }
+    let swept = sweep::run(ctx, &spec, make)?;
     let inserted: u64 = swept.levels.iter().map(|l| l.out.ops_all).sum();
-    let mut s = summary(ctx.title("single-row inserts, each client its own table"));
+    let mut s = summary(title);
     let first = starts.iter().min().copied().unwrap_or(0);
-    let note = format!(
+    let mut note = vec![format!(
         "{clients} clients, each inserting one row a transaction (autocommit) into its own table after the rows it held ({first} or more); {inserted} rows inserted"
-    );
-    let mut details = fill(&mut s, &swept, note, ctx.engine.embedded());
+    )];
+    note.extend(sweep::pace_notes(
+        &p.pace,
+        1.0,
+        &spec,
+        &swept.levels,
+        "inserts/s",
+    ));
+    let mut details = fill(&mut s, &swept, note.join("; "), ctx.engine.embedded());
+    details["pacing"] = p.pace.details();
     details["rows_before"] = serde_json::json!(starts);
     Ok(StepOutput {
         summary: s,
@@ -335,8 +366,9 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
         warmup_s: p.levels.warmup_s,
         names: &names,
         what: "transactions",
+        pacing: p.pace.pacing(1.0),
     };
-    let swept = sweep::run(ctx, &spec, |li, client| {
+    let make = |li: usize, client: usize| {
         let table = client as u64 % data.tables;
         let name = &ctx.tables[table as usize].name;
         let mut session = engine.connect()?;
@@ -358,16 +390,21 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
             line: Vec::with_capacity(1024),
             params: Vec::with_capacity(4),
         }) as Box<dyn Worker>)
-    })?;
+    };
+    let title = ctx.title(&format!(
+        "three SELECTs a transaction, {}",
+        keys_name(p.keys)
+    ));
+    if let Some(slo) = &p.pace.slo {
+        return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "transactions/s", make);
+    }
+    let swept = sweep::run(ctx, &spec, make)?;
     let misses: u64 = swept
         .levels
         .iter()
         .map(|l| l.out.ops.saturating_sub(l.out.rows))
         .sum();
-    let mut s = summary(ctx.title(&format!(
-        "three SELECTs a transaction, {}",
-        keys_name(p.keys)
-    )));
+    let mut s = summary(title);
     let mut note = vec![format!(
         "a transaction is three autocommitted SELECTs of one row (by the primary key, the unique key and the non-unique index), rows drawn uniformly from the first {range} of each table's {} rows; client c reads table c mod {}",
         data.rows, data.tables
@@ -378,7 +415,15 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
     if misses > 0 {
         note.push(format!("{misses} primary-key lookups found no row"));
     }
+    note.extend(sweep::pace_notes(
+        &p.pace,
+        1.0,
+        &spec,
+        &swept.levels,
+        "transactions/s",
+    ));
     let mut details = fill(&mut s, &swept, note.join("; "), ctx.engine.embedded());
+    details["pacing"] = p.pace.details();
     details["keys"] = serde_json::json!(p.keys);
     details["key_range"] = serde_json::json!(range);
     details["misses"] = serde_json::json!(misses);

@@ -59,10 +59,7 @@ pub fn run(
         bound: Bound::Duration(Duration::from_secs(duration_s)),
         warmup_s: 0,
         pacing: match p.rate {
-            Some(r) => Pacing::Open {
-                rate_per_s: r,
-                poisson: false,
-            },
+            Some(r) => Pacing::fixed(r),
             None => Pacing::Closed,
         },
         seed: stream,

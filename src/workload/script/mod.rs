@@ -1,6 +1,6 @@
 //! `script`: clients running pgbench-style scripts — SQL statements with `:var` bind
 //! parameters and meta-commands (`\set` with pgbench's expressions and random functions,
-//! `\sleep`, `\if`/`\elif`/`\else`/`\endif`, `\gset`) — drawn by weight, closed loop. Each
+//! `\sleep`, `\if`/`\elif`/`\else`/`\endif`, `\gset`) — drawn by weight, closed loop or paced (`rate`). Each
 //! script is parsed once, when the study is read, into a small program (`parse.rs`); each
 //! client interprets it with its own variables (`interp.rs`), preparing each statement once.
 //! One script run is one timed operation, as pgbench's "transaction".
@@ -23,7 +23,7 @@ use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{self, Session};
 use crate::metrics::Latency;
 use crate::results::{Better, Derived, Metric, Unit};
-use crate::runner::{self, Bound, Pacing, RunSpec, Worker};
+use crate::runner::{self, Bound, RunSpec, Worker};
 use expr::Val;
 use interp::{Client, Program, StmtStats};
 use parse::{Script, ScriptError};
@@ -76,6 +76,10 @@ pub struct ScriptParams {
     /// The scripts read and parsed ([`ScriptParams::load`]), shared by every run of the step.
     #[serde(skip)]
     pub loaded: Option<Arc<Loaded>>,
+    /// `rate`, `start_rate`, `arrival`, `slo` (script runs a second), decoded apart (see
+    /// [`super::pacing`]).
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
 }
 
 fn one() -> i64 {
@@ -184,6 +188,7 @@ impl ScriptParams {
             (None, Some(d)) => sweep::check_levels(&self.clients, d, self.warmup_s),
             _ => Ok(()),
         }?;
+        self.pace.validate()?;
         if self.per_client.is_some() && self.warmup_s > 0 {
             return at(
                 "warmup_s",
@@ -318,6 +323,9 @@ impl ScriptParams {
 }
 
 impl super::StepKind for ScriptParams {
+    fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
+        super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
+    }
     fn divides_clients() -> bool {
         true
     }
@@ -410,11 +418,18 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
         }))
     };
     // A failure names the contender beside the script's file:line and the engine's words.
+    let located = |e| match e {
+        StepError::Check(m) => StepError::Check(format!("contender {}: {m}", ctx.contender)),
+        e => e,
+    };
+    if let Some(slo) = &p.pace.slo {
+        let spec = level_spec(p, &loaded.labels);
+        let title = ctx.title(&format!("scripts {}", loaded.labels.join(", ")));
+        return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "script runs/s", make)
+            .map_err(located);
+    }
     let (levels, intervals, interrupted) =
-        run_levels(p, ctx, &loaded.labels, &make).map_err(|e| match e {
-            StepError::Check(m) => StepError::Check(format!("contender {}: {m}", ctx.contender)),
-            e => e,
-        })?;
+        run_levels(p, ctx, &loaded.labels, &make).map_err(located)?;
     let stats = sink.into_inner().unwrap_or_default();
     Ok(output(
         p,
@@ -429,6 +444,18 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
 
 type Make<'m> = dyn Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'm>> + Sync + 'm;
 
+/// The step's levels as a sweep runs them (`duration_s` each).
+fn level_spec<'a>(p: &ScriptParams, names: &'a [String]) -> SweepSpec<'a> {
+    SweepSpec {
+        levels: p.clients.levels(),
+        duration_s: p.duration_s.unwrap_or(1),
+        warmup_s: p.warmup_s,
+        names,
+        what: "script runs",
+        pacing: p.pace.pacing(1.0),
+    }
+}
+
 /// Run the levels: a sweep for `duration_s`, or one level of `per_client` script runs.
 fn run_levels<'m>(
     p: &ScriptParams,
@@ -436,14 +463,8 @@ fn run_levels<'m>(
     names: &[String],
     make: &Make<'m>,
 ) -> Result<(Vec<LevelRun>, Vec<crate::results::IntervalRecord>, bool), StepError> {
-    if let Some(d) = p.duration_s {
-        let spec = SweepSpec {
-            levels: p.clients.levels(),
-            duration_s: d,
-            warmup_s: p.warmup_s,
-            names,
-            what: "script runs",
-        };
+    if p.duration_s.is_some() {
+        let spec = level_spec(p, names);
         let swept = sweep::run(ctx, &spec, make)?;
         return Ok((swept.levels, swept.intervals, swept.interrupted));
     }
@@ -452,7 +473,7 @@ fn run_levels<'m>(
         clients: threads as usize,
         bound: Bound::PerClient(p.per_client.unwrap_or(1)),
         warmup_s: 0,
-        pacing: Pacing::Closed,
+        pacing: p.pace.pacing(1.0),
         seed: 0,
         team: ctx.team.cloned(),
     };
@@ -522,7 +543,13 @@ fn output(
     s.errors = Some(errors);
     s.metrics = figures(levels, best, &best_per, &loaded.labels, errors);
     let mut notes = vec![format!(
-        "closed loop: a script run's latency is from its first command to its last, \\sleep included; TPS counts script runs{}",
+        "{}: a script run's latency is from {}, \\sleep included; TPS counts script runs{}",
+        p.pace.loop_note("script runs/s"),
+        if p.pace.is_open() {
+            "its scheduled start to its last command's end"
+        } else {
+            "its first command to its last"
+        },
         if p.warmup_s > 0 {
             format!("; the first {} s of each level not counted", p.warmup_s)
         } else {
@@ -534,6 +561,12 @@ fn output(
             "{errors} script runs failed; see the step's JSON for kinds and lines"
         ));
     }
+    let spec = level_spec(p, &loaded.labels);
+    notes.extend(
+        sweep::pace_notes(&p.pace, 1.0, &spec, levels, "script runs/s")
+            .into_iter()
+            .skip(1),
+    );
     if ctx.engine.embedded() {
         notes.push("dbduel's CPU per script run includes the embedded engine's own work".into());
     }
@@ -567,6 +600,7 @@ fn output(
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
+            "pacing": p.pace.details(),
             "levels": level_details,
             "best_clients": best.threads,
         }),

@@ -1,5 +1,5 @@
 //! `tpcc`: TPC-C's five transactions in the standard mix on the `tpcc` dataset, over a
-//! sweep of terminal counts, closed loop: tpmC (New-Order transactions a minute over each
+//! sweep of terminal counts, closed loop or at a New-Order rate: tpmC (New-Order transactions a minute over each
 //! level's measured window), its efficiency against the 12.86 tpmC a warehouse that keying
 //! and think times allow, every type's latency, rollbacks, retries and conflicts. Without
 //! think times (the default, as go-tpc and HammerDB run) the figure is TPC-C-like, not a
@@ -25,7 +25,7 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::metrics::Latency;
 use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
-use crate::runner::{self, Bound, Pacing, RunSpec};
+use crate::runner::{self, Bound, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -99,6 +99,16 @@ pub struct TpccParams {
     /// Schema changes made on busy tables at chosen seconds of the (one) level.
     #[serde(default)]
     pub ddl: Vec<HotChange>,
+    /// `rate` (New-Order transactions a minute wanted: tpmC), `start_rate`, `arrival`,
+    /// decoded apart (see [`super::pacing`]); scheduled as all transactions by the mix.
+    #[serde(skip)]
+    pub pace: super::pacing::Pace,
+}
+
+/// Transactions of every type a second per New-Order a minute: the deck deals 45 New-Orders
+/// in 100 cards.
+pub fn per_tpmc() -> f64 {
+    100.0 / DECK[0] as f64 / 60.0
 }
 
 impl TpccParams {
@@ -110,6 +120,13 @@ impl TpccParams {
             self.levels.threads.levels().len(),
             self.levels.duration_s,
         )?;
+        self.pace.validate()?;
+        if self.pace.slo.is_some() {
+            return Err(DecodeError::at(
+                KeyPath::root().key("slo"),
+                "slo is not yet supported on tpcc: search on oltp, queries, script, lookups, select-triple or insert-trickle, or give tpcc a rate",
+            ));
+        }
         if self.retries > 1000 {
             return Err(DecodeError::at(
                 KeyPath::root().key("retries"),
@@ -264,6 +281,11 @@ struct Level {
     /// New-Order transactions in each 10 s of the level (the seed's axis), warm-up included.
     new_orders_per_10s: Vec<u64>,
     first_tick: u64,
+    /// Open loop: the New-Orders a minute wanted over the measured part, and transactions
+    /// started late and dropped.
+    target_tpmc: Option<f64>,
+    late: u64,
+    dropped: u64,
     /// Warehouses at least one transaction of the level (warm-up included) ran on: in the
     /// note, not the details, where a merge of shards would add the shards' counts up.
     #[serde(skip)]
@@ -276,7 +298,11 @@ struct Level {
 
 impl super::StepKind for TpccParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
-        crate::workload::sweep::decode(v, |p: &mut Self, levels| p.levels = levels)
+        super::pacing::decode_with(
+            v,
+            |v| super::sweep::decode(v, |p: &mut Self, levels| p.levels = levels),
+            |p, pace| p.pace = pace,
+        )
     }
     fn divides_clients() -> bool {
         true
@@ -369,6 +395,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "retries": p.retries,
             "constants": { "load": load_c, "run": c },
             "deck": { "new_order": DECK[0], "payment": DECK[1], "order_status": DECK[2], "delivery": DECK[3], "stock_level": DECK[4] },
+            "pacing": p.pace.details(),
             "levels": levels,
             "best": best,
             "cold_start": start.as_ref().map(super::SweepStart::details),
@@ -412,7 +439,7 @@ fn run_levels(
             clients: threads as usize,
             bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
             warmup_s: p.skipped_s(),
-            pacing: Pacing::Closed,
+            pacing: p.pace.pacing(per_tpmc()),
             seed: li as u64,
             team: ctx.team.cloned(),
         };
@@ -447,7 +474,10 @@ fn run_levels(
         hot_changes = runs;
         hot_ddl::measure(&mut hot_changes, &out.intervals);
         let all_failed = out.all_failed();
-        let level = figures(&out, &counters, threads, warehouses, tick_base);
+        let mut level = figures(&out, &counters, threads, warehouses, tick_base);
+        level.target_tpmc =
+            p.pace
+                .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64);
         intervals.extend(out.level_intervals(tick_base, threads));
         tick_base += p.levels.duration_s;
         levels.push(level);
@@ -538,6 +568,9 @@ fn figures(
         rollbacks_all: counters.rollbacks_sent.get(),
         prepares_all: counters.prepares.get(),
         dbduel_cpu_us_per_txn: out.cpu_us_per_op(),
+        target_tpmc: None,
+        late: out.late,
+        dropped: out.dropped,
         new_orders_per_10s: per_10s,
         types,
         first_tick,
@@ -666,7 +699,9 @@ fn notes(
     start: Option<&super::SweepStart>,
 ) -> String {
     let mut notes = vec![format!(
-        "{warehouses} warehouse(s); closed loop; each level's figure is the mean of its last {:.0}% ({} of {} s); tpmC counts New-Order transactions completed, the 1% rolled back on purpose included",
+        "{warehouses} warehouse(s); {}; each level's figure is the mean of its last {:.0}% ({} of {} s); tpmC counts New-Order transactions completed, the 1% rolled back on purpose included",
+        p.pace
+            .loop_note("New-Orders a minute, all transactions scheduled by the mix"),
         p.final_fraction * 100.0,
         p.levels.duration_s - p.skipped_s(),
         p.levels.duration_s
@@ -686,6 +721,16 @@ fn notes(
         .map(|t| format!("{} {:.1}%", t.name, t.share_pct))
         .collect();
     notes.push(format!("mix at the best level: {}", mix.join(", ")));
+    for l in levels {
+        notes.extend(super::pacing::shortfall(
+            &format!("at {} terminals", l.threads),
+            l.target_tpmc,
+            l.tpmc,
+            l.late,
+            l.dropped,
+            "tpmC",
+        ));
+    }
     for l in levels {
         let conflicts: Vec<String> = l
             .types
