@@ -264,7 +264,7 @@ pub fn outside_own_database(sql: &str) -> Option<String> {
             return Some(format!("`{head} {object}` is not sent to a target"));
         }
     }
-    qualified_table(sql).map(|t| format!("table `{t}` is named with a database or schema"))
+    qualified_table(sql).map(|t| format!("table {t} is named with a database or schema"))
 }
 
 /// `SET` of a session variable only (`SET NAMES`, `SET foreign_key_checks = 0`), never
