@@ -33,6 +33,10 @@ pub(super) fn print_plan(s: &Study) {
 /// The dataset line: TPC-C's warehouses, or rows of a generator in one or more tables.
 fn print_dataset(s: &Study) {
     let d = &s.file.dataset;
+    if !d.generates() {
+        outln!("dataset: none generated (the study's steps load its own files)");
+        return;
+    }
     if let Some(w) = d.warehouses {
         outln!(
             "dataset: TPC-C's nine tables for {w} warehouse(s) (seed {})",

@@ -310,6 +310,31 @@ pub struct LoadRequest<'a> {
     pub batch_rows: u64,
 }
 
+/// How a user's delimited file is written: RFC 4180 quoting (`"` around a field, `""` for
+/// a quote inside one), one record a line (`\n` or `\r\n`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileFormat {
+    /// The field separator: one ASCII character (`,`, `\t`, `;`, `|`).
+    pub delimiter: u8,
+    /// The first record names the columns (then loaded by those names).
+    pub header: bool,
+    /// A field equal to this text, quoted or not, is NULL (default: the empty field).
+    pub null: String,
+}
+
+/// Parameters of a load of a user's own file into a table the user made.
+#[derive(Debug, Clone)]
+pub struct FileLoad<'a> {
+    pub table: &'a str,
+    pub file: &'a Path,
+    pub format: &'a FileFormat,
+    /// The columns the fields go to, in file order (the header's names); empty: every
+    /// column of the table, in the table's order.
+    pub columns: &'a [String],
+    /// Rows per transaction where the engine commits in batches.
+    pub batch_rows: u64,
+}
+
 /// One contender's engine. Shared by reference across worker threads; each worker opens its
 /// own `Session`.
 pub trait Engine: Send + Sync {
@@ -322,6 +347,14 @@ pub trait Engine: Send + Sync {
     fn info(&self) -> Result<EngineInfo>;
     /// Load a tab-separated file into an existing table by the engine's fastest honest path.
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome>;
+    /// Load a user's delimited file into an existing table by the engine's bulk path.
+    fn load_file(&self, req: &FileLoad<'_>) -> Result<LoadOutcome> {
+        let _ = req;
+        Err(EngineError::new(
+            "unsupported",
+            format!("{} cannot load a file of your own", self.kind()),
+        ))
+    }
     /// Bytes on disk of `tables` together (data and indexes).
     fn footprint(&self, tables: &[&str]) -> Result<Footprint>;
     /// Restart the engine; `cold` also drops the OS page cache of its files when permitted.

@@ -117,6 +117,14 @@ impl Engine for DryEngine {
         })
     }
 
+    fn load_file(&self, _req: &crate::engine::FileLoad<'_>) -> Result<LoadOutcome> {
+        Ok(LoadOutcome {
+            rows: 0,
+            method: "none (dry engine stores nothing)".into(),
+            warnings: None,
+        })
+    }
+
     fn footprint(&self, _tables: &[&str]) -> Result<Footprint> {
         Ok(Footprint {
             files_bytes: Some(0),

@@ -319,6 +319,20 @@ pub struct DatasetFacts {
     pub file_bytes: u64,
     /// Seconds spent generating it (not part of any step).
     pub generate_s: f64,
+    /// The user's own files the study loads (a `load` step's `files`), each with its bytes
+    /// and records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<UserFileFacts>,
+}
+
+/// One of the user's files a `load` step loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserFileFacts {
+    pub table: String,
+    pub path: String,
+    pub bytes: u64,
+    /// Records, a header left out.
+    pub rows: u64,
 }
 
 fn one_table() -> u64 {

@@ -104,7 +104,12 @@ impl Executor<'_> {
     fn dataset(&self, sinks: &mut Sinks) -> Result<Data, ExecError> {
         let ds = &self.study.file.dataset;
         let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
-        let tables = generator.tables(&ds.table, ds.tables, ds.scale(), ds.seed);
+        // Without a generated dataset the steps see no tables of it.
+        let tables = if ds.generates() {
+            generator.tables(&ds.table, ds.tables, ds.scale(), ds.seed)
+        } else {
+            Vec::new()
+        };
         let files: Vec<PathBuf> = tables
             .iter()
             .map(|t| self.work.join(format!("{}.tsv", t.name)))
@@ -114,18 +119,68 @@ impl Executor<'_> {
             tables,
             files,
         };
+        let t = Instant::now();
+        let own = self.user_files();
         if self.plan.needs_dataset {
             sinks.emit(RunEvent::DatasetStarted { spec: ds })?;
             let t = Instant::now();
             let bytes = super::dataset::write(data.generator, ds, &data.files, self.stop)?;
             let all_rows: u64 = data.tables.iter().map(|t| t.rows).sum();
-            let facts = dataset_facts(ds, &data.tables, all_rows, bytes, t.elapsed());
+            let mut facts = dataset_facts(ds, &data.tables, all_rows, bytes, t.elapsed());
+            facts.files = own;
+            sinks.emit(RunEvent::DatasetWritten {
+                facts: &facts,
+                all_rows,
+            })?;
+        } else if !own.is_empty() && !ds.generates() {
+            sinks.emit(RunEvent::DatasetStarted { spec: ds })?;
+            let all_rows: u64 = own.iter().map(|f| f.rows).sum();
+            let facts = DatasetFacts {
+                generator: ds.generator.clone(),
+                rows: all_rows,
+                warehouses: None,
+                tables: own.len() as u64,
+                seed: ds.seed,
+                table: own
+                    .iter()
+                    .map(|f| f.table.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                file_bytes: own.iter().map(|f| f.bytes).sum(),
+                generate_s: t.elapsed().as_secs_f64(),
+                files: own,
+            };
             sinks.emit(RunEvent::DatasetWritten {
                 facts: &facts,
                 all_rows,
             })?;
         }
         Ok(data)
+    }
+
+    /// The user's files the study's loads name, read through once (their records counted);
+    /// a file that cannot be read is left out here, and fails its step.
+    fn user_files(&self) -> Vec<crate::results::UserFileFacts> {
+        let mut out: Vec<crate::results::UserFileFacts> = Vec::new();
+        for s in &self.study.steps {
+            let crate::workload::StepParams::Load(p) = &s.params else {
+                continue;
+            };
+            let Some(Ok(facts)) = p.user_files().map(|f| f.facts()) else {
+                continue;
+            };
+            for f in facts {
+                if !out.iter().any(|o| o.path == f.path && o.table == f.table) {
+                    out.push(crate::results::UserFileFacts {
+                        table: f.table.clone(),
+                        path: f.path.clone(),
+                        bytes: f.bytes,
+                        rows: f.rows,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Every round's passes; how many rounds began. An interrupted first round still lists
@@ -422,5 +477,6 @@ fn dataset_facts(
         },
         file_bytes,
         generate_s: took.as_secs_f64(),
+        files: Vec::new(),
     }
 }

@@ -93,7 +93,7 @@ impl Plan {
             .enumerate()
             .map(|(index, s)| PlannedStep {
                 index,
-                loads: matches!(s.params, StepParams::Load(_)),
+                loads: matches!(&s.params, StepParams::Load(p) if p.files.is_empty()),
                 share: share(&s.kind, shard),
             })
             .collect();

@@ -15,6 +15,7 @@ impl RunConsumer for StatusLines<'_> {
         match event {
             RunEvent::RunStarted { dir, .. } => p.note(&format!("results: {}", dir.display())),
             RunEvent::DatasetStarted { spec: ds } => p.begin(&match ds.warehouses {
+                _ if !ds.generates() => "reading your files".to_string(),
                 Some(w) => format!(
                     "dataset {} ({w} warehouses, seed {})",
                     ds.generator, ds.seed

@@ -232,24 +232,52 @@ fn base_of(source: &str) -> std::path::PathBuf {
 /// file it is in (a script's line and column), or at the study's key that names it.
 fn load_step_files(
     src: &Source,
+    file: &StudyFile,
     steps: &mut [Step],
     base: &std::path::Path,
 ) -> Result<(), StudyError> {
+    let at_key = |i: usize, path: &KeyPath, message: String| {
+        let path = KeyPath::root().key("step").index(i).join(path);
+        src.error_at_path(&path, format!("{path}: {message}"))
+    };
+    let located = |origin: String, line: usize, col: usize, message: String| StudyError {
+        origin,
+        line_col: Some((line, col)),
+        message,
+    };
+    let users: Vec<crate::workload::sql_file::ContenderUse<'_>> = file
+        .contenders
+        .iter()
+        .map(|c| crate::workload::sql_file::ContenderUse {
+            name: &c.name,
+            engine: &c.engine,
+            target: c.target.is_some(),
+        })
+        .collect();
     for (i, step) in steps.iter_mut().enumerate() {
-        let StepParams::Script(p) = &mut step.params else {
-            continue;
-        };
-        p.load(base).map_err(|e| match e {
-            crate::workload::script::LoadError::At(path, message) => {
-                let path = KeyPath::root().key("step").index(i).join(&path);
-                src.error_at_path(&path, format!("{path}: {message}"))
-            }
-            crate::workload::script::LoadError::Script(e) => StudyError {
-                origin: e.file,
-                line_col: Some((e.line, e.col)),
-                message: e.message,
-            },
-        })?;
+        match &mut step.params {
+            StepParams::Script(p) => p.load(base).map_err(|e| match e {
+                crate::workload::script::LoadError::At(path, message) => at_key(i, &path, message),
+                crate::workload::script::LoadError::Script(e) => {
+                    located(e.file, e.line, e.col, e.message)
+                }
+            })?,
+            StepParams::Sql(p) => p.load(base, &users).map_err(|e| match e {
+                crate::workload::sql_file::SqlFileError::At(path, message) => {
+                    at_key(i, &path, message)
+                }
+                crate::workload::sql_file::SqlFileError::File {
+                    file,
+                    line,
+                    col,
+                    message,
+                } => located(file, line, col, message),
+            })?,
+            StepParams::Load(p) => p
+                .resolve_files(base)
+                .map_err(|(path, message)| at_key(i, &path, message))?,
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -324,7 +352,7 @@ fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study
     };
     let contenders = select(contenders, chosen)?;
     let mut steps = steps;
-    load_step_files(src, &mut steps, base)?;
+    load_step_files(src, &file, &mut steps, base)?;
     let study = Study {
         source: src.name.clone(),
         file,
@@ -648,11 +676,21 @@ fn check_study_table(f: &StudyFile) -> Result<(), DecodeError> {
 fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
     let root = KeyPath::root();
     let ds = root.key("dataset");
+    if !f.dataset.generates() {
+        return if f.dataset.rows != 0 || f.dataset.warehouses.is_some() {
+            Err(DecodeError::at(
+                ds.key("generator"),
+                "generator = \"none\" generates no rows: leave rows and warehouses out, or name a generator",
+            ))
+        } else {
+            Ok(())
+        };
+    }
     if !crate::dataset::GENERATORS.contains(&f.dataset.generator.as_str()) {
         return Err(DecodeError::at(
             ds.key("generator"),
             format!(
-                "unknown generator {:?}; generators are: {}",
+                "unknown generator {:?}; generators are: {}, and none (no generated dataset: the study loads its own files)",
                 f.dataset.generator,
                 crate::dataset::GENERATORS.join(", ")
             ),

@@ -14,6 +14,9 @@ pub use crate::results::ReferenceSpec;
 #[serde(deny_unknown_fields)]
 pub struct StudyFile {
     pub study: StudyMeta,
+    /// The generated dataset; absent (or `generator = "none"`): none, the study loads its
+    /// own files.
+    #[serde(default = "DatasetSpec::none")]
     pub dataset: DatasetSpec,
     #[serde(rename = "contender")]
     pub contenders: Vec<ContenderSpec>,
@@ -58,6 +61,9 @@ fn one_round() -> u32 {
     1
 }
 
+/// The generator of a study without a generated dataset.
+pub const NO_GENERATOR: &str = "none";
+
 /// `[dataset]`: which deterministic generator makes the rows, how many, from which seed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +85,23 @@ pub struct DatasetSpec {
 }
 
 impl DatasetSpec {
+    /// No generated dataset: a study of the user's own tables and files.
+    pub fn none() -> Self {
+        DatasetSpec {
+            generator: NO_GENERATOR.to_string(),
+            rows: 0,
+            warehouses: None,
+            tables: default_tables(),
+            seed: default_seed(),
+            table: default_table(),
+        }
+    }
+
+    /// Is there a generated dataset?
+    pub fn generates(&self) -> bool {
+        self.generator != NO_GENERATOR
+    }
+
     /// What the generator is sized by: rows per table, or for `tpcc` its warehouses.
     pub fn scale(&self) -> u64 {
         self.warehouses.unwrap_or(self.rows)

@@ -15,7 +15,7 @@ use crate::workload::kind::describe;
 /// study's contenders, whichever are chosen for a run). Paths are from the document root.
 pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
     let Some(generator) = Generator::parse(&f.dataset.generator) else {
-        return Ok(());
+        return without_dataset(steps);
     };
     let tables: Vec<String> = generator
         .tables(
@@ -57,7 +57,10 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
                 ),
             ));
         }
-        if let (Some((key, does, t)), Some(c)) = (kind.names_table(), empty)
+        let own_tables = steps[..i]
+            .iter()
+            .any(|s| s.params.kind().makes_own_tables());
+        if let (Some((key, does, t)), Some(c), false) = (kind.names_table(), empty, own_tables)
             && !tables.iter().any(|n| n.eq_ignore_ascii_case(&t))
         {
             return Err(DecodeError::at(
@@ -92,6 +95,31 @@ pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A study without a generated dataset: no step may load it or work on its tables.
+fn without_dataset(steps: &[Step]) -> Result<(), DecodeError> {
+    for (i, s) in steps.iter().enumerate() {
+        let at = KeyPath::root().key("step").index(i);
+        let kind = s.params.kind();
+        let what = if kind.creates_tables() {
+            Some("loads the generated dataset (it has no files)".to_string())
+        } else if let Some(g) = kind.generator() {
+            Some(g.why.to_string())
+        } else {
+            kind.needs(&[]).map(|n| n.what)
+        };
+        if let Some(what) = what {
+            return Err(DecodeError::at(
+                at.key("kind"),
+                format!(
+                    "step {:?} {what}, but this study has no generated dataset ([dataset] is absent or generator = \"none\"); load your own files with kind = \"load\" and files = {{ TABLE = \"FILE.csv\" }}, or add a [dataset] with a generator",
+                    s.name
+                ),
+            ));
         }
     }
     Ok(())

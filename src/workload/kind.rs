@@ -65,6 +65,12 @@ pub trait StepKind {
         false
     }
 
+    /// Does the step make tables of the user's own (a `sql` file, a `load` of the user's
+    /// files)? Steps after it may then name tables the dataset does not have.
+    fn makes_own_tables(&self) -> bool {
+        false
+    }
+
     /// Check the parameters against the study's dataset: its generator and its rows a table
     /// (for `tpcc`, its warehouses), as the chosen scale sets them. Errors are relative to
     /// the step.

@@ -43,6 +43,23 @@ pub struct LoadParams {
     /// afresh with them. Absent: every row.
     #[serde(default)]
     pub rows: Option<u64>,
+    /// The user's own delimited files, by table (`{ orders = "data/orders.csv" }`), relative
+    /// to the study file, loaded into tables a step before made; absent: the generated
+    /// dataset.
+    #[serde(default)]
+    pub files: std::collections::BTreeMap<String, String>,
+    /// With `files`: the first line names the columns (default false).
+    #[serde(default)]
+    pub header: Option<bool>,
+    /// With `files`: the field separator (default `\t` for `.tsv`/`.tab` files, else `,`).
+    #[serde(default)]
+    pub delimiter: Option<String>,
+    /// With `files`: the text that means NULL, quoted or not (default: the empty field).
+    #[serde(default)]
+    pub null: Option<String>,
+    /// With `files`: the format checked, and the files found ([`LoadParams::resolve_files`]).
+    #[serde(skip)]
+    pub user: Option<std::sync::Arc<super::user_files::UserFiles>>,
 }
 
 fn default_batch() -> u64 {
@@ -50,7 +67,58 @@ fn default_batch() -> u64 {
 }
 
 impl LoadParams {
+    /// Find the user's files beside the study file (`base`); an error names the key.
+    pub fn resolve_files(&mut self, base: &Path) -> Result<(), (KeyPath, String)> {
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let format = self.file_format().map_err(|e| (e.path, e.message))?;
+        self.user = Some(super::user_files::resolve(&self.files, format, base)?);
+        Ok(())
+    }
+
+    /// The user's files' format, checked.
+    fn file_format(&self) -> Result<crate::engine::FileFormat, DecodeError> {
+        super::user_files::format(
+            &self.files,
+            &super::user_files::FormatKeys {
+                header: self.header,
+                delimiter: self.delimiter.as_deref(),
+                null: self.null.as_deref(),
+            },
+        )
+    }
+
+    /// The user's files, found with the study; `None` for a load of the generated dataset.
+    pub fn user_files(&self) -> Option<&std::sync::Arc<super::user_files::UserFiles>> {
+        self.user.as_ref()
+    }
+
     pub fn validate(&self) -> Result<(), DecodeError> {
+        if self.files.is_empty() {
+            for (key, set) in [
+                ("header", self.header.is_some()),
+                ("delimiter", self.delimiter.is_some()),
+                ("null", self.null.is_some()),
+            ] {
+                if set {
+                    return Err(DecodeError::at(
+                        KeyPath::root().key(key),
+                        format!(
+                            "{key} describes the user's files: it applies only with files = {{ TABLE = \"FILE\" }}"
+                        ),
+                    ));
+                }
+            }
+        } else {
+            self.file_format()?;
+            if self.rows.is_some() {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("rows"),
+                    "rows loads the first rows of the generated dataset; with files every record of each file is loaded",
+                ));
+            }
+        }
         if !(1..=10_000_000).contains(&self.batch_rows) {
             return Err(DecodeError::at(
                 KeyPath::root().key("batch_rows"),
@@ -101,13 +169,28 @@ impl super::StepKind for LoadParams {
         false
     }
     fn creates_tables(&self) -> bool {
-        true
+        self.files.is_empty()
+    }
+    fn makes_own_tables(&self) -> bool {
+        !self.files.is_empty()
     }
     fn check_dataset(&self, generator: Generator, rows: u64) -> Result<(), DecodeError> {
         self.check_rows(generator, rows)
     }
     fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
-        run(self, ctx)
+        if self.files.is_empty() {
+            return run(self, ctx);
+        }
+        let files = self.user_files().ok_or_else(|| {
+            StepError::Check("the step's files were not found with the study".into())
+        })?;
+        super::user_files::run(
+            files,
+            self.batch_rows,
+            self.parallel,
+            self.allow_warnings,
+            ctx,
+        )
     }
 }
 
@@ -473,11 +556,11 @@ impl<'a> Store<'a> {
 
 /// The warnings of every table's load together.
 #[derive(Debug, Clone, serde::Serialize)]
-struct Warned {
-    count: u64,
+pub(crate) struct Warned {
+    pub(crate) count: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<u64>,
-    serious: bool,
+    pub(crate) serious: bool,
     /// The first few, each with its table.
     first: Vec<TableWarning>,
     /// Each table's summary line from the engine.
@@ -497,6 +580,12 @@ const SHOWN_WARNINGS: usize = 3;
 impl Warned {
     /// `None` when the engine reports no warnings.
     fn of(tables: &[TableDef], outcomes: &[LoadOutcome]) -> Option<Warned> {
+        let names: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
+        Self::of_names(&names, outcomes)
+    }
+
+    /// [`Warned::of`] for tables by name.
+    pub(crate) fn of_names(tables: &[String], outcomes: &[LoadOutcome]) -> Option<Warned> {
         let mut all: Option<Warned> = None;
         for (t, o) in tables.iter().zip(outcomes) {
             let Some(w) = &o.warnings else { continue };
@@ -513,7 +602,7 @@ impl Warned {
             }
             a.serious |= w.serious;
             a.first.extend(w.first.iter().map(|x| TableWarning {
-                table: t.name.clone(),
+                table: t.clone(),
                 warning: x.clone(),
             }));
             a.first.truncate(5);
@@ -523,7 +612,7 @@ impl Warned {
     }
 
     /// `641098 warnings (Records: …; first: Warning 1265: Data truncated …)`.
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut d = format!("{} warnings", self.count);
         let mut parts = Vec::new();
         if !self.info.is_empty() {
@@ -545,7 +634,7 @@ impl Warned {
     }
 
     /// Why the load fails, and how to let it go on.
-    fn refusal(&self) -> String {
+    pub(crate) fn refusal(&self) -> String {
         format!(
             "the engine raised {}: values were truncated, converted or defaulted, or rows rejected; fix the data or the table, or set allow_warnings = true on this step to record them and go on",
             self.describe()
@@ -553,7 +642,7 @@ impl Warned {
     }
 
     /// The count when there were any, and rows rejected (generated but not loaded).
-    fn figures(&self, generated: u64, loaded: u64) -> Vec<Metric> {
+    pub(crate) fn figures(&self, generated: u64, loaded: u64) -> Vec<Metric> {
         let mut m = Vec::new();
         if self.count > 0 {
             m.push(Metric::new(
@@ -581,14 +670,14 @@ impl Warned {
     }
 }
 
-fn cores() -> u64 {
+pub(crate) fn cores() -> u64 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u64)
         .unwrap_or(1)
 }
 
 /// Run `f(0..n)` on up to `threads` threads; results in index order, the first error wins.
-fn in_parallel<T: Send>(
+pub(crate) fn in_parallel<T: Send>(
     n: usize,
     threads: usize,
     f: impl Fn(usize) -> crate::engine::Result<T> + Sync,
@@ -739,6 +828,11 @@ mod tests {
             allow_warnings,
             unthrottled: false,
             rows: None,
+            files: Default::default(),
+            header: None,
+            delimiter: None,
+            null: None,
+            user: None,
         };
         load_files(rows, warnings, &files, &p)
     }
@@ -793,6 +887,11 @@ mod tests {
             allow_warnings: false,
             unthrottled: false,
             rows: Some(40),
+            files: Default::default(),
+            header: None,
+            delimiter: None,
+            null: None,
+            user: None,
         };
         let out = load_files(40, None, std::slice::from_ref(&file), &p).expect("40 of 100");
         assert_eq!(out.summary.rows, Some(40));

@@ -17,11 +17,13 @@ pub mod queries;
 pub mod replication;
 pub mod script;
 pub mod slo;
+pub mod sql_file;
 pub mod sql_text;
 pub mod sweep;
 pub mod tiers;
 pub mod tpcc;
 pub mod update;
+pub mod user_files;
 
 use crate::dataset::TableDef;
 use crate::decode::{DecodeError, KeyPath};
@@ -96,6 +98,7 @@ kinds! {
     "tpcc-check" => TpccCheck(tpcc::check::CheckParams),
     "checksums" => Checksums(checksums::ChecksumsParams),
     "script" => Script(script::ScriptParams),
+    "sql" => Sql(sql_file::SqlParams),
 }
 
 impl StepParams {

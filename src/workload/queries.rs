@@ -1,5 +1,8 @@
-//! `queries`: N concurrent clients each running a list of read queries in turn, closed loop (or paced by `rate`) —
+//! `queries`: N concurrent clients each running a list of statements in turn, closed loop (or
+//! paced by `rate`) —
 //! the original study's `mysqlslap --concurrency=N` run, with latency percentiles per query.
+//! Statements are SELECTs, or single-row-style writes (INSERT, UPDATE, DELETE, REPLACE) into
+//! tables of dbduel's own database, named without a database or schema.
 //! Placeholders (`?`, or `$1`, `$2`, … on PostgreSQL) take a fresh uniform random integer from
 //! their range in `params` at every execution, as `pgbench`'s `\set aid random(1, N)` does.
 //!
@@ -19,12 +22,16 @@ use crate::runner::{self, Bound, Clock, RunSpec, Worker};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// The statements a `queries` step may run: reads, and writes of rows.
+pub const QUERY_VERBS: &[&str] = &["SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE"];
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueriesParams {
     /// Concurrent clients: one thread and one connection each.
     pub clients: u64,
-    /// Read-only statements; client k runs them in turn, starting with query k mod len.
+    /// SELECTs and writes (INSERT, UPDATE, DELETE, REPLACE); client k runs them in turn,
+    /// starting with query k mod len.
     pub queries: Vec<String>,
     /// Operations per client (give this or `duration_s`).
     #[serde(default)]
@@ -145,10 +152,24 @@ impl QueriesParams {
         }
         for (i, q) in self.queries.iter().enumerate() {
             let head = q.trim_start().to_ascii_uppercase();
-            if !head.starts_with("SELECT ") {
+            let verb = head.split_whitespace().next().unwrap_or("");
+            if !QUERY_VERBS.contains(&verb) {
                 return Err(DecodeError::at(
                     KeyPath::root().key("queries").index(i),
-                    "each query must be a SELECT (this step only reads)",
+                    format!(
+                        "each query must be one {} statement (schema changes go in a step with kind = \"sql\" or \"ddl\")",
+                        QUERY_VERBS.join(", ")
+                    ),
+                ));
+            }
+            if verb != "SELECT"
+                && let Some(t) = super::sql_file::qualified_table(q)
+            {
+                return Err(DecodeError::at(
+                    KeyPath::root().key("queries").index(i),
+                    format!(
+                        "this {verb} names table {t} with a database or schema: dbduel writes only into tables of its own database (the study's, made and marked by dbduel, also on a target); name the table without a qualifier"
+                    ),
                 ));
             }
             super::sql_text::one_statement(
@@ -706,6 +727,30 @@ mod tests {
         assert_eq!(placeholder_count("SELECT '?', \"a?\", `b?` FROM t"), 0);
         assert_eq!(placeholder_count("SELECT 'it''s ?' -- why?\nFROM t"), 0);
         assert_eq!(placeholder_count("SELECT /* ? $9 */ ? FROM t"), 1);
+    }
+
+    #[test]
+    fn writes_are_queries_too_but_only_into_dbduels_own_tables() {
+        let r = IntRange { min: 1, max: 10 };
+        for ok in [
+            "INSERT INTO orders (id, amount) VALUES (?, 5)",
+            "UPDATE orders SET amount = amount + 1 WHERE id = ?",
+            "DELETE FROM orders WHERE id = ?",
+            "REPLACE INTO orders VALUES (?, 1)",
+            "select * from main.orders where id = ?",
+        ] {
+            assert!(params(&[ok], vec![r]).validate().is_ok(), "{ok}");
+        }
+        for (bad, says) in [
+            ("DROP TABLE orders", "each query must be one SELECT, INSERT"),
+            ("TRUNCATE orders", "each query must be one SELECT, INSERT"),
+            ("UPDATE prod.orders SET a = 1", "names table prod.orders"),
+            ("INSERT INTO `x`.`y` VALUES (1)", "names table `x`.`y` with"),
+            ("DELETE FROM orders; DROP TABLE t", "holds a `;`"),
+        ] {
+            let e = params(&[bad], vec![]).validate().expect_err(bad);
+            assert!(e.message.contains(says), "{bad}: {}", e.message);
+        }
     }
 
     #[test]

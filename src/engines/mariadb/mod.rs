@@ -14,8 +14,9 @@ pub mod versions;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::Target;
 use crate::engine::{
-    Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, Footprint, LoadOutcome,
-    LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId, Value,
+    Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, FileLoad, Footprint,
+    LoadOutcome, LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId,
+    Value,
 };
 use crate::engines::options::ServerOptions;
 use crate::engines::server::sandbox_err;
@@ -1353,6 +1354,58 @@ impl Engine for MariadbEngine {
         })
     }
 
+    /// `LOAD DATA LOCAL INFILE` with the file's format: CSV quoting (`OPTIONALLY ENCLOSED BY
+    /// '"'`, no backslash escapes), its line ends, `IGNORE 1 LINES` for a header, and each
+    /// field through a variable so a field equal to the NULL marker is NULL
+    /// (`SET col = NULLIF(@f1, '…')`).
+    fn load_file(&self, req: &FileLoad<'_>) -> Result<LoadOutcome> {
+        let allowed = req.file.to_path_buf();
+        let handler =
+            mysql::LocalInfileHandler::new(move |name: &[u8], out: &mut mysql::LocalInfile<'_>| {
+                if name != allowed.as_os_str().as_encoded_bytes() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "dbduel serves only the file this load names",
+                    ));
+                }
+                let mut f = crate::stop::Reader(std::fs::File::open(&allowed)?);
+                std::io::copy(&mut f, out)?;
+                Ok(())
+            });
+        let mut c = crate_conn(
+            self.opts(Some(&self.database))
+                .local_infile_handler(Some(handler)),
+        )
+        .map_err(|e| self.named(e))?;
+        let columns: Vec<String> = if req.columns.is_empty() {
+            c.exec(
+                "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
+                (req.table,),
+            )
+            .map_err(self.err())?
+        } else {
+            req.columns.to_vec()
+        };
+        if columns.is_empty() {
+            return Err(EngineError::new(
+                "data",
+                format!(
+                    "table {} does not exist: create it in a step before the load (kind = \"sql\")",
+                    req.table
+                ),
+            ));
+        }
+        let sql = load_data_statement(req, &columns, crlf(req.file));
+        c.query_drop(&sql).map_err(self.err())?;
+        let rows = c.affected_rows();
+        let warnings = load_warnings(&mut c, self.opts.engine_name())?;
+        Ok(LoadOutcome {
+            rows,
+            method: "LOAD DATA LOCAL INFILE, one transaction".to_string(),
+            warnings: Some(warnings),
+        })
+    }
+
     fn footprint(&self, tables: &[&str]) -> Result<Footprint> {
         let mut c = self.conn()?;
         if self.opts.is_rocksdb() {
@@ -1507,6 +1560,61 @@ const KEPT_WARNINGS: usize = 5;
 /// What the server said about the LOAD DATA just run on `c`: its info string (`Records: N
 /// Deleted: D  Skipped: S  Warnings: W`, whose count is the server's whole one where the OK
 /// packet's stops at 65,535) and the first warnings from `SHOW WARNINGS`.
+/// A MySQL string literal of `s` (quotes and backslashes escaped, a tab as `\t`).
+fn my_literal(s: &str) -> String {
+    let mut out = String::from("'");
+    for ch in s.chars() {
+        match ch {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            _ => out.push(ch),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Does the file end its first line with `\r\n`?
+fn crlf(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 65536];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    head[..n]
+        .iter()
+        .position(|b| *b == b'\n')
+        .is_some_and(|i| i > 0 && head[i - 1] == b'\r')
+}
+
+/// The `LOAD DATA` statement of a user's file into `columns`.
+fn load_data_statement(req: &FileLoad<'_>, columns: &[String], crlf: bool) -> String {
+    let path = req.file.display().to_string();
+    let delimiter = (req.format.delimiter as char).to_string();
+    let vars: Vec<String> = (1..=columns.len()).map(|i| format!("@f{i}")).collect();
+    let null = my_literal(&req.format.null);
+    let sets: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, col)| format!("`{col}` = NULLIF(@f{}, {null})", i + 1))
+        .collect();
+    format!(
+        "LOAD DATA LOCAL INFILE {} INTO TABLE `{}` CHARACTER SET utf8mb4 FIELDS TERMINATED BY {} OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' LINES TERMINATED BY {}{} ({}) SET {}",
+        my_literal(&path),
+        req.table,
+        my_literal(&delimiter),
+        if crlf { "'\\r\\n'" } else { "'\\n'" },
+        if req.format.header {
+            " IGNORE 1 LINES"
+        } else {
+            ""
+        },
+        vars.join(", "),
+        sets.join(", ")
+    )
+}
+
 fn load_warnings(c: &mut mysql::Conn, family: &'static str) -> Result<LoadWarnings> {
     let info = c.info_str().trim().to_string();
     let ok = crate::engines::wire::mysql::changes_from_ok(c.affected_rows(), c.warnings(), &info);

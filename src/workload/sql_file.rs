@@ -1,0 +1,688 @@
+//! `sql`: a file of the user's own statements (a schema, seed rows) run in order on every
+//! contender, with per-engine variants beside the plain file (`schema.postgres.sql` before
+//! `schema.sql` on PostgreSQL). The files are read and split into statements when the study
+//! is read, so a missing file or an unclosed quote stops the run before anything starts.
+//!
+//! This file owns the step: its parameters, the variant lookup, the statement splitter, the
+//! checks made on statements sent to someone else's server, and the step's figures.
+
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::decode::{DecodeError, KeyPath};
+use crate::results::{Better, Metric, Unit};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlParams {
+    /// The statements' file, relative to the study file; variants for an engine are named
+    /// with the engine before the extension (`schema.mysql.sql`).
+    pub file: String,
+    /// The files read and split ([`SqlParams::load`]).
+    #[serde(skip)]
+    pub loaded: Option<Arc<Variants>>,
+}
+
+/// One file's statements.
+#[derive(Debug, Clone)]
+pub struct SqlText {
+    /// The file as read (its path, for messages).
+    pub path: String,
+    pub statements: Vec<Statement>,
+}
+
+/// One statement and where it starts in its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    pub line: usize,
+    pub col: usize,
+    pub text: String,
+}
+
+/// The variants found: by suffix (`""` for the plain file, `mysql`, `postgres`, …).
+#[derive(Debug, Clone, Default)]
+pub struct Variants(pub BTreeMap<String, SqlText>);
+
+/// A contender as the `sql` step sees it when the study is read.
+pub struct ContenderUse<'a> {
+    pub name: &'a str,
+    /// Its `engine` as written (`mariadb`, `postgres`, …).
+    pub engine: &'a str,
+    /// It runs on someone else's server (a `target`).
+    pub target: bool,
+}
+
+/// Why a `sql` step's files could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SqlFileError {
+    /// About the study's own text: the key (relative to the step) and what is wrong.
+    #[error("{1}")]
+    At(KeyPath, String),
+    /// In a statement file, located there.
+    #[error("{file}:{line}:{col}: {message}")]
+    File {
+        file: String,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+}
+
+/// The variants an engine reads, most specific first; `""` is the plain file.
+pub fn lookup_order(engine: &str) -> &'static [&'static str] {
+    match engine {
+        "mariadb" => &["mariadb", "mysql", ""],
+        "mysql" => &["mysql", ""],
+        "postgres" => &["postgres", ""],
+        "sqlite" => &["sqlite", ""],
+        // The dry engine accepts anything: any variant will do.
+        _ => &["", "sqlite", "mysql", "mariadb", "postgres"],
+    }
+}
+
+/// `schema.sql` with `variant` before its extension: `schema.mysql.sql`.
+pub fn variant_name(file: &str, variant: &str) -> String {
+    if variant.is_empty() {
+        return file.to_string();
+    }
+    let p = Path::new(file);
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(file);
+    let named = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{variant}.{ext}"),
+        _ => format!("{name}.{variant}"),
+    };
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir.join(named).display().to_string(),
+        None => named,
+    }
+}
+
+impl SqlParams {
+    pub fn validate(&self) -> Result<(), DecodeError> {
+        if self.file.trim().is_empty() {
+            return Err(DecodeError::at(
+                KeyPath::root().key("file"),
+                "file names the statements' file, relative to the study file (e.g. file = \"schema.sql\")",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Read every variant of the file beside `base` (the study file's directory) and check
+    /// each contender finds one; statements for a contender with a target are checked to stay
+    /// inside dbduel's own database.
+    pub fn load(
+        &mut self,
+        base: &Path,
+        contenders: &[ContenderUse<'_>],
+    ) -> Result<(), SqlFileError> {
+        let mut found = Variants::default();
+        for v in ["", "sqlite", "mysql", "mariadb", "postgres"] {
+            let rel = variant_name(&self.file, v);
+            let full = base.join(&rel);
+            match std::fs::read_to_string(&full) {
+                Ok(text) => {
+                    let path = full.display().to_string();
+                    let statements =
+                        split(&text).map_err(|(line, col, message)| SqlFileError::File {
+                            file: path.clone(),
+                            line,
+                            col,
+                            message,
+                        })?;
+                    found.0.insert(v.to_string(), SqlText { path, statements });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(SqlFileError::At(
+                        KeyPath::root().key("file"),
+                        format!("cannot read {}: {e}", full.display()),
+                    ));
+                }
+            }
+        }
+        for c in contenders.iter().filter(|c| c.engine != "mongodb") {
+            let Some(text) = found.pick(c.engine) else {
+                let names: Vec<String> = lookup_order(c.engine)
+                    .iter()
+                    .map(|v| variant_name(&self.file, v))
+                    .collect();
+                return Err(SqlFileError::At(
+                    KeyPath::root().key("file"),
+                    format!(
+                        "no statements' file for contender `{}` ({}): looked for {} in {}; write one of them, or fix the path (it is relative to the study file)",
+                        c.name,
+                        c.engine,
+                        names.join(", "),
+                        if base.as_os_str().is_empty() {
+                            Path::new(".")
+                        } else {
+                            base
+                        }
+                        .display()
+                    ),
+                ));
+            };
+            if c.target {
+                for s in &text.statements {
+                    if let Some(why) = outside_own_database(&s.text) {
+                        return Err(SqlFileError::File {
+                            file: text.path.clone(),
+                            line: s.line,
+                            col: s.col,
+                            message: format!(
+                                "{why}; contender `{}` runs on someone else's server (a target), where dbduel works only inside its own database: name tables without a database or schema, and leave databases, accounts and server settings to the server's owner",
+                                c.name
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        self.loaded = Some(Arc::new(found));
+        Ok(())
+    }
+}
+
+impl Variants {
+    /// The file an engine runs: the first of its [`lookup_order`] found.
+    pub fn pick(&self, engine: &str) -> Option<&SqlText> {
+        lookup_order(engine).iter().find_map(|v| self.0.get(*v))
+    }
+}
+
+/// Why a statement would reach outside dbduel's own database, if it would: statements about
+/// databases, schemas, accounts or the server, and tables named with a qualifier.
+pub fn outside_own_database(sql: &str) -> Option<String> {
+    let words: Vec<String> = sql
+        .split_whitespace()
+        .take(6)
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
+    let w = |i: usize| words.get(i).map_or("", String::as_str);
+    let head = w(0);
+    let denied = [
+        "USE",
+        "GRANT",
+        "REVOKE",
+        "SET",
+        "RESET",
+        "FLUSH",
+        "KILL",
+        "SHUTDOWN",
+        "INSTALL",
+        "UNINSTALL",
+        "LOAD",
+        "COPY",
+        "VACUUM",
+        "CHECKPOINT",
+        "REINDEX",
+        "CLUSTER",
+        "CALL",
+        "DO",
+        "PURGE",
+        "CHANGE",
+        "START",
+        "STOP",
+        "LOCK",
+    ];
+    if denied.contains(&head) && !(head == "SET" && sql_is_session_set(sql)) {
+        return Some(format!("`{head}` is not sent to a target"));
+    }
+    if matches!(head, "CREATE" | "DROP" | "ALTER" | "RENAME") {
+        let mut i = 1;
+        while matches!(
+            w(i),
+            "OR" | "REPLACE"
+                | "TEMPORARY"
+                | "TEMP"
+                | "UNIQUE"
+                | "UNLOGGED"
+                | "IF"
+                | "NOT"
+                | "EXISTS"
+        ) {
+            i += 1;
+        }
+        let object = w(i);
+        if matches!(
+            object,
+            "DATABASE"
+                | "SCHEMA"
+                | "USER"
+                | "ROLE"
+                | "SERVER"
+                | "TABLESPACE"
+                | "EXTENSION"
+                | "SYSTEM"
+                | "INSTANCE"
+                | "LOGFILE"
+        ) {
+            return Some(format!("`{head} {object}` is not sent to a target"));
+        }
+    }
+    qualified_table(sql).map(|t| format!("table {t} is named with a database or schema"))
+}
+
+/// `SET` of a session variable only (`SET NAMES`, `SET foreign_key_checks = 0`), never
+/// `SET GLOBAL` or `SET PERSIST`.
+fn sql_is_session_set(sql: &str) -> bool {
+    let up = sql.to_ascii_uppercase();
+    ![
+        "GLOBAL",
+        "PERSIST",
+        "@@GLOBAL",
+        "PASSWORD",
+        "ROLE",
+        "DEFAULT ROLE",
+    ]
+    .iter()
+    .any(|w| {
+        up.split_whitespace()
+            .nth(1)
+            .is_some_and(|x| x.starts_with(w))
+    })
+}
+
+/// The first table named with a qualifier (`other.t`) after the words that name the table a
+/// statement works on (`TABLE`, `INTO`, `FROM`, `UPDATE`, `JOIN`, `REFERENCES`, `ON`), if any.
+pub fn qualified_table(sql: &str) -> Option<String> {
+    let code = code_only(sql);
+    let tokens: Vec<&str> = code
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ',' || c == ';')
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut owned: Vec<String> = Vec::new();
+    for pair in tokens.windows(2) {
+        let kw = pair[0].to_ascii_uppercase();
+        if matches!(
+            kw.as_str(),
+            "TABLE" | "INTO" | "FROM" | "UPDATE" | "JOIN" | "REFERENCES" | "ON" | "EXISTS" | "TO"
+        ) {
+            let name = pair[1];
+            let unquoted = name.trim_matches(|c| c == '"' || c == '`');
+            if name.contains('.') && !unquoted.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                owned.push(name.to_string());
+            }
+        }
+    }
+    owned.into_iter().next()
+}
+
+/// `sql` with quoted strings and comments blanked, so words inside them are not read.
+fn code_only(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                out.push(' ');
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == '\'' {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+                out.push(' ');
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut last = ' ';
+                for d in chars.by_ref() {
+                    if last == '*' && d == '/' {
+                        break;
+                    }
+                    last = d;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Split a file into statements at `;` outside quotes (`'…'`, `"…"`, `` `…` ``, PostgreSQL's
+/// `$tag$…$tag$`) and comments (`-- …`, `# …` at a line's start, `/* … */`); each
+/// statement with the line and column it starts at, comments and blank statements left out.
+/// An unclosed quote or comment is an error at where it opens.
+pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut line, mut col) = (1usize, 1usize);
+    let mut cur = String::new();
+    let mut start: Option<(usize, usize)> = None;
+    let mut i = 0;
+    // Advance over chars[i], keeping line and column.
+    macro_rules! take {
+        ($keep:expr) => {{
+            let c = chars[i];
+            if $keep {
+                cur.push(c);
+            }
+            if c == '\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+            i += 1;
+        }};
+    }
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let at_line_start = cur.trim().is_empty()
+            && (i == 0
+                || chars[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|c| **c != '\n')
+                    .all(|c| c.is_whitespace()));
+        if (c == '-' && next == Some('-')) || (c == '#' && at_line_start) {
+            while i < chars.len() && chars[i] != '\n' {
+                take!(false);
+            }
+            continue;
+        }
+        if c == '/' && next == Some('*') {
+            let open = (line, col);
+            take!(false);
+            take!(false);
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                take!(false);
+            }
+            if i >= chars.len() {
+                return Err((open.0, open.1, "this comment is never closed (`*/`)".into()));
+            }
+            take!(false);
+            take!(false);
+            cur.push(' ');
+            continue;
+        }
+        if c.is_whitespace() && start.is_none() {
+            take!(false);
+            continue;
+        }
+        if start.is_none() {
+            start = Some((line, col));
+        }
+        match c {
+            ';' => {
+                take!(false);
+                push(&mut out, &mut cur, start.take());
+            }
+            '\'' | '"' | '`' => {
+                let open = (line, col);
+                take!(true);
+                loop {
+                    if i >= chars.len() {
+                        return Err((open.0, open.1, format!("this {c}quote{c} is never closed")));
+                    }
+                    let d = chars[i];
+                    if d == '\\' && c == '\'' && i + 1 < chars.len() {
+                        take!(true);
+                        take!(true);
+                        continue;
+                    }
+                    take!(true);
+                    if d == c {
+                        break;
+                    }
+                }
+            }
+            '$' => {
+                // $tag$ … $tag$ (a PostgreSQL function body); `$1` is a placeholder.
+                let tag_len = chars[i + 1..]
+                    .iter()
+                    .take_while(|d| d.is_ascii_alphanumeric() || **d == '_')
+                    .count();
+                let is_tag = chars.get(i + 1 + tag_len) == Some(&'$')
+                    && !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit());
+                if !is_tag {
+                    take!(true);
+                    continue;
+                }
+                let tag: String = chars[i..i + tag_len + 2].iter().collect();
+                let open = (line, col);
+                for _ in 0..tag.chars().count() {
+                    take!(true);
+                }
+                let tag_chars: Vec<char> = tag.chars().collect();
+                loop {
+                    if i >= chars.len() {
+                        return Err((open.0, open.1, format!("this {tag} quote is never closed")));
+                    }
+                    if chars[i..].starts_with(&tag_chars) {
+                        for _ in 0..tag_chars.len() {
+                            take!(true);
+                        }
+                        break;
+                    }
+                    take!(true);
+                }
+            }
+            _ => take!(true),
+        }
+    }
+    push(&mut out, &mut cur, start);
+    Ok(out)
+}
+
+fn push(out: &mut Vec<Statement>, cur: &mut String, start: Option<(usize, usize)>) {
+    let text = cur.trim().to_string();
+    cur.clear();
+    if let (false, Some((line, col))) = (text.is_empty(), start) {
+        out.push(Statement { line, col, text });
+    }
+}
+
+impl super::StepKind for SqlParams {
+    fn validate(&self) -> Result<(), DecodeError> {
+        SqlParams::validate(self)
+    }
+    fn makes_own_tables(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+        run(self, ctx)
+    }
+}
+
+pub fn run(p: &SqlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    let engine = ctx.engine.kind();
+    let variants = p.loaded.as_ref().ok_or_else(|| {
+        StepError::Check(format!(
+            "the statements of {} were not read with the study",
+            p.file
+        ))
+    })?;
+    let text = variants.pick(engine).ok_or_else(|| {
+        StepError::Check(format!(
+            "no statements' file for {engine}: looked for {}",
+            lookup_order(engine)
+                .iter()
+                .map(|v| variant_name(&p.file, v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    ctx.progress.status(&format!(
+        "running {} statement(s) of {}",
+        text.statements.len(),
+        text.path
+    ));
+    let mut session = ctx.engine.connect()?;
+    let t = Instant::now();
+    let mut rows = 0u64;
+    for s in &text.statements {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(StepError::Run(crate::runner::RunError::Interrupted));
+        }
+        rows += session.execute(&s.text).map_err(|e| {
+            StepError::Check(format!(
+                "{}:{}:{}: {engine} refused this statement: {e}",
+                text.path, s.line, s.col
+            ))
+        })?;
+    }
+    let elapsed = t.elapsed().as_secs_f64();
+    drop(session);
+    let n = text.statements.len() as u64;
+    let mut s = summary(ctx.title("statements"));
+    s.elapsed_s = Some(elapsed);
+    s.rows = Some(rows);
+    s.note = Some(format!(
+        "{n} statement(s) of {}, one session, in order",
+        text.path
+    ));
+    s.metrics = vec![
+        Metric::new(
+            "statements",
+            "statements",
+            n as f64,
+            Unit::Count,
+            Better::None,
+        ),
+        Metric::new(
+            "rows",
+            "rows affected",
+            rows as f64,
+            Unit::Count,
+            Better::None,
+        ),
+        Metric::new(
+            "elapsed_s",
+            "seconds",
+            elapsed,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+    ];
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "file": text.path,
+            "statements": n,
+            "rows_affected": rows,
+            "elapsed_s": elapsed,
+        }),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(sql: &str) -> Vec<(usize, usize, String)> {
+        split(sql)
+            .expect("splits")
+            .into_iter()
+            .map(|s| (s.line, s.col, s.text))
+            .collect()
+    }
+
+    #[test]
+    fn statements_split_at_semicolons_outside_quotes_and_comments() {
+        let got = texts(
+            "-- a schema; with a comment\nCREATE TABLE t (a INT, b TEXT DEFAULT ';');\n\n  INSERT INTO t VALUES (1, 'it''s; fine'), (2, \"x;y\") /* ; */;\n# mysql comment; here\nSELECT `a;b` FROM t",
+        );
+        assert_eq!(
+            got,
+            vec![
+                (
+                    2,
+                    1,
+                    "CREATE TABLE t (a INT, b TEXT DEFAULT ';')".to_string()
+                ),
+                (
+                    4,
+                    3,
+                    "INSERT INTO t VALUES (1, 'it''s; fine'), (2, \"x;y\")".to_string()
+                ),
+                (6, 1, "SELECT `a;b` FROM t".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn dollar_quotes_hold_semicolons_and_placeholders_do_not_open_one() {
+        let got = texts(
+            "CREATE FUNCTION f() RETURNS int AS $body$ BEGIN RETURN 1; END; $body$ LANGUAGE plpgsql;\nSELECT $1, $$a;b$$;",
+        );
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[0].2.ends_with("LANGUAGE plpgsql"));
+        assert_eq!(got[1].2, "SELECT $1, $$a;b$$");
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_an_error_where_it_opens() {
+        let e = split("SELECT 1;\nINSERT INTO t VALUES ('oops);\n").expect_err("unclosed");
+        assert_eq!((e.0, e.1), (2, 23));
+        let e = split("/* never").expect_err("unclosed comment");
+        assert_eq!((e.0, e.1), (1, 1));
+    }
+
+    #[test]
+    fn variants_sit_before_the_extension() {
+        assert_eq!(variant_name("schema.sql", "mysql"), "schema.mysql.sql");
+        assert_eq!(
+            variant_name("db/schema.sql", "postgres"),
+            "db/schema.postgres.sql"
+        );
+        assert_eq!(variant_name("schema", "sqlite"), "schema.sqlite");
+        assert_eq!(variant_name("schema.sql", ""), "schema.sql");
+        let mut v = Variants::default();
+        for k in ["", "mysql"] {
+            v.0.insert(
+                k.to_string(),
+                SqlText {
+                    path: k.to_string(),
+                    statements: Vec::new(),
+                },
+            );
+        }
+        assert_eq!(v.pick("mariadb").map(|t| t.path.as_str()), Some("mysql"));
+        assert_eq!(v.pick("mysql").map(|t| t.path.as_str()), Some("mysql"));
+        assert_eq!(v.pick("postgres").map(|t| t.path.as_str()), Some(""));
+    }
+
+    #[test]
+    fn statements_for_a_target_stay_in_dbduels_database() {
+        for ok in [
+            "CREATE TABLE orders (id INT PRIMARY KEY)",
+            "INSERT INTO orders VALUES (1.5)",
+            "CREATE INDEX i ON orders (id)",
+            "SET NAMES utf8mb4",
+            "SELECT 'a.b' FROM orders",
+        ] {
+            assert_eq!(outside_own_database(ok), None, "{ok}");
+        }
+        for bad in [
+            "DROP DATABASE prod",
+            "CREATE SCHEMA x",
+            "INSERT INTO prod.orders VALUES (1)",
+            "CREATE TABLE IF NOT EXISTS other.t (a INT)",
+            "UPDATE `prod`.`t` SET a = 1",
+            "SET GLOBAL max_connections = 1",
+            "GRANT ALL ON *.* TO x",
+            "CREATE USER x",
+            "USE prod",
+        ] {
+            assert!(outside_own_database(bad).is_some(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! A `load` of the user's own delimited files (`files = { orders = "data/orders.csv" }`)
+//! into tables the user made (a `sql` step before it), by each engine's bulk path. The files
+//! are found when the study is read (a missing one stops the run there), counted once before
+//! the first load (records and bytes, for the manifest and for the check after each load),
+//! and loaded with the warnings rules of the generated load.
+//!
+//! This file owns the files' format keys, finding and counting the files, and the step's run.
+
+use super::{StepCtx, StepError, StepOutput, summary};
+use crate::decode::{DecodeError, KeyPath};
+use crate::engine::{FileFormat, FileLoad, LoadOutcome};
+use crate::results::{Better, Metric, Unit};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// The files a load names, found beside the study, with their format.
+#[derive(Debug)]
+pub struct UserFiles {
+    /// (table, file) in the order loaded.
+    pub files: Vec<(String, PathBuf)>,
+    pub format: FileFormat,
+    /// Each file's facts, counted once whichever contender or the manifest asks first.
+    facts: OnceLock<Result<Vec<FileFacts>, String>>,
+}
+
+/// What one file holds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileFacts {
+    pub table: String,
+    pub path: String,
+    pub bytes: u64,
+    /// Records, the header left out.
+    pub rows: u64,
+    /// The header's column names (empty without one).
+    pub columns: Vec<String>,
+}
+
+/// The format keys as a study writes them (all optional).
+pub struct FormatKeys<'a> {
+    pub header: Option<bool>,
+    pub delimiter: Option<&'a str>,
+    pub null: Option<&'a str>,
+}
+
+/// Check the format keys and the table names; the format they give (the delimiter from the
+/// files' extension when not given: `.tsv` and `.tab` tab, else `,`).
+pub fn format(
+    files: &BTreeMap<String, String>,
+    keys: &FormatKeys<'_>,
+) -> Result<FileFormat, DecodeError> {
+    let root = KeyPath::root();
+    let mut seen: Vec<String> = Vec::new();
+    for (table, path) in files {
+        let at = root.key("files").key(table);
+        if table.is_empty()
+            || table.len() > 64
+            || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(DecodeError::at(
+                at,
+                format!("table {table:?} must be 1-64 letters, digits or _"),
+            ));
+        }
+        let folded = table.to_ascii_lowercase();
+        if seen.contains(&folded) {
+            return Err(DecodeError::at(
+                at,
+                format!(
+                    "table {table} is named twice in files (names are compared without case, as the engines compare them); give each table one file"
+                ),
+            ));
+        }
+        seen.push(folded);
+        if path.trim().is_empty() {
+            return Err(DecodeError::at(
+                at,
+                "give the file's path, relative to the study file",
+            ));
+        }
+    }
+    let delimiter = match keys.delimiter {
+        None => {
+            let tab = files.values().all(|p| {
+                let p = p.to_ascii_lowercase();
+                p.ends_with(".tsv") || p.ends_with(".tab")
+            });
+            if tab { b'\t' } else { b',' }
+        }
+        Some(d) => {
+            let b = d.as_bytes();
+            if b.len() != 1 || !b[0].is_ascii() || matches!(b[0], b'"' | b'\n' | b'\r' | b'\\') {
+                return Err(DecodeError::at(
+                    root.key("delimiter"),
+                    format!(
+                        "delimiter = {d:?} must be one ASCII character other than a quote, a backslash or a line end (e.g. \",\", \"\\t\", \";\", \"|\")"
+                    ),
+                ));
+            }
+            b[0]
+        }
+    };
+    let null = keys.null.unwrap_or("").to_string();
+    if null.len() > 32
+        || null.chars().any(|c| {
+            c == '"'
+                || c == '\n'
+                || c == '\r'
+                || c == '\''
+                || c == '\\'
+                || c as u32 == u32::from(delimiter)
+        })
+    {
+        return Err(DecodeError::at(
+            root.key("null"),
+            format!(
+                "null = {null:?} must be up to 32 characters without quotes, backslashes, line ends or the delimiter (e.g. \"\" — the empty field —, \"NULL\", \"NA\")"
+            ),
+        ));
+    }
+    Ok(FileFormat {
+        delimiter,
+        header: keys.header.unwrap_or(false),
+        null,
+    })
+}
+
+/// Find each file relative to `base`: a missing one is an error at its key.
+pub fn resolve(
+    files: &BTreeMap<String, String>,
+    format: FileFormat,
+    base: &Path,
+) -> Result<Arc<UserFiles>, (KeyPath, String)> {
+    let mut found = Vec::new();
+    for (table, rel) in files {
+        let full = base.join(rel);
+        match std::fs::metadata(&full) {
+            Ok(m) if m.is_file() => found.push((table.clone(), full)),
+            Ok(_) => {
+                return Err((
+                    KeyPath::root().key("files").key(table),
+                    format!(
+                        "{} is not a file; name the data file for table {table}",
+                        full.display()
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err((
+                    KeyPath::root().key("files").key(table),
+                    format!(
+                        "cannot read {}: {}; paths are relative to the study file",
+                        full.display(),
+                        if e.kind() == std::io::ErrorKind::NotFound {
+                            "no such file".to_string()
+                        } else {
+                            e.to_string()
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Arc::new(UserFiles {
+        files: found,
+        format,
+        facts: OnceLock::new(),
+    }))
+}
+
+impl UserFiles {
+    /// Every file's facts, counted on first use: a record whose field count differs from the
+    /// first's, or a header that is not column names, is an error naming the file and line.
+    pub fn facts(&self) -> Result<&[FileFacts], String> {
+        self.facts
+            .get_or_init(|| {
+                self.files
+                    .iter()
+                    .map(|(t, p)| count(t, p, &self.format))
+                    .collect()
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Read a file through: its bytes, records and header.
+fn count(table: &str, path: &Path, f: &FileFormat) -> Result<FileFacts, String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(f.delimiter)
+        .has_headers(f.header)
+        .flexible(false)
+        .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
+    let mut columns = Vec::new();
+    if f.header {
+        let h = r.headers().map_err(|e| format!("{shown}: {e}"))?;
+        for (i, name) in h.iter().enumerate() {
+            let name = name.trim();
+            if name.is_empty()
+                || name.len() > 64
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return Err(format!(
+                    "{shown}:1: header field {} is {name:?}, not a column name (letters, digits, _); with header = true the first line names the columns — set header = false if it holds data",
+                    i + 1
+                ));
+            }
+            columns.push(name.to_string());
+        }
+    }
+    let mut rec = csv::ByteRecord::new();
+    let mut rows = 0u64;
+    loop {
+        match r.read_byte_record(&mut rec) {
+            Ok(true) => rows += 1,
+            Ok(false) => break,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                let what = match e.kind() {
+                    csv::ErrorKind::UnequalLengths {
+                        expected_len, len, ..
+                    } => format!(
+                        "this record has {len} fields, the first had {expected_len}; check the delimiter ({:?}) and the quotes",
+                        f.delimiter as char
+                    ),
+                    _ => e.to_string(),
+                };
+                return Err(format!("{shown}:{line}: {what}"));
+            }
+        }
+    }
+    Ok(FileFacts {
+        table: table.to_string(),
+        path: shown.to_string(),
+        bytes,
+        rows,
+        columns,
+    })
+}
+
+/// Load the files into the tables, checked: each table gained the file's records.
+pub fn run(
+    files: &UserFiles,
+    batch_rows: u64,
+    parallel: Option<u64>,
+    allow_warnings: bool,
+    ctx: &StepCtx<'_>,
+) -> Result<StepOutput, StepError> {
+    let engine = ctx.engine;
+    let facts = files.facts().map_err(StepError::Check)?;
+    let counted = engine.keeps_rows();
+    let count = |table: &str| -> Result<i64, StepError> {
+        Ok(engine
+            .connect()?
+            .query_i64(&format!("SELECT COUNT(*) FROM {table}"))?)
+    };
+    let before: Vec<i64> = if counted {
+        facts
+            .iter()
+            .map(|f| count(&f.table))
+            .collect::<Result<_, _>>()?
+    } else {
+        vec![0; facts.len()]
+    };
+    let parallel = if engine.embedded() {
+        1
+    } else {
+        parallel
+            .unwrap_or_else(super::load::cores)
+            .clamp(1, facts.len() as u64) as usize
+    };
+    let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
+    let bytes: u64 = facts.iter().map(|f| f.bytes).sum();
+    ctx.progress.status(&format!(
+        "loading {total_rows} rows from {} file(s), {parallel} at a time",
+        facts.len()
+    ));
+    let t = Instant::now();
+    let outcomes: Vec<LoadOutcome> = super::load::in_parallel(facts.len(), parallel, |i| {
+        engine.load_file(&FileLoad {
+            table: &facts[i].table,
+            file: &files.files[i].1,
+            format: &files.format,
+            columns: &facts[i].columns,
+            batch_rows,
+        })
+    })?;
+    let elapsed = t.elapsed().as_secs_f64();
+    if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(StepError::Run(crate::runner::RunError::Interrupted));
+    }
+    let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
+    let names: Vec<String> = facts.iter().map(|f| f.table.clone()).collect();
+    let warned = super::load::Warned::of_names(&names, &outcomes);
+    if let Some(w) = &warned
+        && w.serious
+        && !allow_warnings
+    {
+        return Err(StepError::Check(w.refusal()));
+    }
+    if counted {
+        for ((f, o), b) in facts.iter().zip(&outcomes).zip(&before) {
+            let gained = count(&f.table)? - b;
+            let want = if allow_warnings { o.rows } else { f.rows };
+            if gained < 0 || gained as u64 != want || o.rows != want {
+                return Err(StepError::Check(format!(
+                    "table {}: {} holds {} records, the engine loaded {} and the table gained {gained} rows",
+                    f.table, f.path, f.rows, o.rows
+                )));
+            }
+        }
+    }
+    let rate = if elapsed > 0.0 {
+        loaded as f64 / elapsed
+    } else {
+        0.0
+    };
+    let method = outcomes
+        .first()
+        .map(|o| o.method.clone())
+        .unwrap_or_default();
+    let mut s = summary(ctx.title("load of your files"));
+    s.elapsed_s = Some(elapsed);
+    s.rows = Some(loaded);
+    s.ops_per_s = Some(rate);
+    let mut note = format!(
+        "{method}; {} file(s), {bytes} bytes, {total_rows} records",
+        facts.len()
+    );
+    if let Some(w) = warned.as_ref().filter(|w| w.count > 0) {
+        note.push_str(&format!("; {}", w.describe()));
+    }
+    s.note = Some(note);
+    s.metrics = vec![
+        Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
+        Metric::new(
+            "elapsed_s",
+            "seconds",
+            elapsed,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+        Metric::new(
+            "rows_per_s",
+            "rows/s",
+            rate,
+            Unit::PerSecond,
+            Better::Higher,
+        ),
+    ];
+    if let Some(w) = &warned {
+        s.metrics.extend(w.figures(total_rows, loaded));
+    }
+    Ok(StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "method": method,
+            "files": facts,
+            "delimiter": (files.format.delimiter as char).to_string(),
+            "header": files.format.header,
+            "null": files.format.null,
+            "parallel": parallel,
+            "rows_loaded": loaded,
+            "elapsed_s": elapsed,
+            "allow_warnings": allow_warnings,
+            "warnings": warned,
+        }),
+        intervals: Vec::new(),
+        interrupted: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    fn keys<'a>(d: Option<&'a str>, n: Option<&'a str>) -> FormatKeys<'a> {
+        FormatKeys {
+            header: None,
+            delimiter: d,
+            null: n,
+        }
+    }
+
+    #[test]
+    fn the_delimiter_follows_the_extension_unless_given() {
+        let f = format(&files(&[("a", "a.tsv")]), &keys(None, None)).expect("ok");
+        assert_eq!(f.delimiter, b'\t');
+        let f = format(&files(&[("a", "a.csv")]), &keys(None, None)).expect("ok");
+        assert_eq!(f.delimiter, b',');
+        let f = format(&files(&[("a", "a.tsv")]), &keys(Some(";"), None)).expect("ok");
+        assert_eq!(f.delimiter, b';');
+        for bad in [",,", "\"", "", "é", "\n"] {
+            let e = format(&files(&[("a", "a.csv")]), &keys(Some(bad), None)).expect_err(bad);
+            assert_eq!(e.path.to_string(), "delimiter");
+        }
+        let e = format(&files(&[("a", "a.csv")]), &keys(None, Some("a,b"))).expect_err("null");
+        assert_eq!(e.path.to_string(), "null");
+    }
+
+    #[test]
+    fn a_table_named_twice_is_refused() {
+        let e = format(
+            &files(&[("orders", "a.csv"), ("Orders", "b.csv")]),
+            &keys(None, None),
+        )
+        .expect_err("twice");
+        assert!(e.message.contains("named twice"), "{}", e.message);
+    }
+
+    #[test]
+    fn counting_reads_quoted_newlines_and_names_a_ragged_line() {
+        let dir = std::env::temp_dir().join(format!("dbduel-uf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let good = dir.join("g.csv");
+        std::fs::write(&good, "id,note\n1,\"two\nlines\"\n2,\n").expect("write");
+        let f = FileFormat {
+            delimiter: b',',
+            header: true,
+            null: String::new(),
+        };
+        let facts = count("t", &good, &f).expect("counts");
+        assert_eq!((facts.rows, facts.columns.len()), (2, 2));
+        let bad = dir.join("b.csv");
+        std::fs::write(&bad, "1,a\n2,b\n3,c,d\n").expect("write");
+        let e = count("t", &bad, &FileFormat { header: false, ..f }).expect_err("ragged");
+        assert!(
+            e.contains("b.csv:3: this record has 3 fields, the first had 2"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,2 @@
+CREATE TABLE t (a INT);
+INSERT INTO prod.t VALUES (1);

@@ -1,0 +1,3 @@
+-- a schema with a mistake
+CREATE TABLE t (a INT);
+INSERT INTO t VALUES ('oops);

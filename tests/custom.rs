@@ -1,0 +1,281 @@
+//! "Your own schema and data": a study of the user's own tables — a `sql` step for the schema,
+//! a `load` of the user's CSV, a user script of writes and a `queries` step that writes — run
+//! on SQLite, MariaDB and PostgreSQL leaves the same table contents on each; and `dbduel init`
+//! writes a study that checks and runs on SQLite.
+
+mod common;
+
+use common::{read_json, run, run_dir};
+use std::path::{Path, PathBuf};
+
+const SCHEMA: &str = "-- the user's own tables, in SQL every engine takes
+CREATE TABLE accounts (
+  id INTEGER PRIMARY KEY,
+  owner VARCHAR(20) NOT NULL,
+  balance INTEGER NOT NULL,
+  note VARCHAR(40)
+);
+CREATE TABLE history (id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL, delta INTEGER NOT NULL);
+INSERT INTO history VALUES (1000, 1, 0);
+";
+
+/// A header, a quoted field with the delimiter in it, a doubled quote, and empty fields
+/// (NULL by the default marker).
+const ACCOUNTS: &str = "id,owner,balance,note\n1,ada,100,\"first, with a comma\"\n2,linus,250,\n3,grace,0,\"say \"\"hi\"\"\"\n4,edsger,75,\n5,barbara,310,plain\n";
+
+/// Writes with `\set` random values: deterministic with one client and a fixed seed.
+const TRANSFER: &str = "\\set n :n + 1
+\\set aid random(1, 5)
+\\set delta random(-50, 50)
+BEGIN;
+UPDATE accounts SET balance = balance + :delta WHERE id = :aid;
+INSERT INTO history (id, account_id, delta) VALUES (:n, :aid, :delta);
+COMMIT;
+";
+
+const STUDY: &str = r#"[study]
+name = "custom-same"
+description = "the same user script on every engine"
+
+{contenders}
+
+[[step]]
+name = "schema"
+kind = "sql"
+file = "schema.sql"
+
+[[step]]
+name = "data"
+kind = "load"
+files = { accounts = "data/accounts.csv" }
+header = true
+
+[[step]]
+name = "transfers"
+kind = "script"
+scripts = ["transfer.sql"]
+clients = 1
+per_client = 40
+seed = 7
+vars = { n = 0 }
+
+[[step]]
+name = "writes"
+kind = "queries"
+clients = 1
+per_client = 2
+queries = ["UPDATE accounts SET note = 'touched' WHERE id = 3", "DELETE FROM history WHERE id = 1000"]
+"#;
+
+/// The study's files in `dir`.
+fn write_files(dir: &Path, contenders: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("data")).expect("dir");
+    std::fs::write(dir.join("schema.sql"), SCHEMA).expect("schema");
+    std::fs::write(dir.join("data/accounts.csv"), ACCOUNTS).expect("csv");
+    std::fs::write(dir.join("transfer.sql"), TRANSFER).expect("script");
+    let study = dir.join("study.toml");
+    std::fs::write(&study, STUDY.replace("{contenders}", contenders)).expect("study");
+    study
+}
+
+/// Each table's rows, ordered, each row its columns joined by `|` with NULL as `NULL`.
+const READ_BACK: [&str; 2] = [
+    "SELECT concat_ws('|', id, owner, balance, COALESCE(note, 'NULL')) FROM accounts ORDER BY id",
+    "SELECT concat_ws('|', id, account_id, delta) FROM history ORDER BY id",
+];
+
+/// `dbduel sandbox up ENGINE --name NAME` under `out`: the target's URL and its password file.
+fn sandbox_up(out: &Path, engine: &str) -> (String, PathBuf) {
+    let (code, stdout, stderr) = run(&[
+        "sandbox",
+        "up",
+        engine,
+        "--name",
+        engine,
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (target, file) = stdout
+        .trim()
+        .strip_prefix("target = \"")
+        .and_then(|t| t.split_once("\"\npassword_file = \""))
+        .and_then(|(t, f)| Some((t.to_string(), PathBuf::from(f.strip_suffix('"')?))))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    (target, file)
+}
+
+/// Stops every sandbox under its directory however the test ends.
+struct Down(PathBuf);
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        let _ = run(&[
+            "sandbox",
+            "down",
+            "--all",
+            "--out",
+            self.0.to_str().unwrap_or(""),
+        ]);
+    }
+}
+
+fn port_of(target: &str) -> u16 {
+    target
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("{target}"))
+}
+
+fn password(file: &Path) -> String {
+    std::fs::read_to_string(file)
+        .expect("password file")
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn sqlite_rows(db: &Path) -> Vec<Vec<String>> {
+    let c = rusqlite::Connection::open(db).expect("kept database");
+    READ_BACK
+        .iter()
+        .map(|sql| {
+            let mut st = c.prepare(sql).expect("prepare");
+            st.query_map([], |r| r.get::<_, String>(0))
+                .expect("query")
+                .map(|r| r.expect("row"))
+                .collect()
+        })
+        .collect()
+}
+
+fn mariadb_rows(target: &str, file: &Path, db: &str) -> Vec<Vec<String>> {
+    use mysql::prelude::Queryable;
+    let user = target
+        .strip_prefix("mysql://")
+        .and_then(|t| t.split_once('@'))
+        .map_or("root", |(u, _)| u);
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port_of(target))
+        .user(Some(user))
+        .pass(Some(password(file)))
+        .prefer_socket(false)
+        .db_name(Some(db));
+    let mut c = mysql::Conn::new(opts).expect("connect to MariaDB");
+    READ_BACK
+        .iter()
+        .map(|sql| c.query::<String, _>(*sql).expect("read back"))
+        .collect()
+}
+
+fn postgres_rows(target: &str, file: &Path, db: &str) -> Vec<Vec<String>> {
+    let user = target
+        .strip_prefix("postgres://")
+        .and_then(|t| t.split_once('@'))
+        .map_or("dbduel", |(u, _)| u);
+    let mut c = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port_of(target))
+        .user(user)
+        .password(password(file))
+        .dbname(db)
+        .connect(postgres::NoTls)
+        .expect("connect to PostgreSQL");
+    READ_BACK
+        .iter()
+        .map(|sql| {
+            c.query(*sql, &[])
+                .expect("read back")
+                .iter()
+                .map(|r| r.get::<_, String>(0))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
+    let mariadb = common::have_mariadb();
+    let postgres = common::have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    );
+    let root = tempfile::tempdir().expect("tmp");
+    let boxes = root.path().join("boxes");
+    let _down = Down(boxes.clone());
+    let mut contenders = String::from("[[contender]]\nname = \"lite\"\nengine = \"sqlite\"\n");
+    let mut servers = Vec::new();
+    for (on, engine) in [(mariadb, "mariadb"), (postgres, "postgres")] {
+        if !on {
+            continue;
+        }
+        let (target, file) = sandbox_up(&boxes, engine);
+        contenders.push_str(&format!(
+            "[[contender]]\nname = \"{engine}\"\nengine = \"{engine}\"\ntarget = \"{target}\"\npassword_file = \"{}\"\n",
+            file.display()
+        ));
+        servers.push((engine, target, file));
+    }
+    let study = write_files(&root.path().join("mine"), &contenders);
+    let out = root.path().join("res");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--keep",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["dataset"]["generator"], "none");
+    assert_eq!(manifest["dataset"]["files"][0]["rows"], 5);
+    assert_eq!(
+        manifest["dataset"]["files"][0]["bytes"],
+        ACCOUNTS.len() as u64
+    );
+
+    let want = sqlite_rows(&dir.join("work/lite/db.sqlite"));
+    // The load kept the quoted comma and the NULLs; the queries step's writes ran once
+    // each (row 3's note, history row 1000 gone); the script's 40 runs each wrote a history
+    // row, and the balances moved by the deltas it recorded.
+    let notes: Vec<&str> = want[0]
+        .iter()
+        .map(|r| r.rsplit('|').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        notes,
+        ["first, with a comma", "NULL", "touched", "NULL", "plain"],
+        "{want:?}"
+    );
+    assert_eq!(want[1].len(), 40, "{:?}", want[1]);
+    assert!(want[1][0].starts_with("1|"), "{:?}", want[1]);
+    let field = |r: &String, i: usize| -> i64 {
+        r.split('|')
+            .nth(i)
+            .and_then(|b| b.parse().ok())
+            .unwrap_or_else(|| panic!("{r}"))
+    };
+    let total: i64 = want[0].iter().map(|r| field(r, 2)).sum();
+    let deltas: i64 = want[1].iter().map(|r| field(r, 2)).sum();
+    assert_eq!(total, 735 + deltas, "{want:?}");
+    assert!(want[1].iter().any(|r| field(r, 2) != 0), "{want:?}");
+
+    let db = dbduel::engine::database_name("custom-same");
+    for (engine, target, file) in &servers {
+        let got = match *engine {
+            "mariadb" => mariadb_rows(target, file, &db),
+            _ => postgres_rows(target, file, &db),
+        };
+        assert_eq!(got, want, "{engine} differs from SQLite");
+    }
+    eprintln!(
+        "same contents on sqlite and {} server(s): {} accounts, {} history rows",
+        servers.len(),
+        want[0].len(),
+        want[1].len()
+    );
+}
