@@ -19,6 +19,7 @@ pub mod sql_text;
 pub mod sweep;
 pub mod tiers;
 pub mod tpcc;
+pub mod tpch;
 pub mod update;
 
 use crate::dataset::TableDef;
@@ -94,6 +95,7 @@ kinds! {
     "tpcc-check" => TpccCheck(tpcc::check::CheckParams),
     "checksums" => Checksums(checksums::ChecksumsParams),
     "script" => Script(script::ScriptParams),
+    "tpch-power" => TpchPower(tpch::PowerParams),
 }
 
 impl StepParams {
