@@ -239,6 +239,7 @@ fn power(engine: &dyn Engine, params: &PowerParams) -> StepOutput {
         team: None,
         seconds: &seconds,
         originals: None,
+        earlier: &[],
     };
     match tpch::run(params, &ctx) {
         Ok(out) => out,

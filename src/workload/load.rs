@@ -775,6 +775,7 @@ mod tests {
             team: None,
             seconds: &crate::results::SecondsLog::discard(),
             originals: None,
+            earlier: &[],
         };
         run(p, &ctx)
     }

@@ -125,6 +125,9 @@ pub struct QueryRun {
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Answer>,
+    /// The contender whose answer this one was compared with (see [`compare_with_earlier`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// Scale factor of the loaded data: suppliers / 10,000, as the specification sizes them.
@@ -194,6 +197,7 @@ fn run_query(
         best_s: None,
         status: "ok".to_string(),
         answer: None,
+        reference: None,
     };
     match timed(session.as_mut(), &sql, &mut out) {
         Ok((s, a)) => {
@@ -233,6 +237,40 @@ fn run_query(
     Ok(run)
 }
 
+/// Each query's answer against the reference's: the first contender, in the study's order,
+/// that ran this step earlier in the run and answered the query. The first contender to run
+/// is the reference rather than a majority because contenders run one after another and each
+/// step's result is final when it ends; a report then shows every contender's verdict
+/// against the same answer. An answer that differs fails the query (and so the step, its
+/// figures kept), naming the first differing row. `earlier`: (contender, `<step>.json`).
+pub fn compare_with_earlier(earlier: &[(String, std::path::PathBuf)], runs: &mut [QueryRun]) {
+    let files: Vec<(&str, serde_json::Value)> = earlier
+        .iter()
+        .filter_map(|(name, path)| {
+            let text = std::fs::read_to_string(path).ok()?;
+            Some((name.as_str(), serde_json::from_str(&text).ok()?))
+        })
+        .collect();
+    for run in runs.iter_mut() {
+        let Some(mine) = &run.answer else { continue };
+        let theirs = files.iter().find_map(|(name, v)| {
+            let q = v["details"]["queries"]
+                .as_array()?
+                .iter()
+                .find(|q| q["query"].as_u64() == Some(u64::from(run.query)))?;
+            let a: Answer = serde_json::from_value(q["answer"].clone()).ok()?;
+            Some((*name, a))
+        });
+        let Some((name, reference)) = theirs else {
+            continue;
+        };
+        run.reference = Some(name.to_string());
+        if let Some(why) = mine.differs_from(&reference) {
+            run.status = format!("failed: the answer differs from {name}'s: {why}");
+        }
+    }
+}
+
 /// Geometric mean of `xs` (each floored at 1 ms, so an instant query does not sink it).
 pub fn geomean(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
@@ -259,6 +297,7 @@ pub fn run(p: &PowerParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         runs.push(run_query(p, ctx, *q, seed, sf)?);
     }
     let interrupted = runs.len() < list.len();
+    compare_with_earlier(ctx.earlier, &mut runs);
     let explain = explain_worst(ctx, &runs, p.timeout_s);
     output(p, ctx, runs, sf, seed, bounded, explain, interrupted)
 }
@@ -292,6 +331,14 @@ fn explain_worst(ctx: &StepCtx<'_>, runs: &[QueryRun], timeout_s: f64) -> serde_
         Ok(lines) => serde_json::json!({ "query": w.query, "plan": lines }),
         Err(e) => serde_json::json!({ "query": w.query, "error": e.message }),
     }
+}
+
+/// The queries that failed (not those that timed out), in words: `Q2: failed: ...`.
+fn failures(runs: &[QueryRun]) -> Vec<String> {
+    runs.iter()
+        .filter(|r| r.status.starts_with("failed"))
+        .map(|r| format!("Q{}: {}", r.query, r.status))
+        .collect()
 }
 
 /// The step's figures: each query's, the geometric means, Power@Size.
@@ -368,11 +415,7 @@ fn output(
         .filter(|r| r.status == "timed out")
         .map(|r| format!("Q{}", r.query))
         .collect();
-    let failed: Vec<String> = runs
-        .iter()
-        .filter(|r| r.status.starts_with("failed"))
-        .map(|r| format!("Q{}: {}", r.query, r.status))
-        .collect();
+    let failed = failures(&runs);
     let cold_note = runs
         .iter()
         .find_map(|r| r.restart.as_ref())
@@ -420,5 +463,75 @@ fn output(
             failed.join("; "),
             super::Kept(Box::new(out)),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_with(q: u8, cells: &[&str]) -> QueryRun {
+        let values: Vec<Value> = cells.iter().map(|c| Value::Text(c.to_string())).collect();
+        QueryRun {
+            query: q,
+            params: queries::Params::new(),
+            sql: String::new(),
+            cold_s: Some(1.0),
+            restart: None,
+            hot_s: vec![Some(0.5)],
+            best_s: Some(0.5),
+            status: "ok".into(),
+            answer: Some(Answer::of(&values, cells.len() as u64)),
+            reference: None,
+        }
+    }
+
+    /// The first earlier contender's answer is the reference; a differing answer fails the
+    /// query with the first differing row, an agreeing one names its reference.
+    #[test]
+    fn answers_are_checked_against_the_first_earlier_contenders() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let write = |name: &str, runs: &[QueryRun]| {
+            let path = dir.path().join(format!("{name}.json"));
+            let v = serde_json::json!({ "details": { "queries": runs } });
+            std::fs::write(&path, v.to_string()).expect("write");
+            (name.to_string(), path)
+        };
+        let earlier = vec![
+            write("first", &[run_with(1, &["10.00"]), run_with(2, &["7"])]),
+            write("second", &[run_with(1, &["99"]), run_with(3, &["x"])]),
+        ];
+        let mut mine = vec![
+            run_with(1, &["10.001"]),
+            run_with(2, &["8"]),
+            run_with(3, &["x"]),
+            run_with(4, &["y"]),
+        ];
+        compare_with_earlier(&earlier, &mut mine);
+        assert_eq!(mine[0].status, "ok");
+        assert_eq!(mine[0].reference.as_deref(), Some("first"));
+        assert!(
+            mine[1]
+                .status
+                .starts_with("failed: the answer differs from first's: row 1: [8.0000]"),
+            "{}",
+            mine[1].status
+        );
+        assert_eq!(mine[2].reference.as_deref(), Some("second"));
+        assert_eq!(mine[3].reference, None);
+        let f = figures(&mine, 0.01);
+        assert!(
+            f.geo_hot.is_some() && f.power.is_none(),
+            "4 queries: no Power@Size"
+        );
+        assert_eq!(failures(&mine).len(), 1);
+        assert!(failures(&mine)[0].starts_with("Q2: failed"));
+    }
+
+    #[test]
+    fn the_geometric_mean_is_of_the_seconds() {
+        let g = geomean(&[1.0, 4.0]).expect("two");
+        assert!((g - 2.0).abs() < 1e-12);
+        assert_eq!(geomean(&[]), None);
     }
 }
