@@ -409,12 +409,13 @@ fn dataset_facts(
     DatasetFacts {
         generator: ds.generator.clone(),
         // per table; for TPC-C (tables of many sizes) all of them
-        rows: if ds.warehouses.is_some() {
+        rows: if ds.warehouses.is_some() || ds.sf.is_some() {
             all_rows
         } else {
             ds.rows
         },
         warehouses: ds.warehouses,
+        sf: ds.sf,
         tables: tables.len() as u64,
         seed: ds.seed,
         table: match tables {

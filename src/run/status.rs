@@ -14,12 +14,18 @@ impl RunConsumer for StatusLines<'_> {
         let p = self.0;
         match event {
             RunEvent::RunStarted { dir, .. } => p.note(&format!("results: {}", dir.display())),
-            RunEvent::DatasetStarted { spec: ds } => p.begin(&match ds.warehouses {
-                Some(w) => format!(
+            RunEvent::DatasetStarted { spec: ds } => p.begin(&match (ds.warehouses, ds.sf) {
+                (Some(w), _) => format!(
                     "dataset {} ({w} warehouses, seed {})",
                     ds.generator, ds.seed
                 ),
-                None => format!(
+                (None, Some(sf)) => {
+                    format!(
+                        "dataset {} (scale factor {sf}, seed {})",
+                        ds.generator, ds.seed
+                    )
+                }
+                (None, None) => format!(
                     "dataset {} ({} tables × {} rows, seed {})",
                     ds.generator, ds.tables, ds.rows, ds.seed
                 ),
