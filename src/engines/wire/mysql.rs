@@ -136,7 +136,13 @@ enum At {
 pub fn timeout_sql(mariadb: bool, limit: Option<std::time::Duration>) -> String {
     let d = limit.unwrap_or_default();
     if mariadb {
-        format!("SET SESSION max_statement_time = {:.3}", d.as_secs_f64())
+        // microseconds, at least one: a limit that rounds to 0 would be none
+        let us = d.as_micros().max(u128::from(limit.is_some()));
+        format!(
+            "SET SESSION max_statement_time = {}.{:06}",
+            us / 1_000_000,
+            us % 1_000_000
+        )
     } else {
         format!(
             "SET SESSION max_execution_time = {}",

@@ -94,6 +94,13 @@ impl super::StepKind for PowerParams {
     fn restarts(&self) -> Option<&'static str> {
         self.cold.then_some("cold")
     }
+    fn generator(&self) -> Option<super::kind::GeneratorNeed> {
+        Some(super::kind::GeneratorNeed {
+            generator: crate::dataset::Generator::Tpch,
+            why: "runs TPC-H's queries, which need TPC-H's eight tables",
+            fix: "generator = \"tpch\" with `sf = N`",
+        })
+    }
     fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
         Some(super::kind::TableNeed::all(
             "runs TPC-H's queries on",
@@ -324,7 +331,7 @@ fn explain_worst(ctx: &StepCtx<'_>, runs: &[QueryRun], timeout_s: f64) -> serde_
         };
         Ok(out
             .chunks(cols)
-            .map(|r| r.iter().map(answer::cell).collect::<Vec<_>>().join(" | "))
+            .map(|r| r.iter().map(plan_cell).collect::<Vec<_>>().join(" | "))
             .collect::<Vec<_>>())
     });
     match plan {
@@ -339,6 +346,36 @@ fn failures(runs: &[QueryRun]) -> Vec<String> {
         .filter(|r| r.status.starts_with("failed"))
         .map(|r| format!("Q{}: {}", r.query, r.status))
         .collect()
+}
+
+/// How the first runs began, in the note's words: every restart verified cold, or how many
+/// were not (then the first of those says why), or no restart.
+fn cold_note(runs: &[QueryRun]) -> String {
+    let restarts: Vec<&RestartOutcome> = runs.iter().filter_map(|r| r.restart.as_ref()).collect();
+    let Some(first) = restarts.first() else {
+        return "warm: no restart".to_string();
+    };
+    match restarts.iter().find(|r| !r.cold) {
+        None => format!(
+            "cold: restarted before each query, each verified cold ({})",
+            first.cache
+        ),
+        Some(warm) => format!(
+            "warm-restart: {} of {} restarts left the page cache warm; {}",
+            restarts.iter().filter(|r| !r.cold).count(),
+            restarts.len(),
+            restart_note(warm)
+        ),
+    }
+}
+
+/// A cell of a plan as the engine wrote it.
+fn plan_cell(v: &Value) -> String {
+    match v {
+        Value::Int(n) => n.to_string(),
+        Value::Text(t) => t.clone(),
+        Value::Null => "NULL".to_string(),
+    }
 }
 
 /// The step's figures: each query's, the geometric means, Power@Size.
@@ -416,12 +453,9 @@ fn output(
         .map(|r| format!("Q{}", r.query))
         .collect();
     let failed = failures(&runs);
-    let cold_note = runs
-        .iter()
-        .find_map(|r| r.restart.as_ref())
-        .map_or("warm: no restart".to_string(), restart_note);
+    let cold_note = cold_note(&runs);
     let mut note = format!(
-        "{LABEL}; SF {sf}; {} queries, cold then {} hot; {cold_note}",
+        "{LABEL}; SF {sf}; {} queries, first run then {} hot; {cold_note}",
         runs.len(),
         p.hot_runs
     );
