@@ -7,6 +7,7 @@ use dbduel::dataset::codes::Codes;
 use dbduel::dataset::sbtest::Sbtest;
 use dbduel::dataset::tiers40::Tiers40;
 use dbduel::dataset::tpcc::{TABLES, Tpcc};
+use dbduel::dataset::tpch::{self, Tpch};
 use std::time::Instant;
 
 /// Rows per timed run, and runs per generator (the best is reported, as the least
@@ -41,8 +42,15 @@ fn main() {
         warehouses: (rows / 550_000).max(1),
     };
     let tpcc_rows: u64 = TABLES.iter().map(|t| tpcc.rows(*t)).sum();
+    // every table of the scale factor (in hundredths) that makes about `rows` rows (86,600
+    // a hundredth), on one thread
+    let tpch = Tpch {
+        seed: 42,
+        units: (rows / 86_600).max(1),
+    };
+    let tpch_rows: u64 = tpch::TABLES.iter().map(|t| tpch.rows(*t)).sum();
     type Generate<'a> = Box<dyn Fn() -> std::io::Result<u64> + 'a>;
-    let generators: [(&str, u64, Generate); 5] = [
+    let generators: [(&str, u64, Generate); 6] = [
         (
             "user_logs",
             rows,
@@ -84,6 +92,16 @@ fn main() {
                 TABLES
                     .iter()
                     .map(|t| tpcc.write_tsv(*t, &mut std::io::sink()))
+                    .sum()
+            }),
+        ),
+        (
+            "tpch",
+            tpch_rows,
+            Box::new(|| {
+                tpch::TABLES
+                    .iter()
+                    .map(|t| tpch.write_tsv_threads(*t, &mut std::io::sink(), 1))
                     .sum()
             }),
         ),

@@ -44,6 +44,13 @@ fn print_dataset(s: &Study) {
         );
         return;
     }
+    if let Some(sf) = d.sf {
+        outln!(
+            "dataset: TPC-H's eight tables at scale factor {sf} (seed {})",
+            d.seed
+        );
+        return;
+    }
     match d.tables {
         1 => outln!(
             "dataset: {} rows of {} (seed {}) into table {}",

@@ -1,6 +1,7 @@
 //! Deterministic benchmark datasets: the generators a study may name, and a portable
 //! description of the tables they fill.
 
+pub(crate) mod chunks;
 pub mod codes;
 pub(crate) mod digits;
 pub mod distribution;
@@ -9,12 +10,14 @@ pub mod rng;
 pub mod sbtest;
 pub mod tiers40;
 pub mod tpcc;
+pub mod tpch;
+pub mod tpch_text;
 pub mod user_logs;
 
 pub use user_logs::UserLogs;
 
 /// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40", "tpcc"];
+pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40", "tpcc", "tpch"];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,6 +32,8 @@ pub enum Generator {
     Tiers40,
     /// TPC-C's nine tables for a number of warehouses: see [`tpcc::Tpcc`].
     Tpcc,
+    /// TPC-H's eight tables at a scale factor: see [`tpch::Tpch`].
+    Tpch,
 }
 
 impl Generator {
@@ -40,6 +45,7 @@ impl Generator {
             Generator::Codes => "codes",
             Generator::Tiers40 => "tiers40",
             Generator::Tpcc => "tpcc",
+            Generator::Tpch => "tpch",
         }
     }
 
@@ -51,6 +57,7 @@ impl Generator {
             "codes" => Some(Generator::Codes),
             "tiers40" => Some(Generator::Tiers40),
             "tpcc" => Some(Generator::Tpcc),
+            "tpch" => Some(Generator::Tpch),
             _ => None,
         }
     }
@@ -63,7 +70,7 @@ impl Generator {
             Generator::Sbtest => sbtest::SBTEST_COLUMNS,
             Generator::Codes => codes::CODES_COLUMNS,
             Generator::Tiers40 => tiers40::TIERS40_COLUMNS,
-            Generator::Tpcc => &[],
+            Generator::Tpcc | Generator::Tpch => &[],
         }
     }
 }
@@ -84,6 +91,9 @@ pub enum ColumnType {
     SmallInt,
     /// A date and time without zone, written `YYYY-MM-DD HH:MM:SS`.
     Timestamp,
+    /// A calendar date, written `YYYY-MM-DD` (`DATE`; on SQLite, text in that form, which
+    /// compares and sorts as the dates do).
+    Date,
     /// An exact decimal of this many digits, this many after the point, `DECIMAL(p,s)`.
     Decimal(u8, u8),
 }
@@ -145,10 +155,12 @@ impl Generator {
     /// The tables this generator fills for a dataset: `user_logs` and `codes` fill one table
     /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`;
     /// `tiers40` fills `tbl_200…` with the seed's unique key and index; `tpcc` fills TPC-C's
-    /// nine tables for `rows` warehouses. `rows` is each table's count otherwise.
+    /// nine tables for `rows` warehouses; `tpch` fills TPC-H's eight tables at `rows`
+    /// hundredths of a scale factor. `rows` is each table's count otherwise.
     pub fn tables(&self, table: &str, tables: u64, rows: u64, seed: u64) -> Vec<TableDef> {
         match self {
             Generator::Tpcc => tpcc::tables(seed, rows),
+            Generator::Tpch => tpch::tables(seed, rows),
             Generator::UserLogs | Generator::Codes => vec![TableDef {
                 name: table.to_string(),
                 columns: self.columns(),
@@ -196,6 +208,8 @@ impl Generator {
             Generator::Codes => (52, 3.0),
             Generator::Tiers40 => (380, 1.5),
             Generator::Tpcc => (78_400_000, 1.5),
+            // a hundredth of a scale factor
+            Generator::Tpch => (TPCH_BYTES_PER_UNIT, 1.5),
         }
     }
 
@@ -219,9 +233,19 @@ impl Generator {
                 warehouses: rows,
             }
             .write_tsv_file(n, path),
+            Generator::Tpch => {
+                let file = std::fs::File::create(path)?;
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+                let bytes = self.write_tsv_to(seed, rows, tables, n, &mut out)?;
+                out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+                Ok(bytes)
+            }
         }
     }
 }
+
+/// Bytes of TSV a hundredth of a TPC-H scale factor makes (checked by a test below).
+const TPCH_BYTES_PER_UNIT: u64 = 10_900_000;
 
 impl Generator {
     /// Write table number `n` (0-based, in `tables()` order) as tab-separated rows to `out`;
@@ -249,6 +273,12 @@ impl Generator {
                 }
                 .write_tsv(t, &mut out)
             }
+            Generator::Tpch => {
+                let t = tpch::TABLES.get(n as usize).copied().ok_or_else(|| {
+                    std::io::Error::other(format!("tpch has no table number {n}"))
+                })?;
+                tpch::Tpch { seed, units: rows }.write_tsv(t, &mut out)
+            }
         }
     }
 }
@@ -274,10 +304,11 @@ mod tests {
         for name in GENERATORS {
             let g = Generator::parse(name).expect("known");
             // one warehouse of tpcc (all nine tables), 20,000 rows of the others
-            let (units, tables) = if g == Generator::Tpcc {
-                (1, 9)
-            } else {
-                (20_000, 1)
+            let (units, tables) = match g {
+                Generator::Tpcc => (1, 9),
+                // sf 0.01, all eight tables
+                Generator::Tpch => (1, 8),
+                _ => (20_000, 1),
             };
             let written: u64 = (0..tables)
                 .map(|n| {

@@ -42,6 +42,7 @@ impl Dialect {
                     ColumnType::Varchar(n) => format!("VARCHAR({n})"),
                     ColumnType::SmallInt => "SMALLINT".to_string(),
                     ColumnType::Timestamp => "TIMESTAMP".to_string(),
+                    ColumnType::Date => "DATE".to_string(),
                     ColumnType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
                 };
                 let mut s = format!("{} {ty}", c.name);

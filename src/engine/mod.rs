@@ -180,7 +180,21 @@ pub trait Session: Send {
             ..Changes::default()
         })
     }
+    /// Limit how long each later statement of this session may run (`None`: no limit). A
+    /// statement that runs longer is cancelled *on the server* — MariaDB's
+    /// `max_statement_time`, MySQL's `max_execution_time` (SELECTs only), PostgreSQL's
+    /// `statement_timeout`, SQLite's `sqlite3_interrupt` from a watchdog — and fails with an
+    /// error of kind [`TIMEOUT`]. Whether the engine can: an engine that cannot answers
+    /// `false` and its statements run unbounded.
+    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
+        let _ = limit;
+        Ok(false)
+    }
 }
+
+/// The error kind of a statement cancelled because it ran past its session's
+/// [`Session::statement_timeout`].
+pub const TIMEOUT: &str = "timeout";
 
 /// What an engine reported about a statement that changes rows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -227,6 +227,8 @@ fn sql_err(e: rusqlite::Error) -> EngineError {
             rusqlite::ErrorCode::DiskFull => "disk_full",
             rusqlite::ErrorCode::SystemIoFailure => "io",
             rusqlite::ErrorCode::CannotOpen => "connect",
+            // only a statement timeout's watchdog interrupts a session
+            rusqlite::ErrorCode::OperationInterrupted => crate::engine::TIMEOUT,
             _ => "sql",
         },
         _ => "sql",
@@ -251,6 +253,7 @@ impl Engine for SqliteEngine {
         Ok(Box::new(SqliteSession {
             conn: self.open()?,
             stmts: Vec::new(),
+            limit: None,
         }))
     }
 
@@ -478,10 +481,37 @@ impl Engine for SqliteEngine {
 pub struct SqliteSession {
     conn: Connection,
     stmts: Vec<String>,
+    /// How long a statement may run before its watchdog interrupts it.
+    limit: Option<Duration>,
 }
 
-impl Session for SqliteSession {
-    fn execute(&mut self, sql: &str) -> Result<u64> {
+impl SqliteSession {
+    /// Run `f` (one statement) under the session's time limit: a watchdog thread calls
+    /// `sqlite3_interrupt` on this connection once the limit passes, and is told to go and
+    /// joined as soon as `f` returns, so no interrupt reaches a later statement.
+    fn watched<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let Some(limit) = self.limit else {
+            return f(self);
+        };
+        let handle = self.conn.get_interrupt_handle();
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        // Past the limit it interrupts every millisecond until the statement ends: an
+        // interrupt that comes before the statement has begun running is forgotten.
+        let dog = std::thread::spawn(move || {
+            let mut wait_for = limit;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(wait_for)
+            {
+                handle.interrupt();
+                wait_for = Duration::from_millis(1);
+            }
+        });
+        let r = f(self);
+        let _ = done.send(());
+        let _ = dog.join();
+        r
+    }
+
+    fn execute_now(&mut self, sql: &str) -> Result<u64> {
         let mut stmt = self.conn.prepare(sql).map_err(sql_err)?;
         if stmt.readonly() && stmt.column_count() > 0 {
             let mut rows = stmt.raw_query();
@@ -493,6 +523,18 @@ impl Session for SqliteSession {
         } else {
             Ok(stmt.raw_execute().map_err(sql_err)? as u64)
         }
+    }
+}
+
+impl Session for SqliteSession {
+    /// A watchdog thread a statement: `sqlite3_interrupt` when the limit passes.
+    fn statement_timeout(&mut self, limit: Option<Duration>) -> Result<bool> {
+        self.limit = limit;
+        Ok(true)
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.watched(|s| s.execute_now(sql))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
@@ -539,6 +581,17 @@ impl Session for SqliteSession {
     }
 
     fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
+        self.watched(|s| s.run_rows_now(stmt, params, out))
+    }
+}
+
+impl SqliteSession {
+    fn run_rows_now(
+        &mut self,
+        stmt: StmtId,
+        params: &[Value],
+        out: &mut Vec<Value>,
+    ) -> Result<u64> {
         use rusqlite::types::ValueRef;
         out.clear();
         let sql = self

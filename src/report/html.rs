@@ -1326,6 +1326,7 @@ fn context(run: &RunData, view: &ReportView<'_>) -> String {
     if let Some(d) = &m.dataset {
         let mut facts = vec![("generator".into(), d.generator.clone())];
         facts.extend(d.warehouses.map(|w| ("warehouses".into(), w.to_string())));
+        facts.extend(d.sf.map(|sf| ("scale factor".into(), sf.to_string())));
         facts.extend([
             ("rows".into(), format::count(d.rows as f64)),
             ("tables".into(), d.tables.to_string()),

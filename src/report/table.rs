@@ -180,6 +180,11 @@ fn context(out: &mut String, v: &ReportView<'_>, md: bool) {
                 "{w} warehouse(s): {} rows in {n} tables",
                 format::count(d.rows as f64)
             ),
+            (None, n) if d.sf.is_some() => format!(
+                "scale factor {}: {} rows in {n} tables",
+                d.sf.unwrap_or_default(),
+                format::count(d.rows as f64)
+            ),
             (None, 1) => format!("{} rows", format::count(d.rows as f64)),
             (None, n) => format!("{n} tables × {} rows", format::count(d.rows as f64)),
         };

@@ -310,6 +310,9 @@ pub struct DatasetFacts {
     /// TPC-C's scale, for its dataset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warehouses: Option<u64>,
+    /// TPC-H's scale factor, for its dataset (`rows` is then the rows of all tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sf: Option<f64>,
     /// How many tables of `rows` each (the sbtest generator makes several).
     #[serde(default = "one_table")]
     pub tables: u64,

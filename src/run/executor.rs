@@ -378,6 +378,7 @@ impl Executor<'_> {
         sinks.emit(RunEvent::StepStarted { pass, step })?;
         let seconds = super::journal::seconds_log(self.dir, pass, step);
         let originals = crate::workload::replication::originals::path_in(self.dir);
+        let earlier = super::journal::earlier_step_files(self.dir, self.study, pass, step);
         let step_env = StepEnv {
             engine: env.engine,
             study: self.study,
@@ -393,6 +394,7 @@ impl Executor<'_> {
             seconds: &seconds,
             system_log: Some(super::journal::system_log_path(self.dir, pass, step)),
             originals: &originals,
+            earlier: &earlier,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;
@@ -462,12 +464,13 @@ fn dataset_facts(
     DatasetFacts {
         generator: ds.generator.clone(),
         // per table; for TPC-C (tables of many sizes) all of them
-        rows: if ds.warehouses.is_some() {
+        rows: if ds.warehouses.is_some() || ds.sf.is_some() {
             all_rows
         } else {
             ds.rows
         },
         warehouses: ds.warehouses,
+        sf: ds.sf,
         tables: tables.len() as u64,
         seed: ds.seed,
         table: match tables {

@@ -51,6 +51,34 @@ pub fn system_log_path(dir: &Path, pass: &Pass, step: &Step) -> PathBuf {
     dir.join(step_file(pass, step, ".system.ndjson"))
 }
 
+/// The result files (`<step>.json`) of `step` that other contenders wrote in this run, in the
+/// same round as `pass`, in the study's contender order: (contender, path). Contenders run
+/// one after another, so these are the ones that ran the step before this pass; a step that
+/// compares its answers with theirs reads them.
+pub fn earlier_step_files(
+    dir: &Path,
+    study: &Study,
+    pass: &Pass,
+    step: &Step,
+) -> Vec<(String, PathBuf)> {
+    let round = pass.round.unwrap_or(1);
+    study
+        .contenders
+        .iter()
+        .filter(|c| c.name != pass.name)
+        .map(|c| {
+            let rel = if round > 1 {
+                format!("{}/round-{round}", c.name)
+            } else {
+                c.name.clone()
+            };
+            let path = dir.join(rel).join(format!("{}.json", step.name));
+            (c.name.clone(), path)
+        })
+        .filter(|(_, p)| p.is_file())
+        .collect()
+}
+
 /// Make the run's directory in `out`, named for `label`: never one that exists.
 pub fn create_dir(out: &Path, label: &str) -> Result<RunDir, ExecError> {
     Ok(RunDir::create(out, label)?)

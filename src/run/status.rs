@@ -14,13 +14,19 @@ impl RunConsumer for StatusLines<'_> {
         let p = self.0;
         match event {
             RunEvent::RunStarted { dir, .. } => p.note(&format!("results: {}", dir.display())),
-            RunEvent::DatasetStarted { spec: ds } => p.begin(&match ds.warehouses {
+            RunEvent::DatasetStarted { spec: ds } => p.begin(&match (ds.warehouses, ds.sf) {
                 _ if !ds.generates() => "reading your files".to_string(),
-                Some(w) => format!(
+                (Some(w), _) => format!(
                     "dataset {} ({w} warehouses, seed {})",
                     ds.generator, ds.seed
                 ),
-                None => format!(
+                (None, Some(sf)) => {
+                    format!(
+                        "dataset {} (scale factor {sf}, seed {})",
+                        ds.generator, ds.seed
+                    )
+                }
+                (None, None) => format!(
                     "dataset {} ({} tables × {} rows, seed {})",
                     ds.generator, ds.tables, ds.rows, ds.seed
                 ),

@@ -42,6 +42,8 @@ pub struct StepEnv<'a> {
     pub system_log: Option<PathBuf>,
     /// Where a step that changes a topology keeps the originals (in the run directory).
     pub originals: &'a std::path::Path,
+    /// The same step's result files of the contenders that ran it before, in this run.
+    pub earlier: &'a [(String, PathBuf)],
 }
 
 /// What a step left behind before its record is made.
@@ -144,6 +146,7 @@ fn measure(env: &StepEnv) -> Measured {
         team: env.team,
         seconds: env.seconds,
         originals: Some(env.originals),
+        earlier: env.earlier,
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();

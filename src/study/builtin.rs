@@ -18,6 +18,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../studies/storage-tiers.toml"),
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
+    ("tpch", include_str!("../../studies/tpch.toml")),
     ("upgrade", include_str!("../../studies/upgrade.toml")),
     (
         "upgrade-tpcc",

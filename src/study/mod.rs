@@ -403,6 +403,38 @@ fn tpcc_scale(f: &StudyFile) -> Result<(), DecodeError> {
     }
 }
 
+/// A `tpch` dataset is sized by its scale factor, never by rows or warehouses.
+fn tpch_scale(f: &StudyFile) -> Result<(), DecodeError> {
+    let ds = KeyPath::root().key("dataset");
+    if f.dataset.rows != 0 {
+        return Err(DecodeError::at(
+            ds.key("rows"),
+            "generator tpch is sized by its scale factor, not rows: write `sf = N` instead (sf = 1 makes 6 million lineitem rows)".to_string(),
+        ));
+    }
+    if f.dataset.warehouses.is_some() {
+        return Err(DecodeError::at(
+            ds.key("warehouses"),
+            "warehouses is a tpcc setting; generator tpch is sized by `sf = N`".to_string(),
+        ));
+    }
+    let max = crate::dataset::tpch::MAX_UNITS / crate::dataset::tpch::UNITS_PER_SF;
+    match f.dataset.sf {
+        None => Err(DecodeError::at(
+            ds,
+            "generator tpch needs its scale factor: add `sf = N` (e.g. 0.1) to [dataset]"
+                .to_string(),
+        )),
+        Some(sf) if model::tpch_units(sf).is_none() => Err(DecodeError::at(
+            ds.key("sf"),
+            format!(
+                "sf = {sf} is not a multiple of 0.01 from 0.01 to {max}; use e.g. 0.01, 0.1, 1, 10 or 100"
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 /// A study after its overrides: the file as it will run, its contenders and its steps.
 type Checked = (StudyFile, (Vec<Contender>, Vec<Step>));
 
@@ -696,8 +728,24 @@ fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
             ),
         ));
     }
+    if f.dataset.generator == "tpcc" && f.dataset.sf.is_some() {
+        return Err(DecodeError::at(
+            ds.key("sf"),
+            "sf is a tpch setting; generator tpcc is sized by `warehouses = N`".to_string(),
+        ));
+    }
     if f.dataset.generator == "tpcc" {
         tpcc_scale(f)?;
+    } else if f.dataset.generator == "tpch" {
+        tpch_scale(f)?;
+    } else if let Some(sf) = f.dataset.sf {
+        return Err(DecodeError::at(
+            ds.key("sf"),
+            format!(
+                "sf = {sf} is a tpch setting; generator {:?} counts rows (dataset.rows)",
+                f.dataset.generator
+            ),
+        ));
     } else if let Some(w) = f.dataset.warehouses {
         return Err(DecodeError::at(
             ds.key("warehouses"),
@@ -714,7 +762,9 @@ fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
             ),
         ));
     }
-    if f.dataset.generator != "tpcc" && !(1..=MAX_ROWS).contains(&f.dataset.rows) {
+    if !matches!(f.dataset.generator.as_str(), "tpcc" | "tpch")
+        && !(1..=MAX_ROWS).contains(&f.dataset.rows)
+    {
         return Err(DecodeError::at(
             ds.key("rows"),
             format!(

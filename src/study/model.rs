@@ -75,6 +75,10 @@ pub struct DatasetSpec {
     /// TPC-C's scale (`tpcc` only), in place of `rows`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warehouses: Option<u64>,
+    /// TPC-H's scale factor (`tpch` only), in place of `rows`: a multiple of 0.01 from 0.01
+    /// to 300 (e.g. 0.01, 0.1, 1, 10, 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sf: Option<f64>,
     /// Tables (sbtest: sbtest1..N; user_logs: 1).
     #[serde(default = "default_tables")]
     pub tables: u64,
@@ -91,6 +95,7 @@ impl DatasetSpec {
             generator: NO_GENERATOR.to_string(),
             rows: 0,
             warehouses: None,
+            sf: None,
             tables: default_tables(),
             seed: default_seed(),
             table: default_table(),
@@ -102,10 +107,25 @@ impl DatasetSpec {
         self.generator != NO_GENERATOR
     }
 
-    /// What the generator is sized by: rows per table, or for `tpcc` its warehouses.
+    /// What the generator is sized by: rows per table, for `tpcc` its warehouses, for
+    /// `tpch` hundredths of its scale factor.
     pub fn scale(&self) -> u64 {
-        self.warehouses.unwrap_or(self.rows)
+        match (self.warehouses, self.sf) {
+            (Some(w), _) => w,
+            (None, Some(sf)) => tpch_units(sf).unwrap_or(0),
+            (None, None) => self.rows,
+        }
     }
+}
+
+/// A TPC-H scale factor in hundredths ([`crate::dataset::tpch::UNITS_PER_SF`]), when it is
+/// a whole number of them in the generator's range.
+pub fn tpch_units(sf: f64) -> Option<u64> {
+    use crate::dataset::tpch::{MAX_UNITS, UNITS_PER_SF};
+    let units = sf * UNITS_PER_SF as f64;
+    let whole = units.round();
+    ((units - whole).abs() < 1e-6 && whole >= 1.0 && whole <= MAX_UNITS as f64)
+        .then_some(whole as u64)
 }
 
 fn default_tables() -> u64 {

@@ -88,6 +88,10 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
                 let w = ds.warehouses.unwrap_or(0);
                 (w, format!("{w} warehouses"))
             }
+            crate::dataset::Generator::Tpch => (
+                ds.scale(),
+                format!("scale factor {}", ds.sf.unwrap_or_default()),
+            ),
             _ => {
                 let rows = ds.rows.saturating_mul(ds.tables);
                 (rows, format!("{rows} rows"))
@@ -97,10 +101,10 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
         let file = units.saturating_mul(per_unit);
         let need = file.saturating_add((file as f64 * table_factor) as u64);
         if need > free {
-            let key = if g == crate::dataset::Generator::Tpcc {
-                "warehouses"
-            } else {
-                "rows"
+            let key = match g {
+                crate::dataset::Generator::Tpcc => "warehouses",
+                crate::dataset::Generator::Tpch => "sf",
+                _ => "rows",
             };
             return Err(DecodeError::at(
                 KeyPath::root().key("dataset").key(key),

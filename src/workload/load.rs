@@ -149,6 +149,12 @@ impl LoadParams {
                 "rows loads the first rows of each table, but the tpcc dataset's tables are sized by its warehouses; leave rows out, or load fewer warehouses (dataset.warehouses)",
             ));
         }
+        if generator == Generator::Tpch {
+            return Err(DecodeError::at(
+                at,
+                "rows loads the first rows of each table, but the tpch dataset's tables are sized by its scale factor; leave rows out, or load a smaller one (dataset.sf)",
+            ));
+        }
         if n > dataset_rows {
             return Err(DecodeError::at(
                 at,
@@ -869,6 +875,7 @@ mod tests {
             team: None,
             seconds: &crate::results::SecondsLog::discard(),
             originals: None,
+            earlier: &[],
         };
         run(p, &ctx)
     }

@@ -22,6 +22,7 @@ pub mod sql_text;
 pub mod sweep;
 pub mod tiers;
 pub mod tpcc;
+pub mod tpch;
 pub mod update;
 pub mod user_files;
 
@@ -99,6 +100,7 @@ kinds! {
     "checksums" => Checksums(checksums::ChecksumsParams),
     "script" => Script(script::ScriptParams),
     "sql" => Sql(sql_file::SqlParams),
+    "tpch-power" => TpchPower(tpch::PowerParams),
 }
 
 impl StepParams {
@@ -166,6 +168,10 @@ pub struct StepCtx<'a> {
     /// Where a step that changes a topology writes the originals before changing it
     /// (`replication-originals.json` in the run directory); none outside a run.
     pub originals: Option<&'a std::path::Path>,
+    /// The same step's result files (`<step>.json`) of the contenders that ran it before this
+    /// one in the run, in the study's order: (contender, path). A step that compares its
+    /// answers with theirs (`tpch-power`) reads them; empty outside a run.
+    pub earlier: &'a [(String, PathBuf)],
 }
 
 /// What a step produced.

@@ -72,6 +72,12 @@ struct Named {
 }
 
 impl Session for Named {
+    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
+        self.inner
+            .statement_timeout(limit)
+            .map_err(|e| named(self.family, e))
+    }
+
     fn execute(&mut self, sql: &str) -> Result<u64> {
         self.inner.execute(sql).map_err(|e| named(self.family, e))
     }

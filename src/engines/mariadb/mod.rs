@@ -1703,6 +1703,12 @@ fn drain<T: mysql::prelude::Protocol>(
 }
 
 impl Session for MysqlSession {
+    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
+        let mariadb = self.family != "mysql";
+        self.execute(&crate::engines::wire::mysql::timeout_sql(mariadb, limit))?;
+        Ok(true)
+    }
+
     fn execute(&mut self, sql: &str) -> Result<u64> {
         let r = self.conn.query_iter(sql).map_err(family_err(self.family))?;
         drain(r, self.family)

@@ -335,7 +335,8 @@ fn document(line: &str, req: &LoadRequest<'_>, line_no: u64) -> Result<Document>
             | ColumnType::Decimal(..)
             | ColumnType::Char(_)
             | ColumnType::Varchar(_)
-            | ColumnType::Timestamp => Bson::String(text.to_string()),
+            | ColumnType::Timestamp
+            | ColumnType::Date => Bson::String(text.to_string()),
         };
         // A one-column key is the document's `_id`; a composite key's parts stay fields.
         let key = if c.primary_key && single_key {

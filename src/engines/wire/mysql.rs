@@ -130,6 +130,27 @@ enum At {
     Joined,
 }
 
+/// The statement that limits a session's statements to `limit` (`None`: no limit): MariaDB's
+/// `max_statement_time` in seconds, or MySQL's `max_execution_time` in milliseconds (which
+/// bounds SELECTs only). Shared with the `mysql` crate path.
+pub fn timeout_sql(mariadb: bool, limit: Option<std::time::Duration>) -> String {
+    let d = limit.unwrap_or_default();
+    if mariadb {
+        // microseconds, at least one: a limit that rounds to 0 would be none
+        let us = d.as_micros().max(u128::from(limit.is_some()));
+        format!(
+            "SET SESSION max_statement_time = {}.{:06}",
+            us / 1_000_000,
+            us % 1_000_000
+        )
+    } else {
+        format!(
+            "SET SESSION max_execution_time = {}",
+            d.as_millis().max(u128::from(limit.is_some()))
+        )
+    }
+}
+
 /// Kind of failure for a server error code, shared with the `mysql` crate path.
 pub fn kind_for_code(code: u16) -> &'static str {
     match code {
@@ -141,6 +162,8 @@ pub fn kind_for_code(code: u16) -> &'static str {
         1091 | 1146 | 1054 | 1064 => "sql",
         // ALGORITHM=... not supported for this change
         1845 | 1846 | 4092 => "unsupported_algorithm",
+        // MariaDB's max_statement_time, MySQL's max_execution_time ran out
+        1969 | 3024 => crate::engine::TIMEOUT,
         _ => "server",
     }
 }
@@ -813,6 +836,16 @@ fn native_scramble(nonce: &[u8], password: &str) -> Vec<u8> {
 }
 
 impl Session for WireSession {
+    /// MariaDB's `max_statement_time` (seconds, any statement) or MySQL's
+    /// `max_execution_time` (milliseconds, SELECTs only): the server cancels the statement.
+    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
+        self.execute(&crate::engines::wire::mysql::timeout_sql(
+            self.mariadb,
+            limit,
+        ))?;
+        Ok(true)
+    }
+
     fn execute(&mut self, sql: &str) -> Result<u64> {
         self.begin(COM_QUERY);
         self.wbuf.extend_from_slice(sql.as_bytes());

@@ -39,7 +39,7 @@ pub fn kind_for_sqlstate(code: &str) -> &'static str {
         "55P03" => "lock_timeout",
         c if c.starts_with("23") => "constraint",
         "53100" => "disk_full",
-        "57014" => "timeout",
+        "57014" => crate::engine::TIMEOUT,
         c if c.starts_with("42") => "sql",
         _ => "server",
     }
@@ -422,6 +422,13 @@ impl PgWire {
 }
 
 impl Session for PgWire {
+    /// `statement_timeout`: the server cancels a statement that runs longer (SQLSTATE 57014).
+    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
+        let ms = limit.map_or(0, |d| d.as_millis().max(1));
+        self.execute(&format!("SET statement_timeout = {ms}"))?;
+        Ok(true)
+    }
+
     /// One statement of SQL text: rows returned, or rows affected.
     fn execute(&mut self, sql: &str) -> Result<u64> {
         let o = self.one(sql, false)?;
