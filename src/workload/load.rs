@@ -903,6 +903,12 @@ mod tests {
             "{}",
             e.message
         );
+        let e = p.check_rows(Generator::Tpch, 1000).unwrap_err();
+        assert!(
+            e.message.contains("sized by its scale factor"),
+            "{}",
+            e.message
+        );
     }
 
     fn keys(out: &StepOutput) -> Vec<(String, f64)> {
