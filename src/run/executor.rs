@@ -139,6 +139,7 @@ impl Executor<'_> {
                 generator: ds.generator.clone(),
                 rows: all_rows,
                 warehouses: None,
+                sf: None,
                 tables: own.len() as u64,
                 seed: ds.seed,
                 table: own
