@@ -82,7 +82,7 @@ fn bad_overrides_name_the_override() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, upgrade, upgrade-tpcc, cluster, harness)"
+            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, tpch, upgrade, upgrade-tpcc, cluster, harness)"
         ),
         "{stderr}"
     );
