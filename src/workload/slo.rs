@@ -100,7 +100,7 @@ impl Slo {
 pub struct Probe {
     /// The rate asked, in the step's unit; None for the closed-loop probe.
     pub rate: Option<f64>,
-    /// Operations a second done, in the same unit.
+    /// Operations a second started and ended (failed ones included), in the same unit.
     pub achieved: f64,
     pub p95_us: Option<u64>,
     pub p99_us: Option<u64>,
@@ -128,10 +128,11 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// A level's outcome, its rate in operations a second divided by `per_unit`.
+    /// A level's outcome, its rate (operations started a second, failed ones included)
+    /// divided by `per_unit`.
     pub fn of(out: RunOutcome, per_unit: f64) -> Self {
         let achieved = if out.measured_s > 0.0 {
-            out.ops as f64 / out.measured_s / per_unit
+            (out.ops + out.error_count()) as f64 / out.measured_s / per_unit
         } else {
             0.0
         };

@@ -235,6 +235,14 @@ where
             break;
         }
         let mut level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
+        if !level.out.interrupted
+            && let Some((errors, first)) = level.out.all_failed()
+        {
+            return Err(StepError::Check(format!(
+                "every one of the {} failed at {threads} clients ({errors} errors); first: {first}",
+                spec.what
+            )));
+        }
         sweep
             .intervals
             .extend(level.out.level_intervals(tick_base, threads));
@@ -255,7 +263,8 @@ where
 }
 
 /// Run one level (index `li`, `threads` clients, paced by `pacing`), its seconds going to the
-/// step's file from `tick_base`; fails when every operation failed.
+/// step's file from `tick_base` (a level where every operation failed is the caller's to
+/// judge: a sweep fails, an slo probe fails its goal).
 pub fn run_level<'w, F>(
     ctx: &StepCtx<'_>,
     spec: &SweepSpec<'_>,
@@ -306,13 +315,6 @@ where
             ));
         },
     )?;
-    if !out.interrupted
-        && let Some((errors, first)) = out.all_failed()
-    {
-        return Err(StepError::Check(format!(
-            "every one of the {what} failed at {threads} clients ({errors} errors); first: {first}"
-        )));
-    }
     Ok(LevelRun { threads, out, disk })
 }
 
