@@ -863,6 +863,7 @@ fn load_warnings_are_the_servers_own() {
         unique: Vec::new(),
         indexes: Vec::new(),
         rows: 0,
+        foreign_keys: Vec::new(),
     };
     let load = |t: &TableDef, file: &Path| {
         let mut s = engine.connect().expect("connect");

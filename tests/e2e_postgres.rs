@@ -674,6 +674,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
         unique: Vec::new(),
         indexes: Vec::new(),
         rows: 0,
+        foreign_keys: Vec::new(),
     };
     // A table whose rows each raise a WARNING as they go in (a trigger's RAISE WARNING).
     let warned = |name: &str| {

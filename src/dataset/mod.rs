@@ -149,6 +149,21 @@ pub struct TableDef {
     pub indexes: Vec<(String, Vec<String>)>,
     /// Rows the dataset puts in it.
     pub rows: u64,
+    /// Foreign keys added after the rows (and indexes) are in, on engines that have them.
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+/// A foreign key of a generated table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    /// Constraint name, unique in the database.
+    pub name: String,
+    /// The referencing columns, in this table.
+    pub columns: Vec<String>,
+    /// The referenced table.
+    pub references: String,
+    /// Its referenced columns (its primary key), in the order of `columns`.
+    pub referenced: Vec<String>,
 }
 
 impl Generator {
@@ -167,6 +182,7 @@ impl Generator {
                 unique: Vec::new(),
                 indexes: Vec::new(),
                 rows,
+                foreign_keys: Vec::new(),
             }],
             Generator::Sbtest => (1..=tables.max(1))
                 .map(|n| TableDef {
@@ -175,6 +191,7 @@ impl Generator {
                     unique: Vec::new(),
                     indexes: vec![(format!("k_{n}"), vec!["k".to_string()])],
                     rows,
+                    foreign_keys: Vec::new(),
                 })
                 .collect(),
             Generator::Tiers40 => {
@@ -188,6 +205,7 @@ impl Generator {
                             name,
                             columns: self.columns(),
                             rows,
+                            foreign_keys: Vec::new(),
                         }
                     })
                     .collect()

@@ -295,6 +295,7 @@ pub fn tables(seed: u64, warehouses: u64) -> Vec<TableDef> {
             unique: Vec::new(),
             indexes: t.indexes(),
             rows: g.rows(t),
+            foreign_keys: Vec::new(),
         })
         .collect()
 }

@@ -19,7 +19,7 @@ use super::digits::{DIGIT_PAIRS, format_date, format_u64};
 use super::permutation::Permutation;
 use super::rng::{SplitMix64, mix64};
 use super::tpch_text::{POOL, text, text_span, v_string};
-use super::{Column, ColumnType, TableDef, col};
+use super::{Column, ColumnType, ForeignKeyDef, TableDef, col};
 use std::io::{self, Write};
 
 /// Dataset scale units in one scale factor: a dataset's scale is `sf × 100`.
@@ -426,8 +426,22 @@ pub fn tables(seed: u64, units: u64) -> Vec<TableDef> {
                 })
                 .collect(),
             rows: g.rows(t),
+            foreign_keys: t
+                .foreign_keys()
+                .iter()
+                .map(|(name, cols, table, refs)| ForeignKeyDef {
+                    name: name.to_string(),
+                    columns: strings(cols),
+                    references: table.to_string(),
+                    referenced: strings(refs),
+                })
+                .collect(),
         })
         .collect()
+}
+
+fn strings(s: &[&str]) -> Vec<String> {
+    s.iter().map(|c| c.to_string()).collect()
 }
 
 /// Salts of the tables' random streams.
@@ -549,7 +563,11 @@ impl Tpch {
                     Table::Customer => self.customer_row(k + 1, pool, buf),
                     Table::Part => self.part_row(k + 1, pool, buf),
                     Table::Partsupp => {
-                        for i in 0..4 {
+                        // in primary-key order (MyRocks' bulk load requires it): the
+                        // formula's suppliers wrap around, so sort them
+                        let mut by_supplier = [0, 1, 2, 3].map(|i| (self.supplier_of(k + 1, i), i));
+                        by_supplier.sort_unstable();
+                        for (_, i) in by_supplier {
                             self.partsupp_row(k + 1, i, pool, buf);
                         }
                     }
@@ -1090,6 +1108,18 @@ mod tests {
         );
         // sparse keys: only the first 8 of every 32
         assert!(d.int("orders", 0).iter().all(|k| (k - 1) % 32 < 8));
+        // rows come in primary-key order in every table (MyRocks' bulk load needs it)
+        for t in TABLES {
+            let key: Vec<usize> = (0..t.columns().len())
+                .filter(|&i| t.columns()[i].primary_key)
+                .collect();
+            let keys: Vec<Vec<u64>> = d
+                .rows(t.name())
+                .iter()
+                .map(|r| key.iter().map(|&i| r[i].parse().expect("key")).collect())
+                .collect();
+            assert!(keys.is_sorted(), "{} is not in key order", t.name());
+        }
         // each part has 4 distinct suppliers
         let mut per_part: HashMap<u64, HashSet<u64>> = HashMap::new();
         for (p, s) in &partsupp {
@@ -1291,7 +1321,7 @@ mod tests {
         let want: [(&str, u64); 8] = [
             ("lineitem", 0xb79edc970293123),
             ("orders", 0x6a846175ef2a04fd),
-            ("partsupp", 0x725a21ff246dcc93),
+            ("partsupp", 0x49d2ee921f1a96ef),
             ("part", 0xa261bb6bdb690d70),
             ("customer", 0x5be2eceebb9c30de),
             ("supplier", 0x2caba190bcd5e1a3),

@@ -106,6 +106,23 @@ impl Dialect {
         }
     }
 
+    /// The statements that add a foreign key to a loaded table, run in one session.
+    /// MariaDB and MySQL add it with `foreign_key_checks = 0`, as a dump's restore does: in
+    /// place, without copying the table or checking its rows; PostgreSQL checks every row.
+    pub fn add_foreign_key(self, table: &str, fk: &crate::dataset::ForeignKeyDef) -> Vec<String> {
+        let add = format!(
+            "ALTER TABLE {table} ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({})",
+            fk.name,
+            fk.columns.join(", "),
+            fk.references,
+            fk.referenced.join(", ")
+        );
+        match self {
+            Dialect::Mysql => vec!["SET SESSION foreign_key_checks = 0".to_string(), add],
+            _ => vec![add],
+        }
+    }
+
     /// `DROP TABLE IF EXISTS`, for reloading a table in dbduel's own database.
     pub fn drop_table_if_exists(self, table: &str) -> String {
         format!("DROP TABLE IF EXISTS {table}")

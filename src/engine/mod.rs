@@ -395,6 +395,12 @@ pub trait Engine: Send + Sync {
     fn ddl_statement(&self, sql: &str) -> Result<String> {
         Ok(sql.to_string())
     }
+    /// Can the dataset's tables take foreign keys (`ALTER TABLE … ADD FOREIGN KEY`)? InnoDB
+    /// and PostgreSQL can; MyRocks, Aria, partitioned InnoDB tables and SQLite (which only
+    /// declares them in `CREATE TABLE`, unenforced by default) cannot.
+    fn foreign_keys(&self) -> bool {
+        false
+    }
     /// Partitions the dataset's tables are created with (the contender's `partitions`), by
     /// their primary key; `None`: plain tables.
     fn partitions(&self) -> Option<u32> {

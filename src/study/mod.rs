@@ -919,6 +919,25 @@ fn check_steps(f: &StudyFile) -> Result<Vec<Step>, DecodeError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn tpch_scale_factors_are_whole_hundredths_in_range() {
+        use model::tpch_units;
+        let ok = [
+            (0.01, 1),
+            (0.1, 10),
+            (0.3, 30),
+            (0.5, 50),
+            (1.0, 100),
+            (10.0, 1_000),
+        ];
+        for (sf, units) in ok.into_iter().chain([(100.0, 10_000), (300.0, 30_000)]) {
+            assert_eq!(tpch_units(sf), Some(units), "{sf}");
+        }
+        for sf in [0.0, 0.005, 0.015, -1.0, 300.01, f64::NAN, f64::INFINITY] {
+            assert_eq!(tpch_units(sf), None, "{sf}");
+        }
+    }
+
     /// A one-contender study with these steps (and any extra contender lines).
     fn study(contender: &str, dataset: &str, steps: &str) -> Source {
         Source::new(

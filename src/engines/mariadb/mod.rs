@@ -1163,6 +1163,10 @@ impl Engine for MariadbEngine {
         !self.opts.is_rocksdb()
     }
 
+    fn foreign_keys(&self) -> bool {
+        self.opts.storage_engine.eq_ignore_ascii_case("innodb") && self.opts.partitions.is_none()
+    }
+
     fn kind(&self) -> &'static str {
         self.opts.engine_name()
     }

@@ -612,6 +612,10 @@ impl Engine for PostgresEngine {
         self.opts.partitions
     }
 
+    fn foreign_keys(&self) -> bool {
+        true
+    }
+
     fn kind(&self) -> &'static str {
         "postgres"
     }
