@@ -1583,3 +1583,16 @@ fn flat_json(v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbered_query_figures_are_told_from_others() {
+        use super::query_figure;
+        assert_eq!(query_figure("q07_hot_s"), Some((7, "hot")));
+        assert_eq!(query_figure("q22_cold_s"), Some((22, "cold")));
+        assert_eq!(query_figure("geomean_hot_s"), None);
+        assert_eq!(query_figure("qps"), None);
+        assert_eq!(query_figure("q7_hot_s"), None);
+    }
+}
