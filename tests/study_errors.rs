@@ -135,6 +135,7 @@ fn builtin_studies_are_valid_and_printable() {
         "point-lookups",
         "upgrade",
         "upgrade-tpcc",
+        "tpch",
         "harness",
     ] {
         let (code, text, _) = common::run(&["studies", "show", name]);
@@ -189,6 +190,7 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
         "point-lookups",
         "storage-tiers",
         "tpcc",
+        "tpch",
         "upgrade",
         "upgrade-tpcc",
         "cluster",

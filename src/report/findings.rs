@@ -3,8 +3,9 @@
 //! from keys its cache holds (`small-random`) to keys that read the disk (`full-random`); each
 //! partitioned contender against its plain twin (the same engine and options but
 //! `partitions`); each engine on a fast device profile against the same on a slow one, step by
-//! step; then the original study's own figures, when the study file states them (`[study]
-//! reference`).
+//! step; for steps that time numbered queries (figures `qNN_hot_s`, as `tpch-power` records),
+//! the queries each contender runs fastest and slowest and by how much; then the original
+//! study's own figures, when the study file states them (`[study] reference`).
 //!
 //! Steps are told apart by what they recorded — their spec's fields and their figures' keys —
 //! never by their kind's name.
@@ -66,6 +67,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
             ));
         }
     }
+    out.extend(query_wins(s));
     if !out.is_empty()
         && let Some(r) = m
             .study
@@ -240,6 +242,93 @@ fn lead(s: &Summary, contender: &str, step: &str) -> Option<f64> {
         .filter(|v| *v > 0.0)
 }
 
+/// Per step with numbered queries' best hot seconds (`q01_hot_s` …) and per contender, the
+/// queries it runs fastest of all (by how much ahead of the next) and slowest (how many times
+/// the fastest's time), when two or more contenders ran them.
+fn query_wins(s: &Summary) -> Vec<String> {
+    let mut steps: Vec<&str> = Vec::new();
+    for st in s.contenders.iter().flat_map(|c| c.steps.iter()) {
+        if st.metrics.iter().any(|m| is_query_hot(&m.key)) && !steps.contains(&st.name.as_str()) {
+            steps.push(&st.name);
+        }
+    }
+    let mut out = Vec::new();
+    for step in steps {
+        let mut keys: Vec<&str> = Vec::new();
+        let of = |c: &crate::results::ContenderSummary, key: &str| {
+            c.steps
+                .iter()
+                .find(|x| x.name == step)?
+                .metrics
+                .iter()
+                .find(|m| m.key == key)
+                .map(|m| m.value)
+                .filter(|v| *v > 0.0)
+        };
+        for c in &s.contenders {
+            for m in c
+                .steps
+                .iter()
+                .filter(|x| x.name == step)
+                .flat_map(|x| x.metrics.iter())
+            {
+                if is_query_hot(&m.key) && !keys.contains(&m.key.as_str()) {
+                    keys.push(&m.key);
+                }
+            }
+        }
+        let mut wins: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
+        let mut losses: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
+        for key in keys {
+            let mut times: Vec<(usize, f64)> = s
+                .contenders
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| Some((i, of(c, key)?)))
+                .collect();
+            if times.len() < 2 {
+                continue;
+            }
+            times.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let q = format!("Q{}", key[1..3].trim_start_matches('0'));
+            let (best, next, worst) = (times[0], times[1], times[times.len() - 1]);
+            wins[best.0].push(format!("{q} (×{} ahead)", ratio(next.1 / best.1)));
+            losses[worst.0].push(format!("{q} (×{})", ratio(worst.1 / best.1)));
+        }
+        for (i, c) in s.contenders.iter().enumerate() {
+            if wins[i].is_empty() && losses[i].is_empty() {
+                continue;
+            }
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            out.push(format!(
+                "{step}: {} is fastest on {} queries: {}; slowest on {}: {} (its time over the fastest's)",
+                c.name,
+                wins[i].len(),
+                list(&wins[i]),
+                losses[i].len(),
+                list(&losses[i])
+            ));
+        }
+    }
+    out
+}
+
+/// `q07_hot_s`: a numbered query's best hot seconds.
+fn is_query_hot(key: &str) -> bool {
+    let b = key.as_bytes();
+    key.len() == 9
+        && b[0] == b'q'
+        && b[1].is_ascii_digit()
+        && b[2].is_ascii_digit()
+        && key.ends_with("_hot_s")
+}
+
 /// A ratio with three significant digits (×0.0153, ×0.33, ×1.12).
 fn ratio(r: f64) -> String {
     if r >= 1.0 {
@@ -289,6 +378,48 @@ mod tests {
             crate::results::Better::Higher,
         ));
         s
+    }
+
+    fn queries(name: &str, hot: &[(&str, f64)]) -> StepSummary {
+        let mut s = StepSummary::without_figures(name, "tpch-power", Status::Ok, "");
+        for (k, v) in hot {
+            s.metrics.push(Metric::new(
+                k,
+                k,
+                *v,
+                crate::results::Unit::Seconds,
+                crate::results::Better::Lower,
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn each_contenders_fastest_and_slowest_queries_with_their_ratios() {
+        let c = |name: &str, hot: &[(&str, f64)]| ContenderSummary {
+            name: name.into(),
+            engine: "e".into(),
+            steps: vec![queries("power", hot)],
+        };
+        let f = run(
+            serde_json::json!({}),
+            vec![
+                c(
+                    "a",
+                    &[("q01_hot_s", 1.0), ("q02_hot_s", 4.0), ("q01_cold_s", 0.1)],
+                ),
+                c("b", &[("q01_hot_s", 2.0), ("q02_hot_s", 1.0)]),
+                c("c", &[("q01_hot_s", 3.0)]),
+            ],
+        );
+        assert_eq!(
+            f,
+            [
+                "power: a is fastest on 1 queries: Q1 (×2.00 ahead); slowest on 1: Q2 (×4.00) (its time over the fastest's)",
+                "power: b is fastest on 1 queries: Q2 (×4.00 ahead); slowest on 0: none (its time over the fastest's)",
+                "power: c is fastest on 0 queries: none; slowest on 1: Q1 (×3.00) (its time over the fastest's)",
+            ]
+        );
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub type Panel = fn(&PanelView<'_>) -> Vec<Figure>;
 /// The panels of every step, in page order. To add a chart, add a function.
 pub const PANELS: &[Panel] = &[
     bars,
+    query_times,
     percentiles,
     client_timelines,
     sweep_curves,
@@ -334,7 +335,9 @@ fn bars(v: &PanelView<'_>) -> Vec<Figure> {
         .iter()
         .filter(|r| {
             let k = r.metric;
-            k.better != Better::None && !(latency_chart && k.unit == Unit::Micros)
+            k.better != Better::None
+                && !(latency_chart && k.unit == Unit::Micros)
+                && query_figure(&k.key).is_none()
         })
         .map(|r| {
             let k = r.metric;
@@ -375,6 +378,86 @@ fn bars(v: &PanelView<'_>) -> Vec<Figure> {
             }
         })
         .collect()
+}
+
+/// A numbered query's figure (`q07_hot_s`, `q07_cold_s`): (7, `hot` or `cold`). Such figures
+/// are drawn together by [`query_times`], not one bar chart each.
+fn query_figure(key: &str) -> Option<(u32, &str)> {
+    let rest = key.strip_prefix('q')?;
+    let (n, which) = rest.split_once('_')?;
+    let which = which.strip_suffix("_s")?;
+    (n.len() == 2 && matches!(which, "hot" | "cold")).then_some((n.parse().ok()?, which))
+}
+
+/// Steps that time numbered queries (`tpch-power`): per query, each contender's best hot
+/// seconds and its cold seconds, one line per contender over the queries, log scale.
+fn query_times(v: &PanelView<'_>) -> Vec<Figure> {
+    let mut queries: Vec<u32> = v
+        .keys
+        .iter()
+        .filter_map(|m| query_figure(&m.key))
+        .map(|(q, _)| q)
+        .collect();
+    queries.sort_unstable();
+    queries.dedup();
+    if queries.is_empty() {
+        return Vec::new();
+    }
+    let cats: Vec<String> = queries.iter().map(|q| format!("Q{q}")).collect();
+    let chart = |which: &str, caption: &str| {
+        let lines: Vec<Line> = v
+            .per
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let mut points = Vec::new();
+                let mut tips = Vec::new();
+                for m in &p.as_ref()?.metrics {
+                    if let Some((q, w)) = query_figure(&m.key)
+                        && w == which
+                        && m.value > 0.0
+                        && let Some(j) = queries.iter().position(|x| *x == q)
+                    {
+                        points.push((j as f64, m.value));
+                        tips.push(format!(
+                            "{}: Q{q} {which} {}",
+                            v.name(i),
+                            format::seconds(m.value)
+                        ));
+                    }
+                }
+                (!points.is_empty()).then(|| Line {
+                    name: v.name(i).to_string(),
+                    color: svg::color(i),
+                    points,
+                    tips,
+                })
+            })
+            .collect();
+        let fmt = |x: f64| format::seconds(x);
+        let none = |_: f64| String::new();
+        Figure {
+            caption: caption.to_string(),
+            detail: "per query, log scale; lower is better; TPC-H-like, not audited".into(),
+            svg: svg::line_chart(&LineChart {
+                title: format!("{}: {caption}", v.step),
+                x_label: "query".into(),
+                lines,
+                y_fmt: &fmt,
+                x_fmt: &none,
+                log_y: true,
+                categories: Some(cats.clone()),
+                shade: Vec::new(),
+                refs: Vec::new(),
+                marks: Vec::new(),
+            }),
+            key: Vec::new(),
+        }
+    };
+    vec![
+        chart("hot", "best hot seconds per query"),
+        chart("cold", "cold seconds per query"),
+    ]
 }
 
 /// The latency distribution over the whole step: p50 … max, one line per contender.
@@ -1498,5 +1581,18 @@ fn flat_json(v: &serde_json::Value) -> String {
             a.iter().map(flat_json).collect::<Vec<_>>().join(", ")
         ),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbered_query_figures_are_told_from_others() {
+        use super::query_figure;
+        assert_eq!(query_figure("q07_hot_s"), Some((7, "hot")));
+        assert_eq!(query_figure("q22_cold_s"), Some((22, "cold")));
+        assert_eq!(query_figure("geomean_hot_s"), None);
+        assert_eq!(query_figure("qps"), None);
+        assert_eq!(query_figure("q7_hot_s"), None);
     }
 }
