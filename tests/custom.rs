@@ -279,3 +279,70 @@ fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
         want[1].len()
     );
 }
+
+/// `dbduel init DIR` writes the `custom` template and its files; the study checks and runs
+/// on SQLite as written (its sweep's levels shortened); a second init refuses, leaving the
+/// files as they were; `dbduel studies show custom` prints the same study.
+#[test]
+fn init_writes_a_study_that_checks_and_runs_on_sqlite() {
+    let root = tempfile::tempdir().expect("tmp");
+    let dir = root.path().join("mine");
+    let dir_s = dir.to_str().expect("utf-8");
+    let (code, stdout, stderr) = run(&["init", dir_s]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let study = dir.join("study.toml");
+    for f in [
+        "study.toml",
+        "schema.sql",
+        "schema.mysql.sql",
+        "schema.postgres.sql",
+        "data/accounts.csv",
+        "scripts/transfer.sql",
+        "scripts/balance.sql",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} not written");
+    }
+    let (code, shown, _) = run(&["studies", "show", "custom"]);
+    assert_eq!(code, 0);
+    assert_eq!(shown, std::fs::read_to_string(&study).expect("study"));
+
+    std::fs::write(dir.join("schema.sql"), "-- mine\n").expect("edit");
+    let (code, _, stderr) = run(&["init", dir_s]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("never overwrites"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("schema.sql")).expect("kept"),
+        "-- mine\n"
+    );
+    let (code, _, stderr) = run(&[
+        "init",
+        root.path().join("t").to_str().unwrap(),
+        "--target",
+        "http://x",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    std::fs::remove_dir_all(&dir).expect("clean");
+    assert_eq!(run(&["init", dir_s]).0, 0);
+
+    let study_s = study.to_str().expect("utf-8");
+    let (code, stdout, stderr) = run(&["run", study_s, "--check"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let out = root.path().join("res");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study_s,
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--set",
+        "step.transactions.duration_s=1",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let load = common::step(&summary, "sqlite", "data");
+    assert_eq!(common::figure(load, "rows"), Some(200.0), "{load}");
+    let script = common::step(&summary, "sqlite", "transactions");
+    assert_eq!(script["status"], "ok", "{script}");
+    let writes = common::step(&summary, "sqlite", "point-writes");
+    assert_eq!(common::figure(writes, "ops"), Some(400.0), "{writes}");
+}
