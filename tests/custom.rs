@@ -1,6 +1,7 @@
 //! "Your own schema and data": a study of the user's own tables — a `sql` step for the schema,
 //! a `load` of the user's CSV, a user script of writes and a `queries` step that writes — run
-//! on SQLite, MariaDB and PostgreSQL leaves the same table contents on each; and `dbduel init`
+//! on SQLite, MariaDB and PostgreSQL (and MySQL 8.0 when the server cache has it) leaves the
+//! same table contents on each; and `dbduel init`
 //! writes a study that checks and runs on SQLite.
 
 mod common;
@@ -84,9 +85,10 @@ const READ_BACK: [&str; 2] = [
     "SELECT concat_ws('|', id, account_id, delta) FROM history ORDER BY id",
 ];
 
-/// `dbduel sandbox up ENGINE --name NAME` under `out`: the target's URL and its password file.
-fn sandbox_up(out: &Path, engine: &str) -> (String, PathBuf) {
-    let (code, stdout, stderr) = run(&[
+/// `dbduel sandbox up ENGINE --name ENGINE [--version V]` under `out`: the target's URL and
+/// its password file.
+fn sandbox_up(out: &Path, engine: &str, version: Option<&str>) -> (String, PathBuf) {
+    let mut args = vec![
         "sandbox",
         "up",
         engine,
@@ -94,7 +96,11 @@ fn sandbox_up(out: &Path, engine: &str) -> (String, PathBuf) {
         engine,
         "--out",
         out.to_str().expect("utf-8"),
-    ]);
+    ];
+    if let Some(v) = version {
+        args.extend(["--version", v]);
+    }
+    let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let (target, file) = stdout
         .trim()
@@ -207,12 +213,27 @@ fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
     let boxes = root.path().join("boxes");
     let _down = Down(boxes.clone());
     let mut contenders = String::from("[[contender]]\nname = \"lite\"\nengine = \"sqlite\"\n");
+    // MySQL 8.0 too when the server cache has it (it is cheap: one more sandbox).
+    let mysql80 = {
+        let choice = dbduel::engines::versions::BinaryChoice {
+            version: Some("8.0".into()),
+            basedir: None,
+        };
+        std::env::var(common::SKIP_SERVERS).as_deref() != Ok("1")
+            && dbduel::engines::mysql::versions::BINARIES
+                .resolve(&choice)
+                .is_ok_and(|r| r.dir.is_some())
+    };
     let mut servers = Vec::new();
-    for (on, engine) in [(mariadb, "mariadb"), (postgres, "postgres")] {
+    for (on, engine, version) in [
+        (mariadb, "mariadb", None),
+        (postgres, "postgres", None),
+        (mysql80, "mysql", Some("8.0")),
+    ] {
         if !on {
             continue;
         }
-        let (target, file) = sandbox_up(&boxes, engine);
+        let (target, file) = sandbox_up(&boxes, engine, version);
         contenders.push_str(&format!(
             "[[contender]]\nname = \"{engine}\"\nengine = \"{engine}\"\ntarget = \"{target}\"\npassword_file = \"{}\"\n",
             file.display()
@@ -267,7 +288,7 @@ fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
     let db = dbduel::engine::database_name("custom-same");
     for (engine, target, file) in &servers {
         let got = match *engine {
-            "mariadb" => mariadb_rows(target, file, &db),
+            "mariadb" | "mysql" => mariadb_rows(target, file, &db),
             _ => postgres_rows(target, file, &db),
         };
         assert_eq!(got, want, "{engine} differs from SQLite");
