@@ -1,6 +1,6 @@
 //! The command line: the clap types (`Cli`, the `Command` list), `main` and the dispatch to
 //! one file per command (`run`, `studies`, `report`, `rerun`, `compare`, `merge`, `k8s`, `slurm`,
-//! `sandbox`, `list`, `history`, `restore`). Every failure becomes a message that says what to do and an exit code
+//! `sandbox`, `list`, `history`, `restore`, `init`). Every failure becomes a message that says what to do and an exit code
 //! (0 ok, 1 a contender or step failed, 2 bad input or usage, 3 missing prerequisite, 130
 //! interrupted): see `failure`.
 
@@ -8,6 +8,7 @@ mod compare;
 mod execute;
 mod failure;
 mod history;
+mod init;
 mod k8s;
 mod list;
 mod merge;
@@ -54,11 +55,16 @@ pub struct Cli {
 pub enum Command {
     /// Run a study: a built-in name (see `dbduel studies`) or a path to a TOML file.
     Run(run::RunArgs),
-    /// List the built-in studies, or print one (`dbduel studies show NAME > my.toml`).
+    /// List the built-in studies, or print one (`dbduel studies show NAME > my.toml`; `show
+    /// custom` prints the template of your own workload that `dbduel init` writes).
     Studies {
         #[command(subcommand)]
         action: Option<studies::StudiesAction>,
     },
+    /// Write a study of your own schema, data and transactions to start from — the `custom`
+    /// template with a sample schema (and its MariaDB/MySQL and PostgreSQL variants), a CSV
+    /// and two scripts — into DIR; existing files are never overwritten.
+    Init(init::InitArgs),
     /// Render a past run from its directory alone.
     Report(report::ReportArgs),
     /// Run a past run again exactly — its study as it ran (scale and overrides applied), seed,
@@ -121,6 +127,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Run(args) => run::exec(args, cli.quiet),
         Command::Studies { action } => studies::exec(action).map(ok),
+        Command::Init(args) => init::exec(args).map(ok),
         Command::Report(args) => report::exec(args).map(ok),
         Command::Rerun(args) => rerun::exec(args, cli.quiet),
         Command::Compare(args) => compare::exec(args),

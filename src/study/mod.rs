@@ -8,6 +8,7 @@ pub mod overrides;
 pub mod resources;
 pub mod source;
 pub mod tables;
+pub mod template;
 
 pub use model::StudyFile;
 pub use source::{Source, StudyError};

@@ -444,16 +444,10 @@ pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
             }
             '$' => {
                 // $tag$ … $tag$ (a PostgreSQL function body); `$1` is a placeholder.
-                let tag_len = chars[i + 1..]
-                    .iter()
-                    .take_while(|d| d.is_ascii_alphanumeric() || **d == '_')
-                    .count();
-                let is_tag = chars.get(i + 1 + tag_len) == Some(&'$')
-                    && !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit());
-                if !is_tag {
+                let Some(tag_len) = dollar_tag(&chars, i) else {
                     take!(true);
                     continue;
-                }
+                };
                 let tag: String = chars[i..i + tag_len + 2].iter().collect();
                 let open = (line, col);
                 for _ in 0..tag.chars().count() {
@@ -478,6 +472,18 @@ pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
     }
     push(&mut out, &mut cur, start);
     Ok(out)
+}
+
+/// The length of the tag of a dollar quote opening at `chars[i]` (`$$`: 0, `$body$`: 4);
+/// `None` for a `$` that opens none (`$1`).
+fn dollar_tag(chars: &[char], i: usize) -> Option<usize> {
+    let len = chars[i + 1..]
+        .iter()
+        .take_while(|d| d.is_ascii_alphanumeric() || **d == '_')
+        .count();
+    let opens = chars.get(i + 1 + len) == Some(&'$')
+        && !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit());
+    opens.then_some(len)
 }
 
 fn push(out: &mut Vec<Statement>, cur: &mut String, start: Option<(usize, usize)>) {

@@ -274,7 +274,6 @@ pub fn run(
             .clamp(1, facts.len() as u64) as usize
     };
     let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
-    let bytes: u64 = facts.iter().map(|f| f.bytes).sum();
     ctx.progress.status(&format!(
         "loading {total_rows} rows from {} file(s), {parallel} at a time",
         facts.len()
@@ -293,7 +292,6 @@ pub fn run(
     if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(StepError::Run(crate::runner::RunError::Interrupted));
     }
-    let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
     let names: Vec<String> = facts.iter().map(|f| f.table.clone()).collect();
     let warned = super::load::Warned::of_names(&names, &outcomes);
     if let Some(w) = &warned
@@ -314,6 +312,33 @@ pub fn run(
             }
         }
     }
+    Ok(output(
+        files,
+        facts,
+        &outcomes,
+        warned,
+        parallel,
+        elapsed,
+        allow_warnings,
+        ctx,
+    ))
+}
+
+/// The step's figures, note and details.
+#[allow(clippy::too_many_arguments)]
+fn output(
+    files: &UserFiles,
+    facts: &[FileFacts],
+    outcomes: &[LoadOutcome],
+    warned: Option<super::load::Warned>,
+    parallel: usize,
+    elapsed: f64,
+    allow_warnings: bool,
+    ctx: &StepCtx<'_>,
+) -> StepOutput {
+    let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
+    let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
+    let bytes: u64 = facts.iter().map(|f| f.bytes).sum();
     let rate = if elapsed > 0.0 {
         loaded as f64 / elapsed
     } else {
@@ -355,7 +380,7 @@ pub fn run(
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }
-    Ok(StepOutput {
+    StepOutput {
         summary: s,
         details: serde_json::json!({
             "method": method,
@@ -371,7 +396,7 @@ pub fn run(
         }),
         intervals: Vec::new(),
         interrupted: false,
-    })
+    }
 }
 
 #[cfg(test)]
