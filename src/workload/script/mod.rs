@@ -672,10 +672,12 @@ fn figures(
         }),
     ];
     if labels.len() > 1 {
+        // One label for every contender: each one's best level may be another client count.
+        let at = if levels.len() > 1 { " at best" } else { "" };
         for (i, (label, tps)) in labels.iter().zip(best_per).enumerate() {
             m.push(Metric::new(
                 &format!("tps_script{}", i + 1),
-                &format!("TPS {label} @{}", best.threads),
+                &format!("TPS {label}{at}"),
                 *tps,
                 Unit::PerSecond,
                 Better::Higher,
