@@ -412,7 +412,7 @@ fn count_rows(
 }
 
 /// The load's figures: rows, seconds, rows a second.
-fn load_metrics(loaded: u64, elapsed: f64, rate: f64) -> Vec<Metric> {
+pub(super) fn load_metrics(loaded: u64, elapsed: f64, rate: f64) -> Vec<Metric> {
     vec![
         Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
         Metric::new(

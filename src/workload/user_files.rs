@@ -9,7 +9,6 @@
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{FileFormat, FileLoad, LoadOutcome};
-use crate::results::{Better, Metric, Unit};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -360,23 +359,7 @@ fn output(
         note.push_str(&format!("; {}", w.describe()));
     }
     s.note = Some(note);
-    s.metrics = vec![
-        Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
-        Metric::new(
-            "elapsed_s",
-            "seconds",
-            elapsed,
-            Unit::Seconds,
-            Better::Lower,
-        ),
-        Metric::new(
-            "rows_per_s",
-            "rows/s",
-            rate,
-            Unit::PerSecond,
-            Better::Higher,
-        ),
-    ];
+    s.metrics = super::load::load_metrics(loaded, elapsed, rate);
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }
