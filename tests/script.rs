@@ -265,6 +265,63 @@ per_client = 30000
     assert!(per_run > 0.0);
 }
 
+/// `retries`: a script run that fails with a deadlock runs again from its start, and a retried
+/// failure is no failed run. The dry engine fails every third statement with a deadlock; one
+/// client's 30 runs of a one-statement script then meet 10 failures without retries, and with
+/// them 14 (each retry is a statement too: the 30th success is statement 44, and 14 of the
+/// first 44 are multiples of three), none of them a failed run.
+#[test]
+fn a_deadlocked_run_is_retried_when_asked_and_counted() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        tmp.path().join("one.sql"),
+        "\\set k random(1, 10)\nSELECT :k;\n",
+    )
+    .expect("script");
+    let study = tmp.path().join("retries.toml");
+    let text = r#"
+[study]
+name = "retries"
+description = "retries on deadlocks"
+
+[[contender]]
+name = "dry"
+engine = "dry"
+options = { fail_every = 3, fail_kind = "deadlock" }
+
+[[step]]
+name = "once"
+kind = "script"
+scripts = ["one.sql"]
+clients = 1
+per_client = 30
+
+[[step]]
+name = "again"
+kind = "script"
+scripts = ["one.sql"]
+clients = 1
+per_client = 30
+retries = 5
+"#;
+    let (dir, _) = common::run_study_ok(&study, text, &tmp.path().join("out"));
+    let errors = |d: &serde_json::Value| match &d["levels"][0]["errors"] {
+        serde_json::Value::Array(a) => a.iter().map(|e| e["count"].as_u64().unwrap_or(0)).sum(),
+        v => v.as_u64().expect("errors"),
+    };
+    let once = read_json(&dir.join("dry").join("once.json"))["details"].clone();
+    let again = read_json(&dir.join("dry").join("again.json"))["details"].clone();
+    assert_eq!(errors(&once), 10, "{once:#}");
+    assert_eq!(once["retried"], 0, "{once:#}");
+    assert_eq!(errors(&again), 0, "{again:#}");
+    assert_eq!(again["retried"], 14, "{again:#}");
+    assert_eq!(
+        again["scripts"][0]["statements"][0]["retried"], 14,
+        "{again:#}"
+    );
+    assert_eq!(again["levels"][0]["script_runs"], 30, "{again:#}");
+}
+
 /// pgbench's tables and 2 clients × 60 tpcb-like runs on `engine` (a private server);
 /// the tpcb step's result file.
 fn tpcb_on(engine: &str) -> serde_json::Value {

@@ -23,6 +23,30 @@ pub struct DryOptions {
     /// deliberately failing engine, e.g. to show how errors are counted); 0: none fails.
     #[serde(default)]
     pub fail_every: u64,
+    /// The kind of error `fail_every` injects: `injected` (the default), or `deadlock` or
+    /// `serialization`, as a server would name a conflict (for a step's retries).
+    #[serde(default)]
+    pub fail_kind: FailKind,
+}
+
+/// The error kinds the dry engine can inject.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailKind {
+    #[default]
+    Injected,
+    Deadlock,
+    Serialization,
+}
+
+impl FailKind {
+    fn name(self) -> &'static str {
+        match self {
+            FailKind::Injected => "injected",
+            FailKind::Deadlock => "deadlock",
+            FailKind::Serialization => "serialization",
+        }
+    }
 }
 
 /// The `dry` family in the engines registry.
@@ -90,6 +114,7 @@ impl Engine for DryEngine {
             delay: std::time::Duration::from_micros(self.opts.delay_us),
             prepared: 0,
             fail_every: self.opts.fail_every,
+            fail_kind: self.opts.fail_kind.name(),
             runs: 0,
         }))
     }
@@ -102,6 +127,9 @@ impl Engine for DryEngine {
         );
         settings.insert("delay_us".into(), self.opts.delay_us.to_string());
         settings.insert("fail_every".into(), self.opts.fail_every.to_string());
+        if self.opts.fail_every > 0 {
+            settings.insert("fail_kind".into(), self.opts.fail_kind.name().into());
+        }
         Ok(EngineInfo {
             engine: "dry".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -155,6 +183,7 @@ struct DrySession {
     delay: std::time::Duration,
     prepared: usize,
     fail_every: u64,
+    fail_kind: &'static str,
     /// Statements run so far.
     runs: u64,
 }
@@ -180,7 +209,7 @@ impl Session for DrySession {
         self.runs += 1;
         if self.fail_every > 0 && self.runs.is_multiple_of(self.fail_every) {
             return Err(crate::engine::EngineError::new(
-                "injected",
+                self.fail_kind,
                 format!("dry engine: statement {} fails (fail_every)", self.runs),
             ));
         }

@@ -20,8 +20,10 @@ pub const SCRIPT_ERROR: &str = "script";
 #[derive(Debug, Clone)]
 pub struct StmtStats {
     pub latency: Hist,
-    /// Failures by the engine's error kind.
+    /// Failures by the engine's error kind (a retried one included).
     pub errors: Vec<(&'static str, u64)>,
+    /// Failures of this statement after which the script run was run again.
+    pub retried: u64,
 }
 
 impl StmtStats {
@@ -34,6 +36,7 @@ impl StmtStats {
         StmtStats {
             latency,
             errors: Vec::new(),
+            retried: 0,
         }
     }
 
@@ -46,6 +49,7 @@ impl StmtStats {
 
     pub fn merge(&mut self, other: &StmtStats) {
         crate::metrics::merge(&mut self.latency, &other.latency);
+        self.retried += other.retried;
         for &(k, n) in &other.errors {
             match self.errors.iter_mut().find(|(x, _)| *x == k) {
                 Some((_, m)) => *m += n,
@@ -90,6 +94,10 @@ pub struct Client<'a> {
     measure_from: Option<Instant>,
     warmup: Duration,
     in_txn: bool,
+    /// Runs again after a serialization failure or a deadlock (see `retrying`).
+    retries: u32,
+    /// The statement (script, index) the current run last started.
+    last: (usize, usize),
 }
 
 impl<'a> Client<'a> {
@@ -126,7 +134,16 @@ impl<'a> Client<'a> {
             measure_from: None,
             warmup,
             in_txn: false,
+            retries: 0,
+            last: (0, 0),
         }
+    }
+
+    /// Run a script again from its start, with the same random draws, up to `n` times when
+    /// it fails with a serialization failure or a deadlock (pgbench's `--max-tries`).
+    pub fn retrying(mut self, n: u32) -> Self {
+        self.retries = n;
+        self
     }
 
     /// The client's random stream (to draw which script runs next).
@@ -140,14 +157,29 @@ impl<'a> Client<'a> {
         if self.measure_from.is_none() {
             self.measure_from = Some(Instant::now() + self.warmup);
         }
-        let r = self.interpret(s);
-        if r.is_err() && self.in_txn {
-            // The engine's words for the failure are what counts; a failed rollback says no
-            // more (the session is then broken, and the next statement says so).
-            let _ = self.session.execute("ROLLBACK");
-            self.in_txn = false;
+        let (rng, mut tries) = (self.rng, 0);
+        loop {
+            let r = self.interpret(s);
+            if r.is_err() && self.in_txn {
+                // The engine's words for the failure are what counts; a failed rollback says
+                // no more (the session is then broken, and the next statement says so).
+                let _ = self.session.execute("ROLLBACK");
+                self.in_txn = false;
+            }
+            match &r {
+                Err(e)
+                    if tries < self.retries && matches!(e.kind, "serialization" | "deadlock") =>
+                {
+                    tries += 1;
+                    let (si, n) = self.last;
+                    if let Some(st) = self.stats.get_mut(si).and_then(|v| v.get_mut(n)) {
+                        st.retried += 1;
+                    }
+                    self.rng = rng;
+                }
+                _ => return r,
+            }
         }
-        r
     }
 
     fn interpret(&mut self, s: usize) -> engine::Result<u64> {
@@ -208,6 +240,7 @@ impl<'a> Client<'a> {
     fn statement(&mut self, script: &Script, s: usize, n: usize) -> engine::Result<u64> {
         let program = self.program;
         let stmt = &script.stmts[n];
+        self.last = (s, n);
         let at = |e: EngineError| {
             EngineError::new(
                 e.kind,

@@ -73,6 +73,11 @@ pub struct ScriptParams {
     /// `:default_seed`.
     #[serde(default)]
     pub seed: u64,
+    /// Times a script run that failed with a serialization failure or a deadlock is run
+    /// again from its start, with the same random draws (pgbench's `--max-tries` less one);
+    /// 0: never.
+    #[serde(default)]
+    pub retries: u32,
     /// The scripts read and parsed ([`ScriptParams::load`]), shared by every run of the step.
     #[serde(skip)]
     pub loaded: Option<Arc<Loaded>>,
@@ -130,6 +135,9 @@ impl ScriptParams {
                 "scripts",
                 "scripts must list at least one script file (or builtin:tpcb-like)".into(),
             );
+        }
+        if self.retries > 1000 {
+            return at("retries", "retries must be at most 1000".into());
         }
         let mut total = 0;
         for (i, s) in self.scripts.iter().enumerate() {
@@ -412,7 +420,7 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
         let session: Box<dyn Session> = engine.connect()?;
         let rng = SplitMix64::stream(p.seed ^ 0x5c21_9700 ^ li as u64, client as u64);
         Ok(Box::new(ScriptWorker {
-            client: Client::new(&program, session, client, rng, warmup),
+            client: Client::new(&program, session, client, rng, warmup).retrying(p.retries),
             cumulative: &cumulative,
             sink: &sink,
         }))
@@ -597,6 +605,8 @@ fn output(
             "scripts": statements,
             "scale": p.scale,
             "seed": p.seed,
+            "retries": p.retries,
+            "retried": stats.iter().flatten().map(|x| x.retried).sum::<u64>(),
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
@@ -632,6 +642,7 @@ fn statement_details(loaded: &Loaded, stats: &[Vec<StmtStats>]) -> Vec<serde_jso
                         "count": x.map_or(0, |x| x.latency.len()),
                         "latency_us": x.and_then(|x| Latency::of(&x.latency)),
                         "errors": errors,
+                        "retried": x.map_or(0, |x| x.retried),
                     })
                 })
                 .collect();
