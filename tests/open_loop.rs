@@ -3,7 +3,7 @@
 //! `tpcc` (in tpmC) each paced at a low rate do that rate and write it as each second's
 //! `target_rate`; a ramp's per-second targets follow its stages; and an `slo` search on a
 //! dry engine whose statements sleep 2 ms (two clients: a knee at 1000 a second) finds a
-//! capacity just below the knee, every probe recorded.
+//! capacity just below the knee, every probe recorded; tpcc searches in tpmC.
 
 mod common;
 
@@ -116,6 +116,18 @@ fn tpcc_runs_at_a_new_order_rate() {
     for (tick, target, _) in seconds(&dir, "lite", "paced") {
         assert_eq!(target.map(|t| t.round()), Some(100.0), "second {tick}");
     }
+    // The slo search in tpmC: probes at 2700 and below, each achieved rate in tpmC.
+    let d = read_json(&dir.join("lite").join("capacity.json"))["details"].clone();
+    let probes = d["probes"].as_array().expect("probes");
+    assert!(!probes.is_empty() && probes.len() <= 2, "{d:#}");
+    assert_eq!(probes[0]["rate"].as_f64(), Some(2700.0), "{d:#}");
+    let done = probes[0]["achieved"].as_f64().expect("achieved");
+    assert!(
+        (done - 2700.0).abs() <= 2700.0 * 0.2,
+        "achieved {done} tpmC: {d:#}"
+    );
+    let cap = d["capacity"].as_f64().expect("a capacity");
+    assert!(cap >= 1350.0, "capacity {cap}: {d:#}");
 }
 
 #[test]
