@@ -259,6 +259,16 @@ fn first_lines(from: &Path, to: &Path, n: u64) -> std::io::Result<()> {
     std::fs::rename(&tmp, to)
 }
 
+/// Tables loaded side by side: one at a time on an embedded engine (one writer at a time),
+/// else `parallel` or the machine's cores, at most the tables.
+fn tables_at_once(p: &LoadParams, engine: &dyn crate::engine::Engine, tables: usize) -> usize {
+    if engine.embedded() {
+        1
+    } else {
+        p.parallel.unwrap_or_else(cores).clamp(1, tables as u64) as usize
+    }
+}
+
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     // The profile is back on however the load ends.
@@ -272,19 +282,11 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     // Tables are (re)created in dbduel's own database only: a sandbox, an embedded file, or
     // a target database that carries dbduel's marker.
     let creates = store.recreate(&tables)?;
-    // An embedded engine has one writer at a time; servers load tables side by side.
-    let parallel = if engine.embedded() {
-        1
-    } else {
-        p.parallel
-            .unwrap_or_else(cores)
-            .clamp(1, tables.len() as u64) as usize
-    };
+    let parallel = tables_at_once(p, engine, tables.len());
     let total_rows: u64 = tables.iter().map(|t| t.rows).sum();
+    let n = tables.len();
     ctx.progress.status(&format!(
-        "loading {} rows into {} table(s), {parallel} at a time",
-        total_rows,
-        tables.len()
+        "loading {total_rows} rows into {n} table(s), {parallel} at a time"
     ));
     let t = Instant::now();
     let outcomes = in_parallel(tables.len(), parallel, |i| {
