@@ -1057,6 +1057,42 @@ impl MariadbEngine {
         flavor::named(self.opts.engine_name(), e)
     }
 
+    /// A connection to this engine's own server (node 1 of a cluster) that serves `file`,
+    /// and nothing else, to `LOAD DATA LOCAL`. The file is read through the stop flag:
+    /// Ctrl-C ends the stream and the connection closes with the LOAD unfinished, so the
+    /// server rolls it back. On a Galera cluster it first waits until node 1 has applied
+    /// everything the cluster had committed (`wsrep_sync_wait`): the tables were created over
+    /// a round-robin session, perhaps on another node, and a LOAD racing that DDL's apply
+    /// here is aborted as a deadlock.
+    fn infile_conn(&self, file: &std::path::Path) -> Result<mysql::Conn> {
+        let allowed = file.to_path_buf();
+        let handler =
+            mysql::LocalInfileHandler::new(move |name: &[u8], out: &mut mysql::LocalInfile<'_>| {
+                // Serve only the file this load asked for, whatever the server requests.
+                if name != allowed.as_os_str().as_encoded_bytes() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "dbduel serves only the file this load names",
+                    ));
+                }
+                let mut f = crate::stop::Reader(std::fs::File::open(&allowed)?);
+                std::io::copy(&mut f, out)?;
+                Ok(())
+            });
+        let mut c = crate_conn(
+            self.opts(Some(&self.database))
+                .local_infile_handler(Some(handler)),
+        )
+        .map_err(|e| self.named(e))?;
+        if self.cluster.is_some() {
+            c.query_drop("SET SESSION wsrep_sync_wait = 1")
+                .and_then(|()| c.query_drop("SELECT 1"))
+                .and_then(|()| c.query_drop("SET SESSION wsrep_sync_wait = 0"))
+                .map_err(self.err())?;
+        }
+        Ok(c)
+    }
+
     fn admin(&self) -> Result<mysql::Conn> {
         crate_conn(self.opts(None)).map_err(|e| self.named(e))
     }
@@ -1296,27 +1332,7 @@ impl Engine for MariadbEngine {
     }
 
     fn bulk_load(&self, req: &LoadRequest<'_>) -> Result<LoadOutcome> {
-        let allowed = req.file.to_path_buf();
-        let handler =
-            mysql::LocalInfileHandler::new(move |name: &[u8], out: &mut mysql::LocalInfile<'_>| {
-                // Serve only the dataset file this load asked for, whatever the server requests.
-                if name != allowed.as_os_str().as_encoded_bytes() {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::PermissionDenied,
-                        "dbduel serves only the dataset file",
-                    ));
-                }
-                // Read through the stop flag: Ctrl-C ends the stream and the connection
-                // closes with the LOAD unfinished, so the server rolls it back.
-                let mut f = crate::stop::Reader(std::fs::File::open(&allowed)?);
-                std::io::copy(&mut f, out)?;
-                Ok(())
-            });
-        let mut c = crate_conn(
-            self.opts(Some(&self.database))
-                .local_infile_handler(Some(handler)),
-        )
-        .map_err(|e| self.named(e))?;
+        let mut c = self.infile_conn(req.file)?;
         let mode = self.opts.load_mode();
         match mode {
             "bulk" => c
@@ -1363,24 +1379,7 @@ impl Engine for MariadbEngine {
     /// field through a variable so a field equal to the NULL marker is NULL
     /// (`SET col = NULLIF(@f1, '…')`).
     fn load_file(&self, req: &FileLoad<'_>) -> Result<LoadOutcome> {
-        let allowed = req.file.to_path_buf();
-        let handler =
-            mysql::LocalInfileHandler::new(move |name: &[u8], out: &mut mysql::LocalInfile<'_>| {
-                if name != allowed.as_os_str().as_encoded_bytes() {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::PermissionDenied,
-                        "dbduel serves only the file this load names",
-                    ));
-                }
-                let mut f = crate::stop::Reader(std::fs::File::open(&allowed)?);
-                std::io::copy(&mut f, out)?;
-                Ok(())
-            });
-        let mut c = crate_conn(
-            self.opts(Some(&self.database))
-                .local_infile_handler(Some(handler)),
-        )
-        .map_err(|e| self.named(e))?;
+        let mut c = self.infile_conn(req.file)?;
         let columns: Vec<String> = if req.columns.is_empty() {
             c.exec(
                 "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
