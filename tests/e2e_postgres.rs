@@ -587,7 +587,8 @@ fn connects_and_matched_rows_agree_with_the_server() {
     assert_eq!(code, 0);
 }
 
-/// On PostgreSQL (`$1` placeholders, the blocking client connection): every lookup finds its
+/// On PostgreSQL (`$1` placeholders and `?` ones as other engines write them, the blocking
+/// client connection): every lookup finds its
 /// row, the server executed exactly the SELECTs dbduel counted, and every session said
 /// goodbye properly (nothing about broken connections in the server's log).
 #[test]

@@ -197,22 +197,64 @@ impl Dialect {
     }
 
     /// A statement's `?` placeholders as the engine numbers them: PostgreSQL's are `$1`,
-    /// `$2`, ...; every other dialect takes `?` as it is.
+    /// `$2`, ...; every other dialect takes `?` as it is. A `?` inside quotes, a quoted name
+    /// or a comment is text, not a placeholder, and stays (PostgreSQL's string rules: no
+    /// backslash escapes, a doubled quote is the quote).
     pub fn placeholders(self, sql: &str) -> String {
         if self != Dialect::Postgres {
             return sql.to_string();
         }
+        let chars: Vec<char> = sql.chars().collect();
         let mut out = String::with_capacity(sql.len() + 8);
-        let mut n = 0;
-        for ch in sql.chars() {
-            if ch == '?' {
-                n += 1;
-                out.push_str(&format!("${n}"));
-            } else {
-                out.push(ch);
+        let (mut i, mut n) = (0, 0);
+        while i < chars.len() {
+            let start = i;
+            match chars[i] {
+                q @ ('\'' | '"') => {
+                    i += 1;
+                    while i < chars.len() && chars[i] != q {
+                        i += 1;
+                    }
+                }
+                '-' if chars.get(i + 1) == Some(&'-') => {
+                    while i + 1 < chars.len() && chars[i + 1] != '\n' {
+                        i += 1;
+                    }
+                }
+                '/' if chars.get(i + 1) == Some(&'*') => {
+                    i += 2;
+                    while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                '?' => {
+                    n += 1;
+                    out.push_str(&format!("${n}"));
+                    i += 1;
+                    continue;
+                }
+                _ => {}
             }
+            i = (i + 1).min(chars.len());
+            out.extend(&chars[start..i]);
         }
         out
+    }
+
+    /// A query of the tables whose rows table `?` (its one parameter, the table's name)
+    /// references by a foreign key, one name a row; `None` where the engine has none to say.
+    pub fn foreign_key_parents_sql(self) -> Option<&'static str> {
+        match self {
+            Dialect::Mysql => Some(
+                "SELECT DISTINCT REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL",
+            ),
+            Dialect::Postgres => Some(
+                "SELECT DISTINCT confrelid::regclass::text FROM pg_constraint WHERE contype = 'f' AND conrelid = to_regclass($1::text)",
+            ),
+            Dialect::Sqlite => Some("SELECT DISTINCT \"table\" FROM pragma_foreign_key_list(?)"),
+            Dialect::Dry | Dialect::Documents => None,
+        }
     }
 
     /// The statement that makes a session wait at most `secs` seconds for a table's lock
@@ -317,6 +359,14 @@ mod tests {
             "a = $1 AND b = $2"
         );
         assert_eq!(Dialect::Mysql.placeholders("a = ?"), "a = ?");
+        // Text, quoted names and comments keep their `?`; a doubled quote stays inside.
+        assert_eq!(
+            Dialect::Postgres.placeholders(
+                "SELECT '?', 'it''s ?', \"a?\" FROM t -- why?\nWHERE /* ? */ a = ? AND b = ?"
+            ),
+            "SELECT '?', 'it''s ?', \"a?\" FROM t -- why?\nWHERE /* ? */ a = $1 AND b = $2"
+        );
+        assert_eq!(Dialect::Postgres.placeholders("x = '?"), "x = '?");
         assert_eq!(
             Dialect::Mysql.lock_wait_sql(2).as_deref(),
             Some("SET SESSION lock_wait_timeout = 2")

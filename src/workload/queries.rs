@@ -578,7 +578,10 @@ fn run_clients(
         } else {
             queries
                 .iter()
-                .map(|q| Ok((session.prepare(q)?, placeholder_count(q))))
+                .map(|q| {
+                    let sql = engine.dialect().placeholders(q);
+                    Ok((session.prepare(&sql)?, placeholder_count(q)))
+                })
                 .collect::<engine::Result<Vec<_>>>()?
         };
         Ok(Box::new(QueryWorker {
