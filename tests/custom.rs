@@ -18,7 +18,13 @@ CREATE TABLE accounts (
 );
 CREATE TABLE history (id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL, delta INTEGER NOT NULL);
 INSERT INTO history VALUES (1000, 1, 0);
+CREATE TABLE a_notes (account_id INTEGER NOT NULL, note VARCHAR(20),
+  FOREIGN KEY (account_id) REFERENCES accounts (id));
 ";
+
+/// Rows of a table whose name sorts before its parent's: loaded first, a server checking
+/// the foreign key would refuse them.
+const NOTES: &str = "account_id,note\n1,x\n5,y\n";
 
 /// A header, a quoted field with the delimiter in it, a doubled quote, and empty fields
 /// (NULL by the default marker).
@@ -48,8 +54,9 @@ file = "schema.sql"
 [[step]]
 name = "data"
 kind = "load"
-files = { accounts = "data/accounts.csv" }
+files = { accounts = "data/accounts.csv", a_notes = "data/a_notes.csv" }
 header = true
+parallel = 1
 
 [[step]]
 name = "transfers"
@@ -73,6 +80,7 @@ fn write_files(dir: &Path, contenders: &str) -> PathBuf {
     std::fs::create_dir_all(dir.join("data")).expect("dir");
     std::fs::write(dir.join("schema.sql"), SCHEMA).expect("schema");
     std::fs::write(dir.join("data/accounts.csv"), ACCOUNTS).expect("csv");
+    std::fs::write(dir.join("data/a_notes.csv"), NOTES).expect("csv");
     std::fs::write(dir.join("transfer.sql"), TRANSFER).expect("script");
     let study = dir.join("study.toml");
     std::fs::write(&study, STUDY.replace("{contenders}", contenders)).expect("study");
@@ -253,11 +261,23 @@ fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
     let dir = run_dir(&stderr);
     let manifest = read_json(&dir.join("manifest.json"));
     assert_eq!(manifest["dataset"]["generator"], "none");
-    assert_eq!(manifest["dataset"]["files"][0]["rows"], 5);
-    assert_eq!(
-        manifest["dataset"]["files"][0]["bytes"],
-        ACCOUNTS.len() as u64
-    );
+    let files = manifest["dataset"]["files"].as_array().expect("files");
+    let accounts = files
+        .iter()
+        .find(|f| f["table"] == "accounts")
+        .expect("accounts");
+    assert_eq!(accounts["rows"], 5);
+    assert_eq!(accounts["bytes"], ACCOUNTS.len() as u64);
+    // Every engine loaded the parent before the child its foreign key names.
+    let names = std::iter::once("lite").chain(servers.iter().map(|(e, _, _)| *e));
+    for name in names {
+        let load = read_json(&dir.join(name).join("data.json"));
+        assert_eq!(
+            load["details"]["order"],
+            serde_json::json!([["accounts"], ["a_notes"]]),
+            "{name}: {load:#}"
+        );
+    }
 
     let want = sqlite_rows(&dir.join("work/lite/db.sqlite"));
     // The load kept the quoted comma and the NULLs; the queries step's writes ran once

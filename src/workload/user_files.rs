@@ -8,7 +8,7 @@
 
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
-use crate::engine::{FileFormat, FileLoad, LoadOutcome};
+use crate::engine::{FileFormat, FileLoad, LoadOutcome, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -241,6 +241,67 @@ fn count(table: &str, path: &Path, f: &FileFormat) -> Result<FileFacts, String> 
     })
 }
 
+/// For each of `tables`, the others among them its foreign keys reference, as the engine
+/// reports them (its own name and any schema stripped, compared without case); none where
+/// the engine cannot say.
+fn parents(
+    engine: &dyn crate::engine::Engine,
+    tables: &[String],
+) -> Result<Vec<Vec<usize>>, StepError> {
+    let Some(sql) = engine.dialect().foreign_key_parents_sql() else {
+        return Ok(vec![Vec::new(); tables.len()]);
+    };
+    let bare = |n: &str| {
+        let n = n.rsplit('.').next().unwrap_or(n);
+        n.trim_matches(|c| c == '"' || c == '`').to_lowercase()
+    };
+    let mut session = engine.connect()?;
+    let stmt = session.prepare(sql)?;
+    let mut rows = Vec::new();
+    let mut out = Vec::with_capacity(tables.len());
+    for (i, t) in tables.iter().enumerate() {
+        session.run_rows(stmt, &[Value::Text(t.clone())], &mut rows)?;
+        let mut mine: Vec<usize> = rows
+            .iter()
+            .filter_map(|v| match v {
+                Value::Text(p) => tables.iter().position(|t| bare(t) == bare(p)),
+                _ => None,
+            })
+            .filter(|&p| p != i)
+            .collect();
+        mine.sort_unstable();
+        mine.dedup();
+        out.push(mine);
+    }
+    Ok(out)
+}
+
+/// The order tables load in, from each one's parents ([`parents`]): waves whose tables load
+/// side by side, each table in a wave after all its parents', so a server that checks
+/// foreign keys finds every parent row. Tables in a cycle (which only a load without checks
+/// could fill) go together in a last wave and the engine says what it refuses.
+fn waves(parents: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut placed = vec![false; parents.len()];
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    loop {
+        let ready: Vec<usize> = (0..parents.len())
+            .filter(|&i| !placed[i] && parents[i].iter().all(|&p| placed[p]))
+            .collect();
+        let ready = if ready.is_empty() {
+            (0..parents.len()).filter(|&i| !placed[i]).collect()
+        } else {
+            ready
+        };
+        if ready.is_empty() {
+            return out;
+        }
+        for &i in &ready {
+            placed[i] = true;
+        }
+        out.push(ready);
+    }
+}
+
 /// Load the files into the tables, checked: each table gained the file's records.
 pub fn run(
     files: &UserFiles,
@@ -277,21 +338,30 @@ pub fn run(
         "loading {total_rows} rows from {} file(s), {parallel} at a time",
         facts.len()
     ));
+    let names: Vec<String> = facts.iter().map(|f| f.table.clone()).collect();
+    let waves = waves(&parents(engine, &names)?);
     let t = Instant::now();
-    let outcomes: Vec<LoadOutcome> = super::load::in_parallel(facts.len(), parallel, |i| {
-        engine.load_file(&FileLoad {
-            table: &facts[i].table,
-            file: &files.files[i].1,
-            format: &files.format,
-            columns: &facts[i].columns,
-            batch_rows,
-        })
-    })?;
+    let mut slots: Vec<Option<LoadOutcome>> = (0..facts.len()).map(|_| None).collect();
+    for wave in &waves {
+        let done = super::load::in_parallel(wave.len(), parallel, |j| {
+            let i = wave[j];
+            engine.load_file(&FileLoad {
+                table: &facts[i].table,
+                file: &files.files[i].1,
+                format: &files.format,
+                columns: &facts[i].columns,
+                batch_rows,
+            })
+        })?;
+        for (&i, o) in wave.iter().zip(done) {
+            slots[i] = Some(o);
+        }
+    }
+    let outcomes: Vec<LoadOutcome> = slots.into_iter().flatten().collect();
     let elapsed = t.elapsed().as_secs_f64();
     if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(StepError::Run(crate::runner::RunError::Interrupted));
     }
-    let names: Vec<String> = facts.iter().map(|f| f.table.clone()).collect();
     let warned = super::load::Warned::of_names(&names, &outcomes);
     if let Some(w) = &warned
         && w.serious
@@ -311,10 +381,15 @@ pub fn run(
             }
         }
     }
+    let order: Vec<Vec<&str>> = waves
+        .iter()
+        .map(|w| w.iter().map(|&i| names[i].as_str()).collect())
+        .collect();
     Ok(output(
         files,
         facts,
         &outcomes,
+        &order,
         warned,
         parallel,
         elapsed,
@@ -329,6 +404,7 @@ fn output(
     files: &UserFiles,
     facts: &[FileFacts],
     outcomes: &[LoadOutcome],
+    order: &[Vec<&str>],
     warned: Option<super::load::Warned>,
     parallel: usize,
     elapsed: f64,
@@ -355,6 +431,10 @@ fn output(
         "{method}; {} file(s), {bytes} bytes, {total_rows} records",
         facts.len()
     );
+    if order.len() > 1 {
+        let waves: Vec<String> = order.iter().map(|w| w.join(", ")).collect();
+        note.push_str(&format!("; parents before children: {}", waves.join(" → ")));
+    }
     if let Some(w) = warned.as_ref().filter(|w| w.count > 0) {
         note.push_str(&format!("; {}", w.describe()));
     }
@@ -372,6 +452,7 @@ fn output(
             "header": files.format.header,
             "null": files.format.null,
             "parallel": parallel,
+            "order": order,
             "rows_loaded": loaded,
             "elapsed_s": elapsed,
             "allow_warnings": allow_warnings,
@@ -399,6 +480,18 @@ mod tests {
             delimiter: d,
             null: n,
         }
+    }
+
+    #[test]
+    fn parents_load_before_their_children_and_a_cycle_last() {
+        // 0 orders -> 1 customers; 2 lines -> 0, 3 parts; 4 alone
+        let p = vec![vec![1], vec![], vec![0, 3], vec![], vec![]];
+        assert_eq!(waves(&p), vec![vec![1, 3, 4], vec![0], vec![2]]);
+        assert_eq!(waves(&[vec![], vec![]]), vec![vec![0, 1]]);
+        // 1 and 2 reference each other; 3 hangs from 2
+        let p = vec![vec![], vec![2], vec![1], vec![2]];
+        assert_eq!(waves(&p), vec![vec![0], vec![1, 2, 3]]);
+        assert!(waves(&[]).is_empty());
     }
 
     #[test]
