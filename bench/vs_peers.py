@@ -648,7 +648,7 @@ kind = "load"
         f"{os.cpu_count()} threads)")
     out["tpcc"] = {
         "server_version": sb.get("server_version"), "port": port, "warehouses": w,
-        "go_tpc": tool_version([gotpc, "version"]) or "v1.0.12",
+        "go_tpc": GO_TPC_VERSION,
         "load": {"go_tpc_prepare_s": prep["wall_s"], "go_tpc_prepare_cpu_s": prep["cpu_s"],
                  "dbduel_generate_s": generate, "dbduel_load_s": load},
         "pairs": [],
@@ -737,16 +737,14 @@ kind = "load"
 
 def fresh_database(family, sb, name):
     """Drop database `name` on the sandbox if it exists and create it empty."""
-    with open(secret_file(sb)) as f:
-        secret = f.read().strip()
-    port = str(sb["port"])
     if family == "mariadb":
         mysql_query(sb["port"], password_env(sb),
                     f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}")
         return
-    env = {**os.environ, "PGPASSWORD": secret}
+    with open(secret_file(sb)) as f:
+        env = {**os.environ, "PGPASSWORD": f.read().strip()}
     for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
-        subprocess.run([pg_bin("psql"), "-h", "127.0.0.1", "-p", port, "-U", "dbduel",
+        subprocess.run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(sb["port"]), "-U", "dbduel",
                         "-d", "postgres", "-q", "-c", sql],
                        check=True, capture_output=True, env=env)
 
