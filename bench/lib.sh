@@ -24,9 +24,10 @@ fi
 # MariaDB and PostgreSQL (pgbench ships with the server), and the server cache (MySQL 8.0):
 # installed only when missing.
 bash scripts/install-servers >&2
-# go-tpc, the TPC-C peer: built once from the Go module proxy, when the tpcc pair runs.
+# go-tpc, the TPC-C and TPC-H peer: built once from the Go module proxy, when the tpcc or
+# the tpch pair runs.
 case " ${BENCH_PARTS:-tpcc} " in
-    *" tpcc "*) bash scripts/install-go-tpc >&2 ;;
+    *" tpcc "* | *" tpch "*) bash scripts/install-go-tpc >&2 ;;
 esac
 sysbench --version | grep -q '^sysbench 1\.0' || {
     echo "error: bench/vs-peers compares against sysbench 1.0; found: $(sysbench --version)" >&2

@@ -228,15 +228,14 @@ def dbduel_run(dbduel, work, label, study_text, peak_rss=False, extra=()):
     return res
 
 
-def dbduel_study(target, engine, step, options="", password_file=None):
+def dbduel_study(target, engine, step, options="", password_file=None,
+                 dataset=f"generator = \"sbtest\"\ntables = {TABLES}\nrows = {ROWS}"):
     password = f'password_file = "{password_file}"' if password_file else ""
     return f"""[study]
 name = "vs-peers"
 description = "bench/vs-peers: dbduel's client against a peer on the same server"
 [dataset]
-generator = "sbtest"
-tables = {TABLES}
-rows = {ROWS}
+{dataset}
 [[contender]]
 name = "dbduel"
 engine = "{engine}"
@@ -579,8 +578,12 @@ scale = {a.pg_scale}"""
 # ---------------------------------------------------------------- MariaDB: go-tpc
 
 
+# The go-tpc scripts/install-go-tpc builds (its binary says no version of its own).
+GO_TPC_VERSION = "v1.0.12"
+
+
 def go_tpc_bin():
-    for p in ("/usr/local/bin/go-tpc", "/usr/local/lib/dbduel/go-tpc-v1.0.12/go-tpc"):
+    for p in ("/usr/local/bin/go-tpc", f"/usr/local/lib/dbduel/go-tpc-{GO_TPC_VERSION}/go-tpc"):
         if os.access(p, os.X_OK):
             return p
     raise SystemExit("error: go-tpc is not installed: run scripts/install-go-tpc")
@@ -645,7 +648,7 @@ kind = "load"
         f"{os.cpu_count()} threads)")
     out["tpcc"] = {
         "server_version": sb.get("server_version"), "port": port, "warehouses": w,
-        "go_tpc": tool_version([gotpc, "version"]) or "v1.0.12",
+        "go_tpc": GO_TPC_VERSION,
         "load": {"go_tpc_prepare_s": prep["wall_s"], "go_tpc_prepare_cpu_s": prep["cpu_s"],
                  "dbduel_generate_s": generate, "dbduel_load_s": load},
         "pairs": [],
@@ -686,6 +689,265 @@ final_fraction = 1.0"""
 
     for threads in a.tpcc_threads:
         out["tpcc"]["pairs"].append(pair("tpcc", "tpcc", "go-tpc", threads, a.rounds, peer, ours))
+
+
+# ---------------------------------------------------------------- TPC-H: go-tpc
+
+# The servers of the TPC-H pair: the contender each sandbox is made from, and how go-tpc
+# reaches it (its driver, the account dbduel's sandbox gives a client). Memory enough to
+# hold SF 1's tables with their indexes, so that every timed query runs on cached pages.
+TPCH_SERVERS = {
+    "mariadb": {
+        "options": 'options = { storage_engine = "innodb", buffer_pool_mb = 4096 }',
+        "user": "root", "scheme": "mysql", "go_tpc": [],
+    },
+    "postgres": {
+        "options": "options = { shared_buffers_mb = 2048, stat_statements = false }",
+        "user": "dbduel", "scheme": "postgres",
+        "go_tpc": ["-d", "postgres", "--conn-params", "sslmode=disable"],
+    },
+}
+# dbduel's TPC-H tables (the query pair runs on them) and go-tpc's (the load pair's).
+TPCH_DB = "dbduel_tpch"
+GO_TPC_TPCH_DB = "gotpch"
+# go-tpc's histograms clamp a query's time to at least 100 ms (pkg/measurement: MinLatency),
+# and it prints seconds with two decimals: a query this fast or faster has no go-tpc figure.
+GO_TPC_FLOOR_S = 0.10
+
+
+def tpch_sandbox(a, family):
+    """A kept sandbox of `family` with dbduel's (empty, marked) database for the TPC-H pair:
+    provisioned with the least TPC-H data, SF 0.01; the load pair loads the real scale."""
+    return provision(a.dbduel, a.work, f"tpch-{family}", f"""[study]
+name = "tpch"
+description = "bench/vs-peers: one {family} sandbox for the TPC-H pair"
+[dataset]
+generator = "tpch"
+sf = 0.01
+seed = 42
+[[contender]]
+name = "{family}"
+engine = "{family}"
+{TPCH_SERVERS[family]['options']}
+[[step]]
+name = "load"
+kind = "load"
+""")
+
+
+def fresh_database(family, sb, name):
+    """Drop database `name` on the sandbox if it exists and create it empty."""
+    if family == "mariadb":
+        mysql_query(sb["port"], password_env(sb),
+                    f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}")
+        return
+    with open(secret_file(sb)) as f:
+        env = {**os.environ, "PGPASSWORD": f.read().strip()}
+    for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
+        subprocess.run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(sb["port"]), "-U", "dbduel",
+                        "-d", "postgres", "-q", "-c", sql],
+                       check=True, capture_output=True, env=env)
+
+
+def parse_go_tpc_tpch(text):
+    """go-tpc's closing summary of `tpch run`: each query's mean seconds, {1: 2.31, …}, and
+    the queries that failed."""
+    summary = re.findall(r"\[Summary\] Q(\d+)(_ERR)?: ([\d.]+)s", text)
+    if not summary:
+        raise SystemExit(f"error: go-tpc's output lacks its [Summary] lines:\n{text[-2000:]}")
+    return ({int(q): float(s) for q, err, s in summary if not err},
+            sorted(int(q) for q, err, _ in summary if err))
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def tpch_part(a, out):
+    """go-tpc's `tpch` (A) against dbduel (B) at the same scale factor on one sandbox a server
+    family: the load pair (go-tpc's `tpch prepare` into its own database, dbduel's load step
+    into dbduel's), then the query pair on dbduel's tables (go-tpc's `tpch run` and dbduel's
+    `tpch-power` step, warm, each query once a round)."""
+    gotpc = go_tpc_bin()
+    out["tpch"] = {"go_tpc": GO_TPC_VERSION, "sf": a.tpch_sf,
+                   "load_rounds": a.tpch_rounds, "query_rounds": a.tpch_query_rounds,
+                   "queries": a.tpch_queries, "servers": {}}
+    for family in a.tpch_servers:
+        sb = tpch_sandbox(a, family)
+        server = TPCH_SERVERS[family]
+        with open(secret_file(sb)) as f:
+            secret = f.read().strip()
+        # go-tpc reads no password variable: it gets the throwaway sandbox's on its command line.
+        conn = ["-H", "127.0.0.1", "-P", str(sb["port"]), "-U", server["user"], "-p", secret,
+                *server["go_tpc"]]
+        target = f"{server['scheme']}://{server['user']}@127.0.0.1:{sb['port']}/{TPCH_DB}"
+        log(f"tpch: {family} {sb.get('server_version')} on port {sb['port']}: SF {a.tpch_sf}, "
+            f"{a.tpch_rounds} load round(s) and {a.tpch_query_rounds} query round(s) of A B")
+        result = {"server_version": sb.get("server_version"), "port": sb["port"]}
+        out["tpch"]["servers"][family] = result
+        result["load"] = tpch_load_pair(a, family, sb, gotpc, conn, target)
+        result["queries"] = tpch_query_pair(a, family, sb, gotpc, conn, target)
+
+
+def tpch_dbduel_study(a, family, sb, target, step):
+    """A study running `step` with dbduel against `target` on sandbox `sb`, TPC-H's dataset
+    at the pair's scale factor."""
+    return dbduel_study(target, family, step, password_file=secret_file(sb),
+                        dataset=f'generator = "tpch"\nsf = {a.tpch_sf}\nseed = 42')
+
+
+def tpch_load_pair(a, family, sb, gotpc, conn, target):
+    """go-tpc's `tpch prepare` (A) into its own emptied database against dbduel's load step
+    (B) into dbduel's, alternating. go-tpc generates and inserts as it goes, the tables with
+    their primary keys only; dbduel generates the tables' files first, then loads them with
+    their primary keys, then builds its secondary indexes and adds the foreign keys. Ratios
+    are go-tpc's seconds over dbduel's (above 1: dbduel faster): against dbduel's generation
+    and load (primary keys only, like go-tpc's tables), and against all of it."""
+
+    def peer(label):
+        fresh_database(family, sb, GO_TPC_TPCH_DB)
+        log(f"  {label} ...")
+        r = run_client([gotpc, "tpch", "prepare", *conn, "-D", GO_TPC_TPCH_DB,
+                        "--sf", str(a.tpch_sf), "-T", str(os.cpu_count())],
+                       os.path.join(a.work, f"{label}.log"))
+        must(r, f"go-tpc tpch prepare ({label})")
+        log(f"  {label}: {r['wall_s']:.1f} s")
+        return {"seconds": r["wall_s"], "cpu_s": r["cpu_s"],
+                "machine_busy_share": r["host_busy_s"] / max(r["host_cpu_s"], 1e-9)}
+
+    def ours(label):
+        log(f"  {label} ...")
+        r = dbduel_run(a.dbduel, a.work, label,
+                       tpch_dbduel_study(a, family, sb, target, 'kind = "load"'))
+        d = r["step"]["details"]
+        [manifest] = glob.glob(os.path.join(a.work, "runs", label, "*", "manifest.json"))
+        with open(manifest) as f:
+            generate = json.load(f)["dataset"]["generate_s"]
+        m = {"seconds": generate + d["load_s"], "with_keys_s": generate + d["elapsed_s"],
+             "generate_s": generate, "load_s": d["load_s"], "index_s": d["index_s"],
+             "foreign_key_s": d["foreign_key_s"], "indexes": len(d["indexes"]),
+             # the statements that added them (with their SET lines on MariaDB)
+             "foreign_keys": sum("FOREIGN KEY" in sql for sql in d["foreign_keys"]),
+             "rows": d["rows_loaded"],
+             "method": d["method"], "run_wall_s": r["wall_s"], "cpu_s": r["cpu_s"],
+             "machine_busy_share": r["host_busy_s"] / max(r["host_cpu_s"], 1e-9)}
+        log(f"  {label}: {m['seconds']:.1f} s generating and loading, {m['with_keys_s']:.1f} s "
+            f"with {m['indexes']} indexes and {m['foreign_keys']} foreign keys")
+        return m
+
+    runs = alternating(a.tpch_rounds, peer, ours, f"tpch-{family}-load")
+    pairs = list(zip(runs["peer"], runs["dbduel"]))
+    return {
+        "go_tpc_s": median_interval([p["seconds"] for p, _ in pairs]),
+        "dbduel_s": median_interval([d["seconds"] for _, d in pairs]),
+        "dbduel_with_keys_s": median_interval([d["with_keys_s"] for _, d in pairs]),
+        "ratio": median_interval([p["seconds"] / d["seconds"] for p, d in pairs]),
+        "ratio_with_keys": median_interval([p["seconds"] / d["with_keys_s"] for p, d in pairs]),
+        "runs": runs,
+    }
+
+
+def tpch_query_pair(a, family, sb, gotpc, conn, target):
+    """go-tpc's `tpch run` (A) and dbduel's `tpch-power` step (B) on the same tables (dbduel's,
+    as its last load left them), alternating; each round each client runs each query once,
+    warm (no restart; one go-tpc pass first, not measured, warms the caches). Per query the
+    ratio go-tpc seconds / dbduel seconds of each round, its median with its interval; and
+    the geometric mean of a round's ratios, over the queries both time above go-tpc's floor."""
+    queries = a.tpch_queries
+    argv = [gotpc, "tpch", "run", *conn, "-D", TPCH_DB, "--sf", str(a.tpch_sf), "-T", "1",
+            "--queries", ",".join(f"q{q}" for q in queries), "--count", str(len(queries))]
+    warm = run_client(argv, os.path.join(a.work, f"tpch-{family}-warmup.log"))
+    if warm["rc"] != 0:
+        # go-tpc cannot run its queries here: say why (its panic's line) and keep the load pair.
+        lines = warm["output"].splitlines()
+        why = next((l for l in lines if l.startswith("panic:")), "\n".join(lines[-6:]))
+        log(f"tpch: go-tpc tpch run fails on {family}, no query pair:\n{why}")
+        return {"error": why}
+
+    def peer(label):
+        log(f"  {label} ...")
+        r = run_client(argv, os.path.join(a.work, f"{label}.log"))
+        must(r, f"go-tpc tpch run ({label})")
+        seconds, failed = parse_go_tpc_tpch(r["output"])
+        if failed:
+            raise SystemExit(f"error: go-tpc's queries {failed} failed ({label})")
+        return {"seconds": seconds, "wall_s": r["wall_s"], "cpu_s": r["cpu_s"]}
+
+    def ours(label):
+        log(f"  {label} ...")
+        step = f"""kind = "tpch-power"
+cold = false
+hot_runs = 0
+timeout_s = {a.tpch_timeout_s}
+queries = {list(queries)}"""
+        r = dbduel_run(a.dbduel, a.work, label, tpch_dbduel_study(a, family, sb, target, step))
+        runs = r["step"]["details"]["queries"]
+        bad = [f"Q{q['query']}: {q['status']}" for q in runs if q["status"] != "ok"]
+        if bad:
+            raise SystemExit(f"error: dbduel's queries failed ({label}): {'; '.join(bad)}")
+        return {"seconds": {q["query"]: q["cold_s"] for q in runs},
+                "params": {q["query"]: q["params"] for q in runs},
+                "wall_s": r["wall_s"], "cpu_s": r["cpu_s"]}
+
+    runs = alternating(a.tpch_query_rounds, peer, ours, f"tpch-{family}-queries")
+    pairs = list(zip(runs["peer"], runs["dbduel"]))
+    per_query = {}
+    for q in queries:
+        g = [p["seconds"][q] for p, _ in pairs]
+        d = [b["seconds"][q] for _, b in pairs]
+        per_query[q] = {
+            "go_tpc_s": median_interval(g), "dbduel_s": median_interval(d),
+            "ratio": median_interval([x / y for x, y in zip(g, d)]),
+            # at go-tpc's floor its figure is a bound, not a time
+            "above_floor": median_interval(g)["median"] > GO_TPC_FLOOR_S,
+        }
+    timed = [q for q in queries if per_query[q]["above_floor"]]
+    geo = [geomean([p["seconds"][q] / d["seconds"][q] for q in timed]) for p, d in pairs] \
+        if timed else []
+    return {
+        "per_query": per_query,
+        "geomean_queries": timed,
+        "geomean_ratio": median_interval(geo) if geo else None,
+        "dbduel_params": runs["dbduel"][0]["params"],
+        "runs": [{"go_tpc": p["seconds"], "dbduel": d["seconds"]} for p, d in pairs],
+    }
+
+
+def print_tpch(tpch):
+    """The TPC-H pair's lines: each server's load, then each query's seconds and ratio."""
+    def ci(r, digits=3):
+        return (f"{r['median']:.{digits}f} [{r['lo']:.{digits - 1}f}–{r['hi']:.{digits - 1}f}] "
+                f"{r['confidence']:.1%}")
+
+    print(f"TPC-H SF {tpch['sf']} vs go-tpc {tpch['go_tpc']}"
+          f" ({tpch['load_rounds']} load and {tpch['query_rounds']} query round(s), A B alternating;"
+          " ratio = go-tpc seconds / dbduel seconds,"
+          " above 1: dbduel faster)")
+    for family, s in tpch["servers"].items():
+        m = re.search(r"\d+(\.\d+)+", s.get("server_version") or "")
+        name = f"{family} {m.group(0) if m else '?'}"
+        l = s["load"]
+        print(f"{name}: load: go-tpc prepare {l['go_tpc_s']['median']:.1f} s (primary keys only); "
+              f"dbduel {l['dbduel_s']['median']:.1f} s generating + loading (primary keys only), "
+              f"ratio {ci(l['ratio'], 2)}; {l['dbduel_with_keys_s']['median']:.1f} s with its "
+              f"indexes and foreign keys, ratio {ci(l['ratio_with_keys'], 2)}")
+        qp = s["queries"]
+        if "error" in qp:
+            print(f"{name}: queries: no pair, go-tpc's `tpch run` fails here: {qp['error']}")
+            continue
+        print(f"{name}: queries on dbduel's tables, warm, median of the rounds:")
+        print(f"  {'query':<6} {'go-tpc s':>9} {'dbduel s':>9} {'ratio [interval] conf':>26}")
+        for q, r in qp["per_query"].items():
+            floor = "" if r["above_floor"] else f"  (go-tpc's floor {GO_TPC_FLOOR_S} s: no ratio)"
+            print(f"  Q{q:<5} {r['go_tpc_s']['median']:>9.2f} {r['dbduel_s']['median']:>9.3f}"
+                  f" {ci(r['ratio']):>26}{floor}")
+        g = qp["geomean_ratio"]
+        if g:
+            within = "within" if 0.95 <= g["lo"] and g["hi"] <= 1.05 else "not shown within"
+            timed = {str(q) for q in qp["geomean_queries"]}
+            left = [f"Q{q}" for q in qp["per_query"] if str(q) not in timed]
+            print(f"  geometric mean of the ratios over {len(qp['geomean_queries'])} queries"
+                  f"{' (not ' + ', '.join(left) + ')' if left else ''}: {ci(g)} — {within} 5 %")
 
 
 # ---------------------------------------------------------------- pairs
@@ -737,18 +999,27 @@ def median_interval(xs):
 UNSTEADY_SPREAD = 1.10
 
 
-def pair(part, workload, peer_name, threads, rounds, peer, ours):
-    """`rounds` rounds of the peer (A) and dbduel (B), alternating A B, B A, A B, … so that a
-    drift of the machine over the pair favours neither; each round's ratio is B over A in
-    that round, and the pair's ratio is the median of the rounds' with its interval."""
+def alternating(rounds, peer, ours, prefix):
+    """`rounds` rounds of the peer (A) and dbduel (B), in the order A B, B A, A B, … so that a
+    drift of the machine over the rounds favours neither; each side's results in round order.
+    Each run is `peer(label)` or `ours(label)`, its label PREFIX-r<round>-<side>."""
     runs = {"peer": [], "dbduel": []}
     for i in range(rounds):
         order = (("peer", peer), ("dbduel", ours))
         for who, fn in order if i % 2 == 0 else order[::-1]:
-            label = f"{part}-{workload.replace(' ', '-')}-t{threads}-r{i + 1}-{who}"
+            runs[who].append(fn(f"{prefix}-r{i + 1}-{who}"))
+    return runs
+
+
+def pair(part, workload, peer_name, threads, rounds, peer, ours):
+    """`rounds` rounds of the peer (A) and dbduel (B), alternating A B, B A, A B, … so that a
+    drift of the machine over the pair favours neither; each round's ratio is B over A in
+    that round, and the pair's ratio is the median of the rounds' with its interval."""
+
+    def checked(fn):
+        def run(label):
             log(f"  {label} ...")
             m = fn(workload, threads, label)
-            runs[who].append(m)
             log(f"  {label}: {m['qps']:,.0f} qps, client {m['client_cpu_us_per_query']:.2f} µs/query, "
                 f"server {m['server_cpu_us_per_query']:.2f} µs/query")
             counted = m["server_counted_queries"]
@@ -758,6 +1029,11 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
             if m["others_cpu_share"] > 0.10:
                 log(f"  warning: {label}: other processes used "
                     f"{m['others_cpu_share']:.0%} of the machine during this run")
+            return m
+        return run
+
+    prefix = f"{part}-{workload.replace(' ', '-')}-t{threads}"
+    runs = alternating(rounds, checked(peer), checked(ours), prefix)
 
     def agg(ms):
         q = sum(m["queries"] for m in ms)
@@ -845,7 +1121,16 @@ def main():
     a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
     a.tpcc_threads = [int(t) for t in os.environ.get("BENCH_TPCC_THREADS", "8").split()]
     a.tpcc_warehouses = env_int("BENCH_TPCC_WAREHOUSES", 2)
-    parts = os.environ.get("BENCH_PARTS", "mariadb mysql postgres tpcc").split()
+    # go-tpc's `--sf` takes whole scale factors only (SF 1: six million line items)
+    a.tpch_sf = env_int("BENCH_TPCH_SF", 1)
+    a.tpch_rounds = env_int("BENCH_TPCH_ROUNDS", 3)
+    # a pass over the 22 queries at SF 1 takes about a minute on MariaDB, a load three
+    a.tpch_query_rounds = env_int("BENCH_TPCH_QUERY_ROUNDS", 6)
+    a.tpch_queries = [int(q) for q in
+                      os.environ.get("BENCH_TPCH_QUERIES", " ".join(map(str, range(1, 23)))).split()]
+    a.tpch_servers = os.environ.get("BENCH_TPCH_SERVERS", "mariadb postgres").split()
+    a.tpch_timeout_s = env_int("BENCH_TPCH_TIMEOUT_S", 600)
+    parts = os.environ.get("BENCH_PARTS", "mariadb mysql postgres tpcc tpch").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
     with open("/proc/cpuinfo") as f:
@@ -879,6 +1164,8 @@ def main():
         postgres_part(a, out)
     if "tpcc" in parts:
         tpcc_part(a, out)
+    if "tpch" in parts:
+        tpch_part(a, out)
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres", "tpcc": "mariadb"}
     def version(part):
@@ -889,8 +1176,9 @@ def main():
              for part in servers for p in out.get(part, {}).get("pairs", [])]
     out["finished_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = write_results(a.results, "vs-peers", started, out)
-    print()
-    print_table(pairs)
+    if pairs:
+        print()
+        print_table(pairs)
     if "tpcc" in out:
         l = out["tpcc"]["load"]
         print(f"tpcc load of {out['tpcc']['warehouses']} warehouses: go-tpc prepare "
@@ -898,6 +1186,9 @@ def main():
               f"({l['dbduel_generate_s']:.1f} s generating, {l['dbduel_load_s']:.1f} s loading); "
               f"ratio {l['go_tpc_prepare_s'] / (l['dbduel_generate_s'] + l['dbduel_load_s']):.2f}× "
               "(above 1: dbduel faster)")
+    if "tpch" in out:
+        print()
+        print_tpch(out["tpch"])
     print(f"raw results: {path}")
 
 
