@@ -464,6 +464,40 @@ mod tests {
         assert_eq!(ran.with_status("timed out"), ["stream 2 Q9: timed out"]);
     }
 
+    /// QphH@Size takes Power@Size from the last earlier power step at the same scale factor
+    /// that ran its refresh functions; other steps' files and other scales are passed over.
+    #[test]
+    fn the_power_figure_comes_from_the_last_earlier_power_step_at_this_sf() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let write = |name: &str, details: serde_json::Value| {
+            let path = dir.path().join(format!("{name}.json"));
+            let v = serde_json::json!({ "details": details });
+            std::fs::write(&path, v.to_string()).expect("write");
+            (name.to_string(), path)
+        };
+        let before = vec![
+            write(
+                "power",
+                serde_json::json!({ "scale_factor": 0.01, "power_at_size": 800.0 }),
+            ),
+            write(
+                "power-2",
+                serde_json::json!({ "scale_factor": 0.01, "power_at_size": 900.0 }),
+            ),
+            write(
+                "queries-only",
+                serde_json::json!({ "scale_factor": 0.01, "power_at_size": null }),
+            ),
+            write("load", serde_json::json!({ "rows": 5 })),
+        ];
+        assert_eq!(
+            earlier_power(&before, 0.01),
+            Some(("power-2".to_string(), 900.0))
+        );
+        assert_eq!(earlier_power(&before, 0.1), None);
+        assert_eq!(earlier_power(&[], 0.01), None);
+    }
+
     #[test]
     fn streams_draw_their_own_parameters() {
         assert_ne!(stream_seed(42, 1), stream_seed(42, 2));
