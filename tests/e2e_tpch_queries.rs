@@ -109,7 +109,7 @@ fn every_query_answers_alike_on_sqlite_mariadb_and_postgres() {
         assert_eq!(s["status"], "ok", "{c}: {s:#}");
         let note = s["note"].as_str().expect("note");
         assert!(
-            note.starts_with("TPC-H-like, not audited; SF 0.01; 22 queries"),
+            note.starts_with("TPC-H-like, not audited; SF 0.01; RF1, 22 queries, RF2;"),
             "{note}"
         );
         let d = &read_json(&dir.join(c).join("power.json"))["details"];

@@ -470,6 +470,16 @@ pub fn order_key(index: u64) -> u64 {
     index / 8 * 32 + index % 8 + 1
 }
 
+/// Refresh sets the key space holds: 1,000 blocks of SF × 1,500 orders, three free slots of
+/// 8 keys in every 32 (see [`Tpch::refresh_key`]).
+pub const REFRESH_SETS: u64 = 3_000;
+
+/// The key of loaded order index `index` in slot `generation` (0: the loaded key, 1–3: the
+/// refresh sets') of its block of 32 keys.
+fn slot_key(index: u64, generation: u64) -> u64 {
+    index / 8 * 32 + generation * 8 + index % 8 + 1
+}
+
 /// P_RETAILPRICE of a part, in cents (clause 4.2.3's formula).
 pub fn retail_price_cents(partkey: u64) -> i64 {
     (90_000 + (partkey / 10) % 20_001 + 100 * (partkey % 1_000)) as i64
@@ -712,8 +722,83 @@ impl Tpch {
 
     /// Order number `index` (0-based) and its lines into `o`.
     pub fn order(&self, index: u64, o: &mut Order) {
-        let mut r = SplitMix64::stream(self.seed ^ ORDER_SALT, index);
-        o.key = order_key(index);
+        self.order_from(index, order_key(index), self.line_count(index), o);
+    }
+
+    /// Orders one refresh set inserts (RF1) and deletes (RF2): SF × 1,500 (clause 2.5.2).
+    pub fn refresh_orders(&self) -> u64 {
+        self.units * 15
+    }
+
+    /// The key refresh set `set` (1-based) inserts in slot `i` (0 to SF × 1,500 − 1), or
+    /// `None` past [`REFRESH_SETS`]. The loaded keys use the first 8 of every 32 (clause
+    /// 4.2.3's sparse keys); set `n`'s use the next 8 (sets 1–1000), then the next (1001–2000),
+    /// then the last (2001–3000), over the loaded keys of block `(n − 1) mod 1000` — the
+    /// update set's key space, as dbgen's. They never collide with a loaded key.
+    pub fn refresh_key(&self, set: u64, i: u64) -> Option<u64> {
+        let (generation, index) = self.refresh_slot(set, i)?;
+        Some(slot_key(index, generation))
+    }
+
+    /// The key refresh set `set` deletes in slot `i` (RF2): the order of the same block one
+    /// generation older — a loaded order for sets 1–1000 (the specification's rule: RF2
+    /// deletes old orders), set `n − 1000`'s after that.
+    pub fn refresh_old_key(&self, set: u64, i: u64) -> Option<u64> {
+        let (generation, index) = self.refresh_slot(set, i)?;
+        Some(slot_key(index, generation - 1))
+    }
+
+    /// Refresh set `set`'s order in slot `i` and its lines into `o`, by the rules the loaded
+    /// orders follow, from a random stream no loaded order uses. It has as many lines as the
+    /// order RF2 deletes in its slot, so a pair RF1 + RF2 leaves both tables' counts as they
+    /// were. `false` past [`REFRESH_SETS`].
+    pub fn refresh_order(&self, set: u64, i: u64, o: &mut Order) -> bool {
+        let Some((generation, index)) = self.refresh_slot(set, i) else {
+            return false;
+        };
+        let stream = generation * self.orders() + index;
+        self.order_from(
+            stream,
+            slot_key(index, generation),
+            self.line_count(index),
+            o,
+        );
+        true
+    }
+
+    /// Refresh set `set`'s rows of `orders` (or of `lineitem` for any other `t`) as
+    /// tab-separated lines, as the dataset's files have them.
+    pub fn refresh_tsv(&self, set: u64, t: Table, buf: &mut Vec<u8>) {
+        let pool: &[u8] = &POOL;
+        let mut o = Order::default();
+        for i in 0..self.refresh_orders() {
+            if !self.refresh_order(set, i, &mut o) {
+                return;
+            }
+            if t == Table::Orders {
+                order_row(&o, pool, buf);
+            } else {
+                line_rows(&o, pool, buf);
+            }
+        }
+    }
+
+    /// (generation 1–3, loaded order index) of refresh set `set`'s slot `i`.
+    fn refresh_slot(&self, set: u64, i: u64) -> Option<(u64, u64)> {
+        if set == 0 || set > REFRESH_SETS || i >= self.refresh_orders() {
+            return None;
+        }
+        let blocks = REFRESH_SETS / 3;
+        Some((
+            1 + (set - 1) / blocks,
+            (set - 1) % blocks * self.refresh_orders() + i,
+        ))
+    }
+
+    /// An order keyed `key` with `lines` lines, drawn from random stream `stream`.
+    fn order_from(&self, stream: u64, key: u64, lines: u64, o: &mut Order) {
+        let mut r = SplitMix64::stream(self.seed ^ ORDER_SALT, stream);
+        o.key = key;
         // every third customer has no orders
         o.custkey = loop {
             let c = 1 + r.below_u64(self.customers());
@@ -725,7 +810,7 @@ impl Tpch {
         o.priority = r.below(5) as u8;
         o.clerk = 1 + r.below_u64(self.clerks());
         o.comment = text_span(&mut r, 49);
-        o.n = self.line_count(index) as usize;
+        o.n = lines as usize;
         let (mut sum, mut shipped, mut open) = (0i64, 0, 0);
         let parts = self.parts();
         for l in &mut o.lines[..o.n] {
@@ -1329,5 +1414,60 @@ mod tests {
             ("region", 0x8e3c209aefc03e62),
         ];
         assert_eq!(got, want, "the tpch generator's rows changed");
+    }
+
+    /// Refresh sets: SF × 1,500 orders each, keyed in the update key space (never a loaded
+    /// key, never another set's), made the same every time, with as many lines as the orders
+    /// RF2 deletes in their slots; RF2 deletes loaded keys, then the keys set n − 1000 added.
+    #[test]
+    fn refresh_sets_are_deterministic_and_never_collide_with_loaded_keys() {
+        let g = Tpch { seed: 7, units: 1 };
+        assert_eq!(g.refresh_orders(), 15);
+        let loaded: HashSet<u64> = (0..g.orders()).map(order_key).collect();
+        let mut seen = HashSet::new();
+        for set in [1, 2, 999, 1000, 1001, 2000, 2001, 3000] {
+            for i in 0..g.refresh_orders() {
+                let k = g.refresh_key(set, i).expect("in range");
+                assert!(
+                    !loaded.contains(&k),
+                    "set {set} slot {i}: key {k} is loaded"
+                );
+                assert!(seen.insert(k), "set {set} slot {i}: key {k} twice");
+                let old = g.refresh_old_key(set, i).expect("in range");
+                if set <= 1000 {
+                    assert!(loaded.contains(&old), "set {set} deletes a loaded key");
+                } else {
+                    assert_eq!(Some(old), g.refresh_key(set - 1000, i));
+                }
+            }
+        }
+        assert_eq!(g.refresh_key(1, 0), Some(9), "the first set's first key");
+        assert_eq!(g.refresh_old_key(1, 0), Some(1));
+        assert_eq!(g.refresh_key(0, 0), None);
+        assert_eq!(g.refresh_key(REFRESH_SETS + 1, 0), None);
+        assert_eq!(g.refresh_key(1, 15), None);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        g.refresh_tsv(2, Table::Lineitem, &mut a);
+        g.refresh_tsv(2, Table::Lineitem, &mut b);
+        assert_eq!(a, b, "the same set's rows every time");
+        let lines = a.iter().filter(|&&c| c == b'\n').count() as u64;
+        let deleted: u64 = (0..15).map(|i| g.line_count(15 + i)).sum();
+        assert_eq!(lines, deleted, "RF1 adds as many lines as RF2 deletes");
+        let mut orders = Vec::new();
+        g.refresh_tsv(2, Table::Orders, &mut orders);
+        let text = String::from_utf8(orders).expect("ascii");
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 15);
+        assert!(rows[0].starts_with("48\t"), "{}", rows[0]);
+        assert_eq!(rows[0].split('\t').count(), Table::Orders.columns().len());
+        let mut loaded_row = Order::default();
+        g.order(15, &mut loaded_row);
+        let mut fresh = Order::default();
+        assert!(g.refresh_order(2, 0, &mut fresh));
+        assert_ne!(
+            (fresh.custkey, fresh.date),
+            (loaded_row.custkey, loaded_row.date),
+            "a new order, not a copy of the one it replaces"
+        );
     }
 }

@@ -380,6 +380,7 @@ impl Executor<'_> {
         let seconds = super::journal::seconds_log(self.dir, pass, step);
         let originals = crate::workload::replication::originals::path_in(self.dir);
         let earlier = super::journal::earlier_step_files(self.dir, self.study, pass, step);
+        let before = super::journal::own_earlier_step_files(self.dir, self.study, pass, step);
         let step_env = StepEnv {
             engine: env.engine,
             study: self.study,
@@ -396,6 +397,7 @@ impl Executor<'_> {
             system_log: Some(super::journal::system_log_path(self.dir, pass, step)),
             originals: &originals,
             earlier: &earlier,
+            before: &before,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;

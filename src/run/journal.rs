@@ -79,6 +79,24 @@ pub fn earlier_step_files(
         .collect()
 }
 
+/// The result files (`<step>.json`) this pass wrote for the steps before `step`, in the
+/// study's order: (step, path); a step that combines its figures with an earlier step's
+/// reads them.
+pub fn own_earlier_step_files(
+    dir: &Path,
+    study: &Study,
+    pass: &Pass,
+    step: &Step,
+) -> Vec<(String, PathBuf)> {
+    study
+        .steps
+        .iter()
+        .take_while(|s| s.name != step.name)
+        .map(|s| (s.name.clone(), dir.join(step_file(pass, s, ".json"))))
+        .filter(|(_, p)| p.is_file())
+        .collect()
+}
+
 /// Make the run's directory in `out`, named for `label`: never one that exists.
 pub fn create_dir(out: &Path, label: &str) -> Result<RunDir, ExecError> {
     Ok(RunDir::create(out, label)?)

@@ -44,6 +44,8 @@ pub struct StepEnv<'a> {
     pub originals: &'a std::path::Path,
     /// The same step's result files of the contenders that ran it before, in this run.
     pub earlier: &'a [(String, PathBuf)],
+    /// This contender's result files of the steps before this one, in this pass.
+    pub before: &'a [(String, PathBuf)],
 }
 
 /// What a step left behind before its record is made.
@@ -147,6 +149,7 @@ fn measure(env: &StepEnv) -> Measured {
         seconds: env.seconds,
         originals: Some(env.originals),
         earlier: env.earlier,
+        before: env.before,
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();

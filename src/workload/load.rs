@@ -947,6 +947,7 @@ mod tests {
             seconds: &crate::results::SecondsLog::discard(),
             originals: None,
             earlier: &[],
+            before: &[],
         };
         run(p, &ctx)
     }

@@ -101,6 +101,7 @@ kinds! {
     "script" => Script(script::ScriptParams),
     "sql" => Sql(sql_file::SqlParams),
     "tpch-power" => TpchPower(tpch::PowerParams),
+    "tpch-throughput" => TpchThroughput(tpch::throughput::ThroughputParams),
 }
 
 impl StepParams {
@@ -172,6 +173,10 @@ pub struct StepCtx<'a> {
     /// one in the run, in the study's order: (contender, path). A step that compares its
     /// answers with theirs (`tpch-power`) reads them; empty outside a run.
     pub earlier: &'a [(String, PathBuf)],
+    /// This contender's result files (`<step>.json`) of the steps before this one in this
+    /// pass, in the study's order: (step, path). A step that combines its figures with an
+    /// earlier step's (`tpch-throughput`'s QphH@Size) reads them; empty outside a run.
+    pub before: &'a [(String, PathBuf)],
 }
 
 /// What a step produced.
