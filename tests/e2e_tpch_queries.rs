@@ -1,7 +1,8 @@
 //! TPC-H's queries on real engines: the real binary runs a study at SF 0.01 on SQLite, MariaDB
-//! (InnoDB) and PostgreSQL; every query runs on each, and each answer agrees with the first
-//! contender's; the cold runs are verified cold; a query past its timeout is recorded `timed
-//! out` and, on a server, cancelled there (its process list shows it no more).
+//! (InnoDB), PostgreSQL and MySQL 8.0 (from the server cache); every query runs on each, and
+//! each answer agrees with the first contender's; the cold runs are verified cold; a query
+//! past its timeout is recorded `timed out` and, on a server, cancelled there (its process
+//! list shows it no more).
 
 mod common;
 
@@ -75,11 +76,11 @@ hot_runs = 0
 timeout_s = 0.000001
 "#;
 
-/// Every query runs on SQLite, MariaDB and PostgreSQL over the generator's SF 0.01, and each
+/// Every query runs on SQLite, MariaDB, PostgreSQL and MySQL 8.0 over the generator's SF 0.01, and each
 /// answer agrees with SQLite's (the first contender, the reference); cold runs say they were
 /// cold; a query past its timeout is recorded `timed out`, with no seconds.
 #[test]
-fn every_query_answers_alike_on_sqlite_mariadb_and_postgres() {
+fn every_query_answers_alike_on_sqlite_mariadb_postgres_and_mysql() {
     let mut names = vec!["sqlite"];
     let mut extra = String::new();
     if common::have_mariadb() {
@@ -89,6 +90,10 @@ fn every_query_answers_alike_on_sqlite_mariadb_and_postgres() {
     if have_postgres() {
         names.push("postgres");
         extra.push_str("\n[[contender]]\nname = \"postgres\"\nengine = \"postgres\"\n");
+    }
+    if common::have_cached("mysql-8.0.15") {
+        names.push("mysql-8.0");
+        extra.push_str("\n[[contender]]\nname = \"mysql-8.0\"\nengine = \"mysql\"\nversion = \"8.0\"\noptions = { buffer_pool_mb = 64 }\n");
     }
     let tmp = tempfile::tempdir().expect("tmp");
     let text = STUDY.replace("CONTENDERS", &extra);
