@@ -389,6 +389,30 @@ fn query_figure(key: &str) -> Option<(u32, &str)> {
     (n.len() == 2 && matches!(which, "hot" | "cold")).then_some((n.parse().ok()?, which))
 }
 
+/// One contender's line of `which` (`hot` or `cold`) query times: (the query's place among
+/// `queries`, seconds) with a tip each, in the axis's order. The step records its queries in
+/// the order they ran (stream 0's: Q14, Q2, Q9, …), not 1 to 22.
+fn query_points(
+    name: &str,
+    metrics: &[crate::results::Metric],
+    queries: &[u32],
+    which: &str,
+) -> (Vec<(f64, f64)>, Vec<String>) {
+    let mut out: Vec<((f64, f64), String)> = metrics
+        .iter()
+        .filter_map(|m| {
+            let (q, w) = query_figure(&m.key)?;
+            let j = queries.iter().position(|x| *x == q)?;
+            (w == which && m.value > 0.0).then(|| {
+                let tip = format!("{name}: Q{q} {which} {}", format::seconds(m.value));
+                ((j as f64, m.value), tip)
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
+    out.into_iter().unzip()
+}
+
 /// Steps that time numbered queries (`tpch-power`): per query, each contender's best hot
 /// seconds and its cold seconds, one line per contender over the queries, log scale.
 fn query_times(v: &PanelView<'_>) -> Vec<Figure> {
@@ -410,22 +434,8 @@ fn query_times(v: &PanelView<'_>) -> Vec<Figure> {
             .iter()
             .enumerate()
             .filter_map(|(i, p)| {
-                let mut points = Vec::new();
-                let mut tips = Vec::new();
-                for m in &p.as_ref()?.metrics {
-                    if let Some((q, w)) = query_figure(&m.key)
-                        && w == which
-                        && m.value > 0.0
-                        && let Some(j) = queries.iter().position(|x| *x == q)
-                    {
-                        points.push((j as f64, m.value));
-                        tips.push(format!(
-                            "{}: Q{q} {which} {}",
-                            v.name(i),
-                            format::seconds(m.value)
-                        ));
-                    }
-                }
+                let metrics = &p.as_ref()?.metrics;
+                let (points, tips) = query_points(v.name(i), metrics, &queries, which);
                 (!points.is_empty()).then(|| Line {
                     name: v.name(i).to_string(),
                     color: svg::color(i),
@@ -1594,5 +1604,32 @@ mod tests {
         assert_eq!(query_figure("geomean_hot_s"), None);
         assert_eq!(query_figure("qps"), None);
         assert_eq!(query_figure("q7_hot_s"), None);
+    }
+
+    #[test]
+    fn a_contenders_query_line_runs_in_the_axis_order_not_the_run_order() {
+        use crate::results::{Better, Metric, Unit};
+        let m = |key: &str, value: f64| Metric {
+            key: key.into(),
+            label: key.into(),
+            value,
+            unit: Unit::Seconds,
+            better: Better::Lower,
+            samples: Vec::new(),
+            spread: None,
+            from: None,
+        };
+        // as stream 0 ran them: Q14, Q2, Q9; a cold figure and a zero left out
+        let metrics = [
+            m("q14_hot_s", 0.5),
+            m("q14_cold_s", 9.0),
+            m("q02_hot_s", 0.2),
+            m("q09_hot_s", 0.0),
+            m("q09_hot_s", 0.9),
+        ];
+        let (points, tips) = super::query_points("pg", &metrics, &[2, 9, 14], "hot");
+        assert_eq!(points, vec![(0.0, 0.2), (1.0, 0.9), (2.0, 0.5)]);
+        assert_eq!(tips[0], "pg: Q2 hot 200 ms");
+        assert_eq!(tips.len(), 3);
     }
 }
