@@ -277,6 +277,8 @@ fn query_wins(s: &Summary) -> Vec<String> {
                 }
             }
         }
+        // In query order (`q01` < `q02`), whatever order the step ran them in.
+        keys.sort_unstable();
         let mut wins: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
         let mut losses: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
         for key in keys {
@@ -307,9 +309,10 @@ fn query_wins(s: &Summary) -> Vec<String> {
                 }
             };
             out.push(format!(
-                "{step}: {} is fastest on {} queries: {}; slowest on {}: {} (its time over the fastest's)",
+                "{step}: {} is fastest on {} {}: {}; slowest on {}: {} (its time over the fastest's)",
                 c.name,
                 wins[i].len(),
+                if wins[i].len() == 1 { "query" } else { "queries" },
                 list(&wins[i]),
                 losses[i].len(),
                 list(&losses[i])
@@ -404,19 +407,20 @@ mod tests {
         let f = run(
             serde_json::json!({}),
             vec![
+                // a ran them in another order than 1, 2; the findings list them in order
                 c(
                     "a",
-                    &[("q01_hot_s", 1.0), ("q02_hot_s", 4.0), ("q01_cold_s", 0.1)],
+                    &[("q02_hot_s", 4.0), ("q01_hot_s", 1.0), ("q01_cold_s", 0.1)],
                 ),
-                c("b", &[("q01_hot_s", 2.0), ("q02_hot_s", 1.0)]),
+                c("b", &[("q02_hot_s", 1.0), ("q01_hot_s", 2.0)]),
                 c("c", &[("q01_hot_s", 3.0)]),
             ],
         );
         assert_eq!(
             f,
             [
-                "power: a is fastest on 1 queries: Q1 (×2.00 ahead); slowest on 1: Q2 (×4.00) (its time over the fastest's)",
-                "power: b is fastest on 1 queries: Q2 (×4.00 ahead); slowest on 0: none (its time over the fastest's)",
+                "power: a is fastest on 1 query: Q1 (×2.00 ahead); slowest on 1: Q2 (×4.00) (its time over the fastest's)",
+                "power: b is fastest on 1 query: Q2 (×4.00 ahead); slowest on 0: none (its time over the fastest's)",
                 "power: c is fastest on 0 queries: none; slowest on 1: Q1 (×3.00) (its time over the fastest's)",
             ]
         );
