@@ -324,6 +324,32 @@ pub struct LoadRequest<'a> {
     pub batch_rows: u64,
 }
 
+impl FileLoad<'_> {
+    /// The columns the file's fields go to: the header's names, or else `table_columns`
+    /// (every column of the table, in order, as the engine read them); an error that says
+    /// what to do when the table has none, that is, does not exist.
+    pub fn columns_or(
+        &self,
+        table_columns: impl FnOnce() -> Result<Vec<String>>,
+    ) -> Result<Vec<String>> {
+        let columns = if self.columns.is_empty() {
+            table_columns()?
+        } else {
+            self.columns.to_vec()
+        };
+        if columns.is_empty() {
+            return Err(EngineError::new(
+                "data",
+                format!(
+                    "table {} does not exist: create it in a step before the load (kind = \"sql\")",
+                    self.table
+                ),
+            ));
+        }
+        Ok(columns)
+    }
+}
+
 /// How a user's delimited file is written: RFC 4180 quoting (`"` around a field, `""` for
 /// a quote inside one), one record a line (`\n` or `\r\n`).
 #[derive(Debug, Clone, PartialEq, Eq)]

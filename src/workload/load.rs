@@ -261,12 +261,41 @@ fn first_lines(from: &Path, to: &Path, n: u64) -> std::io::Result<()> {
 
 /// Tables loaded side by side: one at a time on an embedded engine (one writer at a time),
 /// else `parallel` or the machine's cores, at most the tables.
-fn tables_at_once(p: &LoadParams, engine: &dyn crate::engine::Engine, tables: usize) -> usize {
+pub(crate) fn tables_at_once(
+    parallel: Option<u64>,
+    engine: &dyn crate::engine::Engine,
+    tables: usize,
+) -> usize {
     if engine.embedded() {
         1
     } else {
-        p.parallel.unwrap_or_else(cores).clamp(1, tables as u64) as usize
+        parallel.unwrap_or_else(cores).clamp(1, tables as u64) as usize
     }
+}
+
+/// A finished load's summary: its seconds, rows, rate and the rate's figures; and the method
+/// the engine named for its first table (every table loads by the same path).
+pub(crate) fn loaded_summary(
+    title: String,
+    loaded: u64,
+    elapsed: f64,
+    outcomes: &[LoadOutcome],
+) -> (crate::results::StepSummary, String) {
+    let rate = if elapsed > 0.0 {
+        loaded as f64 / elapsed
+    } else {
+        0.0
+    };
+    let method = outcomes
+        .first()
+        .map(|o| o.method.clone())
+        .unwrap_or_default();
+    let mut s = summary(title);
+    s.elapsed_s = Some(elapsed);
+    s.rows = Some(loaded);
+    s.ops_per_s = Some(rate);
+    s.metrics = load_metrics(loaded, elapsed, rate);
+    (s, method)
 }
 
 pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
@@ -282,7 +311,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     // Tables are (re)created in dbduel's own database only: a sandbox, an embedded file, or
     // a target database that carries dbduel's marker.
     let creates = store.recreate(&tables)?;
-    let parallel = tables_at_once(p, engine, tables.len());
+    let parallel = tables_at_once(p.parallel, engine, tables.len());
     let total_rows: u64 = tables.iter().map(|t| t.rows).sum();
     let n = tables.len();
     ctx.progress.status(&format!(
@@ -325,19 +354,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     } else {
         None
     };
-    let rate = if elapsed > 0.0 {
-        loaded as f64 / elapsed
-    } else {
-        0.0
-    };
-    let method = outcomes
-        .first()
-        .map(|o| o.method.clone())
-        .unwrap_or_default();
-    let mut s = summary(ctx.title("bulk load"));
-    s.elapsed_s = Some(elapsed);
-    s.rows = Some(loaded);
-    s.ops_per_s = Some(rate);
+    let (mut s, method) = loaded_summary(ctx.title("bulk load"), loaded, elapsed, &outcomes);
     let mut note = load_note(
         &method,
         indexes.len(),
@@ -356,7 +373,6 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         );
     }
     s.note = Some(note);
-    s.metrics = load_metrics(loaded, elapsed, rate);
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }
@@ -414,7 +430,7 @@ fn count_rows(
 }
 
 /// The load's figures: rows, seconds, rows a second.
-pub(super) fn load_metrics(loaded: u64, elapsed: f64, rate: f64) -> Vec<Metric> {
+fn load_metrics(loaded: u64, elapsed: f64, rate: f64) -> Vec<Metric> {
     vec![
         Metric::new("rows", "rows", loaded as f64, Unit::Count, Better::None),
         Metric::new(

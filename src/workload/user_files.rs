@@ -6,7 +6,7 @@
 //!
 //! This file owns the files' format keys, finding and counting the files, and the step's run.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::{StepCtx, StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{FileFormat, FileLoad, LoadOutcome, Value};
 use std::collections::BTreeMap;
@@ -326,13 +326,7 @@ pub fn run(
     } else {
         vec![0; facts.len()]
     };
-    let parallel = if engine.embedded() {
-        1
-    } else {
-        parallel
-            .unwrap_or_else(super::load::cores)
-            .clamp(1, facts.len() as u64) as usize
-    };
+    let parallel = super::load::tables_at_once(parallel, engine, facts.len());
     let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
     ctx.progress.status(&format!(
         "loading {total_rows} rows from {} file(s), {parallel} at a time",
@@ -414,19 +408,8 @@ fn output(
     let loaded: u64 = outcomes.iter().map(|o| o.rows).sum();
     let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
     let bytes: u64 = facts.iter().map(|f| f.bytes).sum();
-    let rate = if elapsed > 0.0 {
-        loaded as f64 / elapsed
-    } else {
-        0.0
-    };
-    let method = outcomes
-        .first()
-        .map(|o| o.method.clone())
-        .unwrap_or_default();
-    let mut s = summary(ctx.title("load of your files"));
-    s.elapsed_s = Some(elapsed);
-    s.rows = Some(loaded);
-    s.ops_per_s = Some(rate);
+    let (mut s, method) =
+        super::load::loaded_summary(ctx.title("load of your files"), loaded, elapsed, outcomes);
     let mut note = format!(
         "{method}; {} file(s), {bytes} bytes, {total_rows} records",
         facts.len()
@@ -439,7 +422,6 @@ fn output(
         note.push_str(&format!("; {}", w.describe()));
     }
     s.note = Some(note);
-    s.metrics = super::load::load_metrics(loaded, elapsed, rate);
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }

@@ -1380,24 +1380,13 @@ impl Engine for MariadbEngine {
     /// (`SET col = NULLIF(@f1, '…')`).
     fn load_file(&self, req: &FileLoad<'_>) -> Result<LoadOutcome> {
         let mut c = self.infile_conn(req.file)?;
-        let columns: Vec<String> = if req.columns.is_empty() {
+        let columns = req.columns_or(|| {
             c.exec(
                 "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION",
                 (req.table,),
             )
-            .map_err(self.err())?
-        } else {
-            req.columns.to_vec()
-        };
-        if columns.is_empty() {
-            return Err(EngineError::new(
-                "data",
-                format!(
-                    "table {} does not exist: create it in a step before the load (kind = \"sql\")",
-                    req.table
-                ),
-            ));
-        }
+            .map_err(self.err())
+        })?;
         let sql = load_data_statement(req, &columns, crlf(req.file));
         c.query_drop(&sql).map_err(self.err())?;
         let rows = c.affected_rows();

@@ -753,27 +753,16 @@ impl Engine for PostgresEngine {
     fn load_file(&self, req: &FileLoad<'_>) -> Result<LoadOutcome> {
         let notices = Arc::new(Mutex::new(Notices::default()));
         let mut c = client_with_notices(&self.reach, &self.database, notices.clone())?;
-        let columns: Vec<String> = if req.columns.is_empty() {
-            c.query(
+        let columns = req.columns_or(|| {
+            Ok(c.query(
                 "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = lower($1) ORDER BY ordinal_position",
                 &[&req.table],
             )
             .map_err(pg_err)?
             .iter()
             .map(|r| r.get::<_, String>(0))
-            .collect()
-        } else {
-            req.columns.to_vec()
-        };
-        if columns.is_empty() {
-            return Err(EngineError::new(
-                "data",
-                format!(
-                    "table {} does not exist: create it in a step before the load (kind = \"sql\")",
-                    req.table
-                ),
-            ));
-        }
+            .collect())
+        })?;
         let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
         let delimiter = match req.format.delimiter {
             b'\t' => "E'\\t'".to_string(),
