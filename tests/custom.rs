@@ -213,10 +213,7 @@ fn postgres_rows(target: &str, file: &Path, db: &str) -> Vec<Vec<String>> {
 #[test]
 fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
     let mariadb = common::have_mariadb();
-    let postgres = common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    );
+    let postgres = common::have_postgres();
     let root = tempfile::tempdir().expect("tmp");
     let boxes = root.path().join("boxes");
     let _down = Down(boxes.clone());

@@ -202,10 +202,7 @@ fn leftover_cgroups(pid: u32) -> Vec<String> {
 
 #[test]
 fn postgres_counts_the_lookups_and_partitions_the_table() {
-    if !common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

@@ -10,13 +10,6 @@ use dbduel::engines::postgres::recipe::PostgresRecipe;
 use dbduel::sandbox::{self, Sandbox};
 use std::collections::BTreeMap;
 
-fn have_postgres() -> bool {
-    common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    )
-}
-
 fn client(port: u16, db: &str) -> postgres::Client {
     postgres::Config::new()
         .host("127.0.0.1")
@@ -34,7 +27,7 @@ fn is_root() -> bool {
 
 #[test]
 fn sandbox_starts_stops_and_restarts() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp"); // 0700: the server's account cannot enter it
@@ -91,7 +84,7 @@ fn sandbox_starts_stops_and_restarts() {
 
 #[test]
 fn shootout_on_postgres_agrees_with_the_server() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let out = tempfile::tempdir().expect("tmp");
@@ -190,7 +183,7 @@ fn shootout_on_postgres_agrees_with_the_server() {
 
 #[test]
 fn postgres_runs_the_same_for_an_ordinary_user() {
-    if !have_postgres() || !is_root() {
+    if !common::have_postgres() || !is_root() {
         return; // as an ordinary user, the test above already is this test
     }
     // An ordinary account, a results directory it owns, the same command.
@@ -239,7 +232,7 @@ fn postgres_runs_the_same_for_an_ordinary_user() {
 
 #[test]
 fn external_postgres_target_is_used_but_never_harmed() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -319,7 +312,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
     use dbduel::engine::target::{Secret, Target};
     use dbduel::engine::{Session, Value};
     use dbduel::engines::wire::pg::PgWire;
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -472,7 +465,7 @@ const CONNECT_STUDY: &str = include_str!("studies/postgres_connects.toml");
 
 #[test]
 fn connects_and_matched_rows_agree_with_the_server() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -593,7 +586,7 @@ fn connects_and_matched_rows_agree_with_the_server() {
 /// goodbye properly (nothing about broken connections in the server's log).
 #[test]
 fn postgres_lookups_match_the_servers_count() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");
@@ -639,7 +632,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
     use dbduel::engine::{LoadRequest, OpenCtx};
     use dbduel::engines::EngineConfig;
     use std::sync::{Arc, Mutex};
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     static COLUMNS: [Column; 2] = [
@@ -769,7 +762,7 @@ fn load_warnings_and_rejected_rows_are_the_servers_own() {
 
 #[test]
 fn a_second_run_of_one_study_on_one_target_is_refused_and_the_first_keeps_its_tables() {
-    if !have_postgres() {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

@@ -216,10 +216,7 @@ fn a_mariadb_sandbox_lets_in_only_the_secret_and_writes_files_only_in_its_own_pl
 
 #[test]
 fn a_postgres_sandbox_lets_in_only_the_secret() {
-    if !common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

@@ -339,10 +339,7 @@ fn mariadb_shards_meet_and_merge_exactly() {
 
 #[test]
 fn postgres_shards_meet_and_merge_exactly() {
-    if !common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
@@ -668,10 +665,7 @@ fn k8s_prints_the_objects_without_a_secret_value() {
 /// machine); a study runs against it; `sandbox down` removes it.
 #[test]
 fn sandbox_up_gives_a_target_that_down_removes() {
-    if !common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");

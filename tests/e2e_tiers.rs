@@ -226,13 +226,7 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
 fn the_storage_tiers_study_runs_on_every_contender() {
     let _disk = one_at_a_time();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
-    if !common::have_mariadb()
-        || !common::have_server(
-            "PostgreSQL",
-            dbduel::engines::postgres::recipe::bin_dir().is_some(),
-        )
-        || !can_throttle(tmp.path())
-    {
+    if !common::have_mariadb() || !common::have_postgres() || !can_throttle(tmp.path()) {
         return;
     }
     let out = tmp.path().join("out");
@@ -472,12 +466,7 @@ fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
 #[test]
 fn data_dir_puts_the_data_where_the_user_says() {
     let _disk = one_at_a_time();
-    if !common::have_mariadb()
-        || !common::have_server(
-            "PostgreSQL",
-            dbduel::engines::postgres::recipe::bin_dir().is_some(),
-        )
-    {
+    if !common::have_mariadb() || !common::have_postgres() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;

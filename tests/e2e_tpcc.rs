@@ -13,11 +13,7 @@ fn mariadb_installed() -> bool {
 
 #[test]
 fn every_contender_runs_the_mix_and_stays_consistent() {
-    let servers = common::have_server("mariadbd", mariadb_installed())
-        && common::have_server(
-            "PostgreSQL",
-            dbduel::engines::postgres::recipe::bin_dir().is_some(),
-        );
+    let servers = common::have_server("mariadbd", mariadb_installed()) && common::have_postgres();
     let out = tempfile::tempdir().expect("tmp");
     let mut args = vec![
         "run",

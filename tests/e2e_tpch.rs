@@ -19,11 +19,7 @@ const INDEXES: usize = 9;
 
 #[test]
 fn every_table_loads_and_counts_on_every_engine() {
-    let servers = common::have_server("mariadbd", mariadb_installed())
-        && common::have_server(
-            "PostgreSQL",
-            dbduel::engines::postgres::recipe::bin_dir().is_some(),
-        );
+    let servers = common::have_server("mariadbd", mariadb_installed()) && common::have_postgres();
     let out = tempfile::tempdir().expect("tmp");
     let mut args = vec!["run", STUDY, "-q", "--out", out.path().to_str().unwrap()];
     let contenders: &[(&str, bool)] = if servers {

@@ -12,13 +12,6 @@ use dbduel::engines::EngineConfig;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn have_postgres() -> bool {
-    common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    )
-}
-
 fn engine(root: &Path, kind: &str, options: &str) -> Box<dyn Engine> {
     let options: toml::Table = toml::from_str(options).expect("options");
     let config = EngineConfig::decode(kind, &options, None, &Default::default()).expect("options");
@@ -87,7 +80,7 @@ fn every_query_answers_alike_on_sqlite_mariadb_postgres_and_mysql() {
         names.push("innodb");
         extra.push_str("\n[[contender]]\nname = \"innodb\"\nengine = \"mariadb\"\noptions = { buffer_pool_mb = 64 }\n");
     }
-    if have_postgres() {
+    if common::have_postgres() {
         names.push("postgres");
         extra.push_str("\n[[contender]]\nname = \"postgres\"\nengine = \"postgres\"\n");
     }
@@ -206,7 +199,7 @@ fn a_query_past_its_timeout_is_cancelled_on_the_server() {
             "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%tpch-slow%' AND INFO NOT LIKE '%PROCESSLIST%'",
         ));
     }
-    if have_postgres() {
+    if common::have_postgres() {
         cases.push((
             engine(root.path(), "postgres", ""),
             "SELECT /* tpch-slow */ pg_sleep(30)",

@@ -9,13 +9,6 @@ mod common;
 use common::{figure, read_json, step};
 use dbduel::dataset::tpch::{Table, Tpch};
 
-fn have_postgres() -> bool {
-    common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    )
-}
-
 const STUDY: &str = r#"
 [study]
 name = "tpch-refresh-e2e"
@@ -65,7 +58,7 @@ fn refresh_functions_and_throughput_run_and_leave_the_row_counts_as_loaded() {
              \n[[contender]]\nname = \"aria\"\nengine = \"mariadb\"\noptions = { storage_engine = \"aria\" }\n",
         );
     }
-    if have_postgres() {
+    if common::have_postgres() {
         names.push("postgres");
         extra.push_str("\n[[contender]]\nname = \"postgres\"\nengine = \"postgres\"\n");
     }

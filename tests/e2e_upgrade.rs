@@ -18,10 +18,7 @@ const PAIRS: [(&str, &str); 3] = [
 /// Every server the study runs: Debian's MariaDB and PostgreSQL and four from the cache.
 fn have_all() -> bool {
     common::have_mariadb()
-        & common::have_server(
-            "PostgreSQL",
-            dbduel::engines::postgres::recipe::bin_dir().is_some(),
-        )
+        & common::have_postgres()
         & [
             "mariadb-11.4.5",
             "mysql-5.7.22",

@@ -694,10 +694,7 @@ fn ctrl_c_during_the_load_exits_130_at_once() {
 
 #[test]
 fn ctrl_c_during_server_start_exits_130_with_no_server_left() {
-    if !common::have_server(
-        "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

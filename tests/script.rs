@@ -386,10 +386,7 @@ fn tpcb_like_statement_counts_equal_mariadbs_counters() {
 
 #[test]
 fn tpcb_like_statement_counts_equal_postgres_counters() {
-    if !common::have_server(
-        "postgres",
-        dbduel::engines::postgres::recipe::bin_dir().is_some(),
-    ) {
+    if !common::have_postgres() {
         return;
     }
     let (runs, c) = tpcb_counters("postgres");

@@ -218,6 +218,14 @@ pub fn have_mariadb() -> bool {
     )
 }
 
+/// Is Debian's PostgreSQL installed (see [`have_server`])?
+pub fn have_postgres() -> bool {
+    have_server(
+        "PostgreSQL",
+        dbduel::engines::postgres::recipe::bin_dir().is_some(),
+    )
+}
+
 /// A MariaDB sandbox's recipe with this InnoDB buffer pool (`"32M"`) and nothing else.
 pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::engines::mariadb::recipe::MariadbRecipe> {
     Box::new(dbduel::engines::mariadb::recipe::MariadbRecipe {
