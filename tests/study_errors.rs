@@ -82,7 +82,7 @@ fn bad_overrides_name_the_override() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, tpch, upgrade, upgrade-tpcc, cluster, harness)"
+            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, tpch, tpch-validation, upgrade, upgrade-tpcc, cluster, harness)"
         ),
         "{stderr}"
     );
@@ -136,6 +136,7 @@ fn builtin_studies_are_valid_and_printable() {
         "upgrade",
         "upgrade-tpcc",
         "tpch",
+        "tpch-validation",
         "harness",
     ] {
         let (code, text, _) = common::run(&["studies", "show", name]);
@@ -191,6 +192,7 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
         "storage-tiers",
         "tpcc",
         "tpch",
+        "tpch-validation",
         "upgrade",
         "upgrade-tpcc",
         "cluster",

@@ -19,6 +19,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
     ("tpch", include_str!("../../studies/tpch.toml")),
+    (
+        "tpch-validation",
+        include_str!("../../studies/tpch-validation.toml"),
+    ),
     ("upgrade", include_str!("../../studies/upgrade.toml")),
     (
         "upgrade-tpcc",

@@ -14,6 +14,7 @@
 //! Q18) order them by their key as well, so answers compare row by row.
 
 pub mod answer;
+pub mod published;
 pub mod queries;
 pub mod refresh;
 pub mod spec;
@@ -52,6 +53,10 @@ pub struct PowerParams {
     /// The seed of the substitution parameters; the dataset's by default.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// The specification's validation parameters in place of drawn ones; at SF 1 each
+    /// answer is then checked against the specification's published answer.
+    #[serde(default)]
+    pub validation: bool,
 }
 
 fn default_hot_runs() -> u32 {
@@ -74,6 +79,14 @@ impl super::StepKind for PowerParams {
             );
         }
         check_timeout(self.timeout_s)?;
+        if self.validation && self.seed.is_some() {
+            return at(
+                "seed",
+                "validation = true runs the specification's own parameters, so no seed draws \
+                 them; remove `seed` or set validation = false"
+                    .into(),
+            );
+        }
         if let Some(qs) = &self.queries {
             if qs.is_empty() {
                 return at(
@@ -177,10 +190,8 @@ fn run_query(
     p: &PowerParams,
     ctx: &StepCtx<'_>,
     q: u8,
-    seed: u64,
-    sf: f64,
+    params: queries::Params,
 ) -> Result<QueryRun, StepError> {
-    let params = queries::params(q, seed, sf);
     let sql = queries::render(q, &params, ctx.engine.dialect())
         .map_err(|e| StepError::Check(e.to_string()))?;
     let limit = Duration::from_secs_f64(p.timeout_s);
@@ -371,7 +382,11 @@ pub fn run(p: &PowerParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
             break;
         }
         ctx.progress.status(&format!("TPC-H Q{q}"));
-        match run_query(p, ctx, *q, seed, sf) {
+        let params = match p.validation {
+            true => queries::validation_params(*q, sf),
+            false => queries::params(*q, seed, sf),
+        };
+        match run_query(p, ctx, *q, params) {
             Ok(r) => runs.push(r),
             Err(e) => {
                 failed = Some(e);
@@ -389,8 +404,10 @@ pub fn run(p: &PowerParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
     }
     let interrupted = runs.len() < list.len();
     compare_with_earlier(ctx.earlier, &mut runs);
+    let published = (p.validation && published::applies(sf)).then(|| published::check(&mut runs));
     let explain = explain_worst(ctx, &runs, p.timeout_s);
     let ran = Ran {
+        published,
         runs,
         refreshed,
         sf,
@@ -405,6 +422,8 @@ pub fn run(p: &PowerParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
 /// What the power test ran, for its output.
 struct Ran {
     runs: Vec<QueryRun>,
+    /// With `validation = true` at SF 1: how many answers agreed with the published ones.
+    published: Option<usize>,
     refreshed: Option<Refreshed>,
     sf: f64,
     seed: u64,
@@ -590,6 +609,20 @@ fn note(p: &PowerParams, ran: &Ran) -> String {
         p.hot_runs,
         cold_note(runs)
     );
+    if p.validation {
+        note.push_str(&match ran.published {
+            Some(agreed) => format!(
+                "; the specification's validation parameters: {agreed} of {} answers agree \
+                 with its published ones",
+                runs.len()
+            ),
+            None => format!(
+                "; the specification's validation parameters (its published answers are for \
+                 SF 1, so at SF {} they were not checked)",
+                ran.sf
+            ),
+        });
+    }
     timing_notes(&mut note, p.timeout_s, &timed_out(runs), "", ran.bounded);
     note
 }
@@ -671,6 +704,7 @@ fn output(p: &PowerParams, ctx: &StepCtx<'_>, ran: Ran) -> Result<StepOutput, St
     s.note = Some(note(p, &ran));
     let details = serde_json::json!({
         "label": LABEL, "scale_factor": ran.sf, "seed": ran.seed, "timeout_s": p.timeout_s,
+        "validation": p.validation, "published_answers_agreed": ran.published,
         "hot_runs": p.hot_runs, "geomean_hot_s": f.geo_hot, "geomean_cold_s": f.geo_cold,
         "power_at_size": f.power, "power_at_size_queries_only": f.power_queries_only,
         "refresh": ran.refreshed, "queries": ran.runs, "explain_worst": ran.explain,

@@ -295,6 +295,83 @@ fn later_params(q: u8, r: &mut SplitMix64, p: &mut Params) {
     }
 }
 
+/// The parameters of query `q` the specification validates answers with (the values its
+/// clause 2.4.x.3 lists for query validation), at scale factor `sf` (Q11's fraction follows
+/// it): with them, and dbgen's rows at SF 1, the answers are the specification's published
+/// ones ([`super::published`]).
+pub fn validation_params(q: u8, sf: f64) -> Params {
+    let mut p = Params::new();
+    let mut put = |pairs: &[(&'static str, &str)]| {
+        for (k, v) in pairs {
+            p.insert(k, text(*v));
+        }
+    };
+    let day = |y, m, d| date(Date::new(y, m, d));
+    let window = |p: &mut Params, start: Date, months: u32| {
+        p.insert("DATE", date(start));
+        p.insert("DATE_END", date(start.plus_months(months)));
+    };
+    match q {
+        1 => put(&[("DELTA", "90")]),
+        2 => put(&[("SIZE", "15"), ("TYPE", "BRASS"), ("REGION", "EUROPE")]),
+        3 => put(&[("SEGMENT", "BUILDING")]),
+        5 => put(&[("REGION", "ASIA")]),
+        6 => put(&[
+            ("DISCOUNT", "0.06"),
+            ("DISC_LO", "0.05"),
+            ("DISC_HI", "0.07"),
+            ("QUANTITY", "24"),
+        ]),
+        7 => put(&[("NATION1", "FRANCE"), ("NATION2", "GERMANY")]),
+        8 => put(&[
+            ("NATION", "BRAZIL"),
+            ("REGION", "AMERICA"),
+            ("TYPE", "ECONOMY ANODIZED STEEL"),
+        ]),
+        9 => put(&[("COLOR", "green")]),
+        11 => put(&[("NATION", "GERMANY")]),
+        12 => put(&[("SHIPMODE1", "MAIL"), ("SHIPMODE2", "SHIP")]),
+        13 => put(&[("WORD1", "special"), ("WORD2", "requests")]),
+        16 => put(&[
+            ("BRAND", "Brand#45"),
+            ("TYPE", "MEDIUM POLISHED"),
+            ("SIZES", "49, 14, 23, 45, 19, 3, 36, 9"),
+        ]),
+        17 => put(&[("BRAND", "Brand#23"), ("CONTAINER", "MED BOX")]),
+        18 => put(&[("QUANTITY", "300")]),
+        19 => put(&[
+            ("QUANTITY1", "1"),
+            ("QUANTITY2", "10"),
+            ("QUANTITY3", "20"),
+            ("BRAND1", "Brand#12"),
+            ("BRAND2", "Brand#23"),
+            ("BRAND3", "Brand#34"),
+        ]),
+        20 => put(&[("COLOR", "forest"), ("NATION", "CANADA")]),
+        21 => put(&[("NATION", "SAUDI ARABIA")]),
+        22 => put(&[("CODES", "'13', '31', '23', '29', '30', '18', '17'")]),
+        _ => {}
+    }
+    match q {
+        1 => {
+            p.insert("DATE", date(Date::new(1998, 12, 1).minus_days(90)));
+        }
+        3 => {
+            p.insert("DATE", day(1995, 3, 15));
+        }
+        4 => window(&mut p, Date::new(1993, 7, 1), 3),
+        5 | 6 | 12 | 20 => window(&mut p, Date::new(1994, 1, 1), 12),
+        10 => window(&mut p, Date::new(1993, 10, 1), 3),
+        11 => {
+            p.insert("FRACTION", text(fraction(sf)));
+        }
+        14 => window(&mut p, Date::new(1995, 9, 1), 1),
+        15 => window(&mut p, Date::new(1996, 1, 1), 3),
+        _ => {}
+    }
+    p
+}
+
 /// Q11's FRACTION, 0.0001 / SF, as a decimal literal.
 fn fraction(sf: f64) -> String {
     let f = 0.0001 / sf.max(1e-9);
@@ -443,6 +520,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The validation parameters name exactly what the drawn ones do, so every template
+    /// renders with them; Q1's date is 90 days before 1998-12-01.
+    #[test]
+    fn validation_parameters_fill_every_template() {
+        for q in QUERIES {
+            let v = validation_params(q, 1.0);
+            let keys = |p: &Params| p.keys().copied().collect::<Vec<_>>();
+            assert_eq!(keys(&v), keys(&params(q, 42, 1.0)), "Q{q}");
+            render(q, &v, Dialect::Postgres).expect("renders");
+        }
+        assert_eq!(
+            validation_params(1, 1.0).get("DATE"),
+            Some(&Param::Date("1998-09-02".into()))
+        );
+        assert_eq!(
+            validation_params(11, 10.0).get("FRACTION"),
+            Some(&Param::Sql("0.00001".into()))
+        );
     }
 
     #[test]
