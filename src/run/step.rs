@@ -150,6 +150,7 @@ fn measure(env: &StepEnv) -> Measured {
         originals: Some(env.originals),
         earlier: env.earlier,
         before: env.before,
+        sampler: Some(&sampler),
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();

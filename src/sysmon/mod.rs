@@ -73,9 +73,18 @@ pub struct Targets {
 struct Shared {
     stop: Mutex<bool>,
     wake: Condvar,
+    /// New engine roots for the next tick (a restarted server's new processes).
+    retarget: Mutex<Option<Vec<i32>>>,
 }
 
 impl Shared {
+    fn take_retarget(&self) -> Option<Vec<i32>> {
+        self.retarget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     fn lock(&self) -> MutexGuard<'_, bool> {
         self.stop.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -149,6 +158,17 @@ impl Sampler {
         Sampler { shared, handle }
     }
 
+    /// Watch these engine roots from the next tick on, in place of the ones given at the
+    /// start: a server restarted during the step runs under new pids, whose work is still
+    /// the engine's (not "other processes"). A root given before keeps its tracking.
+    pub fn retarget(&self, engine_pids: Vec<i32>) {
+        *self
+            .shared
+            .retarget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(engine_pids);
+    }
+
     /// Stop (promptly: the thread is woken, not left to finish its sleep),
     /// join, and return all samples. Takes one final partial sample if the
     /// last reading was more than 0.2 s ago, with its `t_s` and rates over
@@ -194,6 +214,9 @@ fn run(
         // Normally equal to next_tick; larger if we woke a second or more
         // late (suspended, starved), in which case the missed ticks are gaps.
         let tick = start.elapsed().as_secs().max(next_tick);
+        if let Some(pids) = shared.take_retarget() {
+            col.retarget(pids);
+        }
         if let Some(s) = col.sample(start, tick) {
             on_sample(&s);
             samples.push(s);
@@ -248,6 +271,25 @@ impl Collector {
             me: TreeTracker::default(),
             targets,
         }
+    }
+
+    /// Track `pids` as the engine's roots: a root tracked before keeps its tracker, a new
+    /// one starts afresh (counted from zero if it was born since the last reading).
+    fn retarget(&mut self, pids: Vec<i32>) {
+        let mut old: Vec<(i32, TreeTracker)> = self
+            .targets
+            .engine_pids
+            .drain(..)
+            .zip(self.engine.drain(..))
+            .collect();
+        for &pid in &pids {
+            let tracker = match old.iter().position(|(p, _)| *p == pid) {
+                Some(i) => old.swap_remove(i).1,
+                None => TreeTracker::default(),
+            };
+            self.engine.push(tracker);
+        }
+        self.targets.engine_pids = pids;
     }
 
     /// Reads everything; returns a sample if there was a previous reading.

@@ -366,3 +366,40 @@ fn churning_tree_sums_to_reaped_total() {
         "tracked {sum} ticks, reaped total {truth}"
     );
 }
+
+/// A restarted server runs under a new pid: after `retarget`, its work is the engine's. The
+/// engine root first given sleeps; the busy process told afterwards shows as the engine.
+#[test]
+fn a_retargeted_engine_counts_its_new_process() {
+    let _g = serial();
+    let idle = Reaped::spawn("sleep 30");
+    let start = Instant::now();
+    let sampler = Sampler::start(
+        start,
+        Targets {
+            engine_pids: vec![idle.pid()],
+            self_pid: me(),
+        },
+    );
+    sleep((start + Duration::from_millis(1200)).saturating_duration_since(Instant::now()));
+    let busy = busy_child();
+    sampler.retarget(vec![busy.pid()]);
+    sleep((start + Duration::from_millis(3500)).saturating_duration_since(Instant::now()));
+    let samples = sampler.stop();
+    drop((idle, busy));
+    let first = samples
+        .first()
+        .and_then(|s| s.engine.as_ref())
+        .expect("tick 1");
+    assert!(first.cpu_pct < 20.0, "the sleeping root: {}", first.cpu_pct);
+    let last = samples
+        .iter()
+        .filter(|s| s.tick >= 3)
+        .filter_map(|s| s.engine.as_ref())
+        .map(|e| e.cpu_pct)
+        .fold(0.0, f64::max);
+    assert!(
+        last > 50.0,
+        "the busy process after retarget: {last} ({samples:#?})"
+    );
+}

@@ -964,6 +964,7 @@ mod tests {
             originals: None,
             earlier: &[],
             before: &[],
+            sampler: None,
         };
         run(p, &ctx)
     }

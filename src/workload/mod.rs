@@ -177,6 +177,9 @@ pub struct StepCtx<'a> {
     /// pass, in the study's order: (step, path). A step that combines its figures with an
     /// earlier step's (`tpch-throughput`'s QphH@Size) reads them; empty outside a run.
     pub before: &'a [(String, PathBuf)],
+    /// The step's system sampler, told the server's new processes after a restart; none
+    /// outside a run.
+    pub sampler: Option<&'a crate::sysmon::Sampler>,
 }
 
 /// What a step produced.
@@ -295,7 +298,12 @@ pub fn summary(title: impl Into<String>) -> StepSummary {
 /// without a restart command) answers `Unsupported`, with the reason, for the caller to
 /// skip or to note.
 pub fn cold_restart(ctx: &StepCtx<'_>) -> Result<RestartOutcome, ColdRestart> {
-    match ctx.engine.restart(true) {
+    let restarted = ctx.engine.restart(true);
+    if let Some(sampler) = ctx.sampler.filter(|_| !ctx.engine.embedded()) {
+        // the server runs under new pids now, and its work is still the engine's
+        sampler.retarget(ctx.engine.server_pids());
+    }
+    match restarted {
         Ok(r) => Ok(r),
         Err(e) if e.kind == "unsupported" => Err(ColdRestart::Unsupported(e.message)),
         Err(e) => Err(ColdRestart::Failed(e)),
