@@ -450,7 +450,8 @@ const ORDER_SALT: u64 = 0x7470_6368_0000_0005;
 /// Keys a chunk of a file holds (orders for `orders` and `lineitem`, parts for `partsupp`).
 const CHUNK_KEYS: u64 = 10_000;
 
-/// The population generator: `units` hundredths of a scale factor from `seed`.
+/// The population at `units` hundredths of a scale factor: dbgen's loaded rows, and the
+/// refresh sets' new orders drawn from `seed`.
 #[derive(Debug, Clone, Copy)]
 pub struct Tpch {
     pub seed: u64,
@@ -1274,7 +1275,7 @@ mod tests {
         );
     }
 
-    /// FNV-1a of the first `n` lines of each table at sf 0.01, seed 42.
+    /// FNV-1a of the first `n` lines of each table at sf 0.01.
     fn pin(n: usize) -> Vec<(&'static str, u64)> {
         TABLES
             .iter()

@@ -321,12 +321,17 @@ pub struct Refreshed {
     pub rf2_rows: u64,
     /// Rows of `orders` and `lineitem` before RF1 and after RF2.
     pub rows: refresh::Counts,
+    /// A set an earlier run left after its RF1 (stopped before RF2), whose RF2 ran first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_first: Option<u64>,
 }
 
 /// Count the rows, then RF1 of the next refresh set: (that RF1 with `rf2_s` still 0).
 fn begin_refresh(ctx: &StepCtx<'_>, tpch: &Tpch) -> Result<Refreshed, StepError> {
     ctx.progress.status("TPC-H RF1");
     let mut s = ctx.engine.connect()?;
+    let completed_first = refresh::complete_unfinished(s.as_mut(), ctx.engine.dialect(), tpch)
+        .map_err(refresh_failed)?;
     let rows = refresh::Counts::now(s.as_mut())?;
     let set = refresh::next_set(s.as_mut(), tpch).map_err(refresh_failed)?;
     let (rf1_s, rf1_rows) =
@@ -338,6 +343,7 @@ fn begin_refresh(ctx: &StepCtx<'_>, tpch: &Tpch) -> Result<Refreshed, StepError>
         rf2_s: 0.0,
         rf2_rows: 0,
         rows,
+        completed_first,
     })
 }
 
@@ -594,8 +600,14 @@ fn note(p: &PowerParams, ran: &Ran) -> String {
             format!("RF1, {} queries, RF2", runs.len()),
             format!(
                 "RF1 {:.3} s, RF2 {:.3} s (refresh set {}; orders and lineitem hold as many \
-                 rows as before); Power@Size over each query's first run, RF1 and RF2",
-                r.rf1_s, r.rf2_s, r.set
+                 rows as before){}; Power@Size over each query's first run, RF1 and RF2",
+                r.rf1_s,
+                r.rf2_s,
+                r.set,
+                r.completed_first.map_or(String::new(), |set| format!(
+                    "; refresh set {set}, which an earlier run left after its RF1, had its RF2 \
+                     run first"
+                ))
             ),
         ),
         None => (
@@ -799,6 +811,7 @@ mod tests {
             rf2_s: 8.0,
             rf2_rows: 75,
             rows,
+            completed_first: None,
         };
         let f = figures(&runs, Some(&r), 0.01);
         let want = 36.0 / 16f64.powf(1.0 / 24.0);

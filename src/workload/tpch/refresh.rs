@@ -52,23 +52,58 @@ pub enum RefreshError {
 /// The first refresh set not applied to the database yet: the first whose first new key
 /// `orders` does not hold (one primary-key probe a set applied before).
 pub fn next_set(session: &mut dyn Session, tpch: &Tpch) -> Result<u64, RefreshError> {
+    match applied(session, tpch)? {
+        n if n < REFRESH_SETS => Ok(n + 1),
+        _ => Err(RefreshError::Exhausted),
+    }
+}
+
+/// How many refresh sets' RF1 the database holds: the sets before the first whose first new
+/// key `orders` does not hold.
+fn applied(session: &mut dyn Session, tpch: &Tpch) -> Result<u64, RefreshError> {
     for set in 1..=REFRESH_SETS {
         let Some(key) = tpch.refresh_key(set, 0) else {
-            break;
+            return Ok(set - 1);
         };
-        let sql = format!("SELECT COUNT(*) FROM orders WHERE o_orderkey = {key}");
-        let n = session
-            .query_i64(&sql)
-            .map_err(|source| RefreshError::Engine {
-                what: "finding the next set",
-                set,
-                source,
-            })?;
-        if n == 0 {
-            return Ok(set);
+        if !holds(session, key, set, "finding the next set")? {
+            return Ok(set - 1);
         }
     }
-    Err(RefreshError::Exhausted)
+    Ok(REFRESH_SETS)
+}
+
+/// Does `orders` hold the order keyed `key`?
+fn holds(
+    session: &mut dyn Session,
+    key: u64,
+    set: u64,
+    what: &'static str,
+) -> Result<bool, RefreshError> {
+    let sql = format!("SELECT COUNT(*) FROM orders WHERE o_orderkey = {key}");
+    let n = session
+        .query_i64(&sql)
+        .map_err(|source| RefreshError::Engine { what, set, source })?;
+    Ok(n > 0)
+}
+
+/// The last refresh set whose RF1 ran and whose RF2 did not — a run stopped between the two
+/// leaves it, with SF × 1,500 orders more than loaded — is completed: its RF2 runs now, so
+/// the database holds the loaded counts again before this step counts them. The set, when
+/// there was one.
+pub fn complete_unfinished(
+    session: &mut dyn Session,
+    dialect: Dialect,
+    tpch: &Tpch,
+) -> Result<Option<u64>, RefreshError> {
+    let last = applied(session, tpch)?;
+    let Some(old) = tpch.refresh_old_key(last, 0) else {
+        return Ok(None); // none applied
+    };
+    if !holds(session, old, last, "finding an unfinished set")? {
+        return Ok(None);
+    }
+    rf2(session, dialect, tpch, last)?;
+    Ok(Some(last))
 }
 
 /// RF1 of `set`: its orders, then their lines, in one transaction. (seconds, rows).

@@ -109,6 +109,9 @@ pub struct RefreshRun {
     pub pairs: Vec<refresh::Pair>,
     /// Rows of `orders` and `lineitem` before the first pair and after the last.
     pub rows: refresh::Counts,
+    /// A set an earlier run left after its RF1 (stopped before RF2), whose RF2 ran first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_first: Option<u64>,
 }
 
 /// The seed of stream `s`'s substitution parameters.
@@ -164,6 +167,12 @@ fn query_stream(sh: &Shared<'_>, stream: u32) -> Result<StreamRun, StepError> {
 /// The refresh stream: `pairs` pairs RF1 + RF2 one after another on its own session.
 fn refresh_stream(sh: &Shared<'_>, tpch: &Tpch, pairs: u32) -> Result<RefreshRun, StepError> {
     let mut session = sh.engine.connect()?;
+    let completed_first = refresh::complete_unfinished(session.as_mut(), sh.dialect, tpch)
+        .map_err(|e| {
+            StepError::Check(format!(
+                "the refresh stream: {e}; load the dataset again before comparing"
+            ))
+        })?;
     let rows = refresh::Counts::now(session.as_mut())?;
     let start_s = sh.t0.elapsed().as_secs_f64();
     let mut done = Vec::new();
@@ -184,6 +193,7 @@ fn refresh_stream(sh: &Shared<'_>, tpch: &Tpch, pairs: u32) -> Result<RefreshRun
         end_s,
         pairs: done,
         rows: rows.after(session.as_mut())?,
+        completed_first,
     })
 }
 
@@ -433,6 +443,7 @@ mod tests {
                     orders: [15, 15],
                     lineitem: [60, 60],
                 },
+                completed_first: None,
             }),
             sf: 1.0,
             seed: 1,
