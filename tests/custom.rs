@@ -384,3 +384,35 @@ fn init_writes_a_study_that_checks_and_runs_on_sqlite() {
     let writes = common::step(&summary, "sqlite", "point-writes");
     assert_eq!(common::figure(writes, "ops"), Some(400.0), "{writes}");
 }
+
+/// A load of the user's own file into a table no step made fails with the table, the file
+/// and what to do, in the step's note, and the run exits 1.
+#[test]
+fn a_file_for_a_table_that_does_not_exist_says_to_make_it_first() {
+    let root = tempfile::tempdir().expect("tmp");
+    std::fs::write(root.path().join("ghosts.csv"), "1,a\n2,b\n").expect("csv");
+    let study = root.path().join("study.toml");
+    std::fs::write(
+        &study,
+        "[study]\nname = \"no-table\"\ndescription = \"a file for a table never made\"\n\n\
+         [[contender]]\nname = \"sqlite\"\nengine = \"sqlite\"\n\n\
+         [[step]]\nname = \"data\"\nkind = \"load\"\nfiles = { ghosts = \"ghosts.csv\" }\n",
+    )
+    .expect("study");
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        all.contains("table ghosts (for ")
+            && all.contains("ghosts.csv) cannot be read on this contender")
+            && all.contains("no such table")
+            && all.contains("make it in a `sql` step before this one"),
+        "{all}"
+    );
+}

@@ -321,7 +321,17 @@ pub fn run(
     let before: Vec<i64> = if counted {
         facts
             .iter()
-            .map(|f| count(&f.table))
+            .map(|f| {
+                count(&f.table).map_err(|e| match e {
+                    StepError::Engine(e) => StepError::Check(format!(
+                        "table {} (for {}) cannot be read on this contender: {}; a load of \
+                         your own files does not create tables: make it in a `sql` step \
+                         before this one",
+                        f.table, f.path, e.message
+                    )),
+                    other => other,
+                })
+            })
             .collect::<Result<_, _>>()?
     } else {
         vec![0; facts.len()]
