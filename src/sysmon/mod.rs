@@ -160,7 +160,8 @@ impl Sampler {
 
     /// Watch these engine roots from the next tick on, in place of the ones given at the
     /// start: a server restarted during the step runs under new pids, whose work is still
-    /// the engine's (not "other processes"). A root given before keeps its tracking.
+    /// the engine's (not "other processes"), counted from their birth. A root given before
+    /// keeps its tracking.
     pub fn retarget(&self, engine_pids: Vec<i32>) {
         *self
             .shared
@@ -274,7 +275,7 @@ impl Collector {
     }
 
     /// Track `pids` as the engine's roots: a root tracked before keeps its tracker, a new
-    /// one starts afresh (counted from zero if it was born since the last reading).
+    /// one (a restarted server) is counted from its birth, all of which was in the step.
     fn retarget(&mut self, pids: Vec<i32>) {
         let mut old: Vec<(i32, TreeTracker)> = self
             .targets
@@ -285,7 +286,7 @@ impl Collector {
         for &pid in &pids {
             let tracker = match old.iter().position(|(p, _)| *p == pid) {
                 Some(i) => old.swap_remove(i).1,
-                None => TreeTracker::default(),
+                None => TreeTracker::from_birth(),
             };
             self.engine.push(tracker);
         }

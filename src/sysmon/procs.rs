@@ -209,9 +209,20 @@ impl TreeDelta {
 pub(super) struct TreeTracker {
     members: HashMap<i32, Member>,
     debts: HashMap<i32, Debt>,
+    /// Count every member from its birth at the next update: a root handed over while the
+    /// sampler runs (a server restarted during the step) did all its work within the step.
+    from_birth: bool,
 }
 
 impl TreeTracker {
+    /// A tracker whose first update counts each member's work since it was born.
+    pub(super) fn from_birth() -> TreeTracker {
+        TreeTracker {
+            from_birth: true,
+            ..TreeTracker::default()
+        }
+    }
+
     /// Records the current state of `root` (and, with `with_children`, its
     /// descendants) and returns usage since the previous call. `prev` is the
     /// table of the previous tick (empty for the baseline): a member absent
@@ -270,6 +281,7 @@ impl TreeTracker {
             members.insert(pid, member);
         }
         self.members = members;
+        self.from_birth = false;
         self.debts.retain(|pid, d| {
             (d.ticks > 0 || d.read > 0 || d.write > 0) && self.members.contains_key(pid)
         });
@@ -284,7 +296,8 @@ impl TreeTracker {
 
     /// `pid`'s own ticks, reaped children's ticks and I/O since the previous tick, and what
     /// to remember of it: counted from its last state when tracked, from zero when born
-    /// during the interval, baselined only when it existed before but was not yet tracked.
+    /// during the interval (or on a tracker counting [`from_birth`](Self::from_birth)),
+    /// baselined only when it existed before but was not yet tracked.
     fn member_delta(
         &self,
         pid: i32,
@@ -327,11 +340,12 @@ impl TreeTracker {
                 (own - m.own, child - m.child, d_io, member)
             }
             None => {
-                let born_in_interval = !prev.stats.is_empty()
-                    && prev
-                        .stats
-                        .get(&pid)
-                        .is_none_or(|p| p.starttime != st.starttime);
+                let born_in_interval = self.from_birth
+                    || !prev.stats.is_empty()
+                        && prev
+                            .stats
+                            .get(&pid)
+                            .is_none_or(|p| p.starttime != st.starttime);
                 let member = Member {
                     starttime: st.starttime,
                     ppid: st.ppid,
