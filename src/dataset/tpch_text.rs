@@ -1,7 +1,7 @@
 //! TPC-H's text (specification clause 4.2.2.10): the weighted word lists and the sentence
 //! grammar its comments are made of, a seeded text pool built from them once, and the
-//! random-length substrings of it that fill every `*_comment` column; also the v-strings of
-//! clause 4.2.2.7 (addresses).
+//! random-length substrings of it that fill the refresh sets' `*_comment` columns (the
+//! loaded rows' comments are dbgen's own, from `tpchgen`'s pool).
 //!
 //! The pool is a fixed function of nothing (its own constant seed), as dbgen's is, so a
 //! dataset's seed only chooses where each comment starts and how long it is.
@@ -344,24 +344,6 @@ pub fn text(pool: &[u8], (off, len): (u32, u32)) -> &[u8] {
     &pool[off as usize..(off + len) as usize]
 }
 
-/// The 64 symbols v-strings are drawn from.
-const V_SYMBOLS: &[u8; 64] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,.";
-
-/// A v-string of clause 4.2.2.7 for mean length `mean`: length uniform in
-/// `[0.4 × mean, 1.6 × mean]`, each character one of 64 symbols, appended to `out`.
-pub fn v_string(rng: &mut SplitMix64, mean: u32, out: &mut Vec<u8>) {
-    let (lo, hi) = (mean * 2 / 5, mean * 8 / 5);
-    let len = lo + rng.below(hi - lo + 1);
-    let mut bits = 0u64;
-    for i in 0..len {
-        if i % 10 == 0 {
-            bits = rng.next_u64();
-        }
-        out.push(V_SYMBOLS[(bits & 63) as usize]);
-        bits >>= 6;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,7 +382,7 @@ mod tests {
     }
 
     #[test]
-    fn spans_and_v_strings_keep_their_lengths() {
+    fn spans_keep_their_lengths() {
         let mut rng = SplitMix64(9);
         let (mut min, mut max) = (u32::MAX, 0);
         for _ in 0..20_000 {
@@ -410,12 +392,5 @@ mod tests {
             max = max.max(len);
         }
         assert_eq!((min, max), (5, 22));
-        let mut out = Vec::new();
-        for _ in 0..2_000 {
-            out.clear();
-            v_string(&mut rng, 25, &mut out);
-            assert!((10..=40).contains(&out.len()), "{}", out.len());
-            assert!(out.iter().all(|b| V_SYMBOLS.contains(b)));
-        }
     }
 }

@@ -89,8 +89,8 @@ mod tests {
 
     #[test]
     fn a_step_sees_its_own_peak_not_an_earlier_one() {
-        // An earlier spike of 512 MiB, freed before the step begins.
-        let spike = vec![1u8; 512 << 20];
+        // An earlier spike of 1 GiB, freed before the step begins.
+        let spike = vec![1u8; 1 << 30];
         std::hint::black_box(&spike);
         drop(spike);
         let m = OwnMeter::begin();
@@ -101,9 +101,10 @@ mod tests {
         drop(during);
         assert!(u.peak_rss_bytes >= 16 << 20, "{u:?}");
         if m.hwm_reset {
-            // Other tests run in this process at the same time; leave them room, but the
-            // 512 MiB spike before `begin` must not count.
-            assert!(u.peak_rss_bytes < 400 << 20, "{u:?}");
+            // Other tests run in this process at the same time (the TPC-H ones build
+            // dbgen's 300 MB text pool); leave them room above what was resident at
+            // `begin`, but the 1 GiB spike before it must not count.
+            assert!(u.peak_rss_bytes < m.rss_before + (640 << 20), "{u:?}");
         }
         assert!(u.cpu_s >= 0.0);
     }
