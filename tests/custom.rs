@@ -399,13 +399,7 @@ fn a_file_for_a_table_that_does_not_exist_says_to_make_it_first() {
          [[step]]\nname = \"data\"\nkind = \"load\"\nfiles = { ghosts = \"ghosts.csv\" }\n",
     )
     .expect("study");
-    let out = root.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+    let (code, stdout, stderr) = common::run_study(&study, &root.path().join("out"));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let all = format!("{stdout}\n{stderr}");
     assert!(

@@ -202,13 +202,7 @@ fn a_statement_the_engine_refuses_names_the_script_line_and_the_engine_words() {
         "\\set a 1\nSELECT :a;\nSELEKT nothing FROM nowhere;\n",
     )
     .expect("script");
-    let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+    let (code, stdout, stderr) = common::run_study(&study, &tmp.path().join("out"));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));

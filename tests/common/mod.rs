@@ -33,16 +33,21 @@ pub fn run_dir(stderr: &str) -> PathBuf {
     PathBuf::from(line.trim())
 }
 
-/// `dbduel run` of the study `text`, written to `study`, with its results under `out`; the
-/// run must succeed. Its run directory and `summary.json`.
-pub fn run_study_ok(study: &Path, text: &str, out: &Path) -> (PathBuf, serde_json::Value) {
-    std::fs::write(study, text).expect("study");
-    let (code, stdout, stderr) = run(&[
+/// `dbduel run STUDY --out OUT`: exit code, stdout, stderr.
+pub fn run_study(study: &Path, out: &Path) -> (i32, String, String) {
+    run(&[
         "run",
         study.to_str().expect("utf-8"),
         "--out",
         out.to_str().expect("utf-8"),
-    ]);
+    ])
+}
+
+/// `dbduel run` of the study `text`, written to `study`, with its results under `out`; the
+/// run must succeed. Its run directory and `summary.json`.
+pub fn run_study_ok(study: &Path, text: &str, out: &Path) -> (PathBuf, serde_json::Value) {
+    std::fs::write(study, text).expect("study");
+    let (code, stdout, stderr) = run_study(study, out);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
