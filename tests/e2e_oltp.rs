@@ -138,11 +138,21 @@ fn the_statement_mix_matches_sysbench_by_the_servers_count() {
         ("read-only", 14.0, 0.0, 0.0, 0.0),
         ("read-write", 14.0, 2.0, 1.0, 1.0),
     ];
-    for (st, selects, updates, deletes, inserts) in per_event {
+    // What the one client prepares: the statement kinds its event runs on each of the two
+    // tables, and BEGIN and COMMIT when it has a transaction — what sysbench prepares.
+    let prepares = [("point-select", 2), ("read-only", 12), ("read-write", 20)];
+    for ((st, selects, updates, deletes, inserts), (_, prepared)) in
+        per_event.into_iter().zip(prepares)
+    {
         let j = read_json(&dir.join("innodb").join(format!("{st}.json")));
         let events = j["details"]["levels"][0]["events"].as_f64().unwrap();
         assert!(events > 10.0, "{st}: {events} events");
         let c = &j["server_counters"];
+        assert_eq!(
+            c["Com_stmt_prepare"].as_u64(),
+            Some(prepared),
+            "{st}: {c:#}"
+        );
         for (name, want) in [
             ("Com_select", selects),
             ("Com_update", updates),

@@ -376,6 +376,9 @@ fn tpcb_like_statement_counts_equal_mariadbs_counters() {
     assert_eq!(c["Com_insert"].as_u64(), Some(runs), "{c:#}");
     assert_eq!(c["Com_commit"].as_u64(), Some(runs), "{c:#}");
     assert_eq!(c["Com_select"].as_u64(), Some(runs), "{c:#}");
+    // All seven statements executed prepared, BEGIN and END too, as pgbench -M prepared
+    // and sysbench run them.
+    assert_eq!(c["Com_stmt_execute"].as_u64(), Some(7 * runs), "{c:#}");
 }
 
 #[test]

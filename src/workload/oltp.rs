@@ -257,7 +257,7 @@ impl OltpParams {
 }
 
 /// Statement kinds, prepared once per table per client.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Point,
     Simple,
@@ -278,6 +278,35 @@ impl Kind {
             self,
             Kind::Point | Kind::Simple | Kind::Sum | Kind::Order | Kind::Distinct
         )
+    }
+
+    /// Does an event of `p` run statements of this kind? Only those are prepared, as
+    /// sysbench prepares only what its event runs.
+    fn used_by(self, p: &OltpParams) -> bool {
+        use OltpWorkload as W;
+        let mixed = |reads: bool, count: u64| {
+            count > 0
+                && match p.workload {
+                    W::ReadOnly => reads,
+                    W::WriteOnly => !reads,
+                    W::ReadWrite => true,
+                    _ => false,
+                }
+        };
+        match self {
+            Kind::Point => p.workload == W::PointSelect || mixed(true, p.point_selects),
+            Kind::Simple => mixed(true, p.simple_ranges),
+            Kind::Sum => mixed(true, p.sum_ranges),
+            Kind::Order => mixed(true, p.order_ranges),
+            Kind::Distinct => mixed(true, p.distinct_ranges),
+            Kind::IndexUpdate => p.workload == W::UpdateIndex || mixed(false, p.index_updates),
+            Kind::NonIndexUpdate => {
+                p.workload == W::UpdateNonIndex || mixed(false, p.non_index_updates)
+            }
+            Kind::Delete | Kind::Insert if p.workload == W::Delete => self == Kind::Delete,
+            Kind::Delete | Kind::Insert => mixed(false, p.delete_inserts),
+            Kind::InsertAuto => p.workload == W::Insert,
+        }
     }
 }
 
@@ -316,19 +345,23 @@ pub(crate) fn placeholders(sql: &str, dialect: crate::engine::Dialect) -> String
     dialect.placeholders(sql)
 }
 
+/// An event's transaction statements, [`OltpWorker::txn`]'s 0 and 1.
+const TXN: [&str; 2] = ["BEGIN", "COMMIT"];
+
 /// `stmts[table][kind]`: a session's prepared statements.
 type Prepared = Vec<[StmtId; KINDS.len()]>;
 
-/// Prepare the statements of every kind `wanted` on every table; the others are left unset.
+/// Prepare the statements of every kind `wanted` on every table; the others are left unset
+/// (an id no session knows, so running one is an error, never another statement).
 fn prepare(
     session: &mut dyn Session,
     tables: &[String],
     dialect: crate::engine::Dialect,
-    wanted: fn(Kind) -> bool,
+    wanted: impl Fn(Kind) -> bool,
 ) -> engine::Result<Prepared> {
     let mut out = Vec::with_capacity(tables.len());
     for t in tables {
-        let mut ids = [StmtId(0); KINDS.len()];
+        let mut ids = [StmtId(usize::MAX); KINDS.len()];
         for (i, k) in KINDS.iter().enumerate().filter(|(_, k)| wanted(**k)) {
             ids[i] = session.prepare(&placeholders(&sql(*k, t), dialect))?;
         }
@@ -348,6 +381,9 @@ struct Reader {
 struct OltpWorker<'a> {
     session: Box<dyn Session>,
     stmts: Prepared,
+    /// BEGIN and COMMIT prepared, as sysbench prepares them; `None` for one the engine will
+    /// only run as text (MySQL prepares COMMIT but not BEGIN) or when there is no transaction.
+    txn: [Option<StmtId>; 2],
     /// Another server's session for the reads, when the step splits them.
     reader: Option<Reader>,
     tables: &'a [String],
@@ -366,10 +402,30 @@ struct OltpWorker<'a> {
 }
 
 impl OltpWorker<'_> {
-    /// Prepare every statement on every table on the current session.
+    /// Prepare every statement an event runs, on every table, on the current session.
     fn prepare_all(&mut self) -> engine::Result<()> {
-        self.stmts = prepare(self.session.as_mut(), self.tables, self.dialect, |_| true)?;
+        let p = self.p;
+        self.stmts = prepare(self.session.as_mut(), self.tables, self.dialect, |k| {
+            k.used_by(p)
+        })?;
+        let trx = p.workload.transactional() && !p.skip_trx;
+        for (id, sql) in self.txn.iter_mut().zip(TXN) {
+            *id = if trx {
+                self.session.prepare(sql).ok()
+            } else {
+                None
+            };
+        }
         Ok(())
+    }
+
+    /// BEGIN (`which` 0) or COMMIT (1): prepared where the engine could prepare it, else as
+    /// text — what sysbench does.
+    fn txn(&mut self, which: usize) -> engine::Result<u64> {
+        match self.txn[which] {
+            Some(id) => self.session.run(id, &[]),
+            None => self.session.execute(TXN[which]),
+        }
     }
 
     /// The session and statements that run statements of `kind`: the reader's for reads
@@ -536,7 +592,7 @@ impl OltpWorker<'_> {
         let mut n = 0u64;
         let trx = p.workload.transactional() && !p.skip_trx;
         if trx {
-            self.session.execute("BEGIN")?;
+            self.txn(0)?;
         }
         let body = (|| -> engine::Result<()> {
             match p.workload {
@@ -570,7 +626,7 @@ impl OltpWorker<'_> {
         match body {
             Ok(()) => {
                 if trx {
-                    self.session.execute("COMMIT")?;
+                    self.txn(1)?;
                     // sysbench counts BEGIN and COMMIT among its queries ("other")
                     n += 2;
                 }
@@ -648,6 +704,7 @@ pub fn worker<'p>(
     let mut w = OltpWorker {
         session,
         stmts: Vec::with_capacity(tables.len()),
+        txn: [None; 2],
         reader,
         tables,
         dialect,

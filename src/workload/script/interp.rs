@@ -78,11 +78,21 @@ pub struct Program<'a> {
     pub keeps_rows: bool,
 }
 
+/// How a statement runs on a client's session.
+#[derive(Debug, Clone, Copy)]
+enum Prepared {
+    /// Not run yet: prepared on its first run.
+    NotYet,
+    Id(StmtId),
+    /// As text every time (an engine that cannot prepare it).
+    Text,
+}
+
 /// One client's state.
 pub struct Client<'a> {
     program: &'a Program<'a>,
     session: Box<dyn Session>,
-    prepared: Vec<Vec<Option<StmtId>>>,
+    prepared: Vec<Vec<Prepared>>,
     vars: Vars,
     rng: SplitMix64,
     /// Reused buffers: no allocation per statement.
@@ -120,7 +130,7 @@ impl<'a> Client<'a> {
             prepared: program
                 .scripts
                 .iter()
-                .map(|s| vec![None; s.stmts.len()])
+                .map(|s| vec![Prepared::NotYet; s.stmts.len()])
                 .collect(),
             vars,
             rng,
@@ -262,21 +272,13 @@ impl<'a> Client<'a> {
             .and_then(|t| t.get(n))
             .map_or("", String::as_str);
         let t0 = Instant::now();
-        let r = if stmt.bound.txn != Txn::Other {
-            self.session.execute(text)
-        } else {
-            let id = match self.prepared[s][n] {
-                Some(id) => Ok(id),
-                None => self
-                    .session
-                    .prepare(text)
-                    .inspect(|id| self.prepared[s][n] = Some(*id)),
-            };
-            match (id, &stmt.gset) {
-                (Err(e), _) => Err(e),
-                (Ok(id), None) => self.session.run(id, &self.params),
-                (Ok(id), Some(_)) => self.session.run_rows(id, &self.params, &mut self.rows),
+        let r = match self.prepared_id(s, n, stmt.bound.txn, text) {
+            Err(e) => Err(e),
+            Ok(None) => self.session.execute(text),
+            Ok(Some(id)) if stmt.gset.is_some() => {
+                self.session.run_rows(id, &self.params, &mut self.rows)
             }
+            Ok(Some(id)) => self.session.run(id, &self.params),
         };
         let done = Instant::now();
         let stats = &mut self.stats[s][n];
@@ -307,6 +309,35 @@ impl<'a> Client<'a> {
                 .map_err(|m| at(EngineError::new(SCRIPT_ERROR, m)))?;
         }
         Ok(k)
+    }
+
+    /// Statement `n` of script `s` prepared on the session (on its first run), or `None`
+    /// when it runs as text: a transaction statement the engine refuses to prepare.
+    /// `BEGIN` and `COMMIT` are prepared like the rest, as `pgbench -M prepared` and
+    /// sysbench prepare them: as text, PostgreSQL parses and describes them every time.
+    fn prepared_id(
+        &mut self,
+        s: usize,
+        n: usize,
+        txn: Txn,
+        text: &str,
+    ) -> engine::Result<Option<StmtId>> {
+        let slot = &mut self.prepared[s][n];
+        match *slot {
+            Prepared::Id(id) => Ok(Some(id)),
+            Prepared::Text => Ok(None),
+            Prepared::NotYet => match self.session.prepare(text) {
+                Ok(id) => {
+                    *slot = Prepared::Id(id);
+                    Ok(Some(id))
+                }
+                Err(_) if txn != Txn::Other => {
+                    *slot = Prepared::Text;
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            },
+        }
     }
 
     /// `\gset`: the one row's columns into their variables.
