@@ -614,6 +614,25 @@ fn postgres_lookups_match_the_servers_count() {
         "server ran {calls} SELECTs: {:#}",
         j["server_counters"]
     );
+    // 40 clients on 2 threads: every client ran its 50, each counted by the server
+    let shared = step(&summary, "postgres", "shared");
+    assert_eq!(shared["errors"], 0, "{shared:#}");
+    assert_eq!(shared["rows"], 2000, "{shared:#}");
+    let j = read_json(&run_path.join("postgres").join("shared.json"));
+    assert_eq!(j["details"]["threads"], 2, "{:#}", j["details"]);
+    assert_eq!(
+        j["details"]["connect"]["connected"], 40,
+        "{:#}",
+        j["details"]
+    );
+    let calls = j["server_counters"]["select_calls"]
+        .as_u64()
+        .expect("counts");
+    assert!(
+        (2000..=2010).contains(&calls),
+        "server ran {calls} SELECTs: {:#}",
+        j["server_counters"]
+    );
     for bad in [
         "could not receive data from client",
         "unexpected EOF",

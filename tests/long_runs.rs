@@ -103,6 +103,7 @@ fn runner_peak_with_a_stuck_client(stuck_s: u64) -> usize {
         pacing: Pacing::Closed,
         seed: 1,
         team: None,
+        threads: None,
     };
     let names = vec!["a".to_string(), "b".to_string()];
     let stop = AtomicBool::new(false);

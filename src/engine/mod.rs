@@ -190,6 +190,25 @@ pub trait Session: Send {
         let _ = limit;
         Ok(false)
     }
+    /// The session's split form, where it has one: a prepared statement sent now and its
+    /// answer read later without waiting, so that one thread can keep an operation in
+    /// flight on each of many sessions (pgbench's `-j`). `None`: only [`run`](Self::run).
+    fn overlap(&mut self) -> Option<&mut dyn Overlap> {
+        None
+    }
+}
+
+/// [`Session::run`] in two halves, for a thread that serves several sessions: send, then
+/// read the answer as it arrives. One statement in flight at a time, as with `run`.
+pub trait Overlap {
+    /// The socket the answers arrive on, to wait on beside other sessions' sockets.
+    fn fd(&self) -> std::os::fd::RawFd;
+    /// Send `stmt` with `params`: the whole request, in one write.
+    fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()>;
+    /// Read what has arrived, never waiting: `run`'s result once the whole answer is here,
+    /// `None` before. The socket is read until it has nothing more, so an edge-triggered
+    /// wait (epoll's `EPOLLET`) wakes again only for new bytes.
+    fn try_finish(&mut self) -> Option<Result<u64>>;
 }
 
 /// The error kind of a statement cancelled because it ran past its session's

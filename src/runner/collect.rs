@@ -45,19 +45,20 @@ struct TickAgg {
 }
 
 /// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
-/// Connects reported while running (`Clock::FirstConnect`) go into `tally`.
+/// Connects reported while running (`Clock::FirstConnect`) go into `tally`. `clients` run
+/// here, from `units` threads that each flush their seconds.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn collect(
     spec: &RunSpec,
     op_names: &[String],
-    clients: usize,
+    (clients, units): (usize, usize),
     start: Instant,
     rx: &mpsc::Receiver<Msg>,
     stop: &AtomicBool,
     on_interval: &mut impl FnMut(&IntervalRecord),
     tally: &mut ConnectTally,
 ) -> RunOutcome {
-    let mut c = Collector::new(spec.warmup_s, op_names, clients, start);
+    let mut c = Collector::new(spec.warmup_s, op_names, units, start);
     // The clients here run their share of the step's rate.
     c.target_rate = match &spec.pacing {
         Pacing::Open { rate, .. } => Some(rate.scaled(clients as f64 / spec.clients.max(1) as f64)),

@@ -26,16 +26,32 @@ pub(super) struct Clients<'a, F> {
 }
 
 /// Start one thread per client of `ids` (by its id in the whole run; a thread's slot is its
-/// place among them), each reporting on `tx`.
+/// place among them), each reporting on `tx` — or, with fewer `threads` in the spec than
+/// clients, that many threads serving the clients between them (`group.rs`). The number of
+/// threads started.
 pub(super) fn spawn<'scope, 'w, F>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     ids: &[usize],
     clients: &'scope Clients<'scope, F>,
     tx: mpsc::Sender<Msg>,
-) -> std::io::Result<()>
+) -> std::io::Result<usize>
 where
     F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
 {
+    if let Some(threads) = clients.spec.threads.filter(|&t| t > 0 && t < ids.len()) {
+        for slot in 0..threads {
+            // client k of the run to thread k mod threads
+            let mine: Vec<usize> = ids.iter().copied().skip(slot).step_by(threads).collect();
+            let tx = tx.clone();
+            std::thread::Builder::new()
+                .name(format!("clients-{slot}"))
+                .stack_size(1 << 20)
+                .spawn_scoped(scope, move || {
+                    super::group::run_group(clients, slot, &mine, tx)
+                })?;
+        }
+        return Ok(threads);
+    }
     for (slot, &client) in ids.iter().enumerate() {
         let tx = tx.clone();
         std::thread::Builder::new()
@@ -43,7 +59,7 @@ where
             .stack_size(1 << 20)
             .spawn_scoped(scope, move || run_client(clients, slot, client, tx))?;
     }
-    Ok(())
+    Ok(ids.len())
 }
 
 /// One client's thread: wait to be released, connect (timed here), wait for the clock, run.
@@ -55,28 +71,9 @@ where
     if c.release.wait().is_none() {
         return;
     }
-    let began = Instant::now();
-    let made = (c.make_worker)(client);
-    let took = began.elapsed();
-    let mut worker = match made {
-        Ok(w) => {
-            let _ = tx.send(Msg::Ready { took });
-            w
-        }
-        Err(error) => {
-            let _ = tx.send(Msg::ConnectFailed { client, error });
-            let _ = tx.send(Msg::Flush {
-                worker: slot,
-                tick: 0,
-                next_tick: 0,
-                stats: Flushed {
-                    local: Local::new(c.n_ops),
-                    latencies: Vec::new(),
-                },
-                done: true,
-            });
-            return;
-        }
+    let Some(mut worker) = connect(c, client, &tx, |_| Ok(())) else {
+        flush_nothing(slot, c.n_ops, &tx);
+        return;
     };
     if let Some(start) = c.gate.wait() {
         let spec = c.spec;
@@ -92,6 +89,46 @@ where
             &tx,
         );
     }
+}
+
+/// Connect client `client` (`make_worker`, timed), have `check` look at the worker, and
+/// tell the collector how it went.
+pub(super) fn connect<'w, F>(
+    c: &Clients<'_, F>,
+    client: usize,
+    tx: &mpsc::Sender<Msg>,
+    check: impl FnOnce(&mut dyn Worker) -> engine::Result<()>,
+) -> Option<Box<dyn Worker + 'w>>
+where
+    F: Fn(usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
+{
+    let began = Instant::now();
+    let made = (c.make_worker)(client).and_then(|mut w| check(w.as_mut()).map(|()| w));
+    let took = began.elapsed();
+    match made {
+        Ok(w) => {
+            let _ = tx.send(Msg::Ready { took });
+            Some(w)
+        }
+        Err(error) => {
+            let _ = tx.send(Msg::ConnectFailed { client, error });
+            None
+        }
+    }
+}
+
+/// A thread that will run nothing (its clients could not connect) is done.
+pub(super) fn flush_nothing(slot: usize, n_ops: usize, tx: &mpsc::Sender<Msg>) {
+    let _ = tx.send(Msg::Flush {
+        worker: slot,
+        tick: 0,
+        next_tick: 0,
+        stats: Flushed {
+            local: Local::new(n_ops),
+            latencies: Vec::new(),
+        },
+        done: true,
+    });
 }
 
 /// Sleep until `until` (or the deadline, or a stop), waking every 50 ms to look at the stop
@@ -111,18 +148,30 @@ fn pause(until: Instant, deadline: Option<Instant>, stop: &AtomicBool, ticker: &
 
 /// A client's current second: its counters and recorders, handed to the collector when the
 /// second changes.
-struct Ticker<'a> {
+pub(super) struct Ticker<'a> {
     slot: usize,
     start: Instant,
     tick: u64,
-    local: Local,
-    recorders: Vec<Recorder>,
+    pub local: Local,
+    pub recorders: Vec<Recorder>,
     tx: &'a mpsc::Sender<Msg>,
 }
 
-impl Ticker<'_> {
+impl<'a> Ticker<'a> {
+    /// Thread `slot`'s seconds from `start`, for `n_ops` op kinds.
+    pub fn new(slot: usize, start: Instant, n_ops: usize, tx: &'a mpsc::Sender<Msg>) -> Self {
+        Ticker {
+            slot,
+            start,
+            tick: 0,
+            local: Local::new(n_ops),
+            recorders: (0..n_ops).map(|_| Recorder::new()).collect(),
+            tx,
+        }
+    }
+
     /// At `now`: when a new second has begun, send the last one's stats.
-    fn roll(&mut self, now: Instant) {
+    pub fn roll(&mut self, now: Instant) {
         let cur = now.saturating_duration_since(self.start).as_secs();
         if cur != self.tick {
             let stats = self.take();
@@ -146,8 +195,28 @@ impl Ticker<'_> {
         }
     }
 
+    /// An operation of kind `op` that ended: its latency `took` µs and rows, or its error.
+    pub fn count(&mut self, op: usize, res: engine::Result<u64>, took_us: u64) {
+        let op = op.min(self.recorders.len().saturating_sub(1));
+        match res {
+            Ok(rows) => {
+                self.recorders[op].record(took_us);
+                self.local.ops[op] += 1;
+                self.local.rows += rows;
+            }
+            Err(e) => {
+                let entry = self
+                    .local
+                    .errors
+                    .entry((op, e.kind))
+                    .or_insert_with(|| (0, e.message.clone()));
+                entry.0 += 1;
+            }
+        }
+    }
+
     /// The client is done: its last second's stats.
-    fn finish(mut self) {
+    pub fn finish(mut self) {
         let stats = self.take();
         let _ = self.tx.send(Msg::Flush {
             worker: self.slot,
@@ -241,14 +310,7 @@ fn drive(
     stop: &AtomicBool,
     tx: &mpsc::Sender<Msg>,
 ) {
-    let mut t = Ticker {
-        slot,
-        start,
-        tick: 0,
-        local: Local::new(n_ops),
-        recorders: (0..n_ops).map(|_| Recorder::new()).collect(),
-        tx,
-    };
+    let mut t = Ticker::new(slot, start, n_ops, tx);
     let deadline = match bound {
         Bound::Duration(d) => Some(start + d),
         Bound::PerClient(_) => None,
@@ -299,22 +361,7 @@ fn drive(
         let (op, res) = worker.op(seq);
         now = Instant::now();
         t.roll(now);
-        let op = op.min(n_ops.saturating_sub(1));
-        match res {
-            Ok(rows) => {
-                t.recorders[op].record(metrics::micros(now.saturating_duration_since(t0)));
-                t.local.ops[op] += 1;
-                t.local.rows += rows;
-            }
-            Err(e) => {
-                let entry = t
-                    .local
-                    .errors
-                    .entry((op, e.kind))
-                    .or_insert_with(|| (0, e.message.clone()));
-                entry.0 += 1;
-            }
-        }
+        t.count(op, res, metrics::micros(now.saturating_duration_since(t0)));
         seq += 1;
     }
     t.finish();

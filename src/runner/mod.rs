@@ -11,6 +11,10 @@
 //! thread. A client that cannot connect does not stop the others: every client reports, and
 //! then the run fails with the failures counted by kind.
 //!
+//! With `RunSpec::threads` below the client count, each thread serves several clients
+//! instead (`group.rs`): one operation in flight on each of its connections, answers awaited
+//! on all of them at once, as pgbench's `-j` threads do.
+//!
 //! This file starts the clock and hands back the outcome; `spec.rs` says what a load is,
 //! `drive.rs` runs the clients' threads and loops, `msg.rs` is what they send the collector,
 //! `collect.rs` merges their ticks into the per-second records (`results::IntervalRecord`),
@@ -19,6 +23,7 @@
 mod collect;
 mod connect;
 mod drive;
+mod group;
 mod msg;
 mod outcome;
 mod rate;
@@ -28,7 +33,9 @@ mod tests;
 
 pub use outcome::{ConnectFailure, ConnectOutcome, ErrorCount, RunError, RunOutcome};
 pub use rate::RateProfile;
-pub use spec::{Bound, CONNECT_TIMEOUT, Clock, DROP_AFTER, LATE_AFTER, Pacing, RunSpec, Worker};
+pub use spec::{
+    Bound, CONNECT_TIMEOUT, Clock, DROP_AFTER, LATE_AFTER, Overlapped, Pacing, RunSpec, Worker,
+};
 
 use crate::engine;
 use crate::results::IntervalRecord;
@@ -104,15 +111,19 @@ where
             gates: [&release, &gate],
             stop,
         };
-        if let Err(e) = drive::spawn(scope, &ids, &clients, tx) {
-            release.open(None);
-            gate.open(None);
-            return Err(RunError::Spawn(e));
-        }
+        let units = match drive::spawn(scope, &ids, &clients, tx) {
+            Ok(n) => n,
+            Err(e) => {
+                release.open(None);
+                gate.open(None);
+                return Err(RunError::Spawn(e));
+            }
+        };
         let run = Clocked {
             spec,
             op_names,
             here: ids.len(),
+            units,
             release: &release,
             gate: &gate,
             rx: &rx,
@@ -149,6 +160,8 @@ struct Clocked<'a> {
     op_names: &'a [String],
     /// Clients running here.
     here: usize,
+    /// Threads serving them, each reporting its seconds as one.
+    units: usize,
     release: &'a Gate,
     gate: &'a Gate,
     rx: &'a mpsc::Receiver<Msg>,
@@ -232,7 +245,7 @@ impl Clocked<'_> {
         let mut outcome = collect(
             self.spec,
             self.op_names,
-            self.here,
+            (self.here, self.units),
             start,
             self.rx,
             self.stop,

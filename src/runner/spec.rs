@@ -76,6 +76,11 @@ pub struct RunSpec {
     /// A sharded run: only this shard's clients run here (each with its id in the whole
     /// run, `clients` still counting them all), starting when every shard is ready.
     pub team: Option<crate::shard::Team>,
+    /// OS threads the clients here are served from, each keeping one operation in flight on
+    /// each of its clients' connections (pgbench's `-j`); `None`: a thread per client.
+    /// Fewer threads than clients need closed loop, the `AllConnected` clock and workers
+    /// that are [`Overlapped`].
+    pub threads: Option<usize>,
 }
 
 /// One client's operations. Created inside its own thread, so it owns its session there.
@@ -89,4 +94,22 @@ pub trait Worker {
     fn pause(&mut self) -> Option<Duration> {
         None
     }
+
+    /// The operation in two halves, when the worker's session can send one and read its
+    /// answer later: then one thread can serve several clients. `None`: only [`op`](Self::op).
+    fn overlapped(&mut self) -> Option<&mut dyn Overlapped> {
+        None
+    }
+}
+
+/// A worker's operation started and finished apart, by a thread that serves several
+/// clients and waits on all their sockets at once. Still one operation in flight a client.
+pub trait Overlapped {
+    /// The socket the operation's answer arrives on.
+    fn fd(&mut self) -> std::os::fd::RawFd;
+    /// Send operation number `seq`; its op kind's index, and whether it went (an error is
+    /// the operation's failure: nothing is then in flight).
+    fn start(&mut self, seq: u64) -> (usize, engine::Result<()>);
+    /// Read what has arrived, never waiting: the operation's rows once its answer is whole.
+    fn finish(&mut self) -> Option<engine::Result<u64>>;
 }

@@ -141,6 +141,7 @@ fn counted(clients: usize, per_client: u64) -> RunSpec {
         pacing: Pacing::Closed,
         seed: 1,
         team: None,
+        threads: None,
     }
 }
 
@@ -441,6 +442,7 @@ fn a_shard_runs_its_own_clients_by_their_ids_at_its_share_of_the_rate() {
     let shard = crate::shard::Shard::new(1, 4).unwrap();
     let spec = RunSpec {
         team: Some(crate::shard::Team::new(shard, meets.clone(), "s".into())),
+        threads: None,
         ..open_loop(8, Duration::from_secs(2), 800.0, false)
     };
     let stop = AtomicBool::new(false);
@@ -534,4 +536,150 @@ fn a_client_stuck_in_an_operation_does_not_hold_the_others_seconds() {
     let in_seconds: u64 = out.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(in_seconds, out.ops_all);
     assert!(out.all.max() >= 6_000_000, "{}", out.all.max());
+}
+
+/// A client whose operation is one byte sent to a peer thread that echoes it back after
+/// `echo_us`: overlapped, so several can share a thread. Records the threads it ran on.
+struct Echo {
+    sock: std::os::unix::net::UnixStream,
+    threads: std::sync::Arc<Mutex<std::collections::HashSet<std::thread::ThreadId>>>,
+}
+
+impl Echo {
+    fn new(
+        echo_us: u64,
+        threads: &std::sync::Arc<Mutex<std::collections::HashSet<std::thread::ThreadId>>>,
+    ) -> Echo {
+        use std::io::{Read, Write};
+        let (mine, mut peer) = std::os::unix::net::UnixStream::pair().expect("pair");
+        std::thread::spawn(move || {
+            let mut b = [0u8; 1];
+            while peer.read_exact(&mut b).is_ok() {
+                std::thread::sleep(Duration::from_micros(echo_us));
+                if peer.write_all(&b).is_err() {
+                    break;
+                }
+            }
+        });
+        mine.set_nonblocking(true).expect("nonblocking");
+        Echo {
+            sock: mine,
+            threads: threads.clone(),
+        }
+    }
+}
+
+impl Worker for Echo {
+    fn op(&mut self, _seq: u64) -> (usize, engine::Result<u64>) {
+        (0, Err(EngineError::new("usage", "only overlapped")))
+    }
+
+    fn overlapped(&mut self) -> Option<&mut dyn Overlapped> {
+        Some(self)
+    }
+}
+
+impl Overlapped for Echo {
+    fn fd(&mut self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.sock)
+    }
+
+    fn start(&mut self, seq: u64) -> (usize, engine::Result<()>) {
+        use std::io::Write;
+        self.threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
+        let r = (&self.sock)
+            .write_all(&[seq as u8])
+            .map_err(|e| EngineError::new("connection", e.to_string()));
+        ((seq % 2) as usize, r)
+    }
+
+    fn finish(&mut self) -> Option<engine::Result<u64>> {
+        use std::io::Read;
+        let mut b = [0u8; 1];
+        match (&self.sock).read(&mut b) {
+            Ok(1) => Some(Ok(1)),
+            Ok(_) => Some(Err(EngineError::new("connection", "closed"))),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
+            Err(e) => Some(Err(EngineError::new("connection", e.to_string()))),
+        }
+    }
+}
+
+#[test]
+fn clients_served_from_fewer_threads_each_run_their_own_count() {
+    let threads = std::sync::Arc::new(Mutex::new(std::collections::HashSet::new()));
+    let spec = RunSpec {
+        threads: Some(2),
+        ..counted(6, 50)
+    };
+    let stop = AtomicBool::new(false);
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Echo::new(200, &threads)) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    assert_eq!(out.ops, 300, "{:?}", out.errors);
+    assert_eq!(out.per_op[0].len() + out.per_op[1].len(), 300);
+    assert_eq!(out.connect.clients, 6);
+    // every operation waited for its echo
+    assert!(out.all.min() >= 200, "{}", out.all.min());
+    let used = threads.lock().unwrap().len();
+    assert_eq!(used, 2, "six clients on two threads");
+    let in_seconds: u64 = out.intervals.iter().map(|i| i.ops).sum();
+    assert_eq!(in_seconds, 300);
+}
+
+#[test]
+fn clients_served_from_fewer_threads_stop_at_the_deadline() {
+    let threads = std::sync::Arc::new(Mutex::new(std::collections::HashSet::new()));
+    let spec = RunSpec {
+        threads: Some(1),
+        ..timed(3, Duration::from_millis(1500))
+    };
+    let stop = AtomicBool::new(false);
+    let began = std::time::Instant::now();
+    let out = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Echo::new(1000, &threads)) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    )
+    .expect("run");
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    // three echoes in flight at once from one thread: about 3 per ms, not 1
+    assert!(out.ops > 2_000, "{}", out.ops);
+    assert_eq!(threads.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_worker_that_cannot_share_a_thread_fails_its_connect_with_the_fix() {
+    let spec = RunSpec {
+        threads: Some(2),
+        ..counted(4, 10)
+    };
+    let stop = AtomicBool::new(false);
+    let r = run_closed(
+        &spec,
+        &names(),
+        |_| Ok(Box::new(Sleepy { us: 10 }) as Box<dyn Worker>),
+        &stop,
+        |_| {},
+    );
+    let Err(RunError::Connect(c)) = r else {
+        panic!("expected a connect failure");
+    };
+    assert_eq!(c.connected, 0, "{c:?}");
+    assert_eq!(c.failures[0].count, 4, "{c:?}");
+    assert!(
+        c.failures[0].first_message.contains("remove `threads`"),
+        "{c:?}"
+    );
 }

@@ -813,6 +813,7 @@ fn run_levels(
             pacing: p.pace.pacing(1.0),
             seed: li as u64,
             team: ctx.team.cloned(),
+            threads: None,
         };
         ctx.progress
             .status(&format!("{} threads connecting", threads));

@@ -28,8 +28,12 @@ pub const QUERY_VERBS: &[&str] = &["SELECT", "INSERT", "UPDATE", "DELETE", "REPL
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueriesParams {
-    /// Concurrent clients: one thread and one connection each.
+    /// Concurrent clients: one connection and one query in flight each.
     pub clients: u64,
+    /// OS threads serving the clients, each waiting on its clients' sockets at once
+    /// (pgbench's `-j`); none: one thread a client. PostgreSQL only, closed loop.
+    #[serde(default)]
+    pub threads: Option<u64>,
     /// SELECTs and writes (INSERT, UPDATE, DELETE, REPLACE); client k runs them in turn,
     /// starting with query k mod len.
     pub queries: Vec<String>,
@@ -219,6 +223,7 @@ impl QueriesParams {
             ),
             _ => Ok(()),
         }?;
+        self.validate_threads()?;
         if self.timed_from == TimedFrom::Connect {
             if self.duration_s.is_some() {
                 return at(
@@ -232,6 +237,36 @@ impl QueriesParams {
                     "warmup_s does not apply with timed_from = \"connect\": every second counts, connecting included".into(),
                 );
             }
+        }
+        Ok(())
+    }
+    /// `threads`: from 1 to the clients, in a closed loop whose clients all connect first.
+    fn validate_threads(&self) -> Result<(), DecodeError> {
+        let at = |key: &str, msg: String| Err(DecodeError::at(KeyPath::root().key(key), msg));
+        let Some(t) = self.threads else {
+            return Ok(());
+        };
+        if t == 0 || t > self.clients {
+            return at(
+                "threads",
+                format!(
+                    "threads = {t} is out of range; use 1 to clients ({}), or leave it out for a thread a client",
+                    self.clients
+                ),
+            );
+        }
+        if self.pace.rate.is_some() || self.pace.slo.is_some() {
+            return at(
+                "threads",
+                "threads serves clients in a closed loop: leave out rate and slo (or threads)"
+                    .into(),
+            );
+        }
+        if self.timed_from == TimedFrom::Connect {
+            return at(
+                "threads",
+                "threads needs every client connected before the clock starts: leave out timed_from = \"connect\" (or threads)".into(),
+            );
         }
         Ok(())
     }
@@ -251,6 +286,18 @@ struct QueryWorker<'a> {
     values: Vec<Value>,
 }
 
+impl QueryWorker<'_> {
+    /// Operation `seq`'s query, with its parameters drawn into `values`.
+    fn draw(&mut self, seq: u64) -> (usize, StmtId, usize) {
+        let i = (self.offset + seq as usize) % self.stmts.len();
+        let (stmt, n) = self.stmts[i];
+        for (v, r) in self.values[..n].iter_mut().zip(self.ranges) {
+            *v = Value::Int(r.sample(&mut self.rng));
+        }
+        (i, stmt, n)
+    }
+}
+
 impl Worker for QueryWorker<'_> {
     fn op(&mut self, seq: u64) -> (usize, engine::Result<u64>) {
         if self.stmts.is_empty() {
@@ -260,12 +307,38 @@ impl Worker for QueryWorker<'_> {
                 None => (0, Err(engine::EngineError::new("usage", "no queries"))),
             };
         }
-        let i = (self.offset + seq as usize) % self.stmts.len();
-        let (stmt, n) = self.stmts[i];
-        for (v, r) in self.values[..n].iter_mut().zip(self.ranges) {
-            *v = Value::Int(r.sample(&mut self.rng));
-        }
+        let (i, stmt, n) = self.draw(seq);
         (i, self.session.run(stmt, &self.values[..n]))
+    }
+
+    fn overlapped(&mut self) -> Option<&mut dyn runner::Overlapped> {
+        if self.stmts.is_empty() || self.session.overlap().is_none() {
+            return None;
+        }
+        Some(self)
+    }
+}
+
+/// Only made [`Worker::overlapped`] when its session has an [`engine::Overlap`] and its
+/// queries are prepared; without one, each half fails as a usage error.
+impl runner::Overlapped for QueryWorker<'_> {
+    fn fd(&mut self) -> std::os::fd::RawFd {
+        self.session.overlap().map_or(-1, |o| o.fd())
+    }
+
+    fn start(&mut self, seq: u64) -> (usize, engine::Result<()>) {
+        let (i, stmt, n) = self.draw(seq);
+        let Some(o) = self.session.overlap() else {
+            return (
+                i,
+                Err(engine::EngineError::new("usage", "no overlapped session")),
+            );
+        };
+        (i, o.send_run(stmt, &self.values[..n]))
+    }
+
+    fn finish(&mut self) -> Option<engine::Result<u64>> {
+        self.session.overlap()?.try_finish()
     }
 }
 
@@ -364,11 +437,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         &p.pace.pacing(1.0),
         0,
     )?;
-    let qps = if out.measured_s > 0.0 {
-        out.ops as f64 / out.measured_s
-    } else {
-        0.0
-    };
+    let qps = per_s(out.ops, out.measured_s);
     let lat = Latency::of(&out.all);
     let errors: u64 = out.errors.iter().map(|e| e.count).sum();
     if out.ops == 0 && errors > 0 {
@@ -442,6 +511,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         summary: s,
         details: serde_json::json!({
             "clients": p.clients,
+            "threads": p.threads.unwrap_or(p.clients),
             "loop": if p.pace.is_open() { "open" } else { "closed" },
             "pacing": p.pace.details(),
             "late": out.late,
@@ -565,6 +635,7 @@ fn run_clients(
         pacing: pacing.clone(),
         seed: 0,
         team: ctx.team.cloned(),
+        threads: p.threads.map(|t| t as usize),
     };
     ctx.progress
         .status(&format!("{} clients connecting", p.clients));
@@ -607,6 +678,11 @@ fn run_clients(
     Ok(out)
 }
 
+/// `n` over `secs` seconds, a second; 0 when nothing was measured.
+fn per_s(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 { n as f64 / secs } else { 0.0 }
+}
+
 /// Add to the step's `note` how it was timed, and its random parameters.
 fn add_timing_notes(
     note: &mut Option<String>,
@@ -626,6 +702,12 @@ fn add_timing_notes(
     if let Some(n) = note.as_mut() {
         n.push_str("; ");
         n.push_str(timing);
+        if let Some(t) = p.threads.filter(|&t| t < p.clients) {
+            n.push_str(&format!(
+                "; the {} clients served from {t} thread(s), one query in flight on each connection",
+                p.clients
+            ));
+        }
     }
     if !p.params.is_empty() {
         let ranges: Vec<String> = p
@@ -711,7 +793,36 @@ mod tests {
             params,
             timed_from: TimedFrom::Queries,
             pace: Default::default(),
+            threads: None,
         }
+    }
+
+    #[test]
+    fn threads_serve_a_closed_loop_of_connected_clients() {
+        let with = |threads, f: fn(&mut QueriesParams)| {
+            let mut p = params(&["SELECT 1"], vec![]);
+            p.clients = 8;
+            p.threads = Some(threads);
+            f(&mut p);
+            p.validate()
+                .map_err(|e| format!("{:?}: {}", e.path, e.message))
+        };
+        assert!(with(2, |_| {}).is_ok());
+        assert!(with(8, |_| {}).is_ok());
+        for bad in [0, 9] {
+            let e = with(bad, |_| {}).unwrap_err();
+            assert!(
+                e.contains("threads") && e.contains("1 to clients (8)"),
+                "{e}"
+            );
+        }
+        let e = with(2, |p| {
+            p.pace.rate = Some(super::super::pacing::Rate::Fixed(10.0))
+        })
+        .unwrap_err();
+        assert!(e.contains("closed loop"), "{e}");
+        let e = with(2, |p| p.timed_from = TimedFrom::Connect).unwrap_err();
+        assert!(e.contains("timed_from"), "{e}");
     }
 
     #[test]

@@ -284,6 +284,7 @@ where
         pacing: pacing.clone(),
         seed: li as u64,
         team: ctx.team.cloned(),
+        threads: None,
     };
     ctx.progress
         .status(&format!("{threads} clients connecting"));

@@ -15,8 +15,9 @@
 //! holding several statements there, so no second statement rides along on a target.
 
 use crate::engine::target::Target;
-use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
 use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
+use crate::engines::wire::tcp::DontWait;
 use bytes::BytesMut;
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::md5_hash;
@@ -480,11 +481,7 @@ impl Session for PgWire {
     /// returned for a query or the rows changed for a change.
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
         self.send_bind_execute(stmt, params, 1)?;
-        let o = self.read_until_ready(false)?;
-        match o.error {
-            Some(e) => Err(e),
-            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
-        }
+        self.run_result()
     }
 
     /// Results in text format, each row's columns kept.
@@ -497,9 +494,62 @@ impl Session for PgWire {
             None => Ok(if o.returns_rows { o.rows } else { o.affected }),
         }
     }
+
+    fn overlap(&mut self) -> Option<&mut dyn Overlap> {
+        Some(self)
+    }
+}
+
+impl Overlap for PgWire {
+    fn fd(&self) -> std::os::fd::RawFd {
+        self.sock.as_raw_fd()
+    }
+
+    fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
+        self.send_bind_execute(stmt, params, 1)
+    }
+
+    fn try_finish(&mut self) -> Option<Result<u64>> {
+        loop {
+            if holds_ready(self.rb.unread()) {
+                // Every message up to ReadyForQuery is buffered: this reads no socket.
+                return Some(self.run_result());
+            }
+            match self.rb.fill_available(&mut DontWait(&self.sock)) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return Some(Err(self.broke(io_err(e)))),
+            }
+        }
+    }
+}
+
+/// Does `buf` hold whole messages up to and including a ReadyForQuery?
+fn holds_ready(mut buf: &[u8]) -> bool {
+    while buf.len() >= 5 {
+        let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+        let whole = 1 + len.max(4);
+        if buf.len() < whole {
+            return false;
+        }
+        if buf[0] == b'Z' {
+            return true;
+        }
+        buf = &buf[whole..];
+    }
+    false
 }
 
 impl PgWire {
+    /// The answer to a statement run: the rows returned for a query, or the rows changed.
+    fn run_result(&mut self) -> Result<u64> {
+        let o = self.read_until_ready(false)?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
+        }
+    }
+
     /// Bind (parameters as text, results in `format`: 0 text, 1 binary), execute, sync: one
     /// write.
     fn send_bind_execute(&mut self, stmt: StmtId, params: &[Value], format: i16) -> Result<()> {
@@ -586,6 +636,20 @@ mod tests {
         let e = weak_password_refused(&t, 5);
         assert!(e.message.contains("as an MD5 hash"), "{}", e.message);
         assert!(e.message.contains("allow_cleartext=1"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_answer_is_whole_once_its_ready_for_query_is() {
+        // BindComplete, DataRow (one int4 column), CommandComplete, ReadyForQuery
+        let mut msgs = vec![b'2', 0, 0, 0, 4];
+        msgs.extend([b'D', 0, 0, 0, 14, 0, 1, 0, 0, 0, 4, 0, 0, 0, 7]);
+        msgs.extend([b'C', 0, 0, 0, 13]);
+        msgs.extend(b"SELECT 1\0");
+        msgs.extend([b'Z', 0, 0, 0, 5, b'I']);
+        assert!(holds_ready(&msgs));
+        for cut in 0..msgs.len() {
+            assert!(!holds_ready(&msgs[..cut]), "{cut} bytes");
+        }
     }
 
     #[test]

@@ -54,6 +54,34 @@ impl RecvBuf {
         Ok(())
     }
 
+    /// One read of whatever a non-blocking `src` holds, into the room left (made by moving
+    /// the unconsumed bytes to the front, or by growing a full buffer): `Ok(false)` when it
+    /// has nothing now; the peer closing is an `UnexpectedEof` error.
+    pub fn fill_available(&mut self, src: &mut impl Read) -> std::io::Result<bool> {
+        if self.end == self.buf.len() {
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
+                self.pos = 0;
+            } else {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+        }
+        match src.read(&mut self.buf[self.end..]) {
+            Ok(0) => Err(std::io::Error::new(
+                ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )),
+            Ok(got) => {
+                self.end += got;
+                Ok(true)
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+            Err(e) if e.kind() == ErrorKind::Interrupted => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The unconsumed bytes.
     pub fn unread(&self) -> &[u8] {
         &self.buf[self.pos..self.end]
@@ -85,6 +113,38 @@ mod tests {
             out[..n].copy_from_slice(&self.0[..n]);
             self.0.drain(..n);
             Ok(n)
+        }
+    }
+
+    #[test]
+    fn reads_what_is_there_without_waiting_and_makes_room() {
+        let mut rb = RecvBuf::with_capacity(4);
+        let mut src = Trickle((0u8..10).collect(), 3);
+        assert!(rb.fill_available(&mut src).unwrap());
+        assert_eq!(rb.unread(), &[0, 1, 2]);
+        assert!(rb.fill_available(&mut src).unwrap());
+        assert_eq!(rb.unread(), &[0, 1, 2, 3]);
+        rb.consume(2);
+        // full: the unconsumed bytes move to the front
+        assert!(rb.fill_available(&mut src).unwrap());
+        assert_eq!(rb.unread(), &[2, 3, 4, 5]);
+        // full from the front: it grows
+        assert!(rb.fill_available(&mut src).unwrap());
+        assert_eq!(rb.unread(), &[2, 3, 4, 5, 6, 7, 8]);
+        assert!(rb.fill_available(&mut src).unwrap());
+        assert_eq!(rb.unread().len(), 8);
+        let mut empty = std::io::Cursor::new(Vec::<u8>::new());
+        let eof = rb.fill_available(&mut empty).unwrap_err();
+        assert_eq!(eof.kind(), ErrorKind::UnexpectedEof);
+        assert!(!rb.fill_available(&mut WouldBlock).unwrap());
+    }
+
+    /// A non-blocking source with nothing to read.
+    struct WouldBlock;
+
+    impl Read for WouldBlock {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(ErrorKind::WouldBlock.into())
         }
     }
 

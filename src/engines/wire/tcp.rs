@@ -1,8 +1,34 @@
 //! Connecting the lean wire clients (`wire::mysql`, `wire::pg`): the first of the host's
-//! addresses that answers within the timeout, with Nagle's delay off.
+//! addresses that answers within the timeout, with Nagle's delay off; and reading a
+//! blocking socket without waiting.
 
+use std::io::Read;
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
+
+/// Reads a socket that stays blocking for everything else without waiting: `recv` with
+/// `MSG_DONTWAIT`, so no `fcntl` switches it back and forth around each read.
+pub struct DontWait<'a>(pub &'a TcpStream);
+
+impl Read for DontWait<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // SAFETY: recv writes at most `buf.len()` bytes into `buf`, which we hold mutably.
+        let n = unsafe {
+            libc::recv(
+                self.0.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+}
 
 pub fn connect(host: &str, port: u16, timeout: Duration) -> std::io::Result<TcpStream> {
     let mut last = None;

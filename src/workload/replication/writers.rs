@@ -64,6 +64,7 @@ pub fn run(
         },
         seed: stream,
         team: None,
+        threads: None,
     };
     let engine = ctx.engine;
     let out = match p.writes {

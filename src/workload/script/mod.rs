@@ -484,6 +484,7 @@ fn run_levels<'m>(
         pacing: p.pace.pacing(1.0),
         seed: 0,
         team: ctx.team.cloned(),
+        threads: None,
     };
     ctx.progress
         .status(&format!("{threads} clients connecting"));

@@ -480,6 +480,7 @@ fn run_levels(
             pacing: p.pace.pacing(per_tpmc()),
             seed: li as u64,
             team: ctx.team.cloned(),
+            threads: None,
         };
         let counters = Counters::new(warehouses);
         ctx.progress
