@@ -155,9 +155,12 @@ kind = "load"
         c1, s1 = pg_commits(port, db, env), tree_cpu_s(pid)
         return r, c1 - c0 - 1, s1 - s0  # the last read's own transaction
 
+    def threads(clients):
+        return min(clients, os.cpu_count() or 1)
+
     def peer(clients, label):
         argv = [pg_bin("pgbench"), "-S", "-M", "prepared", "-n", "-c", str(clients),
-                "-j", str(min(clients, os.cpu_count() or 1)), "-t", str(a.per_client),
+                "-j", str(threads(clients)), "-t", str(a.per_client),
                 *conn, db]
         r, q, s = around(lambda: run_client(argv, os.path.join(a.work, f"{label}.log"),
                                             peak_rss=True, env=env))
@@ -168,7 +171,9 @@ kind = "load"
         r, q, s = around(lambda: dbduel_queries(
             a, label, "postgres", target, secret_file(sb), clients, a.per_client,
             ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"],
-            params=f"params = [{{ min = 1, max = {accounts} }}]",
+            # as many threads as pgbench's -j, unless FOOTPRINT_THREADS=clients (one each)
+            params=f"params = [{{ min = 1, max = {accounts} }}]"
+                   + ("" if a.threads == "clients" else f"\nthreads = {threads(clients)}"),
             options="options = { stat_statements = false }"))
         return figures(r, q, s, r["step"]["details"]["ops_per_s"])
 
@@ -240,6 +245,7 @@ def main():
     a = bench_args(__doc__)
     a.clients = [int(c) for c in os.environ.get("FOOTPRINT_CLIENTS", "100 1000").split()]
     a.per_client = env_int("FOOTPRINT_QUERIES", 100)
+    a.threads = os.environ.get("FOOTPRINT_THREADS", "peer")
     a.rounds = env_int("BENCH_ROUNDS", 2)
     a.rows = env_int("FOOTPRINT_ROWS", 100_000)
     a.pg_scale = env_int("BENCH_PG_SCALE", 10)
@@ -259,7 +265,7 @@ def main():
         "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dbduel_commit": git_commit(),
         "settings": {"clients": a.clients, "queries_per_client": a.per_client,
-                     "rounds": a.rounds, "rows": a.rows, "pg_scale": a.pg_scale},
+                     "select_only_threads": a.threads, "rounds": a.rounds, "rows": a.rows, "pg_scale": a.pg_scale},
         "peers": {
             "mysqlslap": tool_version(["mysqlslap", "--version"]),
             "pgbench": tool_version([pg_bin("pgbench"), "--version"]),

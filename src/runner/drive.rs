@@ -152,8 +152,8 @@ pub(super) struct Ticker<'a> {
     slot: usize,
     start: Instant,
     tick: u64,
-    pub local: Local,
-    pub recorders: Vec<Recorder>,
+    local: Local,
+    recorders: Vec<Recorder>,
     tx: &'a mpsc::Sender<Msg>,
 }
 
