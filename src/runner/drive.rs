@@ -311,14 +311,7 @@ fn drive(
     tx: &mpsc::Sender<Msg>,
 ) {
     let mut t = Ticker::new(slot, start, n_ops, tx);
-    let deadline = match bound {
-        Bound::Duration(d) => Some(start + d),
-        Bound::PerClient(_) => None,
-    };
-    let limit = match bound {
-        Bound::PerClient(n) => n,
-        Bound::Duration(_) => u64::MAX,
-    };
+    let (deadline, limit) = (bound.deadline(start), bound.limit());
     let mut seq = 0u64;
     let mut now = Instant::now();
     while seq < limit && !stop.load(Ordering::Relaxed) {

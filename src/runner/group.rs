@@ -81,14 +81,6 @@ fn serve(
     tx: &Sender,
 ) {
     let mut t = Ticker::new(slot, start, n_ops, tx);
-    let deadline = match bound {
-        Bound::Duration(d) => Some(start + d),
-        Bound::PerClient(_) => None,
-    };
-    let limit = match bound {
-        Bound::PerClient(n) => n,
-        Bound::Duration(_) => u64::MAX,
-    };
     // The sockets, waited on together; a client's token is its place in `workers`.
     let poll = Poll::new().and_then(|poll| {
         for (i, w) in workers.iter_mut().enumerate() {
@@ -108,8 +100,8 @@ fn serve(
         }
     };
     let go = Go {
-        limit,
-        deadline,
+        limit: bound.limit(),
+        deadline: bound.deadline(start),
         stop,
     };
     let mut seq = vec![0u64; workers.len()];

@@ -33,6 +33,24 @@ pub enum Bound {
     Duration(Duration),
 }
 
+impl Bound {
+    /// The instant after which a client starts no operation, when the run is timed.
+    pub fn deadline(self, start: std::time::Instant) -> Option<std::time::Instant> {
+        match self {
+            Bound::Duration(d) => Some(start + d),
+            Bound::PerClient(_) => None,
+        }
+    }
+
+    /// The most operations a client runs.
+    pub fn limit(self) -> u64 {
+        match self {
+            Bound::PerClient(n) => n,
+            Bound::Duration(_) => u64::MAX,
+        }
+    }
+}
+
 /// When operations start.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pacing {
