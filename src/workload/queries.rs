@@ -240,6 +240,7 @@ impl QueriesParams {
         }
         Ok(())
     }
+
     /// `threads`: from 1 to the clients, in a closed loop whose clients all connect first.
     fn validate_threads(&self) -> Result<(), DecodeError> {
         let at = |key: &str, msg: String| Err(DecodeError::at(KeyPath::root().key(key), msg));
