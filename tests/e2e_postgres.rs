@@ -601,38 +601,35 @@ fn postgres_lookups_match_the_servers_count() {
     assert_eq!(code, 0, "{stderr}\n{stdout}");
     assert_eq!(down, 0);
     let summary = read_json(&run_path.join("summary.json"));
-    let hits = step(&summary, "postgres", "hits");
-    assert_eq!(hits["errors"], 0, "{hits:#}");
-    assert_eq!(hits["rows"], 2000, "each of 2000 lookups finds its one row");
-    let j = read_json(&run_path.join("postgres").join("hits.json"));
-    let log = log.expect("the kept sandbox's server log");
-    let calls = j["server_counters"]["select_calls"]
-        .as_u64()
-        .expect("pg_stat_statements counts");
-    assert!(
-        (2000..=2010).contains(&calls),
-        "server ran {calls} SELECTs: {:#}",
-        j["server_counters"]
-    );
+    // Each of a step's 2000 lookups found its one row, and the server counted each.
+    let lookups_counted = |name: &str| {
+        let s = step(&summary, "postgres", name);
+        assert_eq!(s["errors"], 0, "{s:#}");
+        assert_eq!(
+            s["rows"], 2000,
+            "each of 2000 lookups finds its one row: {s:#}"
+        );
+        let j = read_json(&run_path.join("postgres").join(format!("{name}.json")));
+        let calls = j["server_counters"]["select_calls"]
+            .as_u64()
+            .expect("pg_stat_statements counts");
+        assert!(
+            (2000..=2010).contains(&calls),
+            "{name}: server ran {calls} SELECTs: {:#}",
+            j["server_counters"]
+        );
+        j
+    };
+    lookups_counted("hits");
     // 40 clients on 2 threads: every client ran its 50, each counted by the server
-    let shared = step(&summary, "postgres", "shared");
-    assert_eq!(shared["errors"], 0, "{shared:#}");
-    assert_eq!(shared["rows"], 2000, "{shared:#}");
-    let j = read_json(&run_path.join("postgres").join("shared.json"));
+    let j = lookups_counted("shared");
     assert_eq!(j["details"]["threads"], 2, "{:#}", j["details"]);
     assert_eq!(
         j["details"]["connect"]["connected"], 40,
         "{:#}",
         j["details"]
     );
-    let calls = j["server_counters"]["select_calls"]
-        .as_u64()
-        .expect("counts");
-    assert!(
-        (2000..=2010).contains(&calls),
-        "server ran {calls} SELECTs: {:#}",
-        j["server_counters"]
-    );
+    let log = log.expect("the kept sandbox's server log");
     for bad in [
         "could not receive data from client",
         "unexpected EOF",

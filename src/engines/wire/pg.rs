@@ -481,18 +481,14 @@ impl Session for PgWire {
     /// returned for a query or the rows changed for a change.
     fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
         self.send_bind_execute(stmt, params, 1)?;
-        self.run_result()
+        self.run_result(None)
     }
 
     /// Results in text format, each row's columns kept.
     fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
         out.clear();
         self.send_bind_execute(stmt, params, 0)?;
-        let o = self.read_until_ready_into(false, Some(out))?;
-        match o.error {
-            Some(e) => Err(e),
-            None => Ok(if o.returns_rows { o.rows } else { o.affected }),
-        }
+        self.run_result(Some(out))
     }
 
     fn overlap(&mut self) -> Option<&mut dyn Overlap> {
@@ -513,7 +509,7 @@ impl Overlap for PgWire {
         loop {
             if holds_ready(self.rb.unread()) {
                 // Every message up to ReadyForQuery is buffered: this reads no socket.
-                return Some(self.run_result());
+                return Some(self.run_result(None));
             }
             match self.rb.fill_available(&mut DontWait(&self.sock)) {
                 Ok(true) => {}
@@ -541,9 +537,10 @@ fn holds_ready(mut buf: &[u8]) -> bool {
 }
 
 impl PgWire {
-    /// The answer to a statement run: the rows returned for a query, or the rows changed.
-    fn run_result(&mut self) -> Result<u64> {
-        let o = self.read_until_ready(false)?;
+    /// The answer to a statement run: the rows returned for a query (their values appended
+    /// to `values` when given), or the rows changed.
+    fn run_result(&mut self, values: Option<&mut Vec<Value>>) -> Result<u64> {
+        let o = self.read_until_ready_into(false, values)?;
         match o.error {
             Some(e) => Err(e),
             None => Ok(if o.returns_rows { o.rows } else { o.affected }),
