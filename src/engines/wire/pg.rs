@@ -28,8 +28,12 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-/// How long connecting and authenticating may take.
+/// How long opening the TCP connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the startup and authentication exchange may take. The postmaster forks a backend
+/// per connection, one after another: hundreds of clients connecting at once on a busy host
+/// wait their turn for many seconds (mysql's handshake allows the same).
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Kind of failure for a SQLSTATE, shared with the `postgres` crate path.
 pub fn kind_for_sqlstate(code: &str) -> &'static str {
@@ -46,8 +50,16 @@ pub fn kind_for_sqlstate(code: &str) -> &'static str {
     }
 }
 
+/// Ends the message of a read that ran out its timeout (only the handshake sets one).
+const TIMED_OUT: &str = " (timed out)";
+
 fn io_err(e: std::io::Error) -> EngineError {
-    EngineError::new("connection", format!("postgres: {e}"))
+    let timed_out = matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    );
+    let suffix = if timed_out { TIMED_OUT } else { "" };
+    EngineError::new("connection", format!("postgres: {e}{suffix}"))
 }
 
 fn proto_err(what: &str) -> EngineError {
@@ -178,6 +190,10 @@ impl PgWire {
     /// Connect to `db` on the target's server (TCP, no TLS), with `TCP_NODELAY` and
     /// keepalives, and authenticate.
     pub fn connect(t: &Target, db: &str) -> Result<PgWire> {
+        Self::connect_within(t, db, HANDSHAKE_TIMEOUT)
+    }
+
+    fn connect_within(t: &Target, db: &str, handshake: Duration) -> Result<PgWire> {
         let io = |e: std::io::Error| {
             EngineError::new(
                 "connection",
@@ -198,7 +214,7 @@ impl PgWire {
             );
         }
         // The handshake must not wait forever on a server that accepted but never answers.
-        sock.set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
+        sock.set_read_timeout(Some(handshake)).map_err(io)?;
         let mut c = PgWire {
             sock,
             rb: RecvBuf::with_capacity(RECV_BUF_BYTES),
@@ -206,7 +222,19 @@ impl PgWire {
             stmts: Vec::new(),
             broken: None,
         };
-        c.startup(t, db)?;
+        c.startup(t, db).map_err(|e| {
+            if e.kind == "connection" && e.message.ends_with(TIMED_OUT) {
+                EngineError::new(
+                    "connect_timeout",
+                    format!(
+                        "postgres: no answer to the connection handshake within {} s (the server may be swamped by connections opening at once)",
+                        handshake.as_secs()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
         c.sock.set_read_timeout(None).map_err(io)?;
         Ok(c)
     }
@@ -633,6 +661,32 @@ mod tests {
         let e = weak_password_refused(&t, 5);
         assert!(e.message.contains("as an MD5 hash"), "{}", e.message);
         assert!(e.message.contains("allow_cleartext=1"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_server_that_never_answers_the_startup_is_a_connect_timeout_not_a_hang() {
+        // Connections wait in the listen queue, never accepted: as a postmaster swamped by
+        // connections opening at once.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let t = Target {
+            scheme: "postgres".into(),
+            user: "u".into(),
+            host: "127.0.0.1".into(),
+            port: silent.local_addr().expect("addr").port(),
+            database: None,
+            password: None,
+            restart_command: None,
+            allow_cleartext: false,
+        };
+        let began = std::time::Instant::now();
+        match PgWire::connect_within(&t, "db", Duration::from_secs(1)) {
+            Err(e) => {
+                assert_eq!(e.kind, "connect_timeout", "{}", e.message);
+                assert!(e.message.contains("within 1 s"), "{}", e.message);
+            }
+            Ok(_) => panic!("a silent server must time out"),
+        }
+        assert!(began.elapsed() < Duration::from_secs(5));
     }
 
     #[test]
