@@ -457,9 +457,14 @@ kind = "load"
                        "scale": a.pg_scale, "accounts": accounts, "pairs": []}
     target = f"postgres://dbduel@127.0.0.1:{port}/{db}"
 
+    def jobs(clients):
+        # pgbench's -j and dbduel's `threads`, the same for both: one per client unless
+        # BENCH_PG_JOBS caps them (both clients then wait on their sockets with poll/epoll).
+        return clients if a.pg_jobs is None else min(a.pg_jobs, clients)
+
     def pgbench_argv(threads, seconds):
         return [pg_bin("pgbench"), "-S", "-M", "prepared", "-n", "-c", str(threads),
-                "-j", str(threads), "-T", str(seconds), *conn, db]
+                "-j", str(jobs(threads)), "-T", str(seconds), *conn, db]
 
     if a.warmup > 0:
         log(f"warm-up: pgbench -S, {a.warmup} s (not measured)")
@@ -477,8 +482,9 @@ kind = "load"
         return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0, c1 - c0 - 1, f)
 
     def ours(_workload, threads, label):
+        shared = "" if jobs(threads) == threads else f"\nthreads = {jobs(threads)}"
         step = f"""kind = "queries"
-clients = {threads}
+clients = {threads}{shared}
 duration_s = {a.duration}
 queries = ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"]
 params = [{{ min = 1, max = {accounts} }}]"""
@@ -1140,6 +1146,7 @@ def main():
     a.rounds = env_int("BENCH_ROUNDS", 6)
     a.warmup = env_int("BENCH_WARMUP_S", min(10, a.duration))
     a.pg_scale = env_int("BENCH_PG_SCALE", 10)
+    a.pg_jobs = env_int("BENCH_PG_JOBS", 0) or None
     a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
     a.tpcc_threads = [int(t) for t in os.environ.get("BENCH_TPCC_THREADS", "8").split()]
     a.tpcc_warehouses = env_int("BENCH_TPCC_WAREHOUSES", 2)

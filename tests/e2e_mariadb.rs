@@ -1002,6 +1002,17 @@ fn connects_load_warnings_and_matched_rows_agree_with_the_server() {
     assert!(elapsed >= figure(slap, "connect_s").unwrap(), "{slap:#}");
     assert_eq!(slap["rows"], 1000); // one COUNT row a query
 
+    // 40 clients on 2 threads: each of the 2,000 executions counted by the server, every
+    // answer read whole.
+    let shared = step(&summary, "innodb", "shared");
+    assert_eq!(shared["status"], "ok", "{shared:#}");
+    let jd = json("innodb", "shared");
+    assert_eq!(jd["details"]["threads"], 2, "{:#}", jd["details"]);
+    assert_eq!(jd["details"]["connect"]["connected"], 40);
+    assert_eq!(jd["details"]["ops"], 2000);
+    assert_eq!(jd["server_counters"]["Com_stmt_execute"], 2000);
+    assert_eq!(shared["rows"], 2000 * 48);
+
     // Rows matched vs changed, as the server's info string says them.
     let up = step(&summary, "innodb", "update");
     assert_eq!(

@@ -534,6 +534,53 @@ fn a_mysql_servers_error_names_mysql() {
     assert!(!all.contains("mariadb:"), "{all}");
 }
 
+/// Clients sharing a thread (`threads`) on MySQL 8.0: each execution counted by the server,
+/// every 49-row answer read whole; an error the server raises while executing on a shared
+/// thread names MySQL too.
+#[test]
+fn clients_sharing_a_thread_are_counted_by_mysql_and_its_errors_name_it() {
+    if !have_mysql() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let study = tiny_study(
+        tmp.path(),
+        "version = \"8.0\"",
+        "SELECT content FROM user_logs WHERE id < ?",
+    );
+    let text = std::fs::read_to_string(&study).unwrap().replace(
+        "clients = 1\nduration_s = 1\n",
+        "clients = 4\nthreads = 2\nper_client = 50\nparams = [{ min = 50, max = 50 }]\n",
+    ) + r#"[[step]]
+name = "bad"
+kind = "queries"
+clients = 2
+threads = 1
+per_client = 1
+queries = ["SELECT id FROM user_logs WHERE id = (SELECT id FROM user_logs)"]
+"#;
+    std::fs::write(&study, text).unwrap();
+    let out = tmp.path().join("out");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let j = read_json(&dir.join("m57").join("queries.json"));
+    assert_eq!(j["status"], "ok", "{j:#}");
+    assert_eq!(j["details"]["threads"], 2, "{:#}", j["details"]);
+    assert_eq!(j["details"]["ops"], 200);
+    assert_eq!(j["server_counters"]["Com_stmt_execute"], 200);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(step(&summary, "m57", "queries")["rows"], 200 * 49);
+    let said = format!("{stdout}\n{stderr}");
+    assert!(said.contains("mysql: ERROR 1242"), "{said}");
+    assert!(!said.contains("mariadb:"), "{said}");
+}
+
 /// `basedir` runs an unpacked MySQL server (here the cache's 5.7, named by its path): its
 /// version is read from `mysqld --version`, the version's row chosen from it, and the
 /// manifest says where it came from; a directory without `bin/mysqld` fails before anything

@@ -35,7 +35,7 @@ where
             Some(_) => Ok(()),
             None => Err(EngineError::new(
                 "usage",
-                "this engine's sessions cannot share a thread (only PostgreSQL's can): \
+                "this engine's sessions cannot share a thread (PostgreSQL's, MariaDB's and MySQL's can): \
                  remove `threads`, so that each client has a thread of its own",
             )),
         });

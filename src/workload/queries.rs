@@ -31,7 +31,7 @@ pub struct QueriesParams {
     /// Concurrent clients: one connection and one query in flight each.
     pub clients: u64,
     /// OS threads serving the clients, each waiting on its clients' sockets at once
-    /// (pgbench's `-j`); none: one thread a client. PostgreSQL only, closed loop.
+    /// (pgbench's `-j`); none: one thread a client. PostgreSQL, MariaDB and MySQL, closed loop.
     #[serde(default)]
     pub threads: Option<u64>,
     /// SELECTs and writes (INSERT, UPDATE, DELETE, REPLACE); client k runs them in turn,

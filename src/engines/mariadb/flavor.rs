@@ -4,7 +4,7 @@
 //! errors that name it. The sessions, loads, footprints, counters and database claim are the
 //! protocol's and shared.
 
-use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
 use crate::engines::mariadb::recipe::MariadbRecipe;
 use crate::engines::mariadb::replica_dialect::ReplicaDialect;
 use crate::engines::versions::FamilyBinaries;
@@ -60,7 +60,13 @@ pub fn named_session(family: &'static str, s: Box<dyn Session>) -> Box<dyn Sessi
     if family == "mariadb" {
         s
     } else {
-        Box::new(Named { family, inner: s })
+        let mut s = s;
+        let fd = s.overlap().map(|o| o.fd());
+        Box::new(Named {
+            family,
+            inner: s,
+            fd,
+        })
     }
 }
 
@@ -69,6 +75,8 @@ pub fn named_session(family: &'static str, s: Box<dyn Session>) -> Box<dyn Sessi
 struct Named {
     family: &'static str,
     inner: Box<dyn Session>,
+    /// The inner session's socket, when it can share a thread.
+    fd: Option<std::os::fd::RawFd>,
 }
 
 impl Session for Named {
@@ -106,6 +114,35 @@ impl Session for Named {
         self.inner
             .execute_counted(sql)
             .map_err(|e| named(self.family, e))
+    }
+
+    fn overlap(&mut self) -> Option<&mut dyn Overlap> {
+        if self.fd.is_some() { Some(self) } else { None }
+    }
+}
+
+impl Overlap for Named {
+    fn fd(&self) -> std::os::fd::RawFd {
+        self.fd.expect("lent out only with a socket")
+    }
+
+    fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
+        let inner = self
+            .inner
+            .overlap()
+            .expect("lent out only when it overlaps");
+        inner
+            .send_run(stmt, params)
+            .map_err(|e| named(self.family, e))
+    }
+
+    fn try_finish(&mut self) -> Option<Result<u64>> {
+        let inner = self
+            .inner
+            .overlap()
+            .expect("lent out only when it overlaps");
+        let family = self.family;
+        inner.try_finish().map(|r| r.map_err(|e| named(family, e)))
     }
 }
 

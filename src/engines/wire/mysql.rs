@@ -17,10 +17,12 @@
 //! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
 
 use crate::engine::target::Target;
-use crate::engine::{Changes, EngineError, Result, Session, StmtId, Value};
+use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
 use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
+use crate::engines::wire::tcp::DontWait;
 use std::io::Write;
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 // Capability flags (protocol documentation names).
@@ -752,14 +754,7 @@ impl WireSession {
                 }
                 Some(_) => {
                     has_set = true;
-                    let mut c = Cursor::new(p);
-                    let columns = c.lenenc()?.ok_or_else(|| proto_err("column count"))?;
-                    // With cached metadata one byte says whether definitions follow.
-                    let follows = if self.cache_metadata && !c.rest().is_empty() {
-                        c.u8()? != 0
-                    } else {
-                        true
-                    };
+                    let (columns, follows) = result_set_header(p, self.cache_metadata)?;
                     match decode.as_mut() {
                         Some(d) if follows => self.read_column_types(columns, d.types)?,
                         _ if follows => {
@@ -790,15 +785,7 @@ impl WireSession {
             let p = self.payload(at);
             match p.first() {
                 Some(0xFE) if p.len() < MAX_PAYLOAD => {
-                    let status = if self.caps & CLIENT_DEPRECATE_EOF != 0 {
-                        ok_status(p)?.1
-                    } else {
-                        let mut c = Cursor::new(p);
-                        c.u8()?;
-                        c.u16()?; // warnings
-                        c.u16()?
-                    };
-                    return Ok(status & SERVER_MORE_RESULTS_EXISTS != 0);
+                    return Ok(rows_end_status(p, self.caps)? & SERVER_MORE_RESULTS_EXISTS != 0);
                 }
                 Some(0xFF) => return Err(server_err(p)),
                 _ => {
@@ -813,6 +800,101 @@ impl WireSession {
             }
         }
     }
+}
+
+/// A result set's first packet: its column count, and whether their definitions follow
+/// (with cached metadata, one byte says; otherwise they always do).
+fn result_set_header(p: &[u8], cache_metadata: bool) -> Result<(u64, bool)> {
+    let mut c = Cursor::new(p);
+    let columns = c.lenenc()?.ok_or_else(|| proto_err("column count"))?;
+    let follows = if cache_metadata && !c.rest().is_empty() {
+        c.u8()? != 0
+    } else {
+        true
+    };
+    Ok((columns, follows))
+}
+
+/// The status word of the packet that ends a result set's rows: an OK packet headed `0xFE`
+/// with `CLIENT_DEPRECATE_EOF`, else an EOF packet (header, warnings, status).
+fn rows_end_status(p: &[u8], caps: u32) -> Result<u16> {
+    if caps & CLIENT_DEPRECATE_EOF != 0 {
+        return Ok(ok_status(p)?.1);
+    }
+    let mut c = Cursor::new(p);
+    c.u8()?;
+    c.u16()?; // warnings
+    c.u16()
+}
+
+/// Where [`holds_answer`] is in a command's answer.
+enum Scan {
+    /// Before a result: an OK, an error or a result set's header comes next.
+    Result,
+    /// Column definitions (and the EOF after them when `eof`) still to come.
+    Definitions {
+        left: u64,
+        eof: bool,
+    },
+    Rows,
+}
+
+/// Does `buf` hold a command's whole answer (every result, up to the last one's end)? What
+/// [`WireSession::read_results`] would read, walked without reading the socket: only then
+/// may a thread serving several sessions read it. A packet it cannot make sense of counts
+/// as an end, so that the reader reports it.
+fn holds_answer(mut buf: &[u8], caps: u32, cache_metadata: bool) -> bool {
+    let mut scan = Scan::Result;
+    // The first bytes of a payload split over several packets, and whether one is open.
+    let mut continued = false;
+    while buf.len() >= 4 {
+        let len = usize::from(buf[0]) | usize::from(buf[1]) << 8 | usize::from(buf[2]) << 16;
+        if buf.len() < 4 + len {
+            return false;
+        }
+        let p = &buf[4..4 + len];
+        buf = &buf[4 + len..];
+        let first = !continued;
+        continued = len == MAX_PAYLOAD;
+        if !first {
+            continue; // the rest of a split payload: its first packet decided
+        }
+        let more = |status: Result<u16>| status.map(|s| s & SERVER_MORE_RESULTS_EXISTS != 0);
+        scan = match (scan, p.first()) {
+            (_, None) | (_, Some(0xFF)) => return true,
+            (Scan::Result, Some(0x00)) => match more(ok_status(p).map(|(_, s)| s)) {
+                Ok(true) => Scan::Result,
+                _ => return true,
+            },
+            (Scan::Result, Some(0xFB)) => return true,
+            (Scan::Result, Some(_)) => match result_set_header(p, cache_metadata) {
+                Ok((n, true)) => Scan::Definitions {
+                    left: n,
+                    eof: caps & CLIENT_DEPRECATE_EOF == 0,
+                },
+                Ok((_, false)) => Scan::Rows,
+                Err(_) => return true,
+            },
+            (Scan::Definitions { left: 0, .. }, _) => Scan::Rows, // the EOF after them
+            (
+                Scan::Definitions {
+                    left: 1,
+                    eof: false,
+                },
+                _,
+            ) => Scan::Rows,
+            (Scan::Definitions { left, eof }, _) => Scan::Definitions {
+                left: left - 1,
+                eof,
+            },
+            (Scan::Rows, Some(0xFE)) if len < MAX_PAYLOAD => match more(rows_end_status(p, caps)) {
+                Ok(true) => Scan::Result,
+                _ => return true,
+            },
+            (Scan::Rows, Some(_)) => Scan::Rows,
+        };
+    }
+    false
 }
 
 /// The first column of a text-protocol row (a length-encoded string, or NULL).
@@ -929,6 +1011,34 @@ impl Session for WireSession {
         );
         self.stmts[stmt.0].columns = types;
         r
+    }
+
+    fn overlap(&mut self) -> Option<&mut dyn Overlap> {
+        Some(self)
+    }
+}
+
+impl Overlap for WireSession {
+    fn fd(&self) -> std::os::fd::RawFd {
+        self.sock.as_raw_fd()
+    }
+
+    fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
+        self.send_execute(stmt, params)
+    }
+
+    fn try_finish(&mut self) -> Option<Result<u64>> {
+        loop {
+            if holds_answer(self.rb.unread(), self.caps, self.cache_metadata) {
+                // The whole answer is buffered: this reads no socket.
+                return Some(self.read_results(true, None));
+            }
+            match self.rb.fill_available(&mut DontWait(&self.sock)) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return Some(Err(io_err(e))),
+            }
+        }
     }
 }
 
@@ -1050,6 +1160,64 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// Packets with their headers (sequence numbers are not looked at).
+    fn packets(payloads: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in payloads {
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes()[..3]);
+            out.push(0);
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// Whole at its end, and at no cut before it.
+    fn whole_only_at_the_end(answer: &[u8], caps: u32, cache_metadata: bool) {
+        assert!(holds_answer(answer, caps, cache_metadata));
+        for cut in 0..answer.len() {
+            assert!(
+                !holds_answer(&answer[..cut], caps, cache_metadata),
+                "{cut} of {} bytes",
+                answer.len()
+            );
+        }
+    }
+
+    #[test]
+    fn an_answer_is_whole_once_its_last_result_has_ended() {
+        const OK: &[u8] = &[0x00, 1, 0, 2, 0, 0, 0];
+        const MORE_OK: &[u8] = &[0x00, 0, 0, 0x0A, 0, 0, 0]; // SERVER_MORE_RESULTS_EXISTS
+        const ERR: &[u8] = b"\xff\x28\x04#42000oops";
+        const DEF: &[u8] = b"\x03def\x02db\x01t\x01t\x01c\x01c\x0c\x3f\x00\x0b\x00\x00\x00\x03\x00\x00\x00\x00\x00";
+        const ROW: &[u8] = &[0x00, 0x00, 7, 0, 0, 0]; // binary: header, null bitmap, an int
+        const END_OK: &[u8] = &[0xFE, 0, 0, 2, 0, 0, 0];
+        const END_EOF: &[u8] = &[0xFE, 0, 0, 2, 0];
+        const MORE_END_OK: &[u8] = &[0xFE, 0, 0, 0x0A, 0, 0, 0];
+        let deprecate = CLIENT_DEPRECATE_EOF;
+        whole_only_at_the_end(&packets(&[OK]), deprecate, false);
+        whole_only_at_the_end(&packets(&[ERR]), deprecate, false);
+        whole_only_at_the_end(&packets(&[MORE_OK, OK]), deprecate, false);
+        // Two columns, two rows, the rows' end an OK packet headed 0xFE.
+        whole_only_at_the_end(
+            &packets(&[&[2], DEF, DEF, ROW, ROW, END_OK]),
+            deprecate,
+            false,
+        );
+        // An EOF packet after the definitions, and one ending the rows.
+        whole_only_at_the_end(&packets(&[&[1], DEF, END_EOF, ROW, END_EOF]), 0, false);
+        // Cached metadata: the header's second byte says no definitions follow.
+        whole_only_at_the_end(&packets(&[&[1, 0], ROW, END_OK]), deprecate, true);
+        whole_only_at_the_end(&packets(&[&[1, 1], DEF, ROW, END_OK]), deprecate, true);
+        // A procedure's result set, then its status.
+        whole_only_at_the_end(
+            &packets(&[&[1], DEF, ROW, MORE_END_OK, OK]),
+            deprecate,
+            false,
+        );
+        // An error in place of a row ends it too.
+        whole_only_at_the_end(&packets(&[&[1], DEF, ROW, ERR]), deprecate, false);
     }
 
     #[test]
