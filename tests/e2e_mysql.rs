@@ -268,7 +268,10 @@ fn oltp_statements_and_commits_are_the_servers_own() {
         "step.point-select.threads=1",
         "step.point-select.duration_s=1",
         "step.point-select.final_fraction=1.0",
-        "step.read-only.threads=1",
+        // two clients on one thread (`jobs`): BEGIN as text, the rest prepared, each sent
+        // as the last one's answer arrives
+        "step.read-only.threads=2",
+        "step.read-only.jobs=1",
         "step.read-only.duration_s=1",
         "step.read-only.final_fraction=1.0",
         "step.read-write.threads=1",

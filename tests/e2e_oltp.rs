@@ -125,7 +125,9 @@ fn the_statement_mix_matches_sysbench_by_the_servers_count() {
         "--set",
         "step.read-only.final_fraction=1.0",
         "--set",
-        "step.read-write.threads=1",
+        "step.read-write.threads=2",
+        "--set",
+        "step.read-write.jobs=1",
         "--set",
         "step.read-write.duration_s=2",
         "--set",
@@ -138,15 +140,23 @@ fn the_statement_mix_matches_sysbench_by_the_servers_count() {
         ("read-only", 14.0, 0.0, 0.0, 0.0),
         ("read-write", 14.0, 2.0, 1.0, 1.0),
     ];
-    // What the one client prepares: the statement kinds its event runs on each of the two
-    // tables, and BEGIN and COMMIT when it has a transaction — what sysbench prepares.
-    let prepares = [("point-select", 2), ("read-only", 12), ("read-write", 20)];
+    // What a client prepares: the statement kinds its event runs on each of the two tables,
+    // and BEGIN and COMMIT when it has a transaction — what sysbench prepares. read-write
+    // has two clients sharing one thread (`jobs`), each event's statements sent one after
+    // another as the answers arrive: the same mix reaches the server.
+    let prepares = [
+        ("point-select", 2),
+        ("read-only", 12),
+        ("read-write", 2 * 20),
+    ];
     for ((st, selects, updates, deletes, inserts), (_, prepared)) in
         per_event.into_iter().zip(prepares)
     {
         let j = read_json(&dir.join("innodb").join(format!("{st}.json")));
         let events = j["details"]["levels"][0]["events"].as_f64().unwrap();
         assert!(events > 10.0, "{st}: {events} events");
+        let shared = (st == "read-write").then_some(1);
+        assert_eq!(j["details"]["jobs"].as_u64(), shared, "{st}");
         let c = &j["server_counters"];
         assert_eq!(
             c["Com_stmt_prepare"].as_u64(),

@@ -205,7 +205,11 @@ pub trait Overlap {
     fn fd(&self) -> std::os::fd::RawFd;
     /// Send `stmt` with `params`: the whole request, in one write.
     fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()>;
-    /// Read what has arrived, never waiting: `run`'s result once the whole answer is here,
+    /// Send one statement of SQL text, as [`Session::execute`] would run it (for a statement
+    /// the engine will not prepare, such as MySQL's `BEGIN`).
+    fn send_text(&mut self, sql: &str) -> Result<()>;
+    /// Read what has arrived, never waiting: `run`'s (or `execute`'s) result once the whole
+    /// answer is here,
     /// `None` before. The socket is read until it has nothing more, so an edge-triggered
     /// wait (epoll's `EPOLLET`) wakes again only for new bytes.
     fn try_finish(&mut self) -> Option<Result<u64>>;

@@ -6,6 +6,7 @@ pub mod checksums;
 pub mod cluster;
 pub mod count;
 pub mod ddl;
+pub mod flight;
 pub mod footprint;
 pub mod hot_ddl;
 pub mod kind;

@@ -4,6 +4,7 @@
 //! loop or at a target rate. A level's figure is the mean over its final fraction, as the
 //! original study took the final 15 of 60 minutes.
 
+use super::flight::{Flight, Request};
 use super::sweep::Levels;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::distribution::Distribution;
@@ -154,6 +155,12 @@ pub struct OltpParams {
     /// transaction and see what that server has applied. One server: no effect, noted.
     #[serde(default)]
     pub split_reads: bool,
+    /// The OS threads that serve the clients (pgbench's `-j`; the `queries` step calls it
+    /// `threads`): each keeps one event in flight on each of its clients' connections,
+    /// sending an event's next statement as the last one's answer arrives. None: a thread a
+    /// client, as sysbench runs them.
+    #[serde(default)]
+    pub jobs: Option<u64>,
 }
 
 /// A node a step kills on purpose.
@@ -236,10 +243,35 @@ impl OltpParams {
                 ));
             }
         }
+        self.validate_jobs()?;
         if self.nodes.is_some_and(|n| !(1..=64).contains(&n)) {
             return at(
                 "nodes",
                 "nodes is how many of a cluster's nodes take clients: 1 to 64".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether each event runs between BEGIN and COMMIT.
+    fn in_transactions(&self) -> bool {
+        self.workload.transactional() && !self.skip_trx
+    }
+
+    fn validate_jobs(&self) -> Result<(), DecodeError> {
+        let Some(jobs) = self.jobs else {
+            return Ok(());
+        };
+        let at = |m: &str| Err(DecodeError::at(KeyPath::root().key("jobs"), m.to_string()));
+        if jobs == 0 {
+            return at("jobs must be at least 1 (leave it out for a thread a client)");
+        }
+        if self.pace.rate.is_some() || self.pace.slo.is_some() {
+            return at("jobs serves clients in a closed loop: leave out rate and slo (or jobs)");
+        }
+        if self.split_reads || self.kill_node.is_some() {
+            return at(
+                "jobs keeps each client on one connection: leave out split_reads and kill_node (or jobs)",
             );
         }
         Ok(())
@@ -399,6 +431,10 @@ struct OltpWorker<'a> {
     two: [Value; 2],
     three: [Value; 3],
     four: [Value; 4],
+    /// The event in flight when the client shares a thread (`jobs`), and its statements
+    /// as sysbench counts them.
+    flight: Flight,
+    statements: u64,
 }
 
 impl OltpWorker<'_> {
@@ -408,7 +444,7 @@ impl OltpWorker<'_> {
         self.stmts = prepare(self.session.as_mut(), self.tables, self.dialect, |k| {
             k.used_by(p)
         })?;
-        let trx = p.workload.transactional() && !p.skip_trx;
+        let trx = p.in_transactions();
         for (id, sql) in self.txn.iter_mut().zip(TXN) {
             *id = if trx {
                 self.session.prepare(sql).ok()
@@ -422,22 +458,38 @@ impl OltpWorker<'_> {
     /// BEGIN (`which` 0) or COMMIT (1): prepared where the engine could prepare it, else as
     /// text — what sysbench does.
     fn txn(&mut self, which: usize) -> engine::Result<u64> {
-        match self.txn[which] {
-            Some(id) => self.session.run(id, &[]),
-            None => self.session.execute(TXN[which]),
+        let request = match self.txn[which] {
+            Some(id) => Request::Stmt(id),
+            None => Request::Text(TXN[which]),
+        };
+        if self.flight.recording() {
+            self.flight.push(request, &[]);
+            return Ok(0);
+        }
+        match request {
+            Request::Stmt(id) => self.session.run(id, &[]),
+            Request::Text(sql) => self.session.execute(sql),
         }
     }
 
-    /// The session and statements that run statements of `kind`: the reader's for reads
-    /// when the step splits them.
+    /// Run a statement of `kind` on table `t` with the parameters in buffer `params`, on
+    /// the reader's session for reads when the step splits them; planned instead while an
+    /// event is planned for a shared thread (which never splits).
     fn run_kind(&mut self, t: usize, kind: Kind, params: Params) -> engine::Result<u64> {
-        let (session, stmts) = match &mut self.reader {
-            Some(r) if kind.reads() => (&mut r.session, &r.stmts),
-            _ => (&mut self.session, &self.stmts),
-        };
         let values: &[Value] = match params {
             Params::One => &self.one,
             Params::Two => &self.two,
+            Params::Three => &self.three,
+            Params::Four => &self.four,
+        };
+        if self.flight.recording() {
+            self.flight
+                .push(Request::Stmt(self.stmts[t][kind as usize]), values);
+            return Ok(0);
+        }
+        let (session, stmts) = match &mut self.reader {
+            Some(r) if kind.reads() => (&mut r.session, &r.stmts),
+            _ => (&mut self.session, &self.stmts),
         };
         session.run(stmts[t][kind as usize], values)
     }
@@ -540,8 +592,7 @@ impl OltpWorker<'_> {
                 self.two[0] = Value::Text(c);
             }
             self.two[1] = Value::Int(id);
-            self.session
-                .run(self.stmts[t][Kind::NonIndexUpdate as usize], &self.two)?;
+            self.run_kind(t, Kind::NonIndexUpdate, Params::Two)?;
             *n += 1;
         }
         Ok(())
@@ -567,8 +618,7 @@ impl OltpWorker<'_> {
             self.four[1] = Value::Int(k);
             Self::fill_text(&mut self.four[2], &mut self.rng, C_GROUPS);
             Self::fill_text(&mut self.four[3], &mut self.rng, PAD_GROUPS);
-            self.session
-                .run(self.stmts[t][Kind::Insert as usize], &self.four)?;
+            self.run_kind(t, Kind::Insert, Params::Four)?;
             *n += 2;
         }
         Ok(())
@@ -580,8 +630,7 @@ impl OltpWorker<'_> {
         self.three[0] = Value::Int(k);
         Self::fill_text(&mut self.three[1], &mut self.rng, C_GROUPS);
         Self::fill_text(&mut self.three[2], &mut self.rng, PAD_GROUPS);
-        self.session
-            .run(self.stmts[t][Kind::InsertAuto as usize], &self.three)?;
+        self.run_kind(t, Kind::InsertAuto, Params::Three)?;
         *n += 1;
         Ok(())
     }
@@ -590,7 +639,7 @@ impl OltpWorker<'_> {
     fn event(&mut self) -> engine::Result<u64> {
         let p = self.p;
         let mut n = 0u64;
-        let trx = p.workload.transactional() && !p.skip_trx;
+        let trx = p.in_transactions();
         if trx {
             self.txn(0)?;
         }
@@ -652,6 +701,55 @@ impl Worker for OltpWorker<'_> {
         }
         (0, r)
     }
+
+    fn overlapped(&mut self) -> Option<&mut dyn runner::Overlapped> {
+        // One connection a client: no reader, no cluster node to move to.
+        if self.reader.is_none() && self.home.is_none() && self.session.overlap().is_some() {
+            Some(self)
+        } else {
+            None
+        }
+    }
+}
+
+/// An event on a thread shared with other clients: planned whole (its keys drawn in the
+/// order [`OltpWorker::event`] draws them), then sent a statement at a time.
+impl runner::Overlapped for OltpWorker<'_> {
+    fn fd(&mut self) -> std::os::fd::RawFd {
+        self.session.overlap().map_or(-1, |o| o.fd())
+    }
+
+    fn start(&mut self, _seq: u64) -> (usize, engine::Result<()>) {
+        self.flight.plan();
+        let planned = self.event();
+        self.flight.planned();
+        let sent = planned.map(|n| self.statements = n).and_then(|()| {
+            let o = self.session.overlap().ok_or_else(not_shared)?;
+            self.flight.send_next(o)
+        });
+        (0, sent)
+    }
+
+    fn finish(&mut self) -> Option<engine::Result<u64>> {
+        let o = match self.session.overlap() {
+            Some(o) => o,
+            None => return Some(Err(not_shared())),
+        };
+        match self.flight.advance(o)? {
+            Ok(()) => Some(Ok(self.statements)),
+            Err(e) => {
+                // As `event` does: nothing is in flight once an error's answer is read.
+                if self.p.in_transactions() {
+                    let _ = self.session.execute("ROLLBACK");
+                }
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+fn not_shared() -> engine::EngineError {
+    engine::EngineError::new("client", "this session cannot share a thread")
 }
 
 /// Which of a worker's reused parameter buffers a statement takes.
@@ -659,6 +757,8 @@ impl Worker for OltpWorker<'_> {
 enum Params {
     One,
     Two,
+    Three,
+    Four,
 }
 
 /// A level's figures.
@@ -725,6 +825,8 @@ pub fn worker<'p>(
             Value::Text(String::new()),
             Value::Text(String::new()),
         ],
+        flight: Flight::default(),
+        statements: 0,
     };
     w.prepare_all()?;
     Ok(Box::new(w))
@@ -813,7 +915,11 @@ fn run_levels(
             pacing: p.pace.pacing(1.0),
             seed: li as u64,
             team: ctx.team.cloned(),
-            threads: None,
+            // A cluster's client may move to another node: a thread of its own each.
+            threads: p
+                .jobs
+                .filter(|_| spread.is_none())
+                .map(|j| j.min(threads) as usize),
         };
         ctx.progress
             .status(&format!("{} threads connecting", threads));
@@ -1028,7 +1134,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     s.errors = Some(levels.iter().map(|l| l.errors).sum());
     s.metrics
         .extend(level_metrics(&levels, &best, s.errors.unwrap_or(0)));
-    let mut notes = level_notes(p, &levels, &failed_kinds);
+    let mut notes = level_notes(p, spread.is_some(), &levels, &failed_kinds);
     notes.extend(start.as_ref().map(|s| s.note("sweep")));
     if engine.embedded() {
         notes.push("dbduel's CPU per event includes the embedded engine's own work".into());
@@ -1076,6 +1182,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "cold_start": start.as_ref().map(super::SweepStart::details),
             "ddl": hot_changes,
             "hot_rows": p.hot_rows,
+            "jobs": p.jobs,
             "cluster": cluster,
         }),
         intervals,
@@ -1194,6 +1301,7 @@ fn level_metrics(levels: &[Level], best: &Level, errors: u64) -> Vec<Metric> {
 /// the rates an open loop could not sustain.
 fn level_notes(
     p: &OltpParams,
+    clustered: bool,
     levels: &[Level],
     failed_kinds: &std::collections::BTreeMap<String, u64>,
 ) -> Vec<String> {
@@ -1213,6 +1321,15 @@ fn level_notes(
             "failed events by kind: {} (counted, not retried)",
             kinds.join(", ")
         ));
+    }
+    match p.jobs {
+        Some(_) if clustered => notes.push(
+            "jobs left aside: a cluster's clients keep a thread each, as one may move to another node".into(),
+        ),
+        Some(j) => notes.push(format!(
+            "the clients served from at most {j} thread(s) (jobs), one event in flight on each connection, its statements sent one after another"
+        )),
+        None => {}
     }
     for l in levels {
         notes.extend(super::pacing::shortfall(
@@ -1286,6 +1403,29 @@ mod tests {
         // a longer warm-up wins
         assert_eq!(params(10, 1.0, 4).skipped_s(), 4);
         assert_eq!(params(10, 0.5, 0).levels.threads.levels(), vec![1, 2]);
+    }
+
+    #[test]
+    fn jobs_need_a_closed_loop_on_one_connection_a_client() {
+        let check = |extra: &str| {
+            let text = format!("workload = \"read_only\"\nthreads = 8\nduration_s = 5\n{extra}");
+            let p: OltpParams = crate::workload::params_of(&text).expect("params");
+            p.validate()
+                .err()
+                .map(|e| format!("{:?}: {}", e.path, e.message))
+        };
+        assert_eq!(check("jobs = 2\n"), None);
+        // more jobs than clients: a thread a client
+        assert_eq!(check("jobs = 64\n"), None);
+        let refused = [
+            ("jobs = 0\n", "at least 1"),
+            ("jobs = 2\nrate = 100\n", "closed loop"),
+            ("jobs = 2\nsplit_reads = true\n", "split_reads"),
+        ];
+        for (extra, why) in refused {
+            let e = check(extra).unwrap_or_else(|| panic!("{extra} must be refused"));
+            assert!(e.contains("jobs") && e.contains(why), "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -136,6 +136,14 @@ impl Overlap for Named {
             .map_err(|e| named(self.family, e))
     }
 
+    fn send_text(&mut self, sql: &str) -> Result<()> {
+        let inner = self
+            .inner
+            .overlap()
+            .expect("lent out only when it overlaps");
+        inner.send_text(sql).map_err(|e| named(self.family, e))
+    }
+
     fn try_finish(&mut self) -> Option<Result<u64>> {
         let inner = self
             .inner

@@ -929,27 +929,21 @@ impl Session for WireSession {
     }
 
     fn execute(&mut self, sql: &str) -> Result<u64> {
-        self.begin(COM_QUERY);
-        self.wbuf.extend_from_slice(sql.as_bytes());
-        self.send_built()?;
+        self.send_query(sql)?;
         self.read_results(false, None)
     }
 
     /// The OK packet's affected rows (changed rows), warnings and info string (`Rows matched:
     /// N  Changed: M  Warnings: W`).
     fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
-        self.begin(COM_QUERY);
-        self.wbuf.extend_from_slice(sql.as_bytes());
-        self.send_built()?;
+        self.send_query(sql)?;
         let mut ok = (0u16, String::new());
         let affected = self.read_results_ok(false, None, Some(&mut ok), None)?;
         Ok(changes_from_ok(affected, ok.0, &ok.1))
     }
 
     fn query_i64(&mut self, sql: &str) -> Result<i64> {
-        self.begin(COM_QUERY);
-        self.wbuf.extend_from_slice(sql.as_bytes());
-        self.send_built()?;
+        self.send_query(sql)?;
         let mut first = None;
         self.read_results(false, Some(&mut first))?;
         let Some(text) = first else { return Ok(0) };
@@ -1027,6 +1021,10 @@ impl Overlap for WireSession {
         self.send_execute(stmt, params)
     }
 
+    fn send_text(&mut self, sql: &str) -> Result<()> {
+        self.send_query(sql)
+    }
+
     fn try_finish(&mut self) -> Option<Result<u64>> {
         loop {
             if holds_answer(self.rb.unread(), self.caps, self.cache_metadata) {
@@ -1043,6 +1041,13 @@ impl Overlap for WireSession {
 }
 
 impl WireSession {
+    /// Send COM_QUERY: one statement of SQL text.
+    fn send_query(&mut self, sql: &str) -> Result<()> {
+        self.begin(COM_QUERY);
+        self.wbuf.extend_from_slice(sql.as_bytes());
+        self.send_built()
+    }
+
     /// Send COM_STMT_EXECUTE for a prepared statement with its parameters.
     fn send_execute(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
         let st = self

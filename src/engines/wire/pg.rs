@@ -426,6 +426,16 @@ impl PgWire {
     /// One statement of SQL text, as an unnamed statement on the extended protocol: results
     /// in text, several statements refused by the server.
     fn one(&mut self, sql: &str, want_first: bool) -> Result<Outcome> {
+        self.send_one(sql)?;
+        let o = self.read_until_ready(want_first)?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(o),
+        }
+    }
+
+    /// [`one`](Self::one)'s request: parse, bind, describe, execute, sync; one write.
+    fn send_one(&mut self, sql: &str) -> Result<()> {
         self.check()?;
         frontend::parse("", sql, std::iter::empty(), &mut self.wbuf).map_err(io_err)?;
         frontend::bind(
@@ -441,12 +451,7 @@ impl PgWire {
         frontend::describe(b'P', "", &mut self.wbuf).map_err(io_err)?;
         frontend::execute("", 0, &mut self.wbuf).map_err(io_err)?;
         frontend::sync(&mut self.wbuf);
-        self.flush()?;
-        let o = self.read_until_ready(want_first)?;
-        match o.error {
-            Some(e) => Err(e),
-            None => Ok(o),
-        }
+        self.flush()
     }
 }
 
@@ -531,6 +536,10 @@ impl Overlap for PgWire {
 
     fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
         self.send_bind_execute(stmt, params, 1)
+    }
+
+    fn send_text(&mut self, sql: &str) -> Result<()> {
+        self.send_one(sql)
     }
 
     fn try_finish(&mut self) -> Option<Result<u64>> {
