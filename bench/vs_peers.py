@@ -90,12 +90,20 @@ def host_cpu_s():
     return (total - idle) / CLK, total / CLK
 
 
+def tcp_segments_sent():
+    """TCP segments the host has sent (/proc/net/snmp's Tcp OutSegs): over loopback, both the
+    client's and the server's, queries, answers and bare ACKs alike."""
+    with open("/proc/net/snmp") as f:
+        rows = [l.split() for l in f if l.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("OutSegs")])
+
+
 def run_client(argv, log_path, peak_rss=False, env=None):
     """Run one client to completion; its exit code, wall time, CPU (user, system) and output,
     and with `peak_rss` its peak resident memory. That is taken by GNU time (`%M`), not from
     our own wait4: a forked child keeps the forking process's peak RSS across exec, so wait4
     would report at least this Python process's size for any client; time's own is ~2 MB."""
-    h0 = host_cpu_s()
+    h0, seg0 = host_cpu_s(), tcp_segments_sent()
     t0 = time.monotonic()
     rss_path = log_path + ".maxrss"
     if peak_rss:
@@ -105,7 +113,7 @@ def run_client(argv, log_path, peak_rss=False, env=None):
         _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
-    h1 = host_cpu_s()
+    h1, seg1 = host_cpu_s(), tcp_segments_sent()
     with open(log_path) as f:
         text = f.read()
     rss = None
@@ -126,6 +134,7 @@ def run_client(argv, log_path, peak_rss=False, env=None):
         "peak_rss_bytes": rss,
         "host_busy_s": h1[0] - h0[0],
         "host_cpu_s": h1[1] - h0[1],
+        "tcp_segments": seg1 - seg0,
         "output": text,
     }
 
@@ -369,9 +378,12 @@ def sysbench_part(a, out, part):
                         s1 - s0, server_queries(c0, c1), f)
 
     def ours(workload, threads, label):
+        # sysbench has a thread a client; BENCH_JOBS serves dbduel's clients from fewer
+        # (pgbench's -j), each still one connection with one event in flight.
+        jobs = f"\njobs = {a.jobs}" if a.jobs and a.jobs < threads else ""
         step = f"""kind = "oltp"
 workload = "{workload}"
-threads = {threads}
+threads = {threads}{jobs}
 duration_s = {a.duration}
 final_fraction = 1.0
 distribution = "special\""""
@@ -974,6 +986,8 @@ def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extr
         "server_cpu_s": server_cpu_s,
         "server_cpu_us_per_query": server_cpu_s * 1e6 / max(queries, 1),
         "server_counted_queries": server_queries,
+        # a query and its answer are 2 when every ACK rides on the next query or answer
+        "tcp_segments_per_query": r["tcp_segments"] / max(queries, 1),
         "machine_cpu_s": r["host_cpu_s"],
         "machine_busy_s": r["host_busy_s"],
         # what neither the client nor the server used: other processes, the kernel's own work
@@ -1027,7 +1041,8 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
             log(f"  {label} ...")
             m = fn(workload, threads, label)
             log(f"  {label}: {m['qps']:,.0f} qps, client {m['client_cpu_us_per_query']:.2f} µs/query, "
-                f"server {m['server_cpu_us_per_query']:.2f} µs/query")
+                f"server {m['server_cpu_us_per_query']:.2f} µs/query, "
+                f"{m['tcp_segments_per_query']:.2f} TCP segments/query")
             counted = m["server_counted_queries"]
             if counted and abs(counted - m["queries"]) > 0.02 * m["queries"] + 50:
                 log(f"  warning: {label}: the client reports {m['queries']} queries, "
@@ -1049,6 +1064,7 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
             "client_user_us_per_query": sum(m["client_cpu_user_s"] for m in ms) * 1e6 / max(q, 1),
             "client_sys_us_per_query": sum(m["client_cpu_sys_s"] for m in ms) * 1e6 / max(q, 1),
             "server_cpu_us_per_query": sum(m["server_cpu_s"] for m in ms) * 1e6 / max(q, 1),
+            "tcp_segments_per_query": sum(m["tcp_segments_per_query"] * m["queries"] for m in ms) / max(q, 1),
             "errors": sum(m["errors"] for m in ms),
             "others_cpu_share_max": max(m["others_cpu_share"] for m in ms),
         }
@@ -1089,7 +1105,7 @@ def print_table(pairs):
     head = (f"{'server':<16} {'workload':<30} {'threads':>7} {'peer QPS':>10} {'dbduel QPS':>11}"
             f" {'ratio [interval] conf':>27} {'peer CPU µs/q':>14} {'dbduel CPU µs/q':>16}"
             f" {'user/sys µs/q peer':>18} {'user/sys dbduel':>16}"
-            f" {'server µs/q peer/dbduel':>24} {'ceiling':>8}")
+            f" {'server µs/q peer/dbduel':>24} {'ceiling':>8} {'segs/q peer/dbduel':>19}")
     print(head)
     print("-" * len(head))
     for p in pairs:
@@ -1102,10 +1118,11 @@ def print_table(pairs):
         split = [f"{x['client_user_us_per_query']:.1f} / {x['client_sys_us_per_query']:.1f}"
                  for x in (a, b)]
         ceiling = f"{p['ceiling']:.3f}" if p.get("ceiling") else "-"
+        segs = "/".join(f"{x.get('tcp_segments_per_query', 0):.2f}" for x in (a, b))
         print(f"{p['server']:<16} {name:<30} {p['threads']:>7} {a['qps']:>10,.0f} {b['qps']:>11,.0f}"
               f" {ratio:>27} {a['client_cpu_us_per_query']:>14.2f}"
               f" {b['client_cpu_us_per_query']:>16.2f} {split[0]:>18} {split[1]:>16}"
-              f" {srv:>24} {ceiling:>8}")
+              f" {srv:>24} {ceiling:>8} {segs:>19}")
     print()
     n = len(pairs)
     lighter = [p for p in pairs if p["dbduel_summary"]["client_cpu_us_per_query"]
@@ -1147,6 +1164,7 @@ def main():
     a.warmup = env_int("BENCH_WARMUP_S", min(10, a.duration))
     a.pg_scale = env_int("BENCH_PG_SCALE", 10)
     a.pg_jobs = env_int("BENCH_PG_JOBS", 0) or None
+    a.jobs = env_int("BENCH_JOBS", 0) or None
     a.threads = [int(t) for t in os.environ.get("BENCH_THREADS", "8 32").split()]
     a.tpcc_threads = [int(t) for t in os.environ.get("BENCH_TPCC_THREADS", "8").split()]
     a.tpcc_warehouses = env_int("BENCH_TPCC_WAREHOUSES", 2)
@@ -1170,7 +1188,8 @@ def main():
         "dbduel_commit": git_commit(),
         "host": {"cpu": model, "cores": os.cpu_count(), "kernel": os.uname().release},
         "settings": {"duration_s": a.duration, "rounds": a.rounds, "warmup_s": a.warmup,
-                     "threads": a.threads, "order": "A B, then B A, alternating"},
+                     "threads": a.threads, "order": "A B, then B A, alternating",
+                     "jobs": a.jobs, "pg_jobs": a.pg_jobs},
         "peers": {
             "sysbench": tool_version(["sysbench", "--version"]),
             "pgbench": tool_version([pg_bin("pgbench"), "--version"]),
