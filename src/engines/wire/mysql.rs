@@ -845,7 +845,7 @@ enum Scan {
 /// as an end, so that the reader reports it.
 fn holds_answer(mut buf: &[u8], caps: u32, cache_metadata: bool) -> bool {
     let mut scan = Scan::Result;
-    // The first bytes of a payload split over several packets, and whether one is open.
+    // Whether the last packet was a full one, so that this one goes on with its payload.
     let mut continued = false;
     while buf.len() >= 4 {
         let len = usize::from(buf[0]) | usize::from(buf[1]) << 8 | usize::from(buf[2]) << 16;
