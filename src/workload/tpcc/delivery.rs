@@ -34,7 +34,13 @@ impl TpccWorker<'_> {
             p
         };
         let by_order = keyed(&[]);
-        self.run(S::DlDeleteNewOrder, &by_order)?;
+        let found = orders.iter().filter(|o| **o != 0).count() as u64;
+        self.run_changing(
+            S::DlDeleteNewOrder,
+            &by_order,
+            found,
+            "Delivery's new-order rows",
+        )?;
         self.run(S::DlOrder, &by_order)?;
         let mut customers = [0i64; DISTRICTS as usize];
         for (d, v) in district_pairs(&self.row)? {
@@ -53,7 +59,7 @@ impl TpccWorker<'_> {
             if *o == 0 {
                 continue;
             }
-            self.run(
+            self.run_changing(
                 S::DlCustomerUpdate,
                 &[
                     Value::cents(sums[i]),
@@ -61,6 +67,8 @@ impl TpccWorker<'_> {
                     Value::Int(i as i64 + 1),
                     Value::Int(customers[i]),
                 ],
+                1,
+                "Delivery's customer",
             )?;
         }
         Ok(Outcome::Committed)

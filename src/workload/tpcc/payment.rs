@@ -47,7 +47,7 @@ impl TpccWorker<'_> {
             let mut data = format!("{c} {c_d} {c_w} {d} {w} {amount_text} | {old}");
             data.truncate(500);
             let [kw, kd, kc] = key;
-            self.run(
+            self.run_changing(
                 S::PayCustomerUpdateData,
                 &[
                     amount.clone(),
@@ -57,12 +57,16 @@ impl TpccWorker<'_> {
                     kd,
                     kc,
                 ],
+                1,
+                "Payment's customer",
             )?;
         } else {
             let [kw, kd, kc] = key;
-            self.run(
+            self.run_changing(
                 S::PayCustomerUpdate,
                 &[amount.clone(), amount.clone(), kw, kd, kc],
+                1,
+                "Payment's customer",
             )?;
         }
         let text = |v: &Value| match v {
