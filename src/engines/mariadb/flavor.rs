@@ -121,36 +121,39 @@ impl Session for Named {
     }
 }
 
+impl Named {
+    /// The inner session's split form; `Named` lends its own only when the inner one has it.
+    fn inner_overlap(&mut self) -> &mut dyn Overlap {
+        self.inner
+            .overlap()
+            .expect("lent out only when it overlaps")
+    }
+}
+
 impl Overlap for Named {
     fn fd(&self) -> std::os::fd::RawFd {
         self.fd.expect("lent out only with a socket")
     }
 
     fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
-        let inner = self
-            .inner
-            .overlap()
-            .expect("lent out only when it overlaps");
-        inner
+        let family = self.family;
+        self.inner_overlap()
             .send_run(stmt, params)
-            .map_err(|e| named(self.family, e))
+            .map_err(|e| named(family, e))
     }
 
     fn send_text(&mut self, sql: &str) -> Result<()> {
-        let inner = self
-            .inner
-            .overlap()
-            .expect("lent out only when it overlaps");
-        inner.send_text(sql).map_err(|e| named(self.family, e))
+        let family = self.family;
+        self.inner_overlap()
+            .send_text(sql)
+            .map_err(|e| named(family, e))
     }
 
     fn try_finish(&mut self) -> Option<Result<u64>> {
-        let inner = self
-            .inner
-            .overlap()
-            .expect("lent out only when it overlaps");
         let family = self.family;
-        inner.try_finish().map(|r| r.map_err(|e| named(family, e)))
+        self.inner_overlap()
+            .try_finish()
+            .map(|r| r.map_err(|e| named(family, e)))
     }
 }
 
