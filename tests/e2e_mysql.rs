@@ -480,6 +480,16 @@ fn an_unknown_version_lists_the_installed_ones_and_the_install_script() {
     assert!(!out.join("work").exists());
 }
 
+/// `dbduel run study --out out`: its exit code, stdout and stderr.
+fn run_study(study: &Path, out: &Path) -> (i32, String, String) {
+    run(&[
+        "run",
+        study.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 /// A one-contender study `m57` (its `version` or `basedir` line is `choice`) that loads 100
 /// rows and runs `query` for a second, written into `dir`.
 fn tiny_study(dir: &Path, choice: &str, query: &str) -> PathBuf {
@@ -525,12 +535,7 @@ fn a_mysql_servers_error_names_mysql() {
         "SELECT no_such_column FROM user_logs WHERE id = 1",
     );
     let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let all = format!("{stdout}\n{stderr}");
     assert!(all.contains("mysql: ERROR 1054"), "{all}");
@@ -564,12 +569,7 @@ queries = ["SELECT id FROM user_logs WHERE id = (SELECT id FROM user_logs)"]
 "#;
     std::fs::write(&study, text).unwrap();
     let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
     let j = read_json(&dir.join("m57").join("queries.json"));
@@ -604,12 +604,7 @@ fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
         "SELECT content FROM user_logs WHERE id = 1",
     );
     let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("m57 (mysql 5.7."), "{stdout}");
     assert!(
@@ -620,12 +615,7 @@ fn a_basedir_runs_mysql_with_its_version_read_from_the_binary() {
     std::fs::create_dir(&empty).expect("mkdir");
     let choice = format!("basedir = {:?}", empty.display().to_string());
     let study = tiny_study(tmp.path(), &choice, "SELECT 1");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     assert!(stderr.contains("has no bin/mysqld"), "{stderr}");
     let leftover = common::processes_mentioning(out.to_str().unwrap());
@@ -999,12 +989,7 @@ fn a_basedir_whose_server_cannot_load_its_libraries_fails_before_anything_runs()
     let choice = format!("basedir = {:?}", basedir.display().to_string());
     let study = tiny_study(tmp.path(), &choice, "SELECT 1");
     let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     assert!(
         stderr.contains("cannot start")
@@ -1033,12 +1018,7 @@ fn a_basedir_whose_server_exits_with_a_loader_message_fails_before_anything_runs
     let choice = format!("basedir = {:?}", basedir.display().to_string());
     let study = tiny_study(tmp.path(), &choice, "SELECT 1");
     let out = tmp.path().join("out");
-    let (code, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, stdout, stderr) = run_study(&study, &out);
     assert_eq!(code, 3, "{stdout}\n{stderr}");
     assert!(
         stderr.contains("libaio.so.1: cannot open shared object file"),

@@ -46,6 +46,22 @@ pub struct Target {
 }
 
 impl Target {
+    /// A server on 127.0.0.1 at `port`, as `user`, with no password, database or restart
+    /// command: what the wire clients' own tests connect to.
+    #[cfg(test)]
+    pub fn loopback(scheme: &str, user: &str, port: u16) -> Target {
+        Target {
+            scheme: scheme.into(),
+            user: user.into(),
+            host: "127.0.0.1".into(),
+            port,
+            database: None,
+            password: None,
+            restart_command: None,
+            allow_cleartext: false,
+        }
+    }
+
     /// The target as shown in results: no password, ever.
     pub fn display(&self) -> String {
         let user = if self.user.is_empty() {

@@ -58,6 +58,11 @@ impl Flight {
         self.len += 1;
     }
 
+    /// The statements planned for the operation.
+    pub fn statements(&self) -> u64 {
+        self.len as u64
+    }
+
     /// Planning is over; the statements planned are the operation's.
     pub fn planned(&mut self) {
         self.recording = false;
@@ -146,6 +151,7 @@ mod tests {
         assert!(f.advance(&mut w).is_none());
         assert_eq!(w.sent[2], "5 [Int(8), Int(9)]");
         assert!(matches!(f.advance(&mut w), Some(Ok(()))));
+        assert_eq!(f.statements(), 3);
         // The buffers are reused: a shorter operation sends only its own statements.
         f.plan();
         f.push(Request::Stmt(StmtId(1)), &[]);

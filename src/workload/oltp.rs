@@ -431,10 +431,8 @@ struct OltpWorker<'a> {
     two: [Value; 2],
     three: [Value; 3],
     four: [Value; 4],
-    /// The event in flight when the client shares a thread (`jobs`), and its statements
-    /// as sysbench counts them.
+    /// The event in flight when the client shares a thread (`jobs`).
     flight: Flight,
-    statements: u64,
 }
 
 impl OltpWorker<'_> {
@@ -723,7 +721,8 @@ impl runner::Overlapped for OltpWorker<'_> {
         self.flight.plan();
         let planned = self.event();
         self.flight.planned();
-        let sent = planned.map(|n| self.statements = n).and_then(|()| {
+        let sent = planned.and_then(|n| {
+            debug_assert_eq!(n, self.flight.statements(), "an event counts what it plans");
             let o = self.session.overlap().ok_or_else(not_shared)?;
             self.flight.send_next(o)
         });
@@ -736,7 +735,8 @@ impl runner::Overlapped for OltpWorker<'_> {
             None => return Some(Err(not_shared())),
         };
         match self.flight.advance(o)? {
-            Ok(()) => Some(Ok(self.statements)),
+            // every statement planned counts, BEGIN and COMMIT too: `event`'s count
+            Ok(()) => Some(Ok(self.flight.statements())),
             Err(e) => {
                 // As `event` does: nothing is in flight once an error's answer is read.
                 if self.p.in_transactions() {
@@ -826,7 +826,6 @@ pub fn worker<'p>(
             Value::Text(String::new()),
         ],
         flight: Flight::default(),
-        statements: 0,
     };
     w.prepare_all()?;
     Ok(Box::new(w))

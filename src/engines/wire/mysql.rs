@@ -171,25 +171,11 @@ pub fn kind_for_code(code: u16) -> &'static str {
 }
 
 fn io_err(e: std::io::Error) -> EngineError {
-    let timed_out = matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    );
-    let mut err = EngineError::new("connection", format!("mariadb: {e}"));
-    if timed_out {
-        err.message.push_str(TIMED_OUT);
-    }
-    err
+    crate::engines::wire::tcp::io_error("mariadb", e)
 }
 
 /// Longest wait for the server's greeting and the authentication exchange.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Appended to a read or write that timed out, so the handshake can tell.
-const TIMED_OUT: &str = " (timed out)";
-
-fn is_timeout(e: &EngineError) -> bool {
-    e.message.ends_with(TIMED_OUT)
-}
 
 fn proto_err(what: &str) -> EngineError {
     EngineError::new(
@@ -480,7 +466,7 @@ impl WireSession {
             stmts: Vec::new(),
         };
         s.handshake(t, db).map_err(|e| match e {
-            ConnectError::Failed(e) if e.kind == "connection" && is_timeout(&e) => {
+            ConnectError::Failed(e) if crate::engines::wire::tcp::timed_out(&e) => {
                 ConnectError::Failed(EngineError::new(
                     "connect_timeout",
                     format!(
@@ -1274,16 +1260,7 @@ mod tests {
     fn a_server_that_never_greets_is_a_connect_timeout_not_a_hang() {
         // Connections wait in the listen queue, never accepted: as when back_log overflows.
         let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let t = Target {
-            scheme: "mysql".into(),
-            user: "root".into(),
-            host: "127.0.0.1".into(),
-            port: silent.local_addr().expect("addr").port(),
-            database: None,
-            password: None,
-            restart_command: None,
-            allow_cleartext: false,
-        };
+        let t = Target::loopback("mysql", "root", silent.local_addr().expect("addr").port());
         let began = std::time::Instant::now();
         match WireSession::connect(&t, "db", 1) {
             Err(ConnectError::Failed(e)) => {

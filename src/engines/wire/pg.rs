@@ -50,16 +50,8 @@ pub fn kind_for_sqlstate(code: &str) -> &'static str {
     }
 }
 
-/// Ends the message of a read that ran out its timeout (only the handshake sets one).
-const TIMED_OUT: &str = " (timed out)";
-
 fn io_err(e: std::io::Error) -> EngineError {
-    let timed_out = matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    );
-    let suffix = if timed_out { TIMED_OUT } else { "" };
-    EngineError::new("connection", format!("postgres: {e}{suffix}"))
+    crate::engines::wire::tcp::io_error("postgres", e)
 }
 
 fn proto_err(what: &str) -> EngineError {
@@ -223,7 +215,8 @@ impl PgWire {
             broken: None,
         };
         c.startup(t, db).map_err(|e| {
-            if e.kind == "connection" && e.message.ends_with(TIMED_OUT) {
+            // only the handshake reads with a timeout
+            if crate::engines::wire::tcp::timed_out(&e) {
                 EngineError::new(
                     "connect_timeout",
                     format!(
@@ -677,16 +670,7 @@ mod tests {
         // Connections wait in the listen queue, never accepted: as a postmaster swamped by
         // connections opening at once.
         let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let t = Target {
-            scheme: "postgres".into(),
-            user: "u".into(),
-            host: "127.0.0.1".into(),
-            port: silent.local_addr().expect("addr").port(),
-            database: None,
-            password: None,
-            restart_command: None,
-            allow_cleartext: false,
-        };
+        let t = Target::loopback("postgres", "u", silent.local_addr().expect("addr").port());
         let began = std::time::Instant::now();
         match PgWire::connect_within(&t, "db", Duration::from_secs(1)) {
             Err(e) => {

@@ -1,6 +1,6 @@
 //! Connecting the lean wire clients (`wire::mysql`, `wire::pg`): the first of the host's
-//! addresses that answers within the timeout, with Nagle's delay off; and reading a
-//! blocking socket without waiting.
+//! addresses that answers within the timeout, with Nagle's delay off; reading a blocking
+//! socket without waiting; and the error a failed read or write makes.
 
 use std::io::Read;
 use std::net::{TcpStream, ToSocketAddrs};
@@ -28,6 +28,26 @@ impl Read for DontWait<'_> {
             Ok(n as usize)
         }
     }
+}
+
+/// Ends the message of a read or write that ran out its socket timeout, so that the
+/// handshake can tell it from a connection that broke.
+const TIMED_OUT: &str = " (timed out)";
+
+/// A failed read or write on `family`'s connection, kind `connection`; marked when it ran
+/// out a socket timeout.
+pub fn io_error(family: &str, e: std::io::Error) -> crate::engine::EngineError {
+    let timed_out = matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    );
+    let suffix = if timed_out { TIMED_OUT } else { "" };
+    crate::engine::EngineError::new("connection", format!("{family}: {e}{suffix}"))
+}
+
+/// Whether `e` is an [`io_error`] that ran out a socket timeout.
+pub fn timed_out(e: &crate::engine::EngineError) -> bool {
+    e.kind == "connection" && e.message.ends_with(TIMED_OUT)
 }
 
 pub fn connect(host: &str, port: u16, timeout: Duration) -> std::io::Result<TcpStream> {
