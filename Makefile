@@ -3,7 +3,8 @@
 # `make test-fast` is the tier for every change: no install, no server (tests/README.md).
 
 CARGO ?= cargo
-DBDUEL := target/release/dbduel
+# where cargo puts what it builds: CARGO_TARGET_DIR when it is set, else target/
+DBDUEL := $(or $(CARGO_TARGET_DIR),target)/release/dbduel
 
 .PHONY: demo build test test-fast lint fmt install-servers install-browser install-slurm install-k8s-schema bench clean
 
