@@ -307,8 +307,10 @@ fn oltp_statements_and_commits_are_the_servers_own() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
+/// TPC-C on 5.6 and 8.0 with its schema changes under load (libtest starts tests in name
+/// order: this long one starts early, beside the short ones).
 #[test]
-fn tpcc_with_hot_schema_changes_runs_and_commits_as_the_server_counts() {
+fn hot_schema_changes_under_tpcc_commit_as_the_server_counts() {
     if !have_mysql() {
         return;
     }
@@ -645,19 +647,33 @@ fn level_sum(j: &serde_json::Value, key: &str) -> u64 {
         .sum()
 }
 
-/// The built-in studies' own MySQL contenders (`mysql-5.6`, and `mysql-8.0` for lookups), each
-/// study at a tiny size: every step runs to the end, and what dbduel counted is what the
-/// server executed; the shoot-out at its `full` scale sets the original's Percona Server
-/// figures beside the run.
-#[test]
-fn the_studies_run_their_own_mysql_contenders() {
+// The built-in studies' own MySQL contenders (`mysql-5.6`, and `mysql-8.0` for lookups), each
+// study at a tiny size and in a test of its own: every step runs to the end, and what dbduel
+// counted is what the server executed.
+
+/// A scratch directory for a built-in study's run on MySQL, or None where MySQL is missing.
+fn builtin_out() -> Option<(tempfile::TempDir, PathBuf)> {
     if !have_mysql() {
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("out");
-    let m56 = "mysql-5.6";
+    Some((tmp, out))
+}
 
+/// No process mentions the run's directory any more: every server it started has ended.
+fn nothing_left(out: &Path) {
+    let leftover = common::processes_mentioning(out.to_str().unwrap());
+    assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+/// The shoot-out at its `full` scale sets the original's Percona Server figures beside the run.
+#[test]
+fn builtin_shootout_on_mysql_sets_perconas_published_figures_beside_it() {
+    let Some((_tmp, out)) = builtin_out() else {
+        return;
+    };
+    let m56 = "mysql-5.6";
     let (report, dir) = run_builtin(
         "shootout",
         &out,
@@ -715,7 +731,16 @@ fn the_studies_run_their_own_mysql_contenders() {
         report.contains("80,952"),
         "Percona's rows changed in:\n{report}"
     );
+    nothing_left(&out);
+}
 
+/// The oltp study's three workloads: the prepared executions per event are sysbench's.
+#[test]
+fn builtin_oltp_on_mysql_executes_what_dbduel_counts() {
+    let Some((_tmp, out)) = builtin_out() else {
+        return;
+    };
+    let m56 = "mysql-5.6";
     let (_, dir) = run_builtin(
         "oltp",
         &out,
@@ -756,7 +781,16 @@ fn the_studies_run_their_own_mysql_contenders() {
             "{st}"
         );
     }
+    nothing_left(&out);
+}
 
+/// TPC-C with its schema changes under load, consistent afterwards.
+#[test]
+fn builtin_tpcc_on_mysql_commits_as_counted_and_stays_consistent() {
+    let Some((_tmp, out)) = builtin_out() else {
+        return;
+    };
+    let m56 = "mysql-5.6";
     let (_, dir) = run_builtin(
         "tpcc",
         &out,
@@ -783,7 +817,15 @@ fn the_studies_run_their_own_mysql_contenders() {
     }
     let check = step(&summary, m56, "consistency");
     assert_eq!(figure(check, "conditions_passed"), Some(11.0), "{check:#}");
+    nothing_left(&out);
+}
 
+/// The storage tiers, each device with a small cache, committing as the original's MySQL.
+#[test]
+fn builtin_storage_tiers_on_mysql_commits_as_the_original() {
+    let Some((_tmp, out)) = builtin_out() else {
+        return;
+    };
     // each device, its cache small (one override written as is, one quoted)
     let tiers = ["mysql-5.6-ssd", "mysql-5.6-hdd"];
     let (_, dir) = run_builtin(
@@ -836,7 +878,16 @@ fn the_studies_run_their_own_mysql_contenders() {
         assert_eq!(e["log_bin"], "ON", "{e:#}");
         assert_eq!(e["sync_binlog"], "0", "{e:#}");
     }
+    nothing_left(&out);
+}
 
+/// Point lookups on 5.6 and 8.0, each lookup an execution the server counts.
+#[test]
+fn builtin_point_lookups_on_mysql_are_counted_by_the_server() {
+    let Some((_tmp, out)) = builtin_out() else {
+        return;
+    };
+    let m56 = "mysql-5.6";
     let lookups = [m56, "mysql-8.0"];
     let mut sets = vec!["-q", "--set", "dataset.rows=20000"];
     for s in [
@@ -864,8 +915,7 @@ fn the_studies_run_their_own_mysql_contenders() {
             );
         }
     }
-    let leftover = common::processes_mentioning(out.to_str().unwrap());
-    assert!(leftover.is_empty(), "{leftover:?}");
+    nothing_left(&out);
 }
 
 /// `dbduel sandbox up`'s target and password file from its standard output.

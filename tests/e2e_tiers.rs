@@ -11,15 +11,22 @@ use dbduel::sandbox::device_profile::DeviceProfile;
 use dbduel::sandbox::limits::Limits;
 use dbduel::sysmon::disk_meter::DiskMeter;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-/// The device meter sees the whole disk: these tests run one at a time, so that one's reads
-/// are not counted in another's figures.
-static DISK: Mutex<()> = Mutex::new(());
+/// The device meter sees the whole disk: the tests that judge its figures run alone, so that
+/// no other test's reads are counted in them; the others only need the disk to themselves
+/// against those, and run beside one another.
+static DISK: RwLock<()> = RwLock::new(());
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    DISK.lock().unwrap_or_else(|e| e.into_inner())
+/// For a test whose assertions are the device meter's figures.
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    DISK.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a test that uses the disk but judges no figure of the whole device.
+fn beside_others() -> RwLockReadGuard<'static, ()> {
+    DISK.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Can this machine throttle I/O under `dir` (root, a blkio or io controller, a disk)?
@@ -63,7 +70,7 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
 /// device meter sees the disk — and does read the disk (it is not the page cache answering).
 #[test]
 fn a_cold_sequential_read_is_held_to_the_profile_bandwidth() {
-    let _disk = one_at_a_time();
+    let _disk = alone();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !can_throttle(dir.path()) {
         return;
@@ -127,7 +134,7 @@ fn a_cold_sequential_read_is_held_to_the_profile_bandwidth() {
 /// about there, and the selects fall far below the same server's unthrottled ones.
 #[test]
 fn an_iops_profile_holds_point_selects_to_its_reads() {
-    let _disk = one_at_a_time();
+    let _disk = alone();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !common::have_mariadb() || !can_throttle(tmp.path()) {
         return;
@@ -189,7 +196,7 @@ fn an_iops_profile_holds_point_selects_to_its_reads() {
 /// it starts, with exit 3 and the reason.
 #[test]
 fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
-    let _disk = one_at_a_time();
+    let _disk = beside_others();
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
         eprintln!("skipping: no /dev/shm");
@@ -219,31 +226,47 @@ fn a_profile_that_cannot_apply_stops_the_run_before_it_starts() {
     );
 }
 
-/// The built-in study at its functional scale on every contender: each step runs, the device
-/// figures are there, the findings set each engine's fast profile against its slow one, and
-/// no cgroup is left.
+// The storage-tiers study on each of its default contenders and one of the durable InnoDB
+// twins, in two runs that go side by side, each with whole pairs of fast and slow twins (the
+// findings compare a pair within its run).
+
 #[test]
-fn the_storage_tiers_study_runs_on_every_contender() {
-    let _disk = one_at_a_time();
+fn the_storage_tiers_study_runs_on_innodb_and_sqlite() {
+    storage_tiers_on(
+        &[
+            "innodb-ssd",
+            "innodb-hdd",
+            "sqlite-ssd",
+            "sqlite-hdd",
+            "innodb-durable-hdd",
+        ],
+        &[
+            ("innodb-ssd", "innodb-hdd", "innodb"),
+            ("sqlite-ssd", "sqlite-hdd", "sqlite"),
+        ],
+    );
+}
+
+#[test]
+fn the_storage_tiers_study_runs_on_myrocks_and_postgres() {
+    storage_tiers_on(
+        &["myrocks-ssd", "myrocks-hdd", "postgres-ssd", "postgres-hdd"],
+        &[("postgres-ssd", "postgres-hdd", "postgres")],
+    );
+}
+
+/// The built-in study at its functional scale on `contenders`: each step runs, the device
+/// figures are there, the findings set each of `twins` (fast, slow, name) against each other on
+/// their profiles, each server commits as the study asked, and no cgroup is left.
+fn storage_tiers_on(contenders: &[&str], twins: &[(&str, &str, &str)]) {
+    let _disk = beside_others();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !common::have_mariadb() || !common::have_postgres() || !can_throttle(tmp.path()) {
         return;
     }
     let out = tmp.path().join("out");
-    // the study's default contenders and one of the durable InnoDB twins
-    let contenders = [
-        "innodb-ssd",
-        "innodb-hdd",
-        "myrocks-ssd",
-        "myrocks-hdd",
-        "postgres-ssd",
-        "postgres-hdd",
-        "sqlite-ssd",
-        "sqlite-hdd",
-        "innodb-durable-hdd",
-    ];
     let mut args = vec!["run", "storage-tiers", "--scale", "functional"];
-    for c in contenders {
+    for &c in contenders {
         args.extend(["--contender", c]);
     }
     args.extend(["--out", out.to_str().unwrap(), "-q", "--format", "markdown"]);
@@ -251,7 +274,7 @@ fn the_storage_tiers_study_runs_on_every_contender() {
     assert_eq!(code, 0, "{stderr}\n{stdout}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
-    for c in contenders {
+    for &c in contenders {
         for st in [
             "load",
             "footprint",
@@ -284,11 +307,7 @@ fn the_storage_tiers_study_runs_on_every_contender() {
         );
     }
     commits_as_the_original(&read_json(&dir.join("manifest.json")));
-    for (fast, slow, name) in [
-        ("innodb-ssd", "innodb-hdd", "innodb"),
-        ("postgres-ssd", "postgres-hdd", "postgres"),
-        ("sqlite-ssd", "sqlite-hdd", "sqlite"),
-    ] {
+    for &(fast, slow, name) in twins {
         let line = format!(
             "{fast} on raid10-ssd (reads 750 MB/s, 40000 IOPS; writes 500 MB/s, 10000 IOPS) against {slow} on raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS): cpu-bound ×"
         );
@@ -308,31 +327,26 @@ fn the_storage_tiers_study_runs_on_every_contender() {
 /// Each server said it commits as the study asked: without a log flush (as the original's
 /// MySQL and CUBRID), or, for the durable twins, with one at every commit.
 fn commits_as_the_original(manifest: &serde_json::Value) {
-    let effective = |c: &str| {
-        manifest["contenders"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == c)
-            .unwrap_or_else(|| panic!("{c} in {manifest:#}"))["effective"]
-            .clone()
-    };
-    let e = effective("innodb-durable-hdd");
-    assert_eq!(e["innodb_flush_log_at_trx_commit"], "1", "{e:#}");
-    assert_eq!(e["log_bin"], "OFF", "{e:#}");
-    for disk in ["ssd", "hdd"] {
-        let e = effective(&format!("innodb-{disk}"));
-        assert_eq!(e["innodb_flush_log_at_trx_commit"], "0", "{e:#}");
-        assert_eq!(e["log_bin"], "ON", "{e:#}");
-        assert_eq!(e["sync_binlog"], "0", "{e:#}");
-        let e = effective(&format!("myrocks-{disk}"));
-        assert_eq!(e["rocksdb_flush_log_at_trx_commit"], "0", "{e:#}");
-        let e = effective(&format!("postgres-{disk}"));
-        assert_eq!(e["synchronous_commit"], "off", "{e:#}");
-        let e = effective(&format!("sqlite-{disk}"));
-        assert_eq!(e["journal_mode"], "wal", "{e:#}");
-        // PRAGMA synchronous reads NORMAL back as 1: synced at checkpoints, not at commit
-        assert_eq!(e["synchronous"], "1", "{e:#}");
+    for c in manifest["contenders"].as_array().unwrap() {
+        let (name, e) = (c["name"].as_str().unwrap(), &c["effective"]);
+        let expected: &[(&str, &str)] = match name.split('-').next() {
+            _ if name == "innodb-durable-hdd" => {
+                &[("innodb_flush_log_at_trx_commit", "1"), ("log_bin", "OFF")]
+            }
+            Some("innodb") => &[
+                ("innodb_flush_log_at_trx_commit", "0"),
+                ("log_bin", "ON"),
+                ("sync_binlog", "0"),
+            ],
+            Some("myrocks") => &[("rocksdb_flush_log_at_trx_commit", "0")],
+            Some("postgres") => &[("synchronous_commit", "off")],
+            // PRAGMA synchronous reads NORMAL back as 1: synced at checkpoints, not at commit
+            Some("sqlite") => &[("journal_mode", "wal"), ("synchronous", "1")],
+            _ => panic!("no rule for contender {name}"),
+        };
+        for (key, value) in expected {
+            assert_eq!(e[*key], *value, "{name}: {e:#}");
+        }
     }
 }
 
@@ -341,7 +355,7 @@ fn commits_as_the_original(manifest: &serde_json::Value) {
 /// each server reads its size back.
 #[test]
 fn cache_shares_are_shares_of_the_memory_limit() {
-    let _disk = one_at_a_time();
+    let _disk = beside_others();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !common::have_mariadb() || !can_throttle(tmp.path()) {
         return;
@@ -393,7 +407,7 @@ kind = "load"
 /// the server and removes them; an interrupted run removes its own.
 #[test]
 fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
-    let _disk = one_at_a_time();
+    let _disk = beside_others();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp");
     if !common::have_mariadb() || !can_throttle(tmp.path()) {
         return;
@@ -465,7 +479,7 @@ fn no_cgroup_is_left_after_an_interrupt_or_a_kill() {
 /// the run, leaving the user's directory as it was.
 #[test]
 fn data_dir_puts_the_data_where_the_user_says() {
-    let _disk = one_at_a_time();
+    let _disk = beside_others();
     if !common::have_mariadb() || !common::have_postgres() {
         return;
     }

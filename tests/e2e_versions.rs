@@ -68,15 +68,25 @@ fn facts(dir: &Path, name: &str) -> serde_json::Value {
         .clone()
 }
 
+/// The cached servers' contenders: each picks its version from the cache.
+const CACHED: [&str; 2] = ["innodb", "postgres"];
+const CACHED_VERSIONS: [(&str, &str); 2] = [("innodb", "11.4"), ("postgres", "17")];
+
+/// Nothing of a run in `out` is left: no sandbox, no process.
+fn nothing_left(out: &Path) {
+    assert!(sandbox::find(out).is_empty(), "a sandbox was left behind");
+    let left = common::processes_mentioning(out.to_str().unwrap());
+    assert!(left.is_empty(), "processes left: {left:?}");
+}
+
 #[test]
-fn cached_mariadb_and_postgres_run_shootout_and_oltp_and_leave_nothing() {
+fn cached_mariadb_and_postgres_run_the_shootout_and_leave_nothing() {
     if !have_both() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let versions = [("innodb", "11.4"), ("postgres", "17")];
-    let contenders = ["innodb", "postgres"];
+    let (versions, contenders) = (CACHED_VERSIONS, CACHED);
     let (code, stdout, stderr) = run_study("shootout", &out, &contenders, &versions, TINY_SHOOTOUT);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
@@ -107,6 +117,17 @@ fn cached_mariadb_and_postgres_run_shootout_and_oltp_and_leave_nothing() {
         let heading = format!("{c} ({} {version})", f["engine"].as_str().unwrap());
         assert!(stdout.contains(&heading), "{heading} in\n{stdout}");
     }
+    nothing_left(&out);
+}
+
+#[test]
+fn cached_mariadb_and_postgres_run_oltp_and_leave_nothing() {
+    if !have_both() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let (versions, contenders) = (CACHED_VERSIONS, CACHED);
     let (code, stdout, stderr) = run_study("oltp", &out, &contenders, &versions, TINY_OLTP);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
@@ -123,9 +144,7 @@ fn cached_mariadb_and_postgres_run_shootout_and_oltp_and_leave_nothing() {
             Some(true)
         );
     }
-    assert!(sandbox::find(&out).is_empty(), "a sandbox was left behind");
-    let left = common::processes_mentioning(out.to_str().unwrap());
-    assert!(left.is_empty(), "processes left: {left:?}");
+    nothing_left(&out);
 }
 
 #[test]
