@@ -220,6 +220,46 @@ fn by_warehouse(j: &serde_json::Value) -> Vec<u64> {
         .collect()
 }
 
+/// A Delivery whose DELETE removes fewer new-order rows than it found (a PostgreSQL rule keeps
+/// district 1's) is a `serialization` conflict, rolled back and retried: it never commits with
+/// an order left undelivered or a customer credited for it anyway.
+#[test]
+fn a_change_that_misses_rows_it_read_is_a_conflict_never_a_commit() {
+    if !common::have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let study = dir.path().join("lost.toml");
+    std::fs::write(&study, include_str!("studies/tpcc_lost_change.toml")).unwrap();
+    std::fs::write(
+        dir.path().join("keep_district_1.sql"),
+        "CREATE RULE keep_district_1 AS ON DELETE TO new_order WHERE old.no_d_id = 1 DO INSTEAD NOTHING;\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (_, stdout, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let run = run_dir(&stderr);
+    let j = read_json(&run.join("pg").join("tpcc.json"));
+    let delivery = j["details"]["levels"][0]["types"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{stderr}\n{stdout}\n{j:#}"))
+        .iter()
+        .find(|t| t["name"] == "delivery")
+        .unwrap_or_else(|| panic!("no delivery in {j:#}"))
+        .clone();
+    assert!(
+        delivery["conflicts"]["serialization"].as_u64() > Some(0),
+        "{delivery:#}"
+    );
+    assert_eq!(delivery["count"], 0, "{delivery:#}");
+}
+
 #[test]
 fn a_random_home_warehouse_spreads_over_all_and_a_fixed_one_stays() {
     let dir = tempfile::tempdir().expect("tmp");
