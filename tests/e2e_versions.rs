@@ -86,8 +86,8 @@ fn cached_mariadb_and_postgres_run_the_shootout_and_leave_nothing() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let (versions, contenders) = (CACHED_VERSIONS, CACHED);
-    let (code, stdout, stderr) = run_study("shootout", &out, &contenders, &versions, TINY_SHOOTOUT);
+    let (code, stdout, stderr) =
+        run_study("shootout", &out, &CACHED, &CACHED_VERSIONS, TINY_SHOOTOUT);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
     let summary = read_json(&dir.join("summary.json"));
@@ -127,11 +127,10 @@ fn cached_mariadb_and_postgres_run_oltp_and_leave_nothing() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let (versions, contenders) = (CACHED_VERSIONS, CACHED);
-    let (code, stdout, stderr) = run_study("oltp", &out, &contenders, &versions, TINY_OLTP);
+    let (code, stdout, stderr) = run_study("oltp", &out, &CACHED, &CACHED_VERSIONS, TINY_OLTP);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
-    for c in contenders {
+    for c in CACHED {
         for st in ["point-select", "read-only", "read-write"] {
             let j = read_json(&dir.join(c).join(format!("{st}.json")));
             let events = j["details"]["levels"][0]["events"].as_f64().unwrap_or(0.0);
