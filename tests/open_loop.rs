@@ -2,7 +2,7 @@
 //! `script` (SQLite), `select-triple` and `insert-trickle` (SQLite's tiers40 tables) and
 //! `tpcc` (in tpmC) each paced at a low rate do that rate and write it as each second's
 //! `target_rate`; a ramp's per-second targets follow its stages; and an `slo` search on a
-//! dry engine whose statements sleep 2 ms (two clients: a knee at 1000 a second) finds a
+//! dry engine whose statements sleep 10 ms (ten clients: a knee at 1000 a second) finds a
 //! capacity just below the knee, every probe recorded; tpcc searches in tpmC.
 
 mod common;
@@ -152,8 +152,9 @@ fn a_ramp_follows_its_stages_and_an_slo_finds_the_knee() {
     let r = read_json(&dir.join("slow").join("ramp.json"));
     assert_eq!(r["details"]["ops"].as_u64(), Some(500), "100 + 400 queries");
 
-    // Two clients of a 2 ms engine saturate at 1000/s: the capacity under p99 ≤ 20 ms lies
-    // below that, and not far.
+    // Ten clients of a 10 ms engine saturate at 1000/s: the capacity under p99 ≤ 100 ms lies
+    // below that, and not far. (With 2 ms statements and a 20 ms goal, a loaded host's late
+    // wake-ups alone moved the knee below 700.)
     let j = read_json(&dir.join("slow").join("capacity.json"));
     let d = &j["details"];
     let cap = d["capacity"].as_f64().expect("a capacity");
@@ -180,7 +181,7 @@ fn a_ramp_follows_its_stages_and_an_slo_finds_the_knee() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    assert!(note.contains("capacity under p99 ≤ 20 ms"), "{note}");
+    assert!(note.contains("capacity under p99 ≤ 100 ms"), "{note}");
     // The probes' seconds follow one another in the step's file, each with its target.
     let secs = seconds(&dir, "slow", "capacity");
     assert!(secs.windows(2).all(|w| w[1].0 > w[0].0), "{secs:?}");
