@@ -272,10 +272,29 @@ def mysql_query(port, env, sql):
 
 
 def mysql_counters(port, env):
-    rows = mysql_query(port, env, "SHOW GLOBAL STATUS WHERE Variable_name IN "
-                       "('Com_stmt_execute','Com_begin','Com_commit','Com_select','Questions',"
-                       "'Com_rollback')")
-    return {k: int(v) for k, v in rows}
+    """The server's global status counters (the numeric ones)."""
+    rows = mysql_query(port, env, "SHOW GLOBAL STATUS")
+    return {k: int(v) for k, v in rows if v.lstrip("-").isdigit()}
+
+
+# The server's counters that grow with the work a client's statements cause, beside its CPU:
+# rows read and written through the storage engine's handler, the query plans' kinds, sorts,
+# temporary tables, and what went back. The same counts a query from both clients show that
+# they asked the server for the same work, which the server's CPU alone cannot: it moves by up
+# to ±15 % between rounds of one client here, with the host's speed.
+MYSQL_WORK = ("Handler_", "Select_", "Sort_", "Created_tmp_", "Innodb_rows_", "Bytes_sent")
+# On PostgreSQL the user tables' scans and rows (pg_stat_user_tables, summed), which neither
+# autovacuum nor a new backend's catalog reads move, and the database's commits. (Not the
+# share of updates that stay on their page, n_tup_hot_upd: that follows the pages' free space
+# as the run goes, not what the client asked.)
+PG_WORK = ("seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_upd",
+           "n_tup_del", "xact_commit")
+
+
+def work_done(c0, c1, names):
+    """The counters of `names` (or starting with one) that moved between c0 and c1: the deltas."""
+    return {k: c1[k] - c0.get(k, 0) for k in c1
+            if k.startswith(names) and c1[k] != c0.get(k, 0)}
 
 
 def parse_sysbench(text):
@@ -375,7 +394,7 @@ def sysbench_part(a, out, part):
         s1, c1 = tree_cpu_s(pid), mysql_counters(port, env)
         f = parse_sysbench(r["output"])
         return measured(r, f["qps"], f["queries"], f["errors"], f["p95_ms"] * 1000,
-                        s1 - s0, server_queries(c0, c1), f)
+                        s1 - s0, server_queries(c0, c1), f, work_done(c0, c1, MYSQL_WORK))
 
     def ours(workload, threads, label):
         # sysbench has a thread a client; BENCH_JOBS serves dbduel's clients from fewer
@@ -396,7 +415,8 @@ distribution = "special\""""
         queries = round(lv["qps"] * lv["measured_s"])
         return measured(r, lv["qps"], queries, lv["errors"], (lv["latency_us"] or {}).get("p95"),
                         s1 - s0, server_queries(c0, c1),
-                        {k: lv[k] for k in ("tps", "events", "measured_s", "dbduel_cpu_us_per_event")})
+                        {k: lv[k] for k in ("tps", "events", "measured_s", "dbduel_cpu_us_per_event")},
+                        work_done(c0, c1, MYSQL_WORK))
 
     for workload in ("point_select", "read_only"):
         for threads in a.threads:
@@ -420,13 +440,25 @@ def pg_bin(name):
     return found[-1] if found else name
 
 
-def pg_commits(port, db, env):
+def pg_counters(port, db, env):
+    """The database's PG_WORK counters, as the server last flushed them."""
+    tables = ", ".join(f"coalesce(sum({k}), 0)" for k in PG_WORK[:-1])
     out = subprocess.run(
         [pg_bin("psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "dbduel", "-d", db, "-At",
-         "-c", "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"],
+         "-F", "\t", "-c", f"SELECT {tables}, (SELECT xact_commit FROM pg_stat_database "
+         "WHERE datname = current_database()) FROM pg_stat_user_tables"],
         capture_output=True, text=True, check=True, env=env,
     ).stdout
-    return int(out.strip())
+    return dict(zip(PG_WORK, map(int, out.strip().split("\t"))))
+
+
+def pg_commits(port, db, env):
+    return pg_counters(port, db, env)["xact_commit"]
+
+
+def pg_committed(c0, c1):
+    """The transactions a run committed: the counters' difference less the reading of c0."""
+    return c1["xact_commit"] - c0["xact_commit"] - 1
 
 
 def parse_pgbench(text):
@@ -484,14 +516,15 @@ kind = "load"
                         env=env), "warm-up")
 
     def peer(_workload, threads, label):
-        c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
+        c0, s0 = pg_counters(port, db, env), tree_cpu_s(pid)
         r = run_client(pgbench_argv(threads, a.duration), os.path.join(a.work, f"{label}.log"),
                        env=env)
         must(r, f"pgbench ({label})")
         time.sleep(0.5)
-        s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
+        s1, c1 = tree_cpu_s(pid), pg_counters(port, db, env)
         f = parse_pgbench(r["output"])
-        return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0, c1 - c0 - 1, f)
+        return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0,
+                        pg_committed(c0, c1), f, work_done(c0, c1, PG_WORK))
 
     def ours(_workload, threads, label):
         shared = "" if jobs(threads) == threads else f"\nthreads = {jobs(threads)}"
@@ -500,17 +533,18 @@ clients = {threads}{shared}
 duration_s = {a.duration}
 queries = ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"]
 params = [{{ min = 1, max = {accounts} }}]"""
-        c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
+        c0, s0 = pg_counters(port, db, env), tree_cpu_s(pid)
         r = dbduel_run(a.dbduel, a.work, label,
                        dbduel_study(target, "postgres", step, "options = { stat_statements = false }",
                                     password_file=secret_file(sb)))
         time.sleep(0.5)
-        s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
+        s1, c1 = tree_cpu_s(pid), pg_counters(port, db, env)
         d = r["step"]["details"]
         errors = sum(e["count"] for e in d["errors"])
         return measured(r, d["ops_per_s"], d["ops"], errors, (d["latency_us"] or {}).get("p95"),
-                        s1 - s0, c1 - c0 - 1,
-                        {k: d[k] for k in ("measured_s", "dbduel_cpu_us_per_op")})
+                        s1 - s0, pg_committed(c0, c1),
+                        {k: d[k] for k in ("measured_s", "dbduel_cpu_us_per_op")},
+                        work_done(c0, c1, PG_WORK))
 
     for threads in a.threads:
         out["postgres"]["pairs"].append(
@@ -554,17 +588,17 @@ def script_pairs(a, out, sb, db, conn, env, target):
             f.write(text)
 
         def peer(_workload, threads, label, path=path, commits=commits):
-            c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
+            c0, s0 = pg_counters(port, db, env), tree_cpu_s(pid)
             r = run_client([pg_bin("pgbench"), "-f", path, "-M", "prepared", "-n",
                             "-s", str(a.pg_scale), "-c", str(threads), "-j", str(threads),
                             "-T", str(a.duration), *conn, db],
                            os.path.join(a.work, f"{label}.log"), env=env)
             must(r, f"pgbench -f ({label})")
             time.sleep(0.5)
-            s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
+            s1, c1 = tree_cpu_s(pid), pg_counters(port, db, env)
             f = parse_pgbench(r["output"])
             return measured(r, f["qps"], f["queries"], f["errors"], None, s1 - s0,
-                            (c1 - c0 - 1) / commits, f)
+                            pg_committed(c0, c1) / commits, f, work_done(c0, c1, PG_WORK))
 
         def ours(_workload, threads, label, path=path, commits=commits):
             step = f"""kind = "script"
@@ -572,21 +606,22 @@ scripts = ["{path}"]
 clients = {threads}
 duration_s = {a.duration}
 scale = {a.pg_scale}"""
-            c0, s0 = pg_commits(port, db, env), tree_cpu_s(pid)
+            c0, s0 = pg_counters(port, db, env), tree_cpu_s(pid)
             r = dbduel_run(a.dbduel, a.work, label,
                            dbduel_study(target, "postgres", step,
                                         "options = { stat_statements = false }",
                                         password_file=secret_file(sb)))
             time.sleep(0.5)
-            s1, c1 = tree_cpu_s(pid), pg_commits(port, db, env)
+            s1, c1 = tree_cpu_s(pid), pg_counters(port, db, env)
             lv = r["step"]["details"]["levels"][0]
             errors = lv["errors"] if isinstance(lv["errors"], int) else \
                 sum(e["count"] for e in lv["errors"])
             return measured(r, lv["tps"], lv["script_runs"], errors,
                             (lv["latency_us"] or {}).get("p95"), s1 - s0,
-                            (c1 - c0 - 1) / commits,
+                            pg_committed(c0, c1) / commits,
                             {k: lv[k] for k in ("tps", "script_runs", "measured_s",
-                                                "dbduel_cpu_us_per_script_run")})
+                                                "dbduel_cpu_us_per_script_run")},
+                            work_done(c0, c1, PG_WORK))
 
         for threads in a.threads:
             out["postgres"]["pairs"].append(
@@ -971,7 +1006,7 @@ def print_tpch(tpch):
 # ---------------------------------------------------------------- pairs
 
 
-def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extra):
+def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extra, work=None):
     other = r["host_busy_s"] - r["cpu_s"] - server_cpu_s
     return {
         "qps": qps,
@@ -992,6 +1027,8 @@ def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extr
         "machine_busy_s": r["host_busy_s"],
         # what neither the client nor the server used: other processes, the kernel's own work
         "others_cpu_share": max(other, 0.0) / max(r["host_cpu_s"], 1e-9),
+        # the server's work counters over the run (MYSQL_WORK, PG_WORK), where the pair has them
+        "server_work": work,
         "client": extra,
     }
 
@@ -1012,6 +1049,35 @@ def median_interval(xs):
     while k < (n + 1) // 2 and coverage(k + 1) >= 0.95:
         k += 1
     return {"median": med, "lo": xs[k - 1], "hi": xs[n - k], "confidence": coverage(k), "n": n}
+
+
+def work_per_query(ms):
+    """The server's work counters summed over runs `ms`, per query; None where runs lack them."""
+    if any(m.get("server_work") is None for m in ms):
+        return None
+    q = max(sum(m["queries"] for m in ms), 1)
+    names = {k for m in ms for k in m["server_work"]}
+    return {k: sum(m["server_work"].get(k, 0) for m in ms) / q for k in sorted(names)}
+
+
+# Two clients' work counters a query differ when they are further apart than this share of
+# the larger and more than WORK_SLACK a query (the readings of the counters themselves, a few
+# rows a run, stay under it).
+WORK_SHARE = 0.02
+WORK_SLACK = 0.05
+
+
+def work_differs(peer, ours):
+    """The counters a query whose values differ between the peer's runs and dbduel's:
+    {name: [peer, dbduel]}; None when the pair has no counters."""
+    if peer is None or ours is None:
+        return None
+    out = {}
+    for k in sorted(set(peer) | set(ours)):
+        x, y = peer.get(k, 0.0), ours.get(k, 0.0)
+        if abs(x - y) > max(WORK_SHARE * max(abs(x), abs(y)), WORK_SLACK):
+            out[k] = [round(x, 3), round(y, 3)]
+    return out
 
 
 # A pair whose round ratios spread wider than this (hi / lo of the interval) is flagged: its
@@ -1067,6 +1133,7 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
             "tcp_segments_per_query": sum(m["tcp_segments_per_query"] * m["queries"] for m in ms) / max(q, 1),
             "errors": sum(m["errors"] for m in ms),
             "others_cpu_share_max": max(m["others_cpu_share"] for m in ms),
+            "server_work_per_query": work_per_query(ms),
         }
 
     p, d = agg(runs["peer"]), agg(runs["dbduel"])
@@ -1093,6 +1160,8 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
         "ratio_interval": ratio,
         "ceiling": ceiling,
         "steady": bool(ratio) and ratio["hi"] / ratio["lo"] <= UNSTEADY_SPREAD,
+        "server_work_differs": work_differs(p["server_work_per_query"],
+                                            d["server_work_per_query"]),
         "round_ratios": round_ratios,
         "runs": runs,
     }
@@ -1133,9 +1202,20 @@ def print_table(pairs):
               <= p["peer_summary"]["server_cpu_us_per_query"]]
     unsteady = [p for p in pairs if not p["steady"]]
     capped = [p for p in pairs if p.get("ceiling") and p["ceiling"] < 1.10]
+    counted = [p for p in pairs if p.get("server_work_differs") is not None]
     print(f"dbduel's client CPU per query at most the peer's: {len(lighter)} of {n} pairs")
     print(f"ratio >= 1.10: {len(median)} of {n} by the median, {len(shown)} of {n} by the whole "
           f"interval; server CPU per query serving dbduel at most the peer's: {len(server)} of {n}")
+    if counted:
+        more = [p for p in counted if any(y > x for x, y in p["server_work_differs"].values())]
+        print(f"server work counters a query (handler reads and writes, plans, sorts, temporary "
+              f"tables, bytes sent; the user tables' scans and rows, commits) no higher serving "
+              f"dbduel than the peer: {len(counted) - len(more)} of {len(counted)} pairs")
+        for p in counted:
+            for k, (x, y) in p["server_work_differs"].items():
+                print(f"  {'more' if y > x else 'less'} serving dbduel: {p['server']} "
+                      f"{p['workload']}@{p['threads']}: {k} {x:,.2f} a query serving "
+                      f"{p['peer']}, {y:,.2f} serving dbduel")
     if unsteady:
         print(f"! rounds disagree (interval wider than ×{UNSTEADY_SPREAD:.2f}) in {len(unsteady)} "
               "pair(s): " + ", ".join(f"{p['workload']}@{p['threads']}" for p in unsteady)
