@@ -969,7 +969,7 @@ queries = {list(queries)}"""
 def print_tpch(tpch):
     """The TPC-H pair's lines: each server's load, then each query's seconds and ratio."""
     def ci(r, digits=3):
-        return (f"{r['median']:.{digits}f} [{r['lo']:.{digits - 1}f}–{r['hi']:.{digits - 1}f}] "
+        return (f"{r['median']:.{digits}f} [{r['lo']:.{digits}f}–{r['hi']:.{digits}f}] "
                 f"{r['confidence']:.1%}")
 
     print(f"TPC-H SF {tpch['sf']} vs go-tpc {tpch['go_tpc']}"
@@ -1201,6 +1201,10 @@ def print_table(pairs):
     server = [p for p in pairs if p["dbduel_summary"]["server_cpu_us_per_query"]
               <= p["peer_summary"]["server_cpu_us_per_query"]]
     unsteady = [p for p in pairs if not p["steady"]]
+
+    def named(p):
+        return f"{p['server'].split()[0]} {p['workload']}@{p['threads']}"
+
     capped = [p for p in pairs if p.get("ceiling") and p["ceiling"] < 1.10]
     counted = [p for p in pairs if p.get("server_work_differs") is not None]
     print(f"dbduel's client CPU per query at most the peer's: {len(lighter)} of {n} pairs")
@@ -1213,16 +1217,16 @@ def print_table(pairs):
               f"dbduel than the peer: {len(counted) - len(more)} of {len(counted)} pairs")
         for p in counted:
             for k, (x, y) in p["server_work_differs"].items():
-                print(f"  {'more' if y > x else 'less'} serving dbduel: {p['server']} "
-                      f"{p['workload']}@{p['threads']}: {k} {x:,.2f} a query serving "
+                print(f"  {'more' if y > x else 'less'} serving dbduel: {named(p)}: {k} {x:,.2f} "
+                      f"a query serving "
                       f"{p['peer']}, {y:,.2f} serving dbduel")
     if unsteady:
         print(f"! rounds disagree (interval wider than ×{UNSTEADY_SPREAD:.2f}) in {len(unsteady)} "
-              "pair(s): " + ", ".join(f"{p['workload']}@{p['threads']}" for p in unsteady)
+              "pair(s): " + ", ".join(named(p) for p in unsteady)
               + " — more rounds (BENCH_ROUNDS) or a quieter machine")
     if capped:
         print(f"ceiling below 1.10 in {len(capped)} pair(s): "
-              + ", ".join(f"{p['workload']}@{p['threads']} ({p['ceiling']:.3f})" for p in capped)
+              + ", ".join(f"{named(p)} ({p['ceiling']:.3f})" for p in capped)
               + " — even a client with no user-space work at all, the kernel's part alone "
               "(the lower system time a query of the two clients), would not reach 1.10 there")
 
