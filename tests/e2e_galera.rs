@@ -98,6 +98,22 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     let sums: Vec<_> = (0..3).map(|i| c.checksums(i).expect("checksums")).collect();
     assert!(sums.iter().all(|s| s == &sums[0]), "{sums:?}");
     assert!(sums[0].iter().any(|t| t.table == "w"));
+    // A write is certified everywhere but applied on each node in its own time: with node 3's
+    // applier held (a global read lock there), a plain read on node 3 misses node 1's new
+    // row, and a causal read (what the load step counts its rows with) waits for it.
+    let mut lock = c.node_session(2).expect("node 3");
+    lock.execute("FLUSH TABLES WITH READ LOCK")
+        .expect("hold node 3's applier");
+    s0.execute("INSERT INTO w VALUES (3, 0)")
+        .expect("a write on node 1");
+    let mut plain = c.node_session(2).expect("node 3");
+    assert_eq!(plain.query_i64("SELECT COUNT(*) FROM w").expect("count"), 3);
+    let mut causal = c.causal_session(2).expect("a causal session on node 3");
+    let reader = std::thread::spawn(move || causal.query_i64("SELECT COUNT(*) FROM w"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    lock.execute("UNLOCK TABLES")
+        .expect("release node 3's applier");
+    assert_eq!(reader.join().expect("reader").expect("causal count"), 4);
     // Every node runs as dbduel's dedicated account (never root, never the host's `mysql`),
     // from a private directory.
     let found = dbduel::sandbox::find(root.path());

@@ -61,6 +61,10 @@ pub trait Clustered: Send + Sync {
     fn node_gone(&self, node: usize) -> Option<String>;
     /// A client session on `node`, for a step that places its clients itself.
     fn node_session(&self, node: usize) -> Result<Box<dyn Session>>;
+    /// A session on `node` whose every read first waits until the node has applied all that
+    /// the cluster committed before it (a causal read): for a check that must see every
+    /// write, whichever node took it.
+    fn causal_session(&self, node: usize) -> Result<Box<dyn Session>>;
     /// The node's state and counters now (one round trip).
     fn node_status(&self, node: usize) -> Result<NodeStatus>;
     /// Checksums of every table in the study's database on `node`, sorted by table.

@@ -639,9 +639,16 @@ impl<'a> Store<'a> {
 
     fn count(&self, table: &str) -> Result<i64, EngineError> {
         match self {
-            Store::Sql(engine) => engine
-                .connect()?
-                .query_i64(&engine.dialect().count_rows(table)),
+            Store::Sql(engine) => {
+                // On a cluster the next client's node may not have applied the rows yet
+                // (a load's commit is certified everywhere but applied on each node in its
+                // own time): count with a read that waits for them.
+                let mut s = match engine.cluster() {
+                    Some(c) => c.causal_session(0)?,
+                    None => engine.connect()?,
+                };
+                s.query_i64(&engine.dialect().count_rows(table))
+            }
             Store::Documents(d) => d.count(table).map(|n| n as i64),
         }
     }

@@ -549,6 +549,13 @@ impl Clustered for GaleraCluster {
         )
     }
 
+    fn causal_session(&self, node: usize) -> Result<Box<dyn Session>> {
+        let mut s = self.node_session(node)?;
+        // 1: reads (SELECT, SHOW, BEGIN) wait for the node to catch up with the cluster
+        s.execute("SET SESSION wsrep_sync_wait = 1")?;
+        Ok(s)
+    }
+
     fn node_status(&self, node: usize) -> Result<NodeStatus> {
         let rows: Vec<(String, String)> =
             self.admin(node, |c| c.query("SHOW GLOBAL STATUS LIKE 'wsrep%'"))?;
