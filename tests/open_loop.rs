@@ -149,8 +149,12 @@ fn a_ramp_follows_its_stages_and_an_slo_finds_the_knee() {
             "second {i} did {done}/s of {w}"
         );
     }
+    // 100 + 400 queries are due; the last falls 3 ms before the end, and an operation not
+    // started by the end is not run, so a thread that wakes that late leaves it out. A wrong
+    // ramp is 25 or more off.
     let r = read_json(&dir.join("slow").join("ramp.json"));
-    assert_eq!(r["details"]["ops"].as_u64(), Some(500), "100 + 400 queries");
+    let ops = r["details"]["ops"].as_u64().expect("ops");
+    assert!((495..=500).contains(&ops), "{ops} of the 500 queries due");
 
     // Ten clients of a 10 ms engine saturate at 1000/s: the capacity under p99 ≤ 100 ms lies
     // below that, and not far. (With 2 ms statements and a 20 ms goal, a loaded host's late
