@@ -1167,6 +1167,11 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
     }
 
 
+def named(p):
+    """A pair as the table's footer names it: `mariadb read_only@8`."""
+    return f"{p['server'].split()[0]} {p['workload']}@{p['threads']}"
+
+
 def print_table(pairs):
     """One line a pair: the ratio (median of its rounds) with its interval and that interval's
     confidence, flagged `!` when the rounds disagree; then which targets the run showed."""
@@ -1201,10 +1206,6 @@ def print_table(pairs):
     server = [p for p in pairs if p["dbduel_summary"]["server_cpu_us_per_query"]
               <= p["peer_summary"]["server_cpu_us_per_query"]]
     unsteady = [p for p in pairs if not p["steady"]]
-
-    def named(p):
-        return f"{p['server'].split()[0]} {p['workload']}@{p['threads']}"
-
     capped = [p for p in pairs if p.get("ceiling") and p["ceiling"] < 1.10]
     counted = [p for p in pairs if p.get("server_work_differs") is not None]
     print(f"dbduel's client CPU per query at most the peer's: {len(lighter)} of {n} pairs")
@@ -1218,8 +1219,7 @@ def print_table(pairs):
         for p in counted:
             for k, (x, y) in p["server_work_differs"].items():
                 print(f"  {'more' if y > x else 'less'} serving dbduel: {named(p)}: {k} {x:,.2f} "
-                      f"a query serving "
-                      f"{p['peer']}, {y:,.2f} serving dbduel")
+                      f"a query serving {p['peer']}, {y:,.2f} serving dbduel")
     if unsteady:
         print(f"! rounds disagree (interval wider than ×{UNSTEADY_SPREAD:.2f}) in {len(unsteady)} "
               "pair(s): " + ", ".join(named(p) for p in unsteady)

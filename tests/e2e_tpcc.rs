@@ -236,14 +236,7 @@ fn a_change_that_misses_rows_it_read_is_a_conflict_never_a_commit() {
         "CREATE RULE keep_district_1 AS ON DELETE TO new_order WHERE old.no_d_id = 1 DO INSTEAD NOTHING;\n",
     )
     .unwrap();
-    let out = dir.path().join("out");
-    let (_, stdout, stderr) = run(&[
-        "run",
-        study.to_str().unwrap(),
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (_, stdout, stderr) = common::run_study(&study, &dir.path().join("out"));
     let run = run_dir(&stderr);
     let j = read_json(&run.join("pg").join("tpcc.json"));
     let delivery = j["details"]["levels"][0]["types"]
