@@ -1080,6 +1080,8 @@ def work_differs(peer, ours):
     return out
 
 
+# The least confidence an interval needs to count as showing a ratio (five rounds give 93.8 %).
+INTERVAL_CONFIDENCE = 0.90
 # A pair whose round ratios spread wider than this (hi / lo of the interval) is flagged: its
 # rounds disagree, so its ratio is a weaker statement than its digits suggest.
 UNSTEADY_SPREAD = 1.10
@@ -1201,7 +1203,11 @@ def print_table(pairs):
     n = len(pairs)
     lighter = [p for p in pairs if p["dbduel_summary"]["client_cpu_us_per_query"]
                <= p["peer_summary"]["client_cpu_us_per_query"]]
-    shown = [p for p in pairs if p["ratio_interval"] and p["ratio_interval"]["lo"] >= 1.10]
+    # An interval from too few rounds (a point from one, min–max at 50 % from two) shows nothing.
+    few = [p for p in pairs if p["ratio_interval"]
+           and p["ratio_interval"]["confidence"] < INTERVAL_CONFIDENCE]
+    shown = [p for p in pairs if p["ratio_interval"] and p not in few
+             and p["ratio_interval"]["lo"] >= 1.10]
     median = [p for p in pairs if p["ratio"] and p["ratio"] >= 1.10]
     server = [p for p in pairs if p["dbduel_summary"]["server_cpu_us_per_query"]
               <= p["peer_summary"]["server_cpu_us_per_query"]]
@@ -1224,6 +1230,9 @@ def print_table(pairs):
         print(f"! rounds disagree (interval wider than ×{UNSTEADY_SPREAD:.2f}) in {len(unsteady)} "
               "pair(s): " + ", ".join(named(p) for p in unsteady)
               + " — more rounds (BENCH_ROUNDS) or a quieter machine")
+    if few:
+        print(f"intervals under {INTERVAL_CONFIDENCE:.0%} confidence (fewer than five rounds) in "
+              f"{len(few)} pair(s), not counted by the interval: " + ", ".join(named(p) for p in few))
     if capped:
         print(f"ceiling below 1.10 in {len(capped)} pair(s): "
               + ", ".join(f"{named(p)} ({p['ceiling']:.3f})" for p in capped)
