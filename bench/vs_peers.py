@@ -1161,7 +1161,9 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
         "ratio": ratio["median"] if ratio else None,
         "ratio_interval": ratio,
         "ceiling": ceiling,
-        "steady": bool(ratio) and ratio["hi"] / ratio["lo"] <= UNSTEADY_SPREAD,
+        # Steady: enough rounds for an interval, and the interval within UNSTEADY_SPREAD.
+        "steady": bool(ratio) and ratio["confidence"] >= INTERVAL_CONFIDENCE
+                  and ratio["hi"] / ratio["lo"] <= UNSTEADY_SPREAD,
         "server_work_differs": work_differs(p["server_work_per_query"],
                                             d["server_work_per_query"]),
         "round_ratios": round_ratios,
@@ -1188,7 +1190,8 @@ def print_table(pairs):
         a, b, r = p["peer_summary"], p["dbduel_summary"], p["ratio_interval"]
         name = f"{p['workload']} vs {p['peer']}"
         srv = f"{a['server_cpu_us_per_query']:.2f} / {b['server_cpu_us_per_query']:.2f}"
-        flag = " " if p["steady"] else "!"
+        few = r and r["confidence"] < INTERVAL_CONFIDENCE
+        flag = "?" if few else " " if p["steady"] else "!"
         ratio = (f"{r['median']:.3f} [{r['lo']:.2f}–{r['hi']:.2f}] {r['confidence']:.1%}{flag}"
                  if r else "-")
         split = [f"{x['client_user_us_per_query']:.1f} / {x['client_sys_us_per_query']:.1f}"
@@ -1211,7 +1214,7 @@ def print_table(pairs):
     median = [p for p in pairs if p["ratio"] and p["ratio"] >= 1.10]
     server = [p for p in pairs if p["dbduel_summary"]["server_cpu_us_per_query"]
               <= p["peer_summary"]["server_cpu_us_per_query"]]
-    unsteady = [p for p in pairs if not p["steady"]]
+    unsteady = [p for p in pairs if not p["steady"] and p not in few]
     capped = [p for p in pairs if p.get("ceiling") and p["ceiling"] < 1.10]
     counted = [p for p in pairs if p.get("server_work_differs") is not None]
     print(f"dbduel's client CPU per query at most the peer's: {len(lighter)} of {n} pairs")
@@ -1231,7 +1234,7 @@ def print_table(pairs):
               "pair(s): " + ", ".join(named(p) for p in unsteady)
               + " — more rounds (BENCH_ROUNDS) or a quieter machine")
     if few:
-        print(f"intervals under {INTERVAL_CONFIDENCE:.0%} confidence (fewer than five rounds) in "
+        print(f"? intervals under {INTERVAL_CONFIDENCE:.0%} confidence (fewer than five rounds) in "
               f"{len(few)} pair(s), not counted by the interval: " + ", ".join(named(p) for p in few))
     if capped:
         print(f"ceiling below 1.10 in {len(capped)} pair(s): "
