@@ -1162,13 +1162,19 @@ def pair(part, workload, peer_name, threads, rounds, peer, ours):
         "ratio_interval": ratio,
         "ceiling": ceiling,
         # Steady: enough rounds for an interval, and the interval within UNSTEADY_SPREAD.
-        "steady": bool(ratio) and ratio["confidence"] >= INTERVAL_CONFIDENCE
+        "steady": bool(ratio) and not too_few(ratio)
                   and ratio["hi"] / ratio["lo"] <= UNSTEADY_SPREAD,
         "server_work_differs": work_differs(p["server_work_per_query"],
                                             d["server_work_per_query"]),
         "round_ratios": round_ratios,
         "runs": runs,
     }
+
+
+def too_few(r):
+    """Whether ratio interval `r` comes from too few rounds to show anything (a point from one
+    round, min–max at 50 % from two)."""
+    return bool(r) and r["confidence"] < INTERVAL_CONFIDENCE
 
 
 def named(p):
@@ -1190,8 +1196,7 @@ def print_table(pairs):
         a, b, r = p["peer_summary"], p["dbduel_summary"], p["ratio_interval"]
         name = f"{p['workload']} vs {p['peer']}"
         srv = f"{a['server_cpu_us_per_query']:.2f} / {b['server_cpu_us_per_query']:.2f}"
-        few = r and r["confidence"] < INTERVAL_CONFIDENCE
-        flag = "?" if few else " " if p["steady"] else "!"
+        flag = "?" if too_few(r) else " " if p["steady"] else "!"
         ratio = (f"{r['median']:.3f} [{r['lo']:.2f}–{r['hi']:.2f}] {r['confidence']:.1%}{flag}"
                  if r else "-")
         split = [f"{x['client_user_us_per_query']:.1f} / {x['client_sys_us_per_query']:.1f}"
@@ -1206,9 +1211,7 @@ def print_table(pairs):
     n = len(pairs)
     lighter = [p for p in pairs if p["dbduel_summary"]["client_cpu_us_per_query"]
                <= p["peer_summary"]["client_cpu_us_per_query"]]
-    # An interval from too few rounds (a point from one, min–max at 50 % from two) shows nothing.
-    few = [p for p in pairs if p["ratio_interval"]
-           and p["ratio_interval"]["confidence"] < INTERVAL_CONFIDENCE]
+    few = [p for p in pairs if too_few(p["ratio_interval"])]
     shown = [p for p in pairs if p["ratio_interval"] and p not in few
              and p["ratio_interval"]["lo"] >= 1.10]
     median = [p for p in pairs if p["ratio"] and p["ratio"] >= 1.10]
