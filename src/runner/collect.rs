@@ -42,6 +42,7 @@ struct TickAgg {
     error_kinds: BTreeMap<(usize, &'static str), u64>,
     late: u64,
     dropped: u64,
+    unstarted: u64,
 }
 
 /// Merge flushed worker stats into ticks and emit each tick once no running client can add to it.
@@ -126,6 +127,7 @@ impl<'a> Collector<'a> {
                 rows: 0,
                 late: 0,
                 dropped: 0,
+                unstarted: 0,
                 intervals: Vec::new(),
             },
             pending: BTreeMap::new(),
@@ -163,6 +165,7 @@ impl<'a> Collector<'a> {
         agg.rows += stats.rows;
         agg.late += stats.late;
         agg.dropped += stats.dropped;
+        agg.unstarted += stats.unstarted;
         for ((op, kind), (count, msg)) in stats.errors {
             agg.errors += count;
             *agg.error_kinds.entry((op, kind)).or_default() += count;
@@ -297,6 +300,7 @@ impl<'a> Collector<'a> {
             process_cpu_s: 0.0,
             late: t.late,
             dropped: t.dropped,
+            unstarted: t.unstarted,
             connect: tally.outcome(),
         }
     }
@@ -310,6 +314,7 @@ struct Totals {
     rows: u64,
     late: u64,
     dropped: u64,
+    unstarted: u64,
     intervals: Vec<IntervalRecord>,
 }
 
@@ -323,6 +328,7 @@ impl TickAgg {
             error_kinds: BTreeMap::new(),
             late: 0,
             dropped: 0,
+            unstarted: 0,
         }
     }
 
@@ -334,6 +340,7 @@ impl TickAgg {
         self.error_kinds.clear();
         self.late = 0;
         self.dropped = 0;
+        self.unstarted = 0;
     }
 }
 
@@ -373,6 +380,7 @@ fn record(
         t.rows += agg.rows;
         t.late += agg.late;
         t.dropped += agg.dropped;
+        t.unstarted += agg.unstarted;
     }
     let t_s = ((tick + 1) as f64).min(end_s.max(tick as f64 + 0.001));
     IntervalRecord {

@@ -294,6 +294,15 @@ impl Schedule {
         };
         due
     }
+
+    /// How many more operations fall due before `end` after the start (drawing them).
+    fn due_before(&mut self, end: Duration) -> u64 {
+        let mut n = 0;
+        while self.next_due().is_some_and(|due| due < end.as_secs_f64()) {
+            n += 1;
+        }
+        n
+    }
 }
 
 /// The client loop. Two clock reads per operation; one relaxed atomic load for stopping.
@@ -348,7 +357,13 @@ fn drive(
                 due
             }
         };
-        if deadline.is_some_and(|d| now >= d) {
+        if let Some(d) = deadline.filter(|&d| now >= d) {
+            // An open loop's operations that fell due before the end but had not started by
+            // it (this one and the queue behind it, each under DROP_AFTER late) are counted,
+            // so that scheduled = run + dropped + unstarted.
+            if let Some(s) = schedule.as_mut() {
+                t.local.unstarted += 1 + s.due_before(d - start);
+            }
             break;
         }
         let (op, res) = worker.op(seq);

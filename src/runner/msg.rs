@@ -13,6 +13,7 @@ pub(super) struct Local {
     pub rows: u64,
     pub late: u64,
     pub dropped: u64,
+    pub unstarted: u64,
     pub errors: BTreeMap<(usize, &'static str), (u64, String)>,
 }
 
@@ -24,6 +25,7 @@ impl Local {
             rows: 0,
             late: 0,
             dropped: 0,
+            unstarted: 0,
             errors: BTreeMap::new(),
         }
     }

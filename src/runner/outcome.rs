@@ -97,6 +97,10 @@ pub struct RunOutcome {
     /// Open loop, after warm-up: operations started late, and dropped.
     pub late: u64,
     pub dropped: u64,
+    /// Open loop: operations due before the end that had not started by it, each under
+    /// `DROP_AFTER` late (the queue a slow engine left; one or two from a late wake-up).
+    /// Every scheduled operation is run, dropped or this.
+    pub unstarted: u64,
     /// How the clients connected.
     pub connect: ConnectOutcome,
 }

@@ -360,6 +360,21 @@ fn open_loop_counts_queueing_behind_a_slow_engine() {
         out.late,
         out.dropped
     );
+    // Every scheduled operation is run, dropped, or still waiting at the end (the queue,
+    // under a second's worth).
+    let run = out.ops + out.errors.iter().map(|e| e.count).sum::<u64>();
+    assert_eq!(
+        run + out.dropped + out.unstarted,
+        2500,
+        "run {run} dropped {} unstarted {}",
+        out.dropped,
+        out.unstarted
+    );
+    assert!(
+        (1..=1000).contains(&out.unstarted),
+        "the queue at the end: {}",
+        out.unstarted
+    );
 }
 
 #[test]
@@ -383,6 +398,8 @@ fn open_loop_holds_a_sustainable_rate() {
         "about 400 operations in 2 s at 200/s, got {done}"
     );
     assert_eq!(out.dropped, 0);
+    // No queue: at most each client's last operation, if it woke after the end.
+    assert!(out.unstarted <= 2, "unstarted {}", out.unstarted);
     let l = Latency::of(&out.all).expect("latency");
     assert!(l.p50 < 5_000, "no queue at a sustainable rate: {l:?}");
 }
@@ -410,6 +427,13 @@ fn a_ramp_schedules_its_count_and_each_second_says_its_target() {
     let done = out.ops + out.errors.iter().map(|e| e.count).sum::<u64>();
     assert!((295..=300).contains(&done), "300 scheduled, {done} done");
     assert_eq!(out.dropped, 0);
+    // one woken after the end is not run but counted
+    assert_eq!(
+        done + out.unstarted,
+        300,
+        "{done} done, {} unstarted",
+        out.unstarted
+    );
     assert_eq!(
         targets.first().copied().flatten(),
         Some(100.0),

@@ -774,6 +774,8 @@ struct Level {
     target_rate: Option<f64>,
     late: u64,
     dropped: u64,
+    /// Open loop: due before the end, not started by it.
+    unstarted: u64,
     dbduel_cpu_us_per_event: f64,
     first_tick: u64,
 }
@@ -985,6 +987,7 @@ fn run_levels(
                 .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64),
             late: out.late,
             dropped: out.dropped,
+            unstarted: out.unstarted,
             dbduel_cpu_us_per_event: out.cpu_us_per_op(),
             first_tick: tick_base,
         });
@@ -1337,6 +1340,7 @@ fn level_notes(
             l.tps,
             l.late,
             l.dropped,
+            l.unstarted,
             "events/s",
         ));
     }

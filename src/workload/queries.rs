@@ -464,26 +464,8 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             Unit::Count,
             Better::Lower,
         ));
-        s.note = Some(format!(
-            "{errors} queries failed; see the step's JSON for kinds"
-        ));
-    } else {
-        s.note = Some(if p.pace.is_open() {
-            p.pace.loop_note("queries/s")
-        } else {
-            "closed loop: latency from each query's actual start".into()
-        });
     }
-    let target = p
-        .pace
-        .target_mean(1.0, p.warmup_s as f64, p.duration_s.unwrap_or(0) as f64);
-    if let (Some(n), Some(short)) = (
-        s.note.as_mut(),
-        super::pacing::shortfall("", target, qps, out.late, out.dropped, "queries/s"),
-    ) {
-        n.push_str("; ");
-        n.push_str(short.trim_start());
-    }
+    s.note = step_note(p, &out, qps, errors);
     add_timing_notes(&mut s.note, p, from_connect, as_text);
     let cpu_us_per_op = if out.ops_all > 0 {
         out.process_cpu_s * 1e6 / out.ops_all as f64
@@ -517,6 +499,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "pacing": p.pace.details(),
             "late": out.late,
             "dropped": out.dropped,
+            "unstarted": out.unstarted,
             "per_client": p.per_client,
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
@@ -537,6 +520,29 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         intervals: out.intervals,
         interrupted: out.interrupted,
     })
+}
+
+/// The step's note: its failures, or how it was paced and, in an open loop, whether the
+/// engine kept the rate.
+fn step_note(p: &QueriesParams, out: &runner::RunOutcome, qps: f64, errors: u64) -> Option<String> {
+    let mut note = if errors > 0 {
+        format!("{errors} queries failed; see the step's JSON for kinds")
+    } else if p.pace.is_open() {
+        p.pace.loop_note("queries/s")
+    } else {
+        "closed loop: latency from each query's actual start".into()
+    };
+    let target = p
+        .pace
+        .target_mean(1.0, p.warmup_s as f64, p.duration_s.unwrap_or(0) as f64);
+    let (late, dropped, unstarted) = (out.late, out.dropped, out.unstarted);
+    if let Some(short) =
+        super::pacing::shortfall("", target, qps, late, dropped, unstarted, "queries/s")
+    {
+        note.push_str("; ");
+        note.push_str(short.trim_start());
+    }
+    Some(note)
 }
 
 /// `slo`: the search's probes, each a run of the step's clients at one rate (the first

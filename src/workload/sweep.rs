@@ -380,6 +380,7 @@ pub fn pace_notes(
             l.rate() / per_unit,
             l.out.late,
             l.out.dropped,
+            l.out.unstarted,
             unit,
         ));
     }

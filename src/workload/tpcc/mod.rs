@@ -286,6 +286,8 @@ struct Level {
     target_tpmc: Option<f64>,
     late: u64,
     dropped: u64,
+    /// Open loop: due before the end, not started by it.
+    unstarted: u64,
     /// Warehouses at least one transaction of the level (warm-up included) ran on: in the
     /// note, not the details, where a merge of shards would add the shards' counts up.
     #[serde(skip)]
@@ -610,6 +612,7 @@ fn figures(
         target_tpmc: None,
         late: out.late,
         dropped: out.dropped,
+        unstarted: out.unstarted,
         new_orders_per_10s: per_10s,
         types,
         first_tick,
@@ -767,6 +770,7 @@ fn notes(
             l.tpmc,
             l.late,
             l.dropped,
+            l.unstarted,
             "tpmC",
         ));
     }
