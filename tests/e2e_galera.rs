@@ -110,7 +110,20 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     assert_eq!(plain.query_i64("SELECT COUNT(*) FROM w").expect("count"), 3);
     let mut causal = c.causal_session(2).expect("a causal session on node 3");
     let reader = std::thread::spawn(move || causal.query_i64("SELECT COUNT(*) FROM w"));
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The read must be seen waiting on node 3 before the applier is let go: a read that only
+    // reached the server afterwards would prove nothing.
+    let waiting = "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+                   WHERE INFO = 'SELECT COUNT(*) FROM w' AND ID <> CONNECTION_ID()";
+    let seen = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        lock.query_i64(waiting).expect("node 3's process list") == 1
+    });
+    assert!(seen, "the causal read never reached node 3");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !reader.is_finished(),
+        "the causal read answered while node 3's applier was held"
+    );
     lock.execute("UNLOCK TABLES")
         .expect("release node 3's applier");
     assert_eq!(reader.join().expect("reader").expect("causal count"), 4);
