@@ -83,6 +83,38 @@ fn sandbox_starts_stops_and_restarts() {
 }
 
 #[test]
+fn a_sandbox_dropped_while_running_stops_and_leaves_no_private_directory() {
+    // As when a test panics holding it: no finish, no destroy.
+    if !common::have_postgres() || !is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut sb = Sandbox::create(
+        Box::new(PostgresRecipe::default()),
+        "dropped",
+        &root.path().join("dropped"),
+    )
+    .expect("create");
+    sb.start().expect("start");
+    let pid = sb.pid().expect("pid");
+    let private = sb
+        .manifest
+        .private_dir
+        .clone()
+        .expect("a private directory");
+    assert!(private.join("data").is_dir());
+    drop(sb);
+    assert!(!sandbox::alive(pid));
+    assert!(
+        !private.exists(),
+        "private directory left behind: {}",
+        private.display()
+    );
+    // its own directory stays, with the server's log
+    assert!(root.path().join("dropped").join("server.log").is_file());
+}
+
+#[test]
 fn shootout_on_postgres_agrees_with_the_server() {
     if !common::have_postgres() {
         return;

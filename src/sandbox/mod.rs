@@ -613,9 +613,16 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         // Cleanup does not rely on Drop alone (callers stop explicitly, and `dbduel sandbox
-        // down` finds leftovers), but a sandbox dropped while running is stopped here.
+        // down` finds leftovers), but a sandbox dropped while running (a panic unwinding) is
+        // stopped here, and its private directory (data, configuration, socket) removed: no
+        // one would find that once the sandbox's own directory is gone, as a test's
+        // temporary one is. The sandbox's directory stays, with the server's log and the
+        // manifest `dbduel sandbox down` reads.
         if self.child.is_some() {
             let _ = self.stop();
+            if let Some(private) = &self.layout.private {
+                let _ = user::remove_private_dir(private);
+            }
         }
     }
 }
