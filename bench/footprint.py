@@ -173,7 +173,7 @@ kind = "load"
             ["SELECT abalance FROM pgbench_accounts WHERE aid = $1"],
             # as many threads as pgbench's -j, unless FOOTPRINT_THREADS=clients (one each)
             params=f"params = [{{ min = 1, max = {accounts} }}]"
-                   + ("" if a.threads == "clients" else f"\nthreads = {threads(clients)}"),
+                   + ("" if a.threads == "clients" else f"\njobs = {threads(clients)}"),
             options="options = { stat_statements = false }"))
         return figures(r, q, s, r["step"]["details"]["ops_per_s"])
 

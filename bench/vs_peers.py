@@ -527,7 +527,7 @@ kind = "load"
                         pg_committed(c0, c1), f, work_done(c0, c1, PG_WORK))
 
     def ours(_workload, threads, label):
-        shared = "" if jobs(threads) == threads else f"\nthreads = {jobs(threads)}"
+        shared = "" if jobs(threads) == threads else f"\njobs = {jobs(threads)}"
         step = f"""kind = "queries"
 clients = {threads}{shared}
 duration_s = {a.duration}

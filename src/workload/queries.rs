@@ -31,7 +31,11 @@ pub struct QueriesParams {
     /// Concurrent clients: one connection and one query in flight each.
     pub clients: u64,
     /// OS threads serving the clients, each waiting on its clients' sockets at once
-    /// (pgbench's `-j`); none: one thread a client. PostgreSQL, MariaDB and MySQL, closed loop.
+    /// (pgbench's `-j`, the `oltp` step's `jobs`); none: one thread a client. PostgreSQL,
+    /// MariaDB and MySQL, closed loop.
+    #[serde(default)]
+    pub jobs: Option<u64>,
+    /// `jobs`'s older name, still taken (not both).
     #[serde(default)]
     pub threads: Option<u64>,
     /// SELECTs and writes (INSERT, UPDATE, DELETE, REPLACE); client k runs them in turn,
@@ -241,32 +245,49 @@ impl QueriesParams {
         Ok(())
     }
 
-    /// `threads`: from 1 to the clients, in a closed loop whose clients all connect first.
+    /// The OS threads serving the clients, however the study named them: `jobs`, or
+    /// `threads` as it was called before the `oltp` step's `jobs` named the same thing.
+    pub fn served_by(&self) -> Option<u64> {
+        self.jobs.or(self.threads)
+    }
+
+    /// `jobs` (or `threads`): from 1 to the clients, in a closed loop whose clients all
+    /// connect first.
     fn validate_threads(&self) -> Result<(), DecodeError> {
         let at = |key: &str, msg: String| Err(DecodeError::at(KeyPath::root().key(key), msg));
-        let Some(t) = self.threads else {
-            return Ok(());
+        let (key, t) = match (self.jobs, self.threads) {
+            (Some(_), Some(_)) => {
+                return at(
+                    "threads",
+                    "jobs and threads name one setting (threads is its older name): remove threads"
+                        .into(),
+                );
+            }
+            (Some(t), None) => ("jobs", t),
+            (None, Some(t)) => ("threads", t),
+            (None, None) => return Ok(()),
         };
         if t == 0 || t > self.clients {
             return at(
-                "threads",
+                key,
                 format!(
-                    "threads = {t} is out of range; use 1 to clients ({}), or leave it out for a thread a client",
+                    "{key} = {t} is out of range; use 1 to clients ({}), or leave it out for a thread a client",
                     self.clients
                 ),
             );
         }
         if self.pace.rate.is_some() || self.pace.slo.is_some() {
             return at(
-                "threads",
-                "threads serves clients in a closed loop: leave out rate and slo (or threads)"
-                    .into(),
+                key,
+                format!("{key} serves clients in a closed loop: leave out rate and slo (or {key})"),
             );
         }
         if self.timed_from == TimedFrom::Connect {
             return at(
-                "threads",
-                "threads needs every client connected before the clock starts: leave out timed_from = \"connect\" (or threads)".into(),
+                key,
+                format!(
+                    "{key} needs every client connected before the clock starts: leave out timed_from = \"connect\" (or {key})"
+                ),
             );
         }
         Ok(())
@@ -494,7 +515,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         summary: s,
         details: serde_json::json!({
             "clients": p.clients,
-            "threads": p.threads.unwrap_or(p.clients),
+            "threads": p.served_by().unwrap_or(p.clients),
             "loop": if p.pace.is_open() { "open" } else { "closed" },
             "pacing": p.pace.details(),
             "late": out.late,
@@ -642,7 +663,7 @@ fn run_clients(
         pacing: pacing.clone(),
         seed: 0,
         team: ctx.team.cloned(),
-        threads: p.threads.map(|t| t as usize),
+        threads: p.served_by().map(|t| t as usize),
     };
     ctx.progress
         .status(&format!("{} clients connecting", p.clients));
@@ -709,7 +730,7 @@ fn add_timing_notes(
     if let Some(n) = note.as_mut() {
         n.push_str("; ");
         n.push_str(timing);
-        if let Some(t) = p.threads.filter(|&t| t < p.clients) {
+        if let Some(t) = p.served_by().filter(|&t| t < p.clients) {
             n.push_str(&format!(
                 "; the {} clients served from {t} thread(s), one query in flight on each connection",
                 p.clients
@@ -800,16 +821,17 @@ mod tests {
             params,
             timed_from: TimedFrom::Queries,
             pace: Default::default(),
+            jobs: None,
             threads: None,
         }
     }
 
     #[test]
-    fn threads_serve_a_closed_loop_of_connected_clients() {
-        let with = |threads, f: fn(&mut QueriesParams)| {
+    fn jobs_serve_a_closed_loop_of_connected_clients() {
+        let with = |jobs, f: fn(&mut QueriesParams)| {
             let mut p = params(&["SELECT 1"], vec![]);
             p.clients = 8;
-            p.threads = Some(threads);
+            p.jobs = Some(jobs);
             f(&mut p);
             p.validate()
                 .map_err(|e| format!("{:?}: {}", e.path, e.message))
@@ -819,10 +841,20 @@ mod tests {
         for bad in [0, 9] {
             let e = with(bad, |_| {}).unwrap_err();
             assert!(
-                e.contains("threads") && e.contains("1 to clients (8)"),
+                e.contains("jobs = ") && e.contains("1 to clients (8)"),
                 "{e}"
             );
         }
+        // `threads`, the older name, is taken and its errors name it; both at once are not
+        let e = with(9, |p| p.threads = p.jobs.take()).unwrap_err();
+        assert!(e.contains("threads = 9"), "{e}");
+        let mut p = params(&["SELECT 1"], vec![]);
+        p.clients = 8;
+        p.threads = Some(2);
+        assert!(p.validate().is_ok());
+        assert_eq!(p.served_by(), Some(2));
+        let e = with(2, |p| p.threads = Some(2)).unwrap_err();
+        assert!(e.contains("remove threads"), "{e}");
         let e = with(2, |p| {
             p.pace.rate = Some(super::super::pacing::Rate::Fixed(10.0))
         })
