@@ -227,7 +227,7 @@ impl QueriesParams {
             ),
             _ => Ok(()),
         }?;
-        self.validate_threads()?;
+        self.validate_jobs()?;
         if self.timed_from == TimedFrom::Connect {
             if self.duration_s.is_some() {
                 return at(
@@ -247,13 +247,13 @@ impl QueriesParams {
 
     /// The OS threads serving the clients, however the study named them: `jobs`, or
     /// `threads` as it was called before the `oltp` step's `jobs` named the same thing.
-    pub fn served_by(&self) -> Option<u64> {
+    fn served_by(&self) -> Option<u64> {
         self.jobs.or(self.threads)
     }
 
     /// `jobs` (or `threads`): from 1 to the clients, in a closed loop whose clients all
     /// connect first.
-    fn validate_threads(&self) -> Result<(), DecodeError> {
+    fn validate_jobs(&self) -> Result<(), DecodeError> {
         let at = |key: &str, msg: String| Err(DecodeError::at(KeyPath::root().key(key), msg));
         let (key, t) = match (self.jobs, self.threads) {
             (Some(_), Some(_)) => {
@@ -486,7 +486,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             Better::Lower,
         ));
     }
-    s.note = step_note(p, &out, qps, errors);
+    s.note = Some(step_note(p, &out, qps, errors));
     add_timing_notes(&mut s.note, p, from_connect, as_text);
     let cpu_us_per_op = if out.ops_all > 0 {
         out.process_cpu_s * 1e6 / out.ops_all as f64
@@ -545,7 +545,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
 
 /// The step's note: its failures, or how it was paced and, in an open loop, whether the
 /// engine kept the rate.
-fn step_note(p: &QueriesParams, out: &runner::RunOutcome, qps: f64, errors: u64) -> Option<String> {
+fn step_note(p: &QueriesParams, out: &runner::RunOutcome, qps: f64, errors: u64) -> String {
     let mut note = if errors > 0 {
         format!("{errors} queries failed; see the step's JSON for kinds")
     } else if p.pace.is_open() {
@@ -563,7 +563,7 @@ fn step_note(p: &QueriesParams, out: &runner::RunOutcome, qps: f64, errors: u64)
         note.push_str("; ");
         note.push_str(short.trim_start());
     }
-    Some(note)
+    note
 }
 
 /// `slo`: the search's probes, each a run of the step's clients at one rate (the first
