@@ -297,8 +297,9 @@ impl Schedule {
 
     /// How many more operations fall due before `end` after the start (drawing them).
     fn due_before(&mut self, end: Duration) -> u64 {
+        let end_s = end.as_secs_f64();
         let mut n = 0;
-        while self.next_due().is_some_and(|due| due < end.as_secs_f64()) {
+        while self.next_due().is_some_and(|due| due < end_s) {
             n += 1;
         }
         n

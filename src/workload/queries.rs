@@ -556,10 +556,16 @@ fn step_note(p: &QueriesParams, out: &runner::RunOutcome, qps: f64, errors: u64)
     let target = p
         .pace
         .target_mean(1.0, p.warmup_s as f64, p.duration_s.unwrap_or(0) as f64);
-    let (late, dropped, unstarted) = (out.late, out.dropped, out.unstarted);
-    if let Some(short) =
-        super::pacing::shortfall("", target, qps, late, dropped, unstarted, "queries/s")
-    {
+    let short = super::pacing::shortfall(
+        "",
+        target,
+        qps,
+        out.late,
+        out.dropped,
+        out.unstarted,
+        "queries/s",
+    );
+    if let Some(short) = short {
         note.push_str("; ");
         note.push_str(short.trim_start());
     }
