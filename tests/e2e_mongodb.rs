@@ -288,6 +288,8 @@ fn a_wrong_password_is_refused_with_the_servers_words() {
     let study = root.path().join("auth.toml");
     let secret = root.path().join("password");
     std::fs::write(&secret, "not-the-one\n").expect("password file");
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
     std::fs::write(
         &study,
         STUDY.replace(

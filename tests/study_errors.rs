@@ -69,6 +69,22 @@ fn bad_overrides_name_the_override() {
         stderr.contains("no contender named `nope`; contenders are: sqlite-wal, sqlite-rollback"),
         "{stderr}"
     );
+    // An override cannot give a sandbox a setting dbduel owns either.
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "shootout",
+        "--check",
+        "--contender",
+        "innodb",
+        "--set",
+        "contender.innodb.server.bind-address=0.0.0.0",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error: --set contender.innodb.server.bind-address=0.0.0.0: ")
+            && stderr.contains("bind-address is a setting dbduel owns"),
+        "{stderr}"
+    );
     let (code, _, stderr) = common::run(&["run", "shootout", "--check", "--scale", "huge"]);
     assert_eq!(code, 2);
     assert!(

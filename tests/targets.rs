@@ -49,11 +49,98 @@ fn rerun_refuses_a_manifests_restart_command_without_a_terminal_or_the_flag() {
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(stderr.contains("restart_command"), "{stderr}");
     assert!(
-        stderr.contains(&format!("innodb: touch {}", marker.display())),
+        stderr.contains(&format!(
+            "innodb: restart_command touch {}",
+            marker.display()
+        )),
         "{stderr}"
     );
     assert!(stderr.contains("--allow-restart-command"), "{stderr}");
     assert!(!marker.exists(), "the command did not run");
+    assert!(!out.exists(), "nothing ran");
+}
+
+/// A copy of the recorded run whose manifest's contender `innodb` is changed by `change`.
+fn planted_run(root: &Path, change: impl FnOnce(&mut serde_json::Value)) -> std::path::PathBuf {
+    let dir = run_with_restart_command(root, &root.join("unused"));
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("manifest")).expect("json");
+    let innodb = m["study"]["contender"]
+        .as_array_mut()
+        .expect("contenders")
+        .iter_mut()
+        .find(|c| c["name"] == "innodb")
+        .expect("innodb");
+    innodb
+        .as_object_mut()
+        .expect("table")
+        .remove("restart_command");
+    innodb.as_object_mut().expect("table").remove("target");
+    change(innodb);
+    std::fs::write(&path, serde_json::to_string_pretty(&m).expect("json")).expect("write");
+    dir
+}
+
+#[test]
+fn rerun_checks_a_manifests_server_settings_as_a_study_files() {
+    let root = tempfile::tempdir().expect("tmp");
+    let dir = planted_run(root.path(), |c| {
+        c["options"] = serde_json::json!({ "server": { "user": "root" } });
+    });
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = common::run(&[
+        "rerun",
+        dir.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--yes",
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("server.user: user is a setting dbduel owns"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran");
+}
+
+#[test]
+fn rerun_reads_no_password_file_a_manifest_names_unasked_nor_one_others_can_read() {
+    let root = tempfile::tempdir().expect("tmp");
+    // A file of this user's that others can read: not a password file.
+    let open_file = root.path().join("readable");
+    std::fs::write(&open_file, "first line\n").expect("file");
+    let dir = planted_run(root.path(), |c| {
+        c["options"] = serde_json::json!({});
+        c["target"] = "mysql://root@127.0.0.1:1/theirs".into();
+        c["password_file"] = open_file.display().to_string().into();
+    });
+    let out = root.path().join("out");
+    let rerun = |extra: &[&str]| {
+        let mut args = vec![
+            "rerun",
+            dir.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ];
+        args.extend_from_slice(extra);
+        common::run(&args)
+    };
+    let (code, stdout, stderr) = rerun(&[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("innodb: password_file {}", open_file.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--allow-restart-command"), "{stderr}");
+    // Allowed, the file is still refused: others may read it.
+    let (code, stdout, stderr) = rerun(&["--yes"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("must be a file of yours that only you can read")
+            && stderr.contains("chmod 600"),
+        "{stderr}"
+    );
     assert!(!out.exists(), "nothing ran");
 }
 

@@ -25,44 +25,54 @@ pub struct RerunArgs {
     /// Format of the comparison printed at the end.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Run the `restart_command` the old run's manifest gives without asking: the manifest
-    /// may be someone else's, and the command runs through `sh -c` on this machine.
+    /// Run the `restart_command` and read the password files the old run's manifest gives
+    /// without asking: the manifest may be someone else's, a command runs through `sh -c` on
+    /// this machine, and a password file's first line goes to the contender's server.
     #[arg(long, visible_alias = "yes")]
     allow_restart_command: bool,
 }
 
-/// The restart commands `study` would run, as `contender: command` lines.
-fn restart_commands(study: &study::Study) -> Vec<String> {
-    study
-        .file
-        .contenders
-        .iter()
-        .filter_map(|c| {
-            c.restart_command
-                .as_ref()
-                .map(|cmd| format!("  {}: {cmd}", c.name))
-        })
-        .collect()
+/// What `study`, read from a run's manifest, would have dbduel do on this machine beyond
+/// the run itself: the restart commands it would run and the password files it would read
+/// (and send to a server), as `contender: what` lines.
+fn manifest_actions(study: &study::Study) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &study.file.contenders {
+        if let Some(cmd) = &c.restart_command {
+            out.push(format!("  {}: restart_command {cmd}", c.name));
+        }
+        if let Some(f) = &c.password_file {
+            out.push(format!("  {}: password_file {}", c.name, f.display()));
+        }
+        let replicas = c.options.get("replicas").and_then(toml::Value::as_array);
+        for r in replicas.into_iter().flatten() {
+            if let Some(f) = r.get("password_file").and_then(toml::Value::as_str) {
+                out.push(format!("  {}: a replica's password_file {f}", c.name));
+            }
+        }
+    }
+    out
 }
 
-/// A manifest's restart commands run only when allowed: by the flag, or by a `y` typed at a
-/// terminal. Without a terminal and without the flag, refuse (bad input) and say how.
-fn allow_restart_commands(study: &study::Study, allowed: bool) -> Result<(), Failure> {
+/// A manifest's restart commands run, and its password files are read, only when allowed:
+/// by the flag, or by a `y` typed at a terminal. Without a terminal and without the flag,
+/// refuse (bad input) and say how.
+fn allow_manifest_actions(study: &study::Study, allowed: bool) -> Result<(), Failure> {
     use std::io::{BufRead, IsTerminal, Write};
-    let commands = restart_commands(study);
-    if commands.is_empty() || allowed {
+    let actions = manifest_actions(study);
+    if actions.is_empty() || allowed {
         return Ok(());
     }
     let what = format!(
-        "the run's manifest gives restart_command, which dbduel would run through `sh -c` on this machine:\n{}",
-        commands.join("\n")
+        "the run's manifest (which may be someone else's) would have dbduel run commands through `sh -c` or read password files on this machine:\n{}",
+        actions.join("\n")
     );
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(Failure::bad_input(format!(
-            "{what}\nnot run without asking: check the commands, then pass --allow-restart-command (or --yes)"
+            "{what}\nnot done without asking: check them, then pass --allow-restart-command (or --yes)"
         )));
     }
-    eprint!("{what}\nRun them when a step needs a restart? [y/N] ");
+    eprint!("{what}\nAllow them? [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
@@ -70,7 +80,7 @@ fn allow_restart_commands(study: &study::Study, allowed: bool) -> Result<(), Fai
         Ok(())
     } else {
         Err(Failure::bad_input(
-            "not rerun: the restart commands were not allowed",
+            "not rerun: the manifest's restart commands and password files were not allowed",
         ))
     }
 }
@@ -87,14 +97,19 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
         .iter()
         .map(|c| c.name.clone())
         .collect();
-    let study = study::as_run(
-        &before.manifest,
-        &before.name,
-        names,
-        Some(study::resources::Machine::here(&args.out)),
-    )
-    .map_err(|e| Failure::bad_input(e.to_string()))?;
-    allow_restart_commands(&study, args.allow_restart_command)?;
+    let read = |passwords: bool| {
+        study::as_run(
+            &before.manifest,
+            &before.name,
+            names.clone(),
+            Some(study::resources::Machine::here(&args.out)),
+            passwords,
+        )
+        .map_err(|e| Failure::bad_input(e.to_string()))
+    };
+    // Checked as a study file is, but no password file is read before it is allowed.
+    allow_manifest_actions(&read(false)?, args.allow_restart_command)?;
+    let study = read(true)?;
     let report = execute_study(&study, args.out, args.keep, None, quiet, None)?;
     crate::errln!("results: {}", report.dir.path.display());
     let after =

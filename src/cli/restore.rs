@@ -51,7 +51,7 @@ pub(super) fn exec(args: RestoreArgs) -> Result<i32, Failure> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let study = crate::study::as_run(&manifest, &name, vec![o.contender.clone()], None)
+    let study = crate::study::as_run(&manifest, &name, vec![o.contender.clone()], None, true)
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     let Some(contender) = study.contenders.iter().find(|c| c.name == o.contender) else {
         return Err(Failure::bad_input(format!(

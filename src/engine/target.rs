@@ -4,7 +4,7 @@
 
 use crate::decode::{DecodeError, KeyPath};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A password that never prints.
 #[derive(Clone, PartialEq, Eq)]
@@ -234,15 +234,9 @@ fn parse_url(
                 format!("the environment variable {var} is not set; export it with the target's password"),
             )
         })?)),
-        (None, Some(file)) => {
-            let text = std::fs::read_to_string(file).map_err(|e| {
-                DecodeError::at(
-                    KeyPath::root().key("password_file"),
-                    format!("cannot read {}: {e}", file.display()),
-                )
-            })?;
-            Some(Secret(text.lines().next().unwrap_or("").to_string()))
-        }
+        (None, Some(file)) => Some(Secret(read_password_file(file).map_err(|m| {
+            DecodeError::at(KeyPath::root().key("password_file"), m)
+        })?)),
         (None, None) => None,
     };
     Ok(Target {
@@ -255,6 +249,43 @@ fn parse_url(
         restart_command: spec.restart_command.map(str::to_string),
         allow_cleartext,
     })
+}
+
+/// The first line of a password file, read only when it is a file of the user running
+/// dbduel that no one else may read or write (the rule libpq applies to `~/.pgpass`). A
+/// study or a run's manifest names the file, so it cannot make dbduel read a file kept
+/// from other accounts (`/etc/shadow`, someone's key) and send its first line to a server.
+pub fn read_password_file(file: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        // No FIFO or device may block the read: a regular file is checked below.
+        .custom_flags(libc::O_NONBLOCK)
+        .open(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", file.display()));
+    }
+    if meta.uid() != me || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} must be a file of yours that only you can read (it is uid {}, mode {:o}): chown it, then chmod 600 it",
+            file.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        ));
+    }
+    let mut text = String::new();
+    f.by_ref()
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    Ok(text.lines().next().unwrap_or("").to_string())
 }
 
 /// Run a target's restart command (`sh -c`), returning its failure as text. A stop asked
@@ -286,6 +317,27 @@ pub fn run_restart(cmd: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_file_others_can_read_or_that_is_not_a_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tmp");
+        let f = dir.path().join("pw");
+        std::fs::write(&f, "s3cret\nsecond\n").expect("write");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let e = read_password_file(&f).expect_err("0644 refused");
+        assert!(e.contains("mode 644") && e.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        assert_eq!(read_password_file(&f).as_deref(), Ok("s3cret"));
+        // A link to it reads it; a directory, and a file kept from others, are refused.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).expect("symlink");
+        assert_eq!(read_password_file(&link).as_deref(), Ok("s3cret"));
+        assert!(read_password_file(dir.path()).is_err());
+        if Path::new("/etc/shadow").exists() {
+            assert!(read_password_file(Path::new("/etc/shadow")).is_err());
+        }
+    }
 
     fn spec(url: &str) -> TargetSpec<'_> {
         TargetSpec {

@@ -143,14 +143,14 @@ impl<R: ReplicaOptions> ServerOptions<R> {
         crate::engines::check_data_dir(self.data_dir.as_deref())
     }
 
-    /// The extra server settings (names of letters, digits, `_` and `punct`; booleans
-    /// spelled `on_off`), then the replicas: unique names and each one's options.
+    /// The extra server settings (checked against the family's `rules`: names, values, and
+    /// none of the settings dbduel owns), then the replicas: unique names and each one's
+    /// options.
     pub fn check_settings_and_replicas(
         &self,
-        punct: &str,
-        on_off: (&str, &str),
+        rules: &crate::engines::server::SettingRules,
     ) -> Result<(), DecodeError> {
-        extra_settings(&self.server, punct, on_off)?;
+        extra_settings(&self.server, rules)?;
         let names: Vec<&str> = self.replicas.iter().map(|r| r.name()).collect();
         crate::engine::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {

@@ -222,24 +222,164 @@ pub fn claim_racing(
     }
 }
 
+/// What a family's configuration file takes as extra settings, and which settings dbduel
+/// owns there: the accounts, privileges, files and paths, listeners, plugins, TLS,
+/// replication credentials and commands that keep a private server private. A study that
+/// names an owned setting is refused when it is checked, so no study file, `--set` or run
+/// manifest (`rerun` reads one as a study) can undo what dbduel set.
+pub struct SettingRules {
+    /// The characters besides letters, digits and `_` a name may hold.
+    pub punct: &'static str,
+    /// How the configuration file spells booleans (on, off).
+    pub on_off: (&'static str, &'static str),
+    /// The settings dbduel owns, each with what it guards; a name ending in `*` owns every
+    /// name it begins. Names are lower case with `_`, as [`SettingRules::canonical`] makes them.
+    pub owned: &'static [(&'static str, Guards)],
+    /// Prefixes the server strips from an option's name before it looks the name up
+    /// (MariaDB's and MySQL's `loose-`, `skip-`, `enable-`, …), in canonical form.
+    pub option_prefixes: &'static [&'static str],
+    /// Does the server take a unique prefix of an option's name for the name? MariaDB and
+    /// MySQL do, so `secure_file` is `secure_file_priv` to them. Server options that are
+    /// themselves a prefix of an owned name are listed in `exact_names`.
+    pub abbreviations: bool,
+    /// Options that are whole names of their own although an owned name begins with them
+    /// (`general_log` beside `general_log_file`).
+    pub exact_names: &'static [&'static str],
+}
+
+/// What an owned setting guards, for the refusal's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guards {
+    /// The accounts, their authentication and their privileges.
+    Accounts,
+    /// Where the server reads and writes files: every path is the sandbox's.
+    Files,
+    /// A file the server keeps in its data directory: a plain name is taken, a path is not.
+    FileName,
+    /// Where the server listens: loopback and the sandbox's socket only.
+    Listeners,
+    /// Code the server loads.
+    Plugins,
+    /// TLS keys, certificates and modes.
+    Tls,
+    /// Replication and cluster membership, and their credentials.
+    Replication,
+    /// Commands the server runs.
+    Commands,
+}
+
+impl Guards {
+    fn why(self) -> &'static str {
+        match self {
+            Guards::Accounts => "it sets the server's accounts, authentication or privileges",
+            Guards::Files => {
+                "it names a file or directory, and every path of a sandbox is dbduel's"
+            }
+            Guards::FileName => {
+                "a path there would put the server's files outside its sandbox (a plain file name, kept in the data directory, is taken)"
+            }
+            Guards::Listeners => {
+                "it sets where the server listens (a sandbox listens on loopback and its own socket only)"
+            }
+            Guards::Plugins => "it loads code into the server",
+            Guards::Tls => "it sets the server's TLS",
+            Guards::Replication => {
+                "it sets replication or cluster membership and their credentials"
+            }
+            Guards::Commands => "it makes the server run a command",
+        }
+    }
+}
+
+impl SettingRules {
+    /// A name as the server compares it: lower case, `-` as `_`.
+    pub fn canonical(name: &str) -> String {
+        name.to_ascii_lowercase().replace('-', "_")
+    }
+
+    /// The owned setting `name` reaches, if any, and what it guards: the name itself, the
+    /// name with the server's option prefixes taken off, or (where the server abbreviates)
+    /// an owned name it is a prefix of.
+    pub fn owner_of(&self, name: &str) -> Option<(&'static str, Guards)> {
+        let mut n = Self::canonical(name);
+        loop {
+            if let Some(hit) = self.owned_match(&n) {
+                return Some(hit);
+            }
+            match self.option_prefixes.iter().find(|p| n.starts_with(*p)) {
+                Some(p) if n.len() > p.len() => n = n[p.len()..].to_string(),
+                _ => return None,
+            }
+        }
+    }
+
+    fn owned_match(&self, n: &str) -> Option<(&'static str, Guards)> {
+        let abbreviates = self.abbreviations && !self.exact_names.contains(&n);
+        self.owned
+            .iter()
+            .copied()
+            .find(|(owned, _)| match owned.strip_suffix('*') {
+                Some(stem) => n.starts_with(stem) || (abbreviates && stem.starts_with(n)),
+                None => n == *owned || (abbreviates && owned.starts_with(n)),
+            })
+    }
+}
+
+/// "`name` is a setting dbduel owns", saying how when the server reads it as `owned`.
+pub fn owned_words(name: &str, owned: &str) -> String {
+    if let Some(stem) = owned.strip_suffix('*')
+        && SettingRules::canonical(name).starts_with(stem)
+    {
+        return format!("{name} is a setting dbduel owns (every {owned} is)");
+    }
+    if SettingRules::canonical(name) == owned {
+        format!("{name} is a setting dbduel owns")
+    } else {
+        format!("{name} is {owned} to the server, a setting dbduel owns")
+    }
+}
+
 /// A contender's `server = { ... }` table: extra settings for its private server, checked
-/// and written as the server's configuration file expects (`on_off` spells booleans).
-/// Names are letters, digits, `_` and the characters in `punct`.
+/// against `rules` and written as the server's configuration file expects. Names are
+/// letters, digits, `_` and the rules' punctuation, never a setting dbduel owns.
 pub fn extra_settings(
     table: &toml::Table,
-    punct: &str,
-    on_off: (&str, &str),
+    rules: &SettingRules,
 ) -> std::result::Result<Vec<(String, String)>, DecodeError> {
+    let punct = rules.punct;
     let mut out = Vec::with_capacity(table.len());
     for (k, v) in table {
+        let at = || KeyPath::root().key("server").key(k);
         let name_ok = !k.is_empty()
             && k.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || punct.contains(c));
-        match setting_value(v, on_off) {
+        let value = setting_value(v, rules.on_off);
+        if name_ok {
+            let plain_name = |v: &str| {
+                !v.is_empty()
+                    && !v.starts_with('.')
+                    && v.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            };
+            let owner = rules.owner_of(k).filter(|(_, g)| {
+                *g != Guards::FileName || !value.as_deref().is_some_and(plain_name)
+            });
+            if let Some((owned, guards)) = owner {
+                let what = owned_words(k, owned);
+                return Err(DecodeError::at(
+                    at(),
+                    format!(
+                        "{what}: {}; remove it (docs/engines.md lists the settings a study may not change)",
+                        guards.why()
+                    ),
+                ));
+            }
+        }
+        match value {
             Some(v) if name_ok && !v.contains('\n') => out.push((k.clone(), v)),
             _ => {
                 return Err(DecodeError::at(
-                    KeyPath::root().key("server").key(k),
+                    at(),
                     format!(
                         "server settings are names (letters, digits, _ and `{punct}`) with a one-line string, number or boolean"
                     ),
@@ -314,6 +454,89 @@ pub fn lease_refused(db: &str, t: &Target, holder: Option<String>) -> EngineErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().expect("toml")
+    }
+
+    fn refusal(rules: &SettingRules, text: &str) -> String {
+        match extra_settings(&table(text), rules) {
+            Err(e) => format!("{}: {}", e.path, e.message),
+            Ok(s) => panic!("{text} was taken: {s:?}"),
+        }
+    }
+
+    #[test]
+    fn a_study_cannot_set_what_keeps_a_mariadb_sandbox_private() {
+        let rules = &crate::engines::mariadb::recipe::SETTINGS;
+        for (text, owned) in [
+            ("user = \"root\"", "user"),
+            ("secure_file_priv = \"\"", "secure_file_priv"),
+            ("secure-file-priv = \"\"", "secure_file_priv"),
+            ("loose-secure-file-priv = \"\"", "secure_file_priv"),
+            ("secure_file = \"\"", "secure_file_priv"),
+            ("skip_grant_tables = true", "skip_grant_tables"),
+            ("skip-grant = 1", "skip_grant_tables"),
+            ("bind_address = \"0.0.0.0\"", "bind_address"),
+            ("BIND-ADDRESS = \"0.0.0.0\"", "bind_address"),
+            ("init_file = \"/tmp/x.sql\"", "init_file"),
+            ("plugin_dir = \"/tmp\"", "plugin_dir"),
+            ("plugin-load-add = \"x.so\"", "plugin_load_add"),
+            ("ssl_cert = \"/tmp/c.pem\"", "ssl*"),
+            (
+                "wsrep_provider_options = \"gmcast.listen_addr=tcp://0.0.0.0:1\"",
+                "wsrep_provider_options",
+            ),
+            ("socket = \"/tmp/s\"", "socket"),
+            ("datadir = \"/var/lib/mysql\"", "datadir"),
+            ("log_error = \"/etc/cron.d/x\"", "log_error"),
+            ("log_bin = \"/etc/x\"", "log_bin"),
+            ("general_log_file = \"../../x\"", "general_log_file"),
+            ("mysqlx_bind_address = \"*\"", "mysqlx*"),
+            ("enable-named-pipe = 1", "named_pipe"),
+        ] {
+            let e = refusal(rules, text);
+            let name = text.split(' ').next().unwrap_or_default();
+            assert!(e.contains(&format!("server.{name}")), "{text}: {e}");
+            assert!(e.contains("dbduel owns"), "{text}: {e}");
+            assert!(e.contains(owned) || e.contains(name), "{text}: {e}");
+        }
+        // What studies set, and plain file names kept in the data directory, stay.
+        let taken = extra_settings(
+            &table(
+                "log_bin = \"binlog\"\nserver_id = 1\nsync_binlog = 0\ngeneral_log = true\nmax_connections = 400\ninnodb_log_file_size = \"8M\"\nlog_slave_updates = \"ON\"\nslow_query_log_file = \"slow.log\"\nlog-error-verbosity = 3",
+            ),
+            rules,
+        )
+        .expect("taken");
+        assert_eq!(taken.len(), 9);
+    }
+
+    #[test]
+    fn a_study_cannot_set_what_keeps_a_postgres_sandbox_private() {
+        let rules = &crate::engines::postgres::recipe::SETTINGS;
+        for text in [
+            "listen_addresses = \"*\"",
+            "Listen_Addresses = \"*\"",
+            "hba_file = \"/tmp/hba\"",
+            "ssl = true",
+            "ssl_key_file = \"/tmp/k\"",
+            "shared_preload_libraries = \"x\"",
+            "archive_command = \"sh -c id\"",
+            "include_dir = \"/etc\"",
+            "port = 5432",
+            "unix_socket_directories = \"/tmp\"",
+        ] {
+            assert!(refusal(rules, text).contains("dbduel owns"), "{text}");
+        }
+        // PostgreSQL takes no abbreviation: `ssl_min` is not a prefix rule, `port` is whole.
+        let taken = extra_settings(
+            &table("max_connections = 10\nshared_buffers = \"128MB\"\n\"pg_stat_statements.max\" = 100"),
+            rules,
+        )
+        .expect("taken");
+        assert_eq!(taken.len(), 3);
+    }
 
     #[test]
     fn lease_names_fit_get_lock_and_differ_by_database() {

@@ -172,6 +172,7 @@ pub fn as_run(
     run_name: &str,
     contenders: Vec<String>,
     machine: Option<resources::Machine>,
+    read_passwords: bool,
 ) -> Result<Study, StudyError> {
     let err = |message: String| StudyError {
         origin: format!("{run_name}/manifest.json"),
@@ -205,7 +206,7 @@ pub fn as_run(
         contenders,
         all_contenders: false,
         machine,
-        passwords_elsewhere: false,
+        passwords_elsewhere: !read_passwords,
     };
     let mut study = parse_in(&source, &req, &base_of(&manifest.source))?;
     study.file.study.default_scale = default_scale;

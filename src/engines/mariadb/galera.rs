@@ -12,8 +12,8 @@ use crate::engines::mariadb::recipe::{GaleraNode, MariadbRecipe};
 use crate::engines::mariadb::topology::{CHECKSUM_RULE, checksum_tables};
 use crate::engines::mariadb::{conn_opts, crate_conn, my_err};
 use crate::engines::members::{Member, Members};
-use crate::engines::server::Server;
 use crate::engines::server::sandbox_err;
+use crate::engines::server::{Guards, Server, SettingRules};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -136,6 +136,20 @@ impl GaleraOptions {
             let name_ok = !k.is_empty()
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            if let Some((owned, guards)) = PROVIDER_SETTINGS.owner_of(k).filter(|_| name_ok) {
+                return Err(DecodeError::at(
+                    at.clone().key("provider_options").key(k),
+                    format!(
+                        "{}: it sets {}; remove it",
+                        crate::engines::server::owned_words(k, owned),
+                        match guards {
+                            Guards::Tls => "the cluster's TLS",
+                            Guards::Files => "where the node keeps its files",
+                            _ => "where the node listens for the cluster",
+                        }
+                    ),
+                ));
+            }
             match value {
                 Some(v) if name_ok && !v.contains([';', '"', '\n']) => {
                     out.push(format!("{k}={v}"));
@@ -588,6 +602,27 @@ impl Clustered for GaleraCluster {
         Ok(())
     }
 }
+
+/// Galera's provider options dbduel owns (`wsrep_provider_options`): where a node listens
+/// for the cluster (`gmcast.*`, `ist.*`, `base_*`), its TLS (`socket.*`) and its files
+/// (`gcache.dir`, `gcache.name`). Galera's names are dotted and taken whole.
+const PROVIDER_SETTINGS: SettingRules = SettingRules {
+    punct: ".",
+    on_off: ("true", "false"),
+    owned: &[
+        ("gmcast.*", Guards::Listeners),
+        ("ist.*", Guards::Listeners),
+        ("base_host", Guards::Listeners),
+        ("base_port", Guards::Listeners),
+        ("base_dir", Guards::Files),
+        ("gcache.dir", Guards::Files),
+        ("gcache.name", Guards::Files),
+        ("socket.*", Guards::Tls),
+    ],
+    option_prefixes: &[],
+    abbreviations: false,
+    exact_names: &[],
+};
 
 #[cfg(test)]
 mod tests {

@@ -286,8 +286,7 @@ impl MariadbOptions {
                 "flush_log_at_trx_commit must be 0, 1 or 2".into(),
             );
         }
-        self.common
-            .check_settings_and_replicas("-", ("ON", "OFF"))?;
+        self.common.check_settings_and_replicas(&recipe::SETTINGS)?;
         self.check_topology(&se)
     }
 
@@ -683,7 +682,7 @@ impl MariadbOptions {
             primary_defaults(&mut s, self);
         }
         // validated when the study was read
-        for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
+        for (k, v) in extra_settings(&self.server, &recipe::SETTINGS).unwrap_or_default() {
             s.insert(k, v);
         }
         // Throttled reads must reach the disk: InnoDB's own pages bypass the OS cache.

@@ -8,6 +8,7 @@
 //! The binaries are Debian's, or those of a server directory (`bin/`, `share/`) a
 //! contender's `version` or `basedir` chose.
 
+use crate::engines::server::{Guards, SettingRules};
 use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::secret::{self, SandboxSecret};
 use crate::sandbox::{Layout, Recipe, Result, SandboxError};
@@ -15,6 +16,102 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+
+/// The `[mysqld]` settings a study may give a MariaDB or MySQL sandbox, and those dbduel
+/// owns (a MySQL contender's options decode through the MariaDB engine, so MySQL's own
+/// listeners and plugins, `mysqlx_*`, `admin_*`, the keyring, are here too). Both servers
+/// take `-` for `_`, strip `loose-`, `skip-`, `enable-`, `disable-`, `maximum-` and accept
+/// a unique prefix of an option's name.
+pub const SETTINGS: SettingRules = SettingRules {
+    punct: "-",
+    on_off: ("ON", "OFF"),
+    owned: &[
+        ("user", Guards::Accounts),
+        ("skip_grant_tables", Guards::Accounts),
+        ("init_file", Guards::Accounts),
+        ("init_connect", Guards::Accounts),
+        ("init_slave", Guards::Accounts),
+        ("default_authentication_plugin", Guards::Accounts),
+        ("authentication_policy", Guards::Accounts),
+        ("caching_sha2_password*", Guards::Accounts),
+        ("sha256_password*", Guards::Accounts),
+        ("secure_auth", Guards::Accounts),
+        ("old_passwords", Guards::Accounts),
+        ("old_mode", Guards::Accounts),
+        ("secure_file_priv", Guards::Files),
+        ("local_infile", Guards::Files),
+        ("datadir", Guards::Files),
+        ("basedir", Guards::Files),
+        ("tmpdir", Guards::Files),
+        ("slave_load_tmpdir", Guards::Files),
+        ("pid_file", Guards::Files),
+        ("log_error", Guards::Files),
+        ("log_basename", Guards::Files),
+        ("log_tc", Guards::Files),
+        ("character_sets_dir", Guards::Files),
+        ("lc_messages_dir", Guards::Files),
+        ("innodb_data_home_dir", Guards::Files),
+        ("innodb_data_file_path", Guards::Files),
+        ("innodb_temp_data_file_path", Guards::Files),
+        ("innodb_log_group_home_dir", Guards::Files),
+        ("innodb_undo_directory", Guards::Files),
+        ("innodb_tmpdir", Guards::Files),
+        ("innodb_buffer_pool_filename", Guards::Files),
+        ("aria_log_dir_path", Guards::Files),
+        ("rocksdb_datadir", Guards::Files),
+        ("rocksdb_wal_dir", Guards::Files),
+        ("rocksdb_tmpdir", Guards::Files),
+        ("master_info_file", Guards::Files),
+        ("relay_log_info_file", Guards::Files),
+        ("chroot", Guards::Files),
+        ("core_file", Guards::Files),
+        ("debug", Guards::Files),
+        ("log_bin", Guards::FileName),
+        ("log_bin_index", Guards::FileName),
+        ("relay_log", Guards::FileName),
+        ("relay_log_index", Guards::FileName),
+        ("general_log_file", Guards::FileName),
+        ("slow_query_log_file", Guards::FileName),
+        ("port", Guards::Listeners),
+        ("bind_address", Guards::Listeners),
+        ("socket", Guards::Listeners),
+        ("skip_networking", Guards::Listeners),
+        ("extra_port", Guards::Listeners),
+        ("proxy_protocol_networks", Guards::Listeners),
+        ("named_pipe", Guards::Listeners),
+        ("mysqlx*", Guards::Listeners),
+        ("admin_address", Guards::Listeners),
+        ("admin_port", Guards::Listeners),
+        ("create_admin_listener_thread", Guards::Listeners),
+        ("plugin_dir", Guards::Plugins),
+        ("plugin_load", Guards::Plugins),
+        ("plugin_load_add", Guards::Plugins),
+        ("plugin_maturity", Guards::Plugins),
+        ("early_plugin_load", Guards::Plugins),
+        ("keyring*", Guards::Plugins),
+        ("rocksdb", Guards::Plugins),
+        ("ssl*", Guards::Tls),
+        ("tls_version", Guards::Tls),
+        ("have_ssl", Guards::Tls),
+        ("require_secure_transport", Guards::Tls),
+        ("wsrep_provider", Guards::Replication),
+        ("wsrep_provider_options", Guards::Replication),
+        ("wsrep_cluster_address", Guards::Replication),
+        ("wsrep_cluster_name", Guards::Replication),
+        ("wsrep_node_address", Guards::Replication),
+        ("wsrep_node_incoming_address", Guards::Replication),
+        ("wsrep_sst*", Guards::Replication),
+        ("wsrep_data_home_dir", Guards::Replication),
+        ("report_host", Guards::Replication),
+        ("report_user", Guards::Replication),
+        ("report_password", Guards::Replication),
+        ("report_port", Guards::Replication),
+        ("wsrep_notify_cmd", Guards::Commands),
+    ],
+    option_prefixes: &["loose_", "skip_", "enable_", "disable_", "maximum_"],
+    abbreviations: true,
+    exact_names: &["general_log", "slow_query_log", "lc_messages", "ssl"],
+};
 
 /// Where Debian installs the server binaries.
 const SERVER_PATHS: &[&str] = &[

@@ -118,7 +118,7 @@ impl MariadbReplica {
                 "flush_log_at_trx_commit must be 0, 1 or 2".into(),
             );
         }
-        extra_settings(&self.server, "-", ("ON", "OFF")).map_err(|e| e.under(at))?;
+        extra_settings(&self.server, &super::recipe::SETTINGS).map_err(|e| e.under(at))?;
         Ok(())
     }
 
@@ -250,7 +250,7 @@ impl MariadbReplica {
             self.flush_log_at_trx_commit.unwrap_or(2).to_string(),
         );
         // validated when the study was read
-        for (k, v) in extra_settings(&self.server, "-", ("ON", "OFF")).unwrap_or_default() {
+        for (k, v) in extra_settings(&self.server, &super::recipe::SETTINGS).unwrap_or_default() {
             base.insert(k, v);
         }
         // A replica that logs what it applies (MySQL 5.6's GTIDs, 5.7's preserved commit

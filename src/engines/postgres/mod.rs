@@ -246,8 +246,7 @@ impl PostgresOptions {
                 "max_wal_size_mb must be from 32 to 16777216",
             ));
         }
-        self.common
-            .check_settings_and_replicas(".", ("on", "off"))?;
+        self.common.check_settings_and_replicas(&recipe::SETTINGS)?;
         if !self.replicas.is_empty() && self.wal_level.as_deref() == Some("minimal") {
             return Err(DecodeError::at(
                 KeyPath::root().key("wal_level"),
@@ -337,7 +336,7 @@ impl PostgresOptions {
             s.insert("pg_stat_statements.max".into(), "10000".into());
         }
         // validated when the study was read
-        for (k, v) in extra_settings(&self.server, ".", ("on", "off")).unwrap_or_default() {
+        for (k, v) in extra_settings(&self.server, &recipe::SETTINGS).unwrap_or_default() {
             s.insert(k, v);
         }
         if !self.replicas.is_empty() {

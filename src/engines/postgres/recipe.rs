@@ -9,6 +9,7 @@
 //! The binaries are Debian's, or those of a server directory (`bin/`, `lib/`, `share/`) a
 //! contender's `version` or `basedir` chose.
 
+use crate::engines::server::{Guards, SettingRules};
 use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::secret::{self, SandboxSecret};
 use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
@@ -17,6 +18,55 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+
+/// The `postgresql.conf` settings a study may give a PostgreSQL sandbox, and those dbduel
+/// owns. PostgreSQL compares names without case and takes no abbreviation; a dotted name
+/// is an extension's.
+pub const SETTINGS: SettingRules = SettingRules {
+    punct: ".",
+    on_off: ("on", "off"),
+    owned: &[
+        ("hba_file", Guards::Accounts),
+        ("ident_file", Guards::Accounts),
+        ("password_encryption", Guards::Accounts),
+        ("krb_server_keyfile", Guards::Accounts),
+        ("krb_caseins_users", Guards::Accounts),
+        ("db_user_namespace", Guards::Accounts),
+        ("scram_iterations", Guards::Accounts),
+        ("data_directory", Guards::Files),
+        ("config_file", Guards::Files),
+        ("external_pid_file", Guards::Files),
+        ("include", Guards::Files),
+        ("include_dir", Guards::Files),
+        ("include_if_exists", Guards::Files),
+        ("log_directory", Guards::Files),
+        ("log_filename", Guards::Files),
+        ("logging_collector", Guards::Files),
+        ("stats_temp_directory", Guards::Files),
+        ("listen_addresses", Guards::Listeners),
+        ("port", Guards::Listeners),
+        ("unix_socket_directories", Guards::Listeners),
+        ("unix_socket_group", Guards::Listeners),
+        ("unix_socket_permissions", Guards::Listeners),
+        ("shared_preload_libraries", Guards::Plugins),
+        ("local_preload_libraries", Guards::Plugins),
+        ("session_preload_libraries", Guards::Plugins),
+        ("dynamic_library_path", Guards::Plugins),
+        ("jit_provider", Guards::Plugins),
+        ("ssl*", Guards::Tls),
+        ("primary_conninfo", Guards::Replication),
+        ("primary_slot_name", Guards::Replication),
+        ("promote_trigger_file", Guards::Replication),
+        ("archive_command", Guards::Commands),
+        ("archive_library", Guards::Commands),
+        ("restore_command", Guards::Commands),
+        ("archive_cleanup_command", Guards::Commands),
+        ("recovery_end_command", Guards::Commands),
+    ],
+    option_prefixes: &[],
+    abbreviations: false,
+    exact_names: &[],
+};
 
 /// The superuser initdb creates; dbduel connects as it (with the sandbox's secret).
 pub const SUPERUSER: &str = "dbduel";

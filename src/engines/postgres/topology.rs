@@ -51,7 +51,7 @@ impl crate::engines::options::ReplicaOptions for PostgresReplica {
 
 impl PostgresReplica {
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
-        extra_settings(&self.server, ".", ("on", "off")).map_err(|e| e.under(at))?;
+        extra_settings(&self.server, &super::recipe::SETTINGS).map_err(|e| e.under(at))?;
         Ok(())
     }
 }
@@ -117,7 +117,7 @@ impl PostgresTopology {
             let mut settings = base.clone();
             settings.insert("hot_standby".into(), "on".into());
             // validated when the study was read
-            for (k, v) in extra_settings(&r.server, ".", ("on", "off")).unwrap_or_default() {
+            for (k, v) in extra_settings(&r.server, &super::recipe::SETTINGS).unwrap_or_default() {
                 settings.insert(k, v);
             }
             let recipe = PostgresRecipe {
