@@ -478,3 +478,15 @@ fn a_study_without_its_mysql_says_which_versions_and_how_to_go_on() {
     }
     assert!(!out.exists(), "nothing ran: {}", out.display());
 }
+
+#[test]
+fn the_builtin_scripts_pass_a_targets_statement_checks() {
+    // What a target refuses in a user's script (tests/bad_studies/script_outside_target.toml)
+    // leaves the built-in pgbench scripts alone.
+    let (code, _, stderr) = common::run(&[
+        "run",
+        "tests/studies/builtin_scripts_on_target.toml",
+        "--check",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+}

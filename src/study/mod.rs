@@ -256,9 +256,11 @@ fn load_step_files(
             target: c.target.is_some(),
         })
         .collect();
+    // Scripts run on every contender: checked for a target's when there is one.
+    let on_target = users.iter().find(|u| u.target).map(|u| u.name);
     for (i, step) in steps.iter_mut().enumerate() {
         match &mut step.params {
-            StepParams::Script(p) => p.load(base).map_err(|e| match e {
+            StepParams::Script(p) => p.load(base, on_target).map_err(|e| match e {
                 crate::workload::script::LoadError::At(path, message) => at_key(i, &path, message),
                 crate::workload::script::LoadError::Script(e) => {
                     located(e.file, e.line, e.col, e.message)

@@ -19,6 +19,8 @@ pub mod replication;
 pub mod script;
 pub mod slo;
 pub mod sql_file;
+pub mod sql_lex;
+pub mod sql_reach;
 pub mod sql_text;
 pub mod sweep;
 pub mod tiers;

@@ -176,7 +176,7 @@ impl QueriesParams {
                 return Err(DecodeError::at(
                     KeyPath::root().key("queries").index(i),
                     format!(
-                        "this {verb} names table {t} with a database or schema: dbduel writes only into tables of its own database (the study's, made and marked by dbduel, also on a target); name the table without a qualifier"
+                        "this {verb} names {t} with a database or schema: dbduel writes only into tables of its own database (the study's, made and marked by dbduel, also on a target); name the table without a qualifier"
                     ),
                 ));
             }

@@ -173,10 +173,7 @@ impl SqlParams {
                             file: text.path.clone(),
                             line: s.line,
                             col: s.col,
-                            message: format!(
-                                "{why}; contender `{}` runs on someone else's server (a target), where dbduel works only inside its own database: name tables without a database or schema, and leave databases, accounts and server settings to the server's owner",
-                                c.name
-                            ),
+                            message: super::sql_reach::on_target(&why, c.name),
                         });
                     }
                 }
@@ -194,164 +191,7 @@ impl Variants {
     }
 }
 
-/// Why a statement would reach outside dbduel's own database, if it would: statements about
-/// databases, schemas, accounts or the server, and tables named with a qualifier.
-pub fn outside_own_database(sql: &str) -> Option<String> {
-    let words: Vec<String> = sql
-        .split_whitespace()
-        .take(6)
-        .map(|w| w.to_ascii_uppercase())
-        .collect();
-    let w = |i: usize| words.get(i).map_or("", String::as_str);
-    let head = w(0);
-    let denied = [
-        "USE",
-        "GRANT",
-        "REVOKE",
-        "SET",
-        "RESET",
-        "FLUSH",
-        "KILL",
-        "SHUTDOWN",
-        "INSTALL",
-        "UNINSTALL",
-        "LOAD",
-        "COPY",
-        "VACUUM",
-        "CHECKPOINT",
-        "REINDEX",
-        "CLUSTER",
-        "CALL",
-        "DO",
-        "PURGE",
-        "CHANGE",
-        "START",
-        "STOP",
-        "LOCK",
-    ];
-    if denied.contains(&head) && !(head == "SET" && sql_is_session_set(sql)) {
-        return Some(format!("`{head}` is not sent to a target"));
-    }
-    if matches!(head, "CREATE" | "DROP" | "ALTER" | "RENAME") {
-        let mut i = 1;
-        while matches!(
-            w(i),
-            "OR" | "REPLACE"
-                | "TEMPORARY"
-                | "TEMP"
-                | "UNIQUE"
-                | "UNLOGGED"
-                | "IF"
-                | "NOT"
-                | "EXISTS"
-        ) {
-            i += 1;
-        }
-        let object = w(i);
-        if matches!(
-            object,
-            "DATABASE"
-                | "SCHEMA"
-                | "USER"
-                | "ROLE"
-                | "SERVER"
-                | "TABLESPACE"
-                | "EXTENSION"
-                | "SYSTEM"
-                | "INSTANCE"
-                | "LOGFILE"
-        ) {
-            return Some(format!("`{head} {object}` is not sent to a target"));
-        }
-    }
-    qualified_table(sql).map(|t| format!("table {t} is named with a database or schema"))
-}
-
-/// `SET` of a session variable only (`SET NAMES`, `SET foreign_key_checks = 0`), never
-/// `SET GLOBAL` or `SET PERSIST`.
-fn sql_is_session_set(sql: &str) -> bool {
-    let up = sql.to_ascii_uppercase();
-    ![
-        "GLOBAL",
-        "PERSIST",
-        "@@GLOBAL",
-        "PASSWORD",
-        "ROLE",
-        "DEFAULT ROLE",
-    ]
-    .iter()
-    .any(|w| {
-        up.split_whitespace()
-            .nth(1)
-            .is_some_and(|x| x.starts_with(w))
-    })
-}
-
-/// The first table named with a qualifier (`other.t`) after the words that name the table a
-/// statement works on (`TABLE`, `INTO`, `FROM`, `UPDATE`, `JOIN`, `REFERENCES`, `ON`), if any.
-pub fn qualified_table(sql: &str) -> Option<String> {
-    let code = code_only(sql);
-    let tokens: Vec<&str> = code
-        .split(|c: char| c.is_whitespace() || c == '(' || c == ',' || c == ';')
-        .filter(|t| !t.is_empty())
-        .collect();
-    let mut owned: Vec<String> = Vec::new();
-    for pair in tokens.windows(2) {
-        let kw = pair[0].to_ascii_uppercase();
-        if matches!(
-            kw.as_str(),
-            "TABLE" | "INTO" | "FROM" | "UPDATE" | "JOIN" | "REFERENCES" | "ON" | "EXISTS" | "TO"
-        ) {
-            let name = pair[1];
-            let unquoted = name.trim_matches(|c| c == '"' || c == '`');
-            if name.contains('.') && !unquoted.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                owned.push(name.to_string());
-            }
-        }
-    }
-    owned.into_iter().next()
-}
-
-/// `sql` with quoted strings and comments blanked, so words inside them are not read.
-fn code_only(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                out.push(' ');
-                while let Some(d) = chars.next() {
-                    if d == '\\' {
-                        chars.next();
-                    } else if d == '\'' {
-                        break;
-                    }
-                }
-            }
-            '-' if chars.peek() == Some(&'-') => {
-                for d in chars.by_ref() {
-                    if d == '\n' {
-                        break;
-                    }
-                }
-                out.push(' ');
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut last = ' ';
-                for d in chars.by_ref() {
-                    if last == '*' && d == '/' {
-                        break;
-                    }
-                    last = d;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use super::sql_reach::{outside_own_database, qualified_table};
 
 /// Split a file into statements at `;` outside quotes (`'…'`, `"…"`, `` `…` ``, PostgreSQL's
 /// `$tag$…$tag$`) and comments (`-- …`, `# …` at a line's start, `/* … */`); each
@@ -444,7 +284,7 @@ pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
             }
             '$' => {
                 // $tag$ … $tag$ (a PostgreSQL function body); `$1` is a placeholder.
-                let Some(tag_len) = dollar_tag(&chars, i) else {
+                let Some(tag_len) = super::sql_lex::dollar_tag(&chars, i) else {
                     take!(true);
                     continue;
                 };
@@ -472,18 +312,6 @@ pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
     }
     push(&mut out, &mut cur, start);
     Ok(out)
-}
-
-/// The length of the tag of a dollar quote opening at `chars[i]` (`$$`: 0, `$body$`: 4);
-/// `None` for a `$` that opens none (`$1`).
-fn dollar_tag(chars: &[char], i: usize) -> Option<usize> {
-    let len = chars[i + 1..]
-        .iter()
-        .take_while(|d| d.is_ascii_alphanumeric() || **d == '_')
-        .count();
-    let opens = chars.get(i + 1 + len) == Some(&'$')
-        && !chars.get(i + 1).is_some_and(|d| d.is_ascii_digit());
-    opens.then_some(len)
 }
 
 fn push(out: &mut Vec<Statement>, cur: &mut String, start: Option<(usize, usize)>) {
@@ -664,31 +492,5 @@ mod tests {
         assert_eq!(v.pick("mariadb").map(|t| t.path.as_str()), Some("mysql"));
         assert_eq!(v.pick("mysql").map(|t| t.path.as_str()), Some("mysql"));
         assert_eq!(v.pick("postgres").map(|t| t.path.as_str()), Some(""));
-    }
-
-    #[test]
-    fn statements_for_a_target_stay_in_dbduels_database() {
-        for ok in [
-            "CREATE TABLE orders (id INT PRIMARY KEY)",
-            "INSERT INTO orders VALUES (1.5)",
-            "CREATE INDEX i ON orders (id)",
-            "SET NAMES utf8mb4",
-            "SELECT 'a.b' FROM orders",
-        ] {
-            assert_eq!(outside_own_database(ok), None, "{ok}");
-        }
-        for bad in [
-            "DROP DATABASE prod",
-            "CREATE SCHEMA x",
-            "INSERT INTO prod.orders VALUES (1)",
-            "CREATE TABLE IF NOT EXISTS other.t (a INT)",
-            "UPDATE `prod`.`t` SET a = 1",
-            "SET GLOBAL max_connections = 1",
-            "GRANT ALL ON *.* TO x",
-            "CREATE USER x",
-            "USE prod",
-        ] {
-            assert!(outside_own_database(bad).is_some(), "{bad}");
-        }
     }
 }

@@ -4,67 +4,18 @@
 //! it is refused at validation, with where it is. The wire clients refuse several statements
 //! too (multi-statements off, the extended protocol); this check says so before a run starts.
 
+use super::sql_lex::{self, EVERY_DIALECT};
 use crate::decode::{DecodeError, KeyPath};
 
-/// How a server reads quotes and comments: MariaDB's rules or PostgreSQL's.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rules {
-    /// Backslash escapes in quotes, `` ` `` quotes, `-- ` (with a space) and `#` comments,
-    /// `/*! … */` run as SQL.
-    Mysql,
-    /// No backslash escapes, `--` always a comment, no `#` comments, no backticks.
-    Postgres,
-}
-
-/// The 1-based character position of the first `;` outside quotes and comments under
-/// `rules`. A quote or comment left open hides nothing a server would run.
-fn separator_under(chars: &[char], rules: Rules) -> Option<usize> {
-    let my = rules == Rules::Mysql;
-    let to_line_end = |mut i: usize| {
-        while i < chars.len() && chars[i] != '\n' {
-            i += 1;
-        }
-        i
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        match chars[i] {
-            q @ ('\'' | '"') | q @ '`' if q != '`' || my => {
-                i += 1;
-                while i < chars.len() && chars[i] != q {
-                    i += if my && chars[i] == '\\' { 2 } else { 1 };
-                }
-            }
-            '-' if chars.get(i + 1) == Some(&'-')
-                && (!my || chars.get(i + 2).is_none_or(|c| c.is_whitespace())) =>
-            {
-                i = to_line_end(i);
-            }
-            '#' if my => i = to_line_end(i),
-            '/' if chars.get(i + 1) == Some(&'*')
-                && !(my && matches!(chars.get(i + 2), Some('!' | 'M'))) =>
-            {
-                i += 2;
-                while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            ';' => return Some(i + 1),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
 /// The character position (1-based) of the first `;` outside quotes and comments, read by
-/// MariaDB's rules and by PostgreSQL's (a `;` either server would see counts), if any.
+/// every dialect's rules (MariaDB's with and without backslash escapes, PostgreSQL's): a `;`
+/// any server would see counts. A quote or comment left open hides nothing a server would
+/// run.
 pub fn separator_at(sql: &str) -> Option<usize> {
-    let chars: Vec<char> = sql.chars().collect();
-    [Rules::Mysql, Rules::Postgres]
+    EVERY_DIALECT
         .into_iter()
-        .filter_map(|r| separator_under(&chars, r))
+        .filter_map(|d| sql_lex::lex(sql, d).into_iter().find(|t| t.is(';')))
+        .map(|t| t.at)
         .min()
 }
 
@@ -106,5 +57,12 @@ mod tests {
         assert_eq!(separator_at("SELECT /* ; */ 1"), None);
         assert_eq!(separator_at("SELECT /* x */ 1; SELECT 2"), Some(17));
         assert_eq!(separator_at("SELECT 'é'; x"), Some(11));
+        // A backslash in a backtick identifier escapes nothing: the `;` after it counts.
+        assert_eq!(
+            separator_at("UPDATE t AS `x'\\` SET k = k ; DROP TABLE prod.victim -- ` '"),
+            Some(29)
+        );
+        // Without backslash escapes (sql_mode NO_BACKSLASH_ESCAPES) the quote closes early.
+        assert_eq!(separator_at("SELECT \"a\\\"; DROP TABLE t -- \""), Some(12));
     }
 }

@@ -234,8 +234,25 @@ impl ScriptParams {
     }
 
     /// Read and parse the scripts, paths relative to `base` (the study file's directory).
-    pub fn load(&mut self, base: &Path) -> Result<(), LoadError> {
-        self.loaded = Some(Arc::new(self.read(base)?));
+    /// With `for_target` (some contender runs on someone else's server) every statement is
+    /// checked as a `sql` step's are there: nothing outside dbduel's own database.
+    pub fn load(&mut self, base: &Path, for_target: Option<&str>) -> Result<(), LoadError> {
+        let loaded = self.read(base)?;
+        if let Some(contender) = for_target {
+            for script in &loaded.scripts {
+                for st in &script.stmts {
+                    if let Some(why) = super::sql_reach::outside_own_database(&st.text) {
+                        return Err(LoadError::Script(ScriptError {
+                            file: script.file.clone(),
+                            line: st.line,
+                            col: st.col,
+                            message: super::sql_reach::on_target(&why, contender),
+                        }));
+                    }
+                }
+            }
+        }
+        self.loaded = Some(Arc::new(loaded));
         Ok(())
     }
 

@@ -23,6 +23,7 @@ pub struct ScriptError {
 #[derive(Debug, Clone)]
 pub struct Stmt {
     pub line: usize,
+    pub col: usize,
     /// The statement as written (variables as `:name`), for the step's details.
     pub text: String,
     pub bound: Bound,
@@ -245,6 +246,7 @@ impl Parser<'_> {
         });
         self.stmts.push(Stmt {
             line: p.line,
+            col: p.col,
             text,
             bound,
             gset,

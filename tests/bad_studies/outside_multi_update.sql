@@ -1,0 +1,2 @@
+CREATE TABLE own (a INT);
+UPDATE own, other.t SET own.a = 1;

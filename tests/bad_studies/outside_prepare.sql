@@ -1,0 +1,2 @@
+PREPARE s FROM 'DROP TABLE prod.t';
+EXECUTE s;

@@ -1,0 +1,2 @@
+CREATE TABLE t (a INT);
+DELETE FROM db . t;

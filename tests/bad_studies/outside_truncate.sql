@@ -1,0 +1,2 @@
+CREATE TABLE t (a INT);
+TRUNCATE db.t;
