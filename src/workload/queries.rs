@@ -904,7 +904,7 @@ mod tests {
             ("DROP TABLE orders", "each query must be one SELECT, INSERT"),
             ("TRUNCATE orders", "each query must be one SELECT, INSERT"),
             ("UPDATE prod.orders SET a = 1", "names table prod.orders"),
-            ("INSERT INTO `x`.`y` VALUES (1)", "names table `x`.`y` with"),
+            ("INSERT INTO `x`.`y` VALUES (1)", "names table x.y with"),
             ("DELETE FROM orders; DROP TABLE t", "holds a `;`"),
         ] {
             let e = params(&[bad], vec![]).validate().expect_err(bad);
