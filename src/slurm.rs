@@ -106,6 +106,7 @@ pub fn script(l: &Launch) -> Result<String, String> {
             l.results
         ));
     }
+    check_shell_words(l)?;
     let n = l.shards;
     let mut s = String::new();
     let _ = writeln!(s, "#!/bin/bash");
@@ -153,6 +154,40 @@ pub fn script(l: &Launch) -> Result<String, String> {
     }
     s.push_str(&body(l));
     Ok(s)
+}
+
+/// Every value the script writes where a shell or sbatch reads it as it stands (a variable's
+/// name in `${NAME+set}`, a comment, an `#SBATCH` line): a password variable must be a
+/// shell name, and no value may hold a line break or another control character, which would
+/// start a command of its own on every node.
+fn check_shell_words(l: &Launch) -> Result<(), String> {
+    for var in &l.password_envs {
+        let mut chars = var.chars();
+        let name_ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !name_ok {
+            return Err(format!(
+                "password_env {var:?} is not a shell variable's name (letters, digits and _, not starting with a digit): the script reads it on every node"
+            ));
+        }
+    }
+    let values = l
+        .password_files
+        .iter()
+        .map(|f| ("password_file", f.as_str()))
+        .chain(l.partition.iter().map(|p| ("--partition", p.as_str())))
+        .chain(l.time.iter().map(|t| ("--time", t.as_str())))
+        .chain([("the study's name", l.study_name.as_str())]);
+    for (what, v) in values {
+        if v.chars().any(char::is_control) {
+            return Err(format!(
+                "{what} {v:?} holds a line break or another control character, which the script's shell would run as a command: rename it"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What each task runs: the checks, task 0's submission of the merge, then its shard.
@@ -278,6 +313,28 @@ mod tests {
             barrier_timeout_s: Some(120),
             metrics: Some("0.0.0.0:9464".parse().unwrap()),
         }
+    }
+
+    #[test]
+    fn no_value_can_start_a_command_of_its_own() {
+        let refused = |change: &dyn Fn(&mut Launch)| {
+            let mut l = launch();
+            change(&mut l);
+            script(&l).expect_err("refused")
+        };
+        let e = refused(&|l| l.password_envs = vec!["X}\nrm -rf /tmp/x\n${Y".into()]);
+        assert!(e.contains("not a shell variable's name"), "{e}");
+        let e = refused(&|l| l.password_envs = vec!["1PW".into()]);
+        assert!(e.contains("not a shell variable's name"), "{e}");
+        let e = refused(&|l| l.password_files = vec!["pw\ntouch /tmp/owned".into()]);
+        assert!(
+            e.contains("password_file") && e.contains("line break"),
+            "{e}"
+        );
+        let e = refused(&|l| l.partition = Some("bench\n#SBATCH --uid=0".into()));
+        assert!(e.contains("--partition"), "{e}");
+        let e = refused(&|l| l.time = Some("1:00\rx".into()));
+        assert!(e.contains("--time"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `dbduel report`: render a past run from its directory alone, optionally against another
 //! baseline contender than the run's.
 
-use super::failure::{Failure, join_names};
+use super::failure::{Failure, exit, join_names};
 use super::output::out;
 use crate::report::{self, Format};
 use crate::results::RunDir;
@@ -63,7 +63,8 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
             ));
         }
         let run = report::series::RunData::load(&dir.path, summary, manifest);
-        out!("{}", report::csv::seconds(&run));
+        let text = report::csv::seconds(&run).map_err(|e| Failure::new(exit::FAILED, e))?;
+        out!("{text}");
         return Ok(());
     }
     let format = match args.format {
@@ -72,7 +73,8 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
         ReportFormat::Json => Format::Json,
         ReportFormat::Html => Format::Html,
         ReportFormat::Csv => {
-            out!("{}", report::csv::figures(&summary));
+            let text = report::csv::figures(&summary).map_err(|e| Failure::new(exit::FAILED, e))?;
+            out!("{text}");
             return Ok(());
         }
     };

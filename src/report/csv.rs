@@ -10,22 +10,32 @@ use serde::Serialize;
 /// One figure of one step of one contender: a row of `report --format csv`.
 #[derive(Debug, Clone, Serialize)]
 pub struct FigureRow<'a> {
+    #[serde(serialize_with = "cell")]
     pub study: &'a str,
+    #[serde(serialize_with = "cell")]
     pub contender: &'a str,
+    #[serde(serialize_with = "cell")]
     pub engine: &'a str,
+    #[serde(serialize_with = "cell")]
     pub step: &'a str,
+    #[serde(serialize_with = "cell")]
     pub kind: &'a str,
     /// `ok`, `failed`, `skipped`, `interrupted`.
+    #[serde(serialize_with = "cell")]
     pub status: &'a str,
     /// The figure's stable key (`rows_per_s`); empty for a step without figures.
+    #[serde(serialize_with = "cell")]
     pub figure: &'a str,
+    #[serde(serialize_with = "cell")]
     pub label: &'a str,
     /// The figure in its unit (over repeated rounds, the median); empty when none.
     pub value: Option<f64>,
     /// `summary.json`'s unit name: `count`, `seconds`, `bytes`, `per_second`, `micros`,
     /// `percent`, `bytes_per_second`.
+    #[serde(serialize_with = "cell")]
     pub unit: &'a str,
     /// `higher`, `lower` or `none`.
+    #[serde(serialize_with = "cell")]
     pub better: &'a str,
     /// Measurements behind the value (1 without repeated rounds).
     pub n: usize,
@@ -37,6 +47,7 @@ pub struct FigureRow<'a> {
     pub min: Option<f64>,
     pub max: Option<f64>,
     /// Why a step has no figures (failed, skipped).
+    #[serde(serialize_with = "cell")]
     pub note: &'a str,
 }
 
@@ -121,7 +132,9 @@ fn figure<'a>(base: FigureRow<'a>, m: &'a Metric) -> FigureRow<'a> {
 /// One second of a client step: a row of `report --series`.
 #[derive(Debug, Clone, Serialize)]
 pub struct SecondRow<'a> {
+    #[serde(serialize_with = "cell")]
     pub contender: &'a str,
+    #[serde(serialize_with = "cell")]
     pub step: &'a str,
     /// Seconds after the step's start (the second covers `[tick, t_s)`).
     pub tick: u64,
@@ -174,27 +187,41 @@ pub fn second_rows(run: &RunData) -> Vec<SecondRow<'_>> {
     rows
 }
 
-/// Rows as CSV text with a header line (the header alone when there are none).
-pub fn to_csv<T: Serialize>(rows: &[T], header: &[&str]) -> String {
+/// A text cell as a spreadsheet may safely open it: one that starts a formula (`=`, `+`,
+/// `-`, `@`, a tab or a carriage return, OWASP's list) gets a leading `'`, so a step's note
+/// or a contender's name is shown, never run.
+fn cell<S: serde::Serializer>(text: &&str, s: S) -> Result<S::Ok, S::Error> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        s.serialize_str(&format!("'{text}"))
+    } else {
+        s.serialize_str(text)
+    }
+}
+
+/// Rows as CSV text with a header line (the header alone when there are none); a row that
+/// cannot be written is an error, never a shorter text.
+pub fn to_csv<T: Serialize>(rows: &[T], header: &[&str]) -> Result<String, String> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
-    // Writing to a Vec fails only on a value serde cannot lay out flat, which these rows are not.
-    let _ = w.write_record(header);
+    let err = |e: csv::Error| format!("cannot write CSV: {e}");
+    w.write_record(header).map_err(err)?;
     for r in rows {
-        let _ = w.serialize(r);
+        w.serialize(r).map_err(err)?;
     }
-    let bytes = w.into_inner().unwrap_or_default();
-    String::from_utf8(bytes).unwrap_or_default()
+    let bytes = w
+        .into_inner()
+        .map_err(|e| format!("cannot write CSV: {}", e.error()))?;
+    String::from_utf8(bytes).map_err(|e| format!("cannot write CSV: {e}"))
 }
 
 /// The figures' CSV of a run.
-pub fn figures(summary: &Summary) -> String {
+pub fn figures(summary: &Summary) -> Result<String, String> {
     to_csv(&figure_rows(summary), FIGURE_COLUMNS)
 }
 
 /// The per-second series' CSV of a run.
-pub fn seconds(run: &RunData) -> String {
+pub fn seconds(run: &RunData) -> Result<String, String> {
     to_csv(&second_rows(run), SECOND_COLUMNS)
 }
 
@@ -260,6 +287,29 @@ mod tests {
     }
 
     #[test]
+    fn a_text_cell_never_starts_a_formula() {
+        let s: Summary = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "study": "s", "started_at": "x", "status": "ok",
+            "contenders": [{"name": "@a", "engine": "sqlite", "steps": [
+                {"name": "-load", "kind": "load", "status": "failed",
+                 "note": "=HYPERLINK(\"http://x\",\"y\")"},
+                {"name": "q", "kind": "load", "status": "failed", "note": "+1"}]}]
+        }))
+        .expect("summary");
+        let text = figures(&s).expect("csv");
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = r.records().map(|r| r.expect("row")).collect();
+        let get = |row: &csv::StringRecord, k: &str| {
+            row[FIGURE_COLUMNS.iter().position(|c| *c == k).expect(k)].to_string()
+        };
+        assert_eq!(get(&rows[0], "note"), "'=HYPERLINK(\"http://x\",\"y\")");
+        assert_eq!(get(&rows[0], "contender"), "'@a");
+        assert_eq!(get(&rows[0], "step"), "'-load");
+        assert_eq!(get(&rows[1], "note"), "'+1");
+        assert_eq!(get(&rows[1], "step"), "q");
+    }
+
+    #[test]
     fn repeated_figures_carry_their_interval() {
         let m = Metric::new("tps", "tps", 0.0, Unit::PerSecond, Better::Higher)
             .with_samples(vec![10.0, 12.0, 11.0, 9.0, 13.0]);
@@ -270,7 +320,7 @@ mod tests {
         }))
         .expect("summary");
         s.contenders[0].steps[0].metrics.push(m);
-        let text = figures(&s);
+        let text = figures(&s).expect("csv");
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let row = r.records().next().expect("a row").expect("record");
         let get = |k: &str| &row[FIGURE_COLUMNS.iter().position(|c| *c == k).expect(k)];
