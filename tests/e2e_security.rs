@@ -115,6 +115,18 @@ fn assert_unprivileged_and_clean(pid: i32) {
     );
 }
 
+/// The server was started as its account, not as root told to drop to it: its
+/// configuration names no `user` (which a setting could change to keep root).
+fn assert_started_as_its_account(manifest: &serde_json::Value) {
+    let config = manifest["config"].as_str().expect("the configuration");
+    assert!(
+        !config
+            .lines()
+            .any(|l| l.trim_start().starts_with("user ") || l.trim_start().starts_with("user=")),
+        "the server is told to drop to its account: {config}"
+    );
+}
+
 /// The inodes of the TCP sockets `pid` listens on.
 fn tcp_listeners(pid: i32) -> Vec<String> {
     let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -211,6 +223,7 @@ fn a_mariadb_sandbox_lets_in_only_the_secret_and_writes_files_only_in_its_own_pl
         assert_eq!(plugin, "mysql_native_password");
     }
     assert_unprivileged_and_clean(pid_of(&up.manifest));
+    assert_started_as_its_account(&up.manifest);
     assert_nowhere_in(&up.dir, &up.secret);
 }
 

@@ -177,12 +177,13 @@ impl Layout {
         cmd
     }
 
-    /// A command for `program` run as dbduel's own user (for a server that drops to its
-    /// account itself, as `mariadbd` does), with a cleared environment: only the variables
-    /// of [`SERVER_ENV`] and the locale's `LC_*` pass, and `HOME` is the server's directory.
+    /// A command for `program` with a cleared environment: only the variables of
+    /// [`SERVER_ENV`] and the locale's `LC_*` pass, and `HOME` is the server's directory.
     /// Nothing of dbduel's environment — a target's `password_env` above all — reaches a
-    /// server's `/proc/PID/environ`.
-    pub fn plain_command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    /// server's `/proc/PID/environ`. Every server and init tool is started through
+    /// [`Layout::command`], as its account: none is started as root to drop privileges
+    /// itself, so no setting of its own can keep root.
+    fn plain_command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(program);
         cmd.env_clear();
         for (k, v) in std::env::vars_os() {

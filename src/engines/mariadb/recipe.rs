@@ -349,11 +349,9 @@ impl Recipe for MariadbRecipe {
         let mut s = String::from(
             "# Written by dbduel for one sandbox; the server reads only this file.\n[mysqld]\n",
         );
+        // No `user =`: the server is started as its account (`Layout::command`), so no
+        // setting can keep it root.
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {v}\n"));
-        if let Some(u) = &l.owner {
-            // Started as root, the server drops to its account itself.
-            put("user", &u.name);
-        }
         put("port", &l.port.to_string());
         put("bind-address", "127.0.0.1");
         put(
@@ -408,10 +406,16 @@ impl Recipe for MariadbRecipe {
             });
         };
         make_files_dir(l)?;
-        // The accounts' SQL holds the secret: a 0600 file of dbduel's user, gone once read.
-        let sql_file = l.dir.join("accounts.sql");
-        secret::write_private(&sql_file, &accounts_sql(&secret::read(&l.dir)?))?;
-        let mut cmd = l.plain_command(install_db);
+        // The accounts' SQL holds the secret: a 0600 file of the server's account (which
+        // reads it), gone once read.
+        let sql_file = l.server_dir().join("accounts.sql");
+        secret::write_private_for(
+            &sql_file,
+            &accounts_sql(&secret::read(&l.dir)?),
+            l.owner.as_ref(),
+        )?;
+        // Run as the server's account from the start, as the server is.
+        let mut cmd = l.command(install_db);
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));
         if let Some(d) = &self.server_dir {
             // Its own mariadbd, my_print_defaults and system tables' SQL, not Debian's.
@@ -421,9 +425,6 @@ impl Recipe for MariadbRecipe {
             .arg("--skip-test-db")
             .arg("--skip-name-resolve")
             .arg(format!("--extra-file={}", sql_file.display()));
-        if let Some(u) = &l.owner {
-            cmd.arg(format!("--user={}", u.name));
-        }
         let out = cmd.output();
         let _ = std::fs::remove_file(&sql_file);
         let out = out.map_err(|e| SandboxError::Failed {
@@ -452,8 +453,8 @@ impl Recipe for MariadbRecipe {
 
     fn command(&self, l: &Layout) -> Command {
         let server = self.server().unwrap_or_else(|| PathBuf::from("mariadbd"));
-        // Started as dbduel's user, it drops to its account itself (`user =`).
-        let mut cmd = l.plain_command(server);
+        // Started as its account (credentials set before exec), never as root.
+        let mut cmd = l.command(server);
         // --defaults-file must come first; nothing else is read (no /etc/mysql).
         cmd.arg(format!("--defaults-file={}", l.config_file.display()));
         if self.galera.as_ref().is_some_and(|g| g.bootstrap) {

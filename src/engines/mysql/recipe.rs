@@ -221,12 +221,7 @@ impl Recipe for MysqlRecipe {
             "" => s.push_str(&format!("{k}\n")),
             _ => s.push_str(&format!("{k} = {v}\n")),
         };
-        match &l.owner {
-            Some(u) => put("user", &u.name),
-            // mysqld refuses to run as root unless told to; the sandbox belongs to us.
-            None if crate::sandbox::user::is_root() => put("user", "root"),
-            None => {}
-        }
+        // No `user =`: mysqld is started as its account (`Layout::command`), never as root.
         let home = self.home.clone().unwrap_or_default();
         put("basedir", &home.display().to_string());
         put(
