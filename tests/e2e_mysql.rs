@@ -1153,13 +1153,19 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
         .unwrap();
     assert_eq!(marked, Some(1));
 
-    // The lean wire client speaks the account's mysql_native_password; an account on 8.0's
-    // default, caching_sha2_password, is one it declines (sessions then use the `mysql`
-    // crate), which is why the sandboxes' accounts are native.
+    // The lean wire client speaks the account's mysql_native_password, 8.0's default
+    // caching_sha2_password (full authentication under the server's RSA key the first time,
+    // fast authentication once the server has cached it) and sha256_password.
+    use dbduel::engine::Session;
     use dbduel::engines::wire::mysql::{ConnectError, WireSession};
-    admin
-        .query_drop("CREATE USER sha@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'")
-        .unwrap();
+    for sql in [
+        "CREATE USER sha@'127.0.0.1' IDENTIFIED WITH caching_sha2_password BY 'sha-pw'",
+        "CREATE USER sha256@'127.0.0.1' IDENTIFIED WITH sha256_password BY 'sha256-pw'",
+        "GRANT SELECT ON dbduel_ext.* TO sha@'127.0.0.1'",
+        "GRANT SELECT ON dbduel_ext.* TO sha256@'127.0.0.1'",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
     let wire = |user: &str, pw: &str| {
         let t = dbduel::engine::target::Target {
             scheme: "mysql".into(),
@@ -1177,10 +1183,23 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
         wire("bench", "s3cret-pw").is_ok(),
         "native: the lean client"
     );
-    assert!(
-        matches!(wire("sha", "sha-pw"), Err(ConnectError::Unsupported(_))),
-        "caching_sha2_password: declined, so sessions fall back"
-    );
+    for (user, pw) in [
+        ("sha", "sha-pw"),
+        ("sha", "sha-pw"),
+        ("sha256", "sha256-pw"),
+    ] {
+        let mut s = wire(user, pw).unwrap_or_else(|_| panic!("{user} logs in on the lean client"));
+        assert_eq!(
+            s.query_i64("SELECT COUNT(*) FROM dbduel_marker").unwrap(),
+            1
+        );
+    }
+    for user in ["sha", "sha256"] {
+        match wire(user, "wrong") {
+            Err(ConnectError::Failed(e)) => assert!(e.message.contains("1045"), "{}", e.message),
+            _ => panic!("{user}: a wrong password must fail with access denied"),
+        }
+    }
 
     // A database dbduel did not create is refused and left exactly as it was.
     let path = study(

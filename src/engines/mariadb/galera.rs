@@ -16,7 +16,7 @@ use crate::engines::server::sandbox_err;
 use crate::engines::server::{Guards, Server, SettingRules};
 use mysql::prelude::Queryable;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Where a contender's clients connect.
@@ -235,8 +235,6 @@ pub struct GaleraCluster {
     one_node: bool,
     /// The next client's node, round robin.
     next: AtomicUsize,
-    /// Whether the lean wire client can authenticate (see `MariadbEngine`).
-    wire_auth: AtomicBool,
     /// The provider options the study set, read back into the manifest.
     provider_keys: Vec<String>,
 }
@@ -316,7 +314,6 @@ impl GaleraCluster {
             members: Members::new(first_reach.clone(), list),
             one_node: opts.clients == "one-node",
             next: AtomicUsize::new(0),
-            wire_auth: AtomicBool::new(true),
             provider_keys: opts.provider_options.keys().cloned().collect(),
         };
         if let Err(e) = cluster.wait_synced() {
@@ -558,7 +555,6 @@ impl Clustered for GaleraCluster {
             self.reach(node)?,
             &self.database,
             self.timeout_s,
-            &self.wire_auth,
             "mariadb",
         )
     }

@@ -14,9 +14,8 @@ pub mod versions;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::target::Target;
 use crate::engine::{
-    Changes, Dialect, Engine, EngineError, EngineInfo, EngineWarning, FileLoad, Footprint,
-    LoadOutcome, LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session, StmtId,
-    Value,
+    Dialect, Engine, EngineError, EngineInfo, EngineWarning, FileLoad, Footprint, LoadOutcome,
+    LoadRequest, LoadWarnings, OpenCtx, RestartOutcome, Result, Session,
 };
 use crate::engines::options::ServerOptions;
 use crate::engines::server::sandbox_err;
@@ -31,7 +30,6 @@ use recipe::MariadbRecipe;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use topology::{MariadbReplica, MariadbTopology, primary_defaults};
 
 /// Storage engines a MariaDB contender may use.
@@ -513,7 +511,17 @@ impl MariadbOptions {
                         ),
                     )
                 })?;
-                check_storage_engine(&mut c, &self.storage_engine, self.engine_name())
+                check_storage_engine(&mut c, &self.storage_engine, self.engine_name())?;
+                // The benchmark sessions' client must be able to log in as this account,
+                // before anything runs: a method it does not speak is a missing prerequisite.
+                match WireSession::connect(t, "", self.query_timeout_s) {
+                    Ok(_) => Ok(()),
+                    Err(ConnectError::Failed(e)) => Err(flavor::named(self.engine_name(), e)),
+                    Err(ConnectError::Unsupported(u)) => Err(EngineError::new(
+                        "missing",
+                        format!("{}: {}", t.display(), u.0),
+                    )),
+                }
             }
         }
     }
@@ -779,9 +787,6 @@ pub struct MariadbEngine {
     database: String,
     /// The server's data directory when it is readable here.
     datadir: Option<PathBuf>,
-    /// Whether the lean wire client can authenticate here (false once the server asked for
-    /// a method it does not speak).
-    wire_auth: AtomicBool,
     /// The replicas, when the contender is a replication topology.
     topology: Option<MariadbTopology>,
     /// The other nodes, when the contender is a Galera cluster (this server is node 1).
@@ -796,27 +801,24 @@ const COUNTERS_SQL: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN ('Question
      'Bytes_received', 'Innodb_rows_read', 'Rocksdb_rows_read', 'Connections', \
      'Connection_errors_max_connections', 'Aborted_connects', 'Com_commit', 'Com_rollback')";
 
-/// A benchmark session on the server at `reach`, in database `db`: the lean wire client, or
-/// the `mysql` crate's when the server wants an authentication method the wire client does
-/// not speak (`wire_auth` remembers that, so later sessions go straight to the crate's).
-/// Errors name the engine `family` (`mariadb`, or a flavor's).
+/// A benchmark session on the server at `reach`, in database `db`: always the lean wire
+/// client, so every contender's sessions are served by the same client. A server that asks
+/// for a method it does not speak is a missing prerequisite (exit 3), naming the method and
+/// the account. Errors name the engine `family` (`mariadb`, or a flavor's).
 pub(crate) fn session_at(
     reach: &Target,
     db: &str,
     timeout_s: u64,
-    wire_auth: &AtomicBool,
     family: &'static str,
 ) -> Result<Box<dyn Session>> {
-    if wire_auth.load(Ordering::Relaxed) {
-        match WireSession::connect(reach, db, timeout_s) {
-            Ok(s) => return Ok(flavor::named_session(family, Box::new(s))),
-            Err(ConnectError::Failed(e)) => return Err(flavor::named(family, e)),
-            Err(ConnectError::Unsupported(_)) => wire_auth.store(false, Ordering::Relaxed),
-        }
+    match WireSession::connect(reach, db, timeout_s) {
+        Ok(s) => Ok(flavor::named_session(family, Box::new(s))),
+        Err(ConnectError::Failed(e)) => Err(flavor::named(family, e)),
+        Err(ConnectError::Unsupported(u)) => Err(EngineError::new(
+            "missing",
+            format!("{family}: {}: {}", reach.display(), u.0),
+        )),
     }
-    let conn =
-        crate_conn(conn_opts(reach, Some(db), timeout_s)).map_err(|e| flavor::named(family, e))?;
-    Ok(Box::new(MysqlSession::new(conn, family)))
 }
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
@@ -939,7 +941,6 @@ impl MariadbEngine {
             reach,
             database,
             datadir,
-            wire_auth: AtomicBool::new(true),
             topology: None,
             cluster: None,
             lease: std::sync::Mutex::new(None),
@@ -1241,8 +1242,7 @@ impl Engine for MariadbEngine {
         }
     }
 
-    /// Benchmark sessions speak the lean wire client; a server that wants an authentication
-    /// method it does not speak gets the `mysql` crate's.
+    /// Benchmark sessions speak the lean wire client, always.
     /// A cluster's sessions go to its nodes as the contender places them.
     fn connect(&self) -> Result<Box<dyn Session>> {
         let reach = match &self.cluster {
@@ -1253,7 +1253,6 @@ impl Engine for MariadbEngine {
             reach,
             &self.database,
             self.opts.query_timeout_s,
-            &self.wire_auth,
             self.opts.engine_name(),
         )?;
         if self.server.is_external() {
@@ -1635,155 +1634,6 @@ fn load_warnings(c: &mut mysql::Conn, family: &'static str) -> Result<LoadWarnin
         info: (!info.is_empty()).then_some(info),
         serious,
     })
-}
-
-/// One MySQL-protocol connection with its prepared statements.
-pub struct MysqlSession {
-    conn: mysql::Conn,
-    stmts: Vec<mysql::Statement>,
-    /// The engine family its errors name.
-    family: &'static str,
-}
-
-impl MysqlSession {
-    pub(crate) fn new(conn: mysql::Conn, family: &'static str) -> Self {
-        MysqlSession {
-            conn,
-            stmts: Vec::new(),
-            family,
-        }
-    }
-}
-
-fn to_params(params: &[Value]) -> mysql::Params {
-    if params.is_empty() {
-        return mysql::Params::Empty;
-    }
-    mysql::Params::Positional(
-        params
-            .iter()
-            .map(|p| match p {
-                Value::Int(i) => mysql::Value::Int(*i),
-                Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-                Value::Null => mysql::Value::NULL,
-            })
-            .collect(),
-    )
-}
-
-/// Consume every row of every result set; rows read, or rows affected for a statement
-/// without a result set.
-fn drain<T: mysql::prelude::Protocol>(
-    mut result: mysql::QueryResult<'_, '_, '_, T>,
-    family: &'static str,
-) -> Result<u64> {
-    let mut rows = 0u64;
-    let mut has_set = false;
-    let mut affected = 0u64;
-    while let Some(set) = result.iter() {
-        if !set.columns().as_ref().is_empty() {
-            has_set = true;
-        }
-        affected += set.affected_rows();
-        for row in set {
-            row.map_err(family_err(family))?;
-            rows += 1;
-        }
-    }
-    Ok(if has_set { rows } else { affected })
-}
-
-impl Session for MysqlSession {
-    fn statement_timeout(&mut self, limit: Option<std::time::Duration>) -> Result<bool> {
-        let mariadb = self.family != "mysql";
-        self.execute(&crate::engines::wire::mysql::timeout_sql(mariadb, limit))?;
-        Ok(true)
-    }
-
-    fn execute(&mut self, sql: &str) -> Result<u64> {
-        let r = self.conn.query_iter(sql).map_err(family_err(self.family))?;
-        drain(r, self.family)
-    }
-
-    /// Affected rows as the server counts them (changed rows: no CLIENT_FOUND_ROWS) and the
-    /// info string's matched and changed rows.
-    fn execute_counted(&mut self, sql: &str) -> Result<Changes> {
-        self.conn.query_drop(sql).map_err(family_err(self.family))?;
-        let info = self.conn.info_str().into_owned();
-        Ok(crate::engines::wire::mysql::changes_from_ok(
-            self.conn.affected_rows(),
-            self.conn.warnings(),
-            &info,
-        ))
-    }
-
-    fn query_i64(&mut self, sql: &str) -> Result<i64> {
-        let v: Option<i64> = self
-            .conn
-            .query_first(sql)
-            .map_err(family_err(self.family))?;
-        Ok(v.unwrap_or(0))
-    }
-
-    fn prepare(&mut self, sql: &str) -> Result<StmtId> {
-        let st = self.conn.prep(sql).map_err(family_err(self.family))?;
-        self.stmts.push(st);
-        Ok(StmtId(self.stmts.len() - 1))
-    }
-
-    fn run(&mut self, stmt: StmtId, params: &[Value]) -> Result<u64> {
-        let MysqlSession {
-            conn,
-            stmts,
-            family,
-        } = self;
-        let family = *family;
-        let st = stmts
-            .get(stmt.0)
-            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
-        let r = conn
-            .exec_iter(st, to_params(params))
-            .map_err(family_err(family))?;
-        drain(r, family)
-    }
-
-    fn run_rows(&mut self, stmt: StmtId, params: &[Value], out: &mut Vec<Value>) -> Result<u64> {
-        out.clear();
-        let MysqlSession {
-            conn,
-            stmts,
-            family,
-        } = self;
-        let family = *family;
-        let st = stmts
-            .get(stmt.0)
-            .ok_or_else(|| EngineError::new("usage", "unknown prepared statement"))?;
-        let mut result = conn
-            .exec_iter(st, to_params(params))
-            .map_err(family_err(family))?;
-        let mut rows = 0u64;
-        let mut has_set = false;
-        let mut affected = 0u64;
-        while let Some(set) = result.iter() {
-            has_set |= !set.columns().as_ref().is_empty();
-            affected += set.affected_rows();
-            for row in set {
-                for v in row.map_err(family_err(family))?.unwrap() {
-                    out.push(match v {
-                        mysql::Value::NULL => Value::Null,
-                        mysql::Value::Int(n) => Value::Int(n),
-                        mysql::Value::UInt(n) => Value::Int(n as i64),
-                        mysql::Value::Bytes(b) => {
-                            Value::Text(String::from_utf8_lossy(&b).into_owned())
-                        }
-                        other => Value::Text(other.as_sql(true).trim_matches('\'').to_string()),
-                    });
-                }
-                rows += 1;
-            }
-        }
-        Ok(if has_set { rows } else { affected })
-    }
 }
 
 #[cfg(test)]

@@ -777,12 +777,10 @@ impl Replicated for MariadbTopology {
 
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
-        let wire = std::sync::atomic::AtomicBool::new(true);
         crate::engines::mariadb::session_at(
             &m.reach,
             &self.database,
             self.timeout_s,
-            &wire,
             self.way(replica)?.family,
         )
     }

@@ -13,8 +13,11 @@
 //!
 //! Multi-statements are off: the server refuses a string holding several statements.
 //!
-//! Only `mysql_native_password` (or no password) is spoken; any other authentication
-//! exchange reports [`Unsupported`] so the caller can fall back to the `mysql` crate.
+//! It speaks the methods servers ask for: `mysql_native_password`, `caching_sha2_password`
+//! (fast authentication, and full authentication with the password encrypted under the
+//! server's RSA public key), `sha256_password` (the same key) and MariaDB's `client_ed25519`.
+//! Any other method is [`Unsupported`], and the contender fails before anything runs: no
+//! benchmark session is ever served by another client.
 
 use crate::engine::target::Target;
 use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
@@ -521,6 +524,13 @@ impl WireSession {
         }
         let part2 = auth_len.saturating_sub(9).max(12);
         nonce.extend_from_slice(c.take(part2)?);
+        // The account's likely method: the server's default, named after the nonce.
+        let default_method = {
+            let rest = c.rest();
+            let rest = rest.strip_prefix(&[0]).unwrap_or(rest);
+            let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+            rest[..end].to_vec()
+        };
 
         let wanted = CLIENT_LONG_PASSWORD
             | CLIENT_LONG_FLAG
@@ -545,7 +555,15 @@ impl WireSession {
         self.cache_metadata = ext_caps & MARIADB_CACHE_METADATA != 0;
 
         let password = t.password.as_ref().map(|p| p.expose()).unwrap_or("");
-        let scramble = native_scramble(&nonce, password);
+        // Answer in the server's default method when it is one a first answer can be in
+        // (MySQL 8's caching_sha2_password saves a round trip); else in native, and the
+        // server switches the account to its own.
+        let mut method: &[u8] = if default_method == CACHING_SHA2 {
+            CACHING_SHA2
+        } else {
+            NATIVE
+        };
+        let scramble = first_answer(method, &nonce, password);
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(&self.caps.to_le_bytes());
         out.extend_from_slice(
@@ -565,36 +583,40 @@ impl WireSession {
         out.extend_from_slice(db.as_bytes());
         out.push(0);
         // The answer names its method; a server that wants another for this user switches.
-        out.extend_from_slice(b"mysql_native_password\0");
+        out.extend_from_slice(method);
+        out.push(0);
         self.send(&out, self.seq.wrapping_add(1))?;
 
+        let mut switched;
         loop {
             let at = self.read_packet()?;
-            let p = self.payload(at);
-            match p.first() {
+            let p = self.payload(at).to_vec();
+            let answer = match p.first() {
                 Some(0x00) => return Ok(()),
-                Some(0xFF) => return Err(server_err(p).into()),
+                Some(0xFF) => return Err(server_err(&p).into()),
                 Some(0xFE) => {
                     // Authentication switch: method name, then its nonce.
-                    let mut c = Cursor::new(p);
+                    let mut c = Cursor::new(&p);
                     c.u8()?;
-                    let method = c.nul_str()?.to_vec();
+                    switched = c.nul_str()?.to_vec();
+                    method = &switched;
                     let data = c.rest();
-                    let nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
-                    if method != b"mysql_native_password" {
+                    nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
+                    if ![NATIVE, CACHING_SHA2, SHA256, ED25519].contains(&method) {
                         return Err(ConnectError::Unsupported(Unsupported(format!(
-                            "authentication method {}",
-                            String::from_utf8_lossy(&method)
+                            "the server asks account `{}` to authenticate with {}, which dbduel's client does not speak (it speaks mysql_native_password, caching_sha2_password, sha256_password and MariaDB's ed25519): give the account one of those",
+                            t.user,
+                            String::from_utf8_lossy(method)
                         ))));
                     }
-                    let answer = native_scramble(&nonce, password);
-                    self.send(&answer, self.seq.wrapping_add(1))?;
+                    Some(first_answer(method, &nonce, password))
                 }
-                _ => {
-                    return Err(ConnectError::Unsupported(Unsupported(
-                        "a multi-step authentication exchange".into(),
-                    )));
-                }
+                // More data for the method under way.
+                Some(0x01) => more_data(method, &p[1..], &nonce, password)?,
+                _ => return Err(proto_err("an authentication packet").into()),
+            };
+            if let Some(answer) = answer.as_deref() {
+                self.send(answer, self.seq.wrapping_add(1))?;
             }
         }
     }
@@ -893,6 +915,51 @@ fn first_text_column(p: &[u8], binary: bool) -> Result<Option<String>> {
         None => None,
         Some(n) => Some(String::from_utf8_lossy(c.take(n as usize)?).into_owned()),
     })
+}
+
+const NATIVE: &[u8] = b"mysql_native_password";
+const CACHING_SHA2: &[u8] = b"caching_sha2_password";
+const SHA256: &[u8] = b"sha256_password";
+const ED25519: &[u8] = b"client_ed25519";
+
+/// The first answer of `method` to `nonce`. A password-less account answers empty in every
+/// method but sha256_password's, which sends one zero.
+fn first_answer(method: &[u8], nonce: &[u8], password: &str) -> Vec<u8> {
+    let pw = password.as_bytes();
+    match method {
+        CACHING_SHA2 => mysql_common::scramble::scramble_sha256(nonce, pw)
+            .map(|s| s.to_vec())
+            .unwrap_or_default(),
+        // Without TLS the password goes only under the server's RSA key: ask for it.
+        SHA256 if pw.is_empty() => vec![0],
+        SHA256 => vec![1],
+        ED25519 => mysql_common::scramble::create_response_for_ed25519(pw, nonce).to_vec(),
+        _ => native_scramble(nonce, password),
+    }
+}
+
+/// The answer of `method` to the server's more data (`data`, after its 0x01): for
+/// caching_sha2_password, "fast authentication done" (nothing to send: the OK follows),
+/// "full authentication wanted" (ask for the server's RSA public key), or that key; for
+/// sha256_password the key. The password goes only encrypted under the key: XORed with the
+/// nonce, with RSA-OAEP (the servers' documented exchange, done by `mysql_common`).
+fn more_data(method: &[u8], data: &[u8], nonce: &[u8], password: &str) -> Result<Option<Vec<u8>>> {
+    match (method, data) {
+        (CACHING_SHA2, [3]) => Ok(None),
+        (CACHING_SHA2, [4]) => Ok(Some(vec![2])),
+        (CACHING_SHA2 | SHA256, key) if key.starts_with(b"-----BEGIN") => {
+            let mut plain: Vec<u8> = password.bytes().chain([0]).collect();
+            for (i, b) in plain.iter_mut().enumerate() {
+                *b ^= nonce.get(i % nonce.len().max(1)).copied().unwrap_or(0);
+            }
+            // mysql_common panics on a key it cannot read: a server's bad key is an error.
+            let key = key.to_vec();
+            std::panic::catch_unwind(move || mysql_common::crypto::encrypt(&plain, &key))
+                .map(Some)
+                .map_err(|_| proto_err("the server's RSA public key"))
+        }
+        _ => Err(proto_err("more authentication data")),
+    }
 }
 
 /// The `mysql_native_password` answer to `nonce` (empty for no password).
@@ -1270,6 +1337,59 @@ mod tests {
             _ => panic!("a silent server must time out"),
         }
         assert!(began.elapsed() < Duration::from_secs(5));
+    }
+
+    /// One packet: its 3-byte length, its sequence number, its payload.
+    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        p.push(seq);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    #[test]
+    fn a_method_it_does_not_speak_is_named_with_the_account() {
+        use std::io::{Read, Write};
+        // A server whose account wants GSSAPI: it greets, reads the answer, switches.
+        let server = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = server.local_addr().expect("addr").port();
+        let serve = std::thread::spawn(move || {
+            let (mut c, _) = server.accept().expect("accept");
+            let caps: u32 = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH;
+            let mut g = vec![10];
+            g.extend_from_slice(b"10.11.0-test\0");
+            g.extend_from_slice(&7u32.to_le_bytes());
+            g.extend_from_slice(&[1; 8]);
+            g.push(0);
+            g.extend_from_slice(&(caps as u16).to_le_bytes());
+            g.push(45);
+            g.extend_from_slice(&2u16.to_le_bytes());
+            g.extend_from_slice(&((caps >> 16) as u16).to_le_bytes());
+            g.push(21);
+            g.extend_from_slice(&[0; 10]);
+            g.extend_from_slice(&[2; 12]);
+            g.push(0);
+            g.extend_from_slice(b"mysql_native_password\0");
+            c.write_all(&packet(0, &g)).expect("greet");
+            let mut buf = [0u8; 512];
+            let _ = c.read(&mut buf).expect("the answer");
+            let mut switch = vec![0xFE];
+            switch.extend_from_slice(b"auth_gssapi_client\0principal\0");
+            c.write_all(&packet(2, &switch)).expect("switch");
+            let _ = c.read(&mut buf);
+        });
+        let mut t = Target::loopback("mysql", "kerb", port);
+        t.password = Some(crate::engine::target::Secret::new("pw"));
+        match WireSession::connect(&t, "db", 5) {
+            Err(ConnectError::Unsupported(u)) => assert!(
+                u.0.contains("account `kerb`") && u.0.contains("auth_gssapi_client"),
+                "{}",
+                u.0
+            ),
+            Err(ConnectError::Failed(e)) => panic!("failed otherwise: {}", e.message),
+            Ok(_) => panic!("logged in"),
+        }
+        let _ = serve.join();
     }
 
     #[test]
