@@ -234,6 +234,46 @@ fn the_endpoint_shows_errors_by_kind_the_rate_target_and_the_machine() {
             "{family}: {during}"
         );
     }
+    // What a plain GET gets is Prometheus's classic text, clean by Prometheus's own linter;
+    // a scraper that asks for OpenMetrics gets that.
+    let promtool = std::path::Path::new("/usr/bin/promtool");
+    if common::have_server("promtool (Debian's prometheus)", promtool.exists()) {
+        let mut lint = Command::new(promtool)
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("promtool runs");
+        lint.stdin
+            .take()
+            .expect("stdin")
+            .write_all(during.as_bytes())
+            .expect("the scrape to promtool");
+        let out = lint.wait_with_output().expect("promtool ends");
+        assert!(
+            out.status.success() && out.stdout.is_empty(),
+            "promtool check metrics: {}{}\n{during}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n\r\n"
+    )
+    .expect("write");
+    let mut open = String::new();
+    s.read_to_string(&mut open).expect("read");
+    assert!(
+        open.contains("application/openmetrics-text")
+            && open.contains("# TYPE dbduel_operations counter")
+            && open.ends_with("# EOF\n"),
+        "{open}"
+    );
     let user = sample(&during, "dbduel_host_cpu_ratio", &[paced, r#"mode="user""#]);
     assert!(user.is_some_and(|v| (0.0..=1.0).contains(&v)), "{during}");
     // Wait for the step after it, when the paced step's counts are final.

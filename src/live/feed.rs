@@ -237,7 +237,7 @@ impl RunConsumer for Feed {
 
 /// The exposition of the state now: every step seen so far (finished ones keep their final
 /// counts, so a scrape after a step sees its whole count), and dbduel's own CPU and memory.
-pub fn render(shared: &Shared) -> String {
+pub fn render(shared: &Shared, format: super::exposition::TextFormat) -> String {
     let mut st = shared.lock().unwrap_or_else(PoisonError::into_inner);
     st.steps
         .iter_mut()
@@ -245,7 +245,7 @@ pub fn render(shared: &Shared) -> String {
         .for_each(StepTail::catch_up);
     let st = &*st;
     let base = |t: &StepTail| base_labels(st, t);
-    let mut x = Exposition::default();
+    let mut x = Exposition::new(format);
     x.family(
         "dbduel_operations",
         "counter",
