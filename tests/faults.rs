@@ -590,6 +590,33 @@ fn a_closed_stderr_reader_neither_panics_nor_hangs_the_run() {
 }
 
 #[test]
+fn sandbox_up_with_its_readers_gone_neither_panics_nor_loses_the_sandbox() {
+    // `dbduel sandbox up mariadb 2>&1 | true`: nobody reads what it prints.
+    if !common::have_mariadb() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let child = common::bin()
+        .args(["sandbox", "up", "mariadb", "--out", out.to_str().unwrap()])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .expect("dbduel starts");
+    let (code, _) = finish_within(child, Duration::from_secs(120));
+    assert_eq!(
+        code, 0,
+        "sandbox up panicked or failed with its readers gone"
+    );
+    let (code, said, _) = run(&["sandbox", "status", "--out", out.to_str().unwrap()]);
+    assert!(code == 0 && said.contains("running"), "{said}");
+    let (code, _, err) = run(&["sandbox", "down", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
 fn a_panic_in_a_step_fails_it_keeps_earlier_steps_and_stops_the_server() {
     // A server contender when there is one, so that its server must be stopped too.
     let (engine, options) = if common::have_mariadb() {

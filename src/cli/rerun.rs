@@ -72,7 +72,8 @@ fn allow_manifest_actions(study: &study::Study, allowed: bool) -> Result<(), Fai
             "{what}\nnot done without asking: check them, then pass --allow-restart-command (or --yes)"
         )));
     }
-    eprint!("{what}\nAllow them? [y/N] ");
+    // Never `eprint!`: a closed stderr would panic it.
+    let _ = write!(std::io::stderr(), "{what}\nAllow them? [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);

@@ -163,7 +163,7 @@ fn up(
         dir.display(),
         out.display()
     );
-    eprintln!(
+    crate::errln!(
         "its password is in {} (readable by you alone): a study's contender takes the two lines above, or `password_env = \"{}\"` after `export {}=\"$(cat {})\"`",
         secret.display(),
         sandbox::secret::ENV,

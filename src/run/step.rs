@@ -66,11 +66,7 @@ pub fn run_step(env: &StepEnv) -> (StepSummary, StepFiles) {
 
 /// The record of a step that panicked: failed, with the panic's message.
 fn panicked(env: &StepEnv, payload: &(dyn std::any::Any + Send)) -> (StepSummary, StepFiles) {
-    let what = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
+    let what = crate::runner::panic_message(payload);
     let why = format!("dbduel panicked during the step ({what}); this is a bug in dbduel");
     let summary = StepSummary::without_figures(
         &env.step.name,

@@ -256,3 +256,13 @@ impl Clocked<'_> {
         outcome
     }
 }
+
+/// A panicked thread's message, from its payload (`no message` when the payload is not
+/// text): what a step that joins a helper thread reports when the thread panicked.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}

@@ -138,6 +138,29 @@ pub struct HotRun {
 }
 
 impl HotRun {
+    /// `c` as it stands before it runs (its statement in dialect `d`).
+    fn not_run(c: &HotChange, d: crate::engine::Dialect) -> Self {
+        let (sql, title) = c
+            .ddl()
+            .statement(d, &c.table)
+            .unwrap_or_else(|e| (e.message, "invalid change"));
+        HotRun {
+            table: c.table.clone(),
+            title,
+            sql,
+            ran: None,
+            algorithm: None,
+            start_s: None,
+            end_s: None,
+            elapsed_s: None,
+            gave_way: 0,
+            error: None,
+            before: Window::default(),
+            during: Window::default(),
+            after: Window::default(),
+        }
+    }
+
     /// `rename column c_middle on customer`.
     pub fn label(&self) -> String {
         format!("{} on {}", self.title, self.table)
@@ -167,7 +190,21 @@ pub fn alongside<R>(
             origin.get_or_init(|| Instant::now() - Duration::from_secs_f64(t_s));
         });
         done.store(true, Ordering::Relaxed);
-        let runs = ddl.join().unwrap_or_default();
+        // A panic in the changes' thread is a failed change, never a step that reads ok
+        // with nothing measured: each change says so, and the level's figures stand.
+        let runs = ddl.join().unwrap_or_else(|payload| {
+            let why = format!(
+                "the schema-change thread panicked ({}); this is a bug in dbduel",
+                crate::runner::panic_message(payload.as_ref())
+            );
+            changes
+                .iter()
+                .map(|c| HotRun {
+                    error: Some(why.clone()),
+                    ..HotRun::not_run(c, engine.dialect())
+                })
+                .collect()
+        });
         (r, runs)
     })
 }
@@ -185,25 +222,7 @@ fn make_changes(
     let mut session = None;
     let mut runs = Vec::new();
     for c in order {
-        let (sql, title) = c
-            .ddl()
-            .statement(d, &c.table)
-            .unwrap_or_else(|e| (e.message, "invalid change"));
-        let mut run = HotRun {
-            table: c.table.clone(),
-            title,
-            sql,
-            ran: None,
-            algorithm: None,
-            start_s: None,
-            end_s: None,
-            elapsed_s: None,
-            gave_way: 0,
-            error: None,
-            before: Window::default(),
-            during: Window::default(),
-            after: Window::default(),
-        };
+        let mut run = HotRun::not_run(c, d);
         // Wait for the level's clock, then for the change's second.
         let start = loop {
             if done.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
@@ -420,6 +439,57 @@ mod tests {
 
     fn change(text: &str) -> HotChange {
         toml::from_str(text).expect("change")
+    }
+
+    /// An engine whose sessions panic when made: the changes' thread panics.
+    struct Panicking;
+
+    impl Engine for Panicking {
+        fn kind(&self) -> &'static str {
+            "panicking"
+        }
+        fn dialect(&self) -> crate::engine::Dialect {
+            crate::engine::Dialect::Sqlite
+        }
+        fn connect(&self) -> crate::engine::Result<Box<dyn crate::engine::Session>> {
+            panic!("the session could not be made")
+        }
+        fn info(&self) -> crate::engine::Result<crate::engine::EngineInfo> {
+            Err(crate::engine::EngineError::new("unsupported", "not here"))
+        }
+        fn bulk_load(
+            &self,
+            _r: &crate::engine::LoadRequest<'_>,
+        ) -> crate::engine::Result<crate::engine::LoadOutcome> {
+            Err(crate::engine::EngineError::new("unsupported", "not here"))
+        }
+        fn footprint(&self, _t: &[&str]) -> crate::engine::Result<crate::engine::Footprint> {
+            Err(crate::engine::EngineError::new("unsupported", "not here"))
+        }
+        fn restart(&self, _cold: bool) -> crate::engine::Result<crate::engine::RestartOutcome> {
+            Err(crate::engine::EngineError::new("unsupported", "not here"))
+        }
+    }
+
+    #[test]
+    fn a_panic_among_the_changes_fails_them_and_keeps_the_level() {
+        let c = change(
+            "at_s = 0\ntable = \"customer\"\naction = \"rename_column\"\ncolumn = \"c_middle\"\nto = \"c_mi\"\n",
+        );
+        let stop = AtomicBool::new(false);
+        let (level, runs) = alongside(&Panicking, &[c], &stop, |clock| {
+            clock(0.0);
+            std::thread::sleep(Duration::from_millis(200));
+            42
+        });
+        assert_eq!(level, 42, "the level's result stands");
+        assert_eq!(runs.len(), 1);
+        let e = runs[0].error.as_deref().unwrap_or_default();
+        assert!(
+            e.contains("panicked (the session could not be made)"),
+            "{e}"
+        );
+        assert_eq!(failures(&runs).len(), 1, "it fails the step");
     }
 
     #[test]

@@ -807,9 +807,28 @@ pub(crate) fn in_parallel<T: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|h| {
+                h.join().unwrap_or_else(|payload| {
+                    // A worker that panicked fails the step with its own words, not as
+                    // "another failed first".
+                    vec![(
+                        usize::MAX,
+                        Err(crate::engine::EngineError::new(
+                            "panic",
+                            format!(
+                                "a worker panicked ({}); this is a bug in dbduel",
+                                crate::runner::panic_message(payload.as_ref())
+                            ),
+                        )),
+                    )]
+                })
+            })
             .collect()
     });
+    // A panic is the first error, whatever else failed.
+    if let Some((_, Err(e))) = done.iter().flatten().find(|(i, _)| *i == usize::MAX) {
+        return Err(StepError::Engine(e.clone()));
+    }
     for (i, r) in done.into_iter().flatten() {
         slots[i] = Some(r);
     }
@@ -867,6 +886,24 @@ mod tests {
         ) -> crate::engine::Result<u64> {
             Ok(0)
         }
+    }
+
+    #[test]
+    fn a_worker_that_panics_fails_the_work_with_its_own_words() {
+        let e = in_parallel(4, 2, |i| {
+            if i == 1 {
+                panic!("boom in item {i}");
+            }
+            Ok(i)
+        })
+        .map(|_| ())
+        .expect_err("a panic fails it");
+        let text = e.to_string();
+        assert!(
+            text.contains("a worker panicked (boom in item 1)") && !text.contains("failed first"),
+            "{text}"
+        );
+        assert_eq!(in_parallel(3, 2, Ok).expect("no panic"), vec![0, 1, 2]);
     }
 
     fn unused<T>() -> crate::engine::Result<T> {
