@@ -48,7 +48,8 @@ pub fn import(root: &Path, from: &Path) -> Result<Vec<PathBuf>, HistoryError> {
     Ok(out)
 }
 
-/// Copy a run directory, leaving out its `work/` (databases and dataset kept with `--keep`).
+/// Copy a run directory, leaving out its `work/` (databases and dataset kept with `--keep`)
+/// and any sandbox manifest.
 fn copy_run(from: &Path, to: &Path) -> Result<(), HistoryError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -63,9 +64,36 @@ fn copy_run(from: &Path, to: &Path) -> Result<(), HistoryError> {
             if e.file_name() != "work" {
                 copy_run(&src, &dst)?;
             }
-        } else if ty.is_file() {
+        } else if ty.is_file() && e.file_name() != crate::sandbox::MANIFEST {
+            // Never a sandbox's manifest: an imported run's servers are not this machine's
+            // to stop, and `sandbox down` must find none of them.
             std::fs::copy(&src, &dst).map_err(io(&src))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copied_run_brings_no_sandbox_manifest() {
+        let from = tempfile::tempdir().expect("tmp");
+        let to = tempfile::tempdir().expect("tmp");
+        let deep = from.path().join("c/sandbox");
+        std::fs::create_dir_all(&deep).expect("dir");
+        std::fs::write(from.path().join("summary.json"), "{}").expect("write");
+        std::fs::write(deep.join(crate::sandbox::MANIFEST), "{}").expect("write");
+        std::fs::write(deep.join("server.log"), "x").expect("write");
+        copy_run(from.path(), &to.path().join("r")).expect("copy");
+        assert!(to.path().join("r/summary.json").is_file());
+        assert!(to.path().join("r/c/sandbox/server.log").is_file());
+        assert!(
+            !to.path()
+                .join("r/c/sandbox")
+                .join(crate::sandbox::MANIFEST)
+                .exists()
+        );
+    }
 }

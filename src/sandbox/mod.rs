@@ -760,7 +760,9 @@ pub fn find(root: &Path) -> Vec<Found> {
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
         let m = d.join(MANIFEST);
-        if let Ok(bytes) = std::fs::read(&m)
+        if ours(&d)
+            && ours(&m)
+            && let Ok(bytes) = std::fs::read(&m)
             && let Ok(manifest) = serde_json::from_slice::<SandboxManifest>(&bytes)
         {
             let running = manifest.pid.is_some_and(|pid| {
@@ -814,7 +816,33 @@ fn identify_found(path: &Path, m: &SandboxManifest, pid: i32) -> process::Identi
         .flat_map(|b| [b.join("server.cnf"), b.join("data")])
         .collect();
     let names: Vec<&Path> = names.iter().map(PathBuf::as_path).collect();
-    process::identify(pid, m.pid_stamp.as_ref(), &names)
+    match process::identify(pid, m.pid_stamp.as_ref(), &names) {
+        process::Identity::Server if !process::runs_as(pid, &server_uids()) => {
+            process::Identity::Stranger(
+                "it runs as neither dbduel's user nor its servers' account".into(),
+            )
+        }
+        other => other,
+    }
+}
+
+/// The users a sandbox's server can run as: dbduel's own, and its servers' account.
+fn server_uids() -> Vec<u32> {
+    // SAFETY: geteuid has no preconditions.
+    let mut uids = vec![unsafe { libc::geteuid() }];
+    uids.extend(user::lookup(user::SERVER_ACCOUNT).map(|u| u.uid));
+    uids
+}
+
+/// Is `path` (a sandbox's directory or its manifest) dbduel's own: owned by the user dbduel
+/// runs as, writable by no one else? A manifest anyone else could have written or planted
+/// (a results directory others can write into) is never acted on.
+fn ours(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| !m.file_type().is_symlink() && m.uid() == me && m.mode() & 0o022 == 0)
 }
 
 /// Stop a found sandbox's server (its whole process group) and remove its directory. Its pid
@@ -869,8 +897,13 @@ fn stop_found(pid: i32, m: &SandboxManifest) {
         let now = process::stamp(pid);
         now.is_none() || now.as_ref() == m.pid_stamp.as_ref()
     };
+    // Only a shutdown signal a recipe uses, whatever the manifest says.
+    let sig = [libc::SIGTERM, libc::SIGINT, libc::SIGQUIT]
+        .into_iter()
+        .find(|s| *s == m.stop_signal)
+        .unwrap_or(libc::SIGTERM);
     if let Some(was) = &m.pid_stamp {
-        process::signal_if_same(pid, was, m.stop_signal);
+        process::signal_if_same(pid, was, sig);
     }
     let deadline = Instant::now() + Duration::from_secs(30);
     while alive(pid) && process::stamp(pid).as_ref() == m.pid_stamp.as_ref() {
@@ -928,6 +961,58 @@ mod tests {
             let _ = c.wait();
         }
         None
+    }
+
+    #[test]
+    fn a_manifest_someone_else_could_write_is_never_found() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().expect("tmp");
+        let manifest = |dir: &Path| {
+            std::fs::create_dir_all(dir).expect("dir");
+            let m = SandboxManifest {
+                schema_version: 1,
+                flavor: "mariadb".into(),
+                name: "planted".into(),
+                role: None,
+                dir: dir.to_path_buf(),
+                datadir: PathBuf::from("/var/lib/postgresql/data"),
+                port: 1,
+                socket: PathBuf::from("/tmp/s"),
+                config_file: PathBuf::from("/etc/x"),
+                log_file: PathBuf::from("/tmp/l"),
+                private_dir: None,
+                data_home: None,
+                pid: Some(1),
+                pid_stamp: None,
+                owner_pid: 1,
+                server_version: None,
+                started_at: None,
+                config: String::new(),
+                cgroups: Vec::new(),
+                stop_signal: libc::SIGKILL,
+            };
+            let path = dir.join(MANIFEST);
+            std::fs::write(&path, serde_json::to_string(&m).expect("json")).expect("write");
+            path
+        };
+        let mine = manifest(&root.path().join("mine"));
+        assert_eq!(find(root.path()).len(), 1, "dbduel's own is found");
+        // Writable by others: the directory, then the file.
+        let open = root.path().join("open");
+        manifest(&open);
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let file = manifest(&root.path().join("file"));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+        let found: Vec<PathBuf> = find(root.path()).into_iter().map(|f| f.path).collect();
+        assert_eq!(found, vec![mine.parent().expect("dir").to_path_buf()]);
+        if user::is_root() {
+            // Another account's directory and manifest.
+            let theirs = root.path().join("theirs");
+            let m = manifest(&theirs);
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+            std::os::unix::fs::chown(&m, Some(65534), Some(65534)).expect("chown");
+            assert_eq!(find(root.path()).len(), 1);
+        }
     }
 
     #[test]

@@ -97,18 +97,48 @@ pub fn identify(pid: i32, recorded: Option<&ProcessStamp>, names: &[&Path]) -> I
     }
 }
 
-/// Does the command line of `pid` name one of `names` (in an argument of its own or inside
-/// one, such as `--defaults-file=PATH`)?
+/// Does the command line of `pid` name one of `names` exactly: as an argument of its own
+/// (`-D PATH`) or as an option's whole value (`--defaults-file=PATH`, FerretDB's
+/// `--sqlite-url=file:PATH/`)? Never a part of one: a manifest naming `/` must not make
+/// `postgres -D /var/lib/postgresql/data` look like a sandbox's server.
 fn names_sandbox(pid: i32, names: &[&Path]) -> bool {
     let Ok(args) = procfs::process::Process::new(pid).and_then(|p| p.cmdline()) else {
         return false;
     };
-    let line = args.join(" ");
+    args_name(&args, names)
+}
+
+fn args_name(args: &[String], names: &[&Path]) -> bool {
+    let values = args.iter().flat_map(|a| {
+        let value = a
+            .strip_prefix('-')
+            .and_then(|o| o.split_once('='))
+            .map(|(_, v)| v);
+        [Some(a.as_str()), value].into_iter().flatten()
+    });
+    let values: Vec<&str> = values
+        .map(|v| {
+            let v = v.strip_prefix("file:").unwrap_or(v);
+            if v.len() > 1 {
+                v.trim_end_matches('/')
+            } else {
+                v
+            }
+        })
+        .collect();
     names
         .iter()
         .filter_map(|p| p.to_str())
         .filter(|p| !p.is_empty())
-        .any(|p| line.contains(p))
+        .any(|p| values.contains(&p))
+}
+
+/// Does `pid` run as `uid`, or as one of `uids`? (The owner of `/proc/PID`: its effective
+/// user.)
+pub fn runs_as(pid: i32, uids: &[u32]) -> bool {
+    procfs::process::Process::new(pid)
+        .and_then(|p| p.uid())
+        .is_ok_and(|u| uids.contains(&u))
 }
 
 /// A child's state, looked at without reaping it.
@@ -157,6 +187,28 @@ pub fn child_state(pid: i32) -> ChildState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_line_names_a_path_only_as_a_whole_argument_or_value() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let host = args(&["postgres", "-D", "/var/lib/postgresql/15/main"]);
+        // A manifest whose base is `/` names `/data` and `/server.cnf`: not the host's server.
+        assert!(!args_name(
+            &host,
+            &[Path::new("/data"), Path::new("/server.cnf")]
+        ));
+        assert!(!args_name(&host, &[Path::new("/var/lib/postgresql")]));
+        assert!(args_name(
+            &host,
+            &[Path::new("/var/lib/postgresql/15/main")]
+        ));
+        let maria = args(&["mariadbd", "--defaults-file=/s/b/server.cnf"]);
+        assert!(args_name(&maria, &[Path::new("/s/b/server.cnf")]));
+        assert!(!args_name(&maria, &[Path::new("/s/b")]));
+        let ferret = args(&["ferretdb", "--sqlite-url=file:/p/data/"]);
+        assert!(args_name(&ferret, &[Path::new("/p/data")]));
+        assert!(!args_name(&ferret, &[Path::new("/p")]));
+    }
 
     #[test]
     fn a_pid_is_the_server_only_with_its_stamp_and_its_command_line() {
