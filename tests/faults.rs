@@ -962,12 +962,14 @@ fn sandbox_up_in(tmp: &Path, name: &str) -> (i32, String) {
 }
 
 #[test]
-fn a_private_root_planted_by_someone_else_is_refused_and_left_untouched() {
+fn a_private_root_planted_by_someone_else_is_passed_over_and_left_untouched() {
     if !is_root() || !have_postgres() {
         return;
     }
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let tmp = tempfile::tempdir().unwrap();
+    // The servers' account must reach its directories under this TMPDIR.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     // A symlink at the private root, to a directory of someone else's.
     let victim = tmp.path().join("victim");
     std::fs::create_dir(&victim).unwrap();
@@ -976,11 +978,7 @@ fn a_private_root_planted_by_someone_else_is_refused_and_left_untouched() {
     let root = tmp.path().join("dbduel-sandboxes");
     std::os::unix::fs::symlink(&victim, &root).unwrap();
     let (code, said) = sandbox_up_in(tmp.path(), "link");
-    assert_ne!(code, 0, "{said}");
-    assert!(
-        said.contains("symbolic link") && said.contains("TMPDIR"),
-        "{said}"
-    );
+    assert_eq!(code, 0, "a planted root stops no sandbox: {said}");
     let m = std::fs::metadata(&victim).unwrap();
     assert_eq!(m.mode() & 0o7777, 0o750, "the link's target keeps its mode");
     assert_eq!(m.uid(), 65534, "and its owner");
@@ -995,13 +993,14 @@ fn a_private_root_planted_by_someone_else_is_refused_and_left_untouched() {
     std::fs::create_dir(&root).unwrap();
     std::os::unix::fs::chown(&root, Some(65534), Some(65534)).unwrap();
     let (code, said) = sandbox_up_in(tmp.path(), "owned");
-    assert_ne!(code, 0, "{said}");
-    assert!(said.contains("uid 65534"), "{said}");
+    assert_eq!(code, 0, "{said}");
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "{said}");
+    assert_eq!(std::fs::metadata(&root).unwrap().uid(), 65534);
     std::os::unix::fs::chown(&root, Some(0), Some(0)).unwrap();
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
     let (code, said) = sandbox_up_in(tmp.path(), "writable");
-    assert_ne!(code, 0, "{said}");
-    assert!(said.contains("other accounts can write"), "{said}");
+    assert_eq!(code, 0, "{said}");
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "{said}");
+    let m = std::fs::metadata(&root).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o777, "left as it was");
 }

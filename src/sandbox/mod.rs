@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A Unix socket's path must be shorter than this (108 bytes with its NUL, and room for the
+/// `.lock` files servers put beside it).
+const SOCKET_PATH_MAX: usize = 100;
+
 /// File name of a sandbox's self-description.
 pub const MANIFEST: &str = "sandbox.json";
 
@@ -119,8 +123,13 @@ impl Layout {
         owner: Option<ServiceUser>,
         data_root: Option<&Path>,
     ) -> Result<Self> {
+        // A server of another account gets a private directory; so does one of dbduel's own
+        // whose sandbox is too deep for a socket's path (108 bytes): the socket stays in a
+        // directory of its own, never at a path in /tmp anyone could take first.
+        let too_deep = dir.join("server.sock").as_os_str().len() >= SOCKET_PATH_MAX;
         let private = match &owner {
-            Some(u) => Some(user::private_dir(u, dir)?),
+            Some(u) => Some(user::private_dir(Some(u), dir)?),
+            None if too_deep => Some(user::private_dir(None, dir)?),
             None => None,
         };
         let data_home = match data_root {
@@ -129,12 +138,12 @@ impl Layout {
         };
         let base = private.clone().unwrap_or_else(|| dir.to_path_buf());
         let socket = base.join("server.sock");
-        // A Unix socket path must fit in 108 bytes; deep directories get one in /tmp.
-        let socket = if socket.as_os_str().len() < 100 {
-            socket
-        } else {
-            std::env::temp_dir().join(format!("dbduel-{}-{port}.sock", std::process::id()))
-        };
+        if socket.as_os_str().len() >= SOCKET_PATH_MAX {
+            return Err(SandboxError::Io(format!(
+                "the server's socket {} would be longer than a socket's path may be ({SOCKET_PATH_MAX} bytes): set TMPDIR to a shorter directory",
+                socket.display()
+            )));
+        }
         Ok(Layout {
             dir: dir.to_path_buf(),
             datadir: data_home.as_deref().unwrap_or(&base).join("data"),
@@ -961,6 +970,36 @@ mod tests {
             let _ = c.wait();
         }
         None
+    }
+
+    #[test]
+    fn a_deep_sandbox_keeps_its_socket_in_a_directory_of_its_own() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let deep = tmp
+            .path()
+            .join("a-contender-with-a-rather-long-name".repeat(3))
+            .join("sandbox");
+        let l = Layout::new(&deep, 3306, None, None).expect("layout");
+        assert!(
+            l.socket.as_os_str().len() < SOCKET_PATH_MAX,
+            "{}",
+            l.socket.display()
+        );
+        let private = l.private.clone().expect("a private directory");
+        assert!(l.socket.starts_with(&private), "{}", l.socket.display());
+        assert!(user::is_private_dir(&private), "{}", private.display());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&private)
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o700);
+        user::remove_private_dir(&private).expect("removed");
+        // A shallow one keeps it beside its files.
+        let l = Layout::new(&tmp.path().join("s"), 3306, None, None).expect("layout");
+        assert_eq!(l.socket, tmp.path().join("s/server.sock"));
+        assert!(l.private.is_none());
     }
 
     #[test]

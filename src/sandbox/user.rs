@@ -74,9 +74,107 @@ pub fn ensure(names: &[&str]) -> Result<ServiceUser> {
     })
 }
 
-/// Root of the private directories: reachable by anyone (0711), listable by root only.
-fn private_root() -> PathBuf {
-    std::env::temp_dir().join("dbduel-sandboxes")
+/// The name of the usual private root, and the start of the ones dbduel makes beside it.
+const ROOT_NAME: &str = "dbduel-sandboxes";
+
+/// The private root this process uses (reachable by anyone, 0711; listable by dbduel's user
+/// only): `$TMPDIR/dbduel-sandboxes` when it is dbduel's own and nobody else can swap any
+/// directory above it; else a root of dbduel's own made beside it
+/// (`dbduel-sandboxes-UID-RANDOM`), under `/tmp` when TMPDIR's own directories are not safe.
+/// A root someone else made first is never used, and never stops a sandbox. Chosen once a
+/// process (a `OnceLock`: every sandbox of a run shares it).
+fn private_root() -> Result<PathBuf> {
+    static CHOSEN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(p) = CHOSEN.get() {
+        return Ok(p.clone());
+    }
+    let chosen = choose_private_root()?;
+    Ok(CHOSEN.get_or_init(|| chosen).clone())
+}
+
+fn choose_private_root() -> Result<PathBuf> {
+    choose_private_root_in(&std::env::temp_dir())
+}
+
+/// [`private_root`]'s choice for a temporary directory `tmp`.
+fn choose_private_root_in(tmp: &Path) -> Result<PathBuf> {
+    let base = match safe_ancestors(tmp) {
+        Ok(b) => b,
+        Err(why) => safe_ancestors(Path::new("/tmp")).map_err(|e| {
+            SandboxError::Io(format!(
+                "no safe place for the private directories: TMPDIR {} ({why}) and /tmp ({e}); set TMPDIR to a directory of your own",
+                tmp.display()
+            ))
+        })?,
+    };
+    let usual = base.join(ROOT_NAME);
+    if open_private_root(&usual).is_ok() {
+        return Ok(usual);
+    }
+    // Taken (or spoilt) by someone: one of dbduel's own beside it, a new name each try.
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut last = String::new();
+    for _ in 0..8 {
+        let mut r = [0u8; 6];
+        // SAFETY: the pointer and length name `r`; getrandom writes at most that much.
+        unsafe { libc::getrandom(r.as_mut_ptr().cast(), r.len(), 0) };
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let root = base.join(format!("{ROOT_NAME}-{me}-{hex}"));
+        match open_private_root(&root) {
+            Ok(_) => return Ok(root),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(SandboxError::Io(last))
+}
+
+/// `dir` made canonical, when every directory from `/` down to it is one no other account
+/// can swap: owned by root or dbduel's user, and writable by no one else unless sticky
+/// (`/tmp`, whose entries only their owners may rename or remove).
+fn safe_ancestors(dir: &Path) -> std::result::Result<PathBuf, String> {
+    let real = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve it: {e}"))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for a in real.ancestors() {
+        let m = std::fs::metadata(a).map_err(|e| format!("cannot inspect {}: {e}", a.display()))?;
+        let sticky = m.mode() & 0o1000 != 0;
+        if m.uid() != 0 && m.uid() != me {
+            return Err(format!("{} belongs to uid {}", a.display(), m.uid()));
+        }
+        if m.mode() & 0o022 != 0 && !sticky {
+            return Err(format!(
+                "other accounts can write into {} (mode {:04o})",
+                a.display(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(real)
+}
+
+/// Is `p` a private root dbduel uses or used: named as they are, in TMPDIR or `/tmp`, and
+/// dbduel's own (a real directory of its user that no one else can write into)?
+fn is_private_root(p: &Path) -> bool {
+    let named = p.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n == ROOT_NAME || n.starts_with(&format!("{ROOT_NAME}-"))
+    });
+    let bases = [
+        std::env::temp_dir().canonicalize().ok(),
+        Path::new("/tmp").canonicalize().ok(),
+        Some(std::env::temp_dir()),
+    ];
+    plain(p)
+        && named
+        && bases
+            .iter()
+            .flatten()
+            .any(|b| p.parent() == Some(b.as_path()))
+        && std::fs::symlink_metadata(p)
+            .is_ok_and(|m| !m.file_type().is_symlink() && check_not_shared(&m, true).is_ok())
 }
 
 /// A path with nothing to climb out by: absolute, without `.` or `..`.
@@ -86,34 +184,37 @@ pub fn plain(p: &Path) -> bool {
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
 }
 
-/// Is `d` named as `private_dir` names them: one level under the private root?
+/// Is `d` named as `private_dir` names them: one level under a private root of dbduel's?
 pub fn is_private_dir(d: &Path) -> bool {
-    plain(d) && d.parent() == Some(private_root().as_path())
+    plain(d) && d.parent().is_some_and(is_private_root)
 }
 
-/// A new directory only `user` can use, for a sandbox whose own directory is `sandbox_dir`
-/// (which the user may be unable to reach: it may sit under a 0700 home or temp directory).
-pub fn private_dir(user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
-    private_dir_in(&private_root(), user, sandbox_dir)
+/// A new directory only `user` (or, with none, dbduel's own user) can use, for a sandbox
+/// whose own directory is `sandbox_dir` (which the user may be unable to reach: it may sit
+/// under a 0700 home or temp directory, or be too deep for a socket's path).
+pub fn private_dir(user: Option<&ServiceUser>, sandbox_dir: &Path) -> Result<PathBuf> {
+    private_dir_in(&private_root()?, user, sandbox_dir)
 }
 
 /// `private_dir` under `root`: the root is made, or taken only when it is a real directory of
 /// dbduel's own user that no other account can write into; what is made in it is made and
 /// given away through file descriptors, never by a path someone else could redirect.
-fn private_dir_in(root: &Path, user: &ServiceUser, sandbox_dir: &Path) -> Result<PathBuf> {
+fn private_dir_in(root: &Path, user: Option<&ServiceUser>, sandbox_dir: &Path) -> Result<PathBuf> {
     let dir = open_private_root(root)?;
-    let tag: String = sandbox_dir
-        .components()
-        .rev()
-        .take(3)
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("-");
+    // A short name whatever the sandbox's path, so the socket inside fits a socket's path:
+    // the process and a hash of the sandbox's directory (FNV-1a).
+    let tag = sandbox_dir
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
     new_dir(
         &dir,
         root,
-        &format!("{}-{}", std::process::id(), tag),
-        Some(user),
+        &format!("{}-{:08x}", std::process::id(), tag as u32),
+        user,
     )
 }
 
@@ -321,15 +422,11 @@ pub fn remove_data_home(d: &Path, sandbox_dir: &Path) -> Result<()> {
 /// Remove a private directory made by `private_dir` (and nothing outside their root, nor
 /// anything under a root dbduel would not use).
 pub fn remove_private_dir(d: &Path) -> Result<()> {
-    let root = private_root();
-    let ours = is_private_dir(d)
-        && std::fs::symlink_metadata(&root)
-            .is_ok_and(|m| !m.file_type().is_symlink() && check_not_shared(&m, true).is_ok());
-    let what = format!(
-        "a dbduel sandbox directory under {} (a sandbox made with another TMPDIR is removed with that TMPDIR set)",
-        root.display()
-    );
-    remove_ours(d, ours, &what)
+    remove_ours(
+        d,
+        is_private_dir(d),
+        "a dbduel sandbox directory under a private root of dbduel's in TMPDIR or /tmp (a sandbox made with another TMPDIR is removed with that TMPDIR set)",
+    )
 }
 
 /// Remove `d` and all in it when it is `ours` and a directory, not a link (else refuse,
@@ -417,13 +514,14 @@ mod tests {
     fn a_private_root_is_made_private_and_its_directories_given_away() {
         let tmp = tempfile::tempdir().expect("tmp");
         let root = tmp.path().join("dbduel-sandboxes");
-        let d = private_dir_in(&root, &someone(), Path::new("/r/run/c/sandbox")).expect("made");
+        let d =
+            private_dir_in(&root, Some(&someone()), Path::new("/r/run/c/sandbox")).expect("made");
         assert_eq!(mode(&root), 0o711);
         assert_eq!(mode(&d), 0o700);
         assert_eq!(std::fs::metadata(&d).expect("stat").uid(), someone().uid);
         assert_eq!(d.parent(), Some(root.as_path()));
         // Taken again as it is.
-        private_dir_in(&root, &someone(), Path::new("/r/run/c/sandbox")).expect("again");
+        private_dir_in(&root, Some(&someone()), Path::new("/r/run/c/sandbox")).expect("again");
     }
 
     #[test]
@@ -434,12 +532,57 @@ mod tests {
         std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o750)).expect("chmod");
         let root = tmp.path().join("dbduel-sandboxes");
         std::os::unix::fs::symlink(&victim, &root).expect("link");
-        let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+        let e = private_dir_in(&root, Some(&someone()), Path::new("/r/c/sandbox"))
             .expect_err("refused")
             .to_string();
         assert!(e.contains("symbolic link") && e.contains("TMPDIR"), "{e}");
         assert_eq!(mode(&victim), 0o750);
         assert_eq!(std::fs::read_dir(&victim).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn a_root_someone_made_first_is_passed_over_for_one_of_dbduels_own() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let base = tmp.path().canonicalize().expect("real");
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        // Their root: writable by all (and, as root, another account's).
+        let theirs = base.join(ROOT_NAME);
+        std::fs::create_dir(&theirs).expect("mkdir");
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        if is_root() {
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+        }
+        let root = choose_private_root_in(&base).expect("a root of dbduel's own");
+        assert_ne!(root, theirs);
+        assert_eq!(root.parent(), Some(base.as_path()));
+        assert!(
+            root.file_name()
+                .expect("name")
+                .to_string_lossy()
+                .starts_with("dbduel-sandboxes-")
+        );
+        assert_eq!(mode(&root), 0o711);
+        assert_eq!(mode(&theirs), 0o777, "theirs is left as it was");
+        assert_eq!(std::fs::read_dir(&theirs).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn a_tmpdir_under_a_directory_others_can_write_is_not_used() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let open = tmp.path().join("open");
+        let inner = open.join("tmp");
+        std::fs::create_dir_all(&inner).expect("mkdir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let e = safe_ancestors(&inner).expect_err("refused");
+        assert!(
+            e.contains("other accounts can write") && e.contains("open"),
+            "{e}"
+        );
+        // /tmp is sticky: its entries are safe from other accounts.
+        assert!(safe_ancestors(Path::new("/tmp")).is_ok());
+        let root = choose_private_root_in(&inner).expect("a root elsewhere");
+        assert!(!root.starts_with(&open), "{}", root.display());
+        assert!(root.starts_with(Path::new("/tmp").canonicalize().expect("tmp")));
     }
 
     #[test]
@@ -449,7 +592,7 @@ mod tests {
         std::fs::create_dir(&root).expect("mkdir");
         for m in [0o777, 0o1777, 0o731] {
             std::fs::set_permissions(&root, std::fs::Permissions::from_mode(m)).expect("chmod");
-            let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+            let e = private_dir_in(&root, Some(&someone()), Path::new("/r/c/sandbox"))
                 .expect_err("refused")
                 .to_string();
             assert!(e.contains("other accounts can write"), "{m:o}: {e}");
@@ -458,7 +601,7 @@ mod tests {
         if is_root() {
             std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711)).expect("chmod");
             std::os::unix::fs::chown(&root, Some(65534), Some(65534)).expect("chown");
-            let e = private_dir_in(&root, &someone(), Path::new("/r/c/sandbox"))
+            let e = private_dir_in(&root, Some(&someone()), Path::new("/r/c/sandbox"))
                 .expect_err("refused")
                 .to_string();
             assert!(e.contains("uid 65534"), "{e}");
