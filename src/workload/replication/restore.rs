@@ -17,24 +17,57 @@ pub struct Restore<'a> {
     originals: Originals,
     /// Where the originals are kept (none in tests that run a step without a run directory).
     file: Option<PathBuf>,
+    /// Whether the file holds this step's originals (once it first wrote them).
+    recorded: bool,
 }
 
 impl<'a> Restore<'a> {
     /// Nothing changed yet by the step `ctx` runs.
     pub fn new(repl: &'a dyn Replicated, ctx: &StepCtx<'_>) -> Self {
+        Self::at(repl, ctx.contender, ctx.step, ctx.originals)
+    }
+
+    /// Nothing changed yet by `step` of `contender`, its originals kept in `file`.
+    fn at(
+        repl: &'a dyn Replicated,
+        contender: &str,
+        step: &str,
+        file: Option<&std::path::Path>,
+    ) -> Self {
         Restore {
             repl,
-            originals: Originals::new(ctx.contender, ctx.step, repl),
-            file: ctx.originals.map(|p| p.to_path_buf()),
+            originals: Originals::new(contender, step, repl),
+            file: file.map(|p| p.to_path_buf()),
+            recorded: false,
         }
     }
 
-    /// Record the originals as they are now; nothing is changed when this fails.
-    fn record(&self) -> crate::engine::Result<()> {
-        match &self.file {
-            Some(path) => self.originals.write(path),
-            None => Ok(()),
+    /// Record the originals as they are now; nothing is changed when this fails. A file
+    /// an earlier step left (its put-back failed) is never overwritten: it holds the only
+    /// record of the values to put back, and this step's would be the ones that step left.
+    /// The step stops instead, before it changes anything.
+    fn record(&mut self) -> crate::engine::Result<()> {
+        let Some(path) = &self.file else {
+            return Ok(());
+        };
+        if !self.recorded {
+            let earlier =
+                Originals::read(path).map_err(|e| crate::engine::EngineError::new("io", e))?;
+            if let Some(e) = earlier {
+                return Err(crate::engine::EngineError::new(
+                    "refused",
+                    format!(
+                        "the topology still holds what step `{}` of contender `{}` changed ({}): putting it back failed, so no replication step changes a topology again in this run; put it back with `dbduel restore` on this run's directory",
+                        e.step,
+                        e.contender,
+                        e.describe()
+                    ),
+                ));
+            }
         }
+        self.originals.write(path)?;
+        self.recorded = true;
+        Ok(())
     }
 
     /// Pause replica `i`'s apply; it is resumed on drop.
@@ -114,5 +147,120 @@ impl Drop for Restore<'_> {
                 self.originals.describe()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, TableSum};
+    use crate::engine::{EngineError, Result, Session};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A topology whose commit wait is (4, 10000) and can be set, but not put back while
+    /// `broken`.
+    struct Topology {
+        broken: AtomicBool,
+    }
+
+    fn no<T>() -> Result<T> {
+        Err(EngineError::new("unsupported", "not in this test"))
+    }
+
+    impl Replicated for Topology {
+        fn replica_count(&self) -> usize {
+            1
+        }
+        fn replica_name(&self, _r: usize) -> String {
+            "r1".into()
+        }
+        fn replica_facts(&self, _r: usize) -> Result<ReplicaFacts> {
+            no()
+        }
+        fn replica_pid(&self, _r: usize) -> Option<i32> {
+            None
+        }
+        fn replica_gone(&self, _r: usize) -> Option<String> {
+            None
+        }
+        fn controls_replication(&self) -> bool {
+            true
+        }
+        fn pause_apply(&self, _r: usize) -> Result<()> {
+            Ok(())
+        }
+        fn resume_apply(&self, _r: usize) -> Result<()> {
+            Ok(())
+        }
+        fn primary_position(&self) -> Result<Position> {
+            no()
+        }
+        fn replica_state(&self, _r: usize) -> Result<ReplicaState> {
+            no()
+        }
+        fn checksums(&self, _m: Option<usize>) -> Result<Vec<TableSum>> {
+            no()
+        }
+        fn checksum_rule(&self) -> &'static str {
+            ""
+        }
+        fn replica_session(&self, _r: usize) -> Result<Box<dyn Session>> {
+            no()
+        }
+        fn set_commit_wait(&self, _c: u64, _u: u64) -> Result<(u64, u64)> {
+            Ok((4, 10_000))
+        }
+        fn put_commit_wait(&self, _c: u64, _u: u64) -> Result<()> {
+            if self.broken.load(Ordering::Relaxed) {
+                Err(EngineError::new("connection", "the primary went away"))
+            } else {
+                Ok(())
+            }
+        }
+        fn commit_wait(&self) -> Result<(u64, u64)> {
+            Ok((4, 10_000))
+        }
+        fn member_display(&self, m: Option<usize>) -> String {
+            format!("127.0.0.1:{}", m.map_or(1, |i| i + 2))
+        }
+    }
+
+    #[test]
+    fn a_later_step_never_overwrites_originals_an_earlier_one_could_not_put_back() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = super::super::originals::path_in(dir.path());
+        let t = Topology {
+            broken: AtomicBool::new(true),
+        };
+        {
+            let mut first = Restore::at(&t, "maria", "commit-wait", Some(&file));
+            first.set_commit_wait(12, 100_000).expect("changed");
+            assert!(first.now().is_err(), "the put-back fails");
+        } // dropped: tried again, and failed again
+        let kept = Originals::read(&file).expect("read").expect("kept");
+        assert_eq!(kept.step, "commit-wait");
+        assert_eq!(
+            kept.commit_wait
+                .map(|w| (w.binlog_commit_wait_count, w.binlog_commit_wait_usec)),
+            Some((4, 10_000))
+        );
+        // The next step changes nothing and says why; the file is as the first step left it.
+        let before = std::fs::read(&file).expect("bytes");
+        let mut second = Restore::at(&t, "maria", "catch-up", Some(&file));
+        let e = second.pause(0).expect_err("refused");
+        assert!(
+            e.message.contains("commit-wait") && e.message.contains("dbduel restore"),
+            "{}",
+            e.message
+        );
+        drop(second);
+        assert_eq!(std::fs::read(&file).expect("bytes"), before);
+        // Once put back (here, by a step whose own put-back works), the file goes.
+        t.broken.store(false, Ordering::Relaxed);
+        std::fs::remove_file(&file).expect("restored by hand");
+        let mut third = Restore::at(&t, "maria", "catch-up", Some(&file));
+        third.pause(0).expect("changed");
+        third.now().expect("put back");
+        assert!(!file.exists());
     }
 }
