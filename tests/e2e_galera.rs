@@ -156,6 +156,30 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
             );
         }
     }
+    // A node another account starts, on the cluster's name and node 1's address, joins
+    // neither in clear nor with a certificate of its own CA: the cluster stays three.
+    let config = &found[0].manifest.config;
+    let gcomm = config
+        .split("gmcast.listen_addr=tcp://127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split(';').next())
+        .expect("node 1's group-communication port");
+    for own_ca in [false, true] {
+        let rogue = RogueNode::start(root.path(), gcomm, own_ca);
+        let deadline = Instant::now() + Duration::from_secs(12);
+        while Instant::now() < deadline {
+            let size = c.node_status(0).expect("node 1").cluster_size;
+            assert_eq!(size, 3, "a rogue node joined the cluster: {}", rogue.log());
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let log = rogue.log();
+        assert!(
+            log.contains("connecting to group 'dbduel-galera'")
+                && !log.contains("Synchronized with group")
+                && !log.contains("-> SYNCED"),
+            "the rogue node never tried, or joined: {log}"
+        );
+    }
     engine.finish(false).expect("finish");
     for pid in pids {
         assert!(!dbduel::sandbox::alive(pid), "node {pid} still runs");
@@ -164,6 +188,99 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
         assert!(!d.exists(), "{} left behind", d.display());
     }
     assert!(dbduel::sandbox::find(root.path()).is_empty());
+}
+
+/// A MariaDB Galera node someone else starts by hand (as `nobody` when the test is root),
+/// pointed at a cluster's group-communication port with its predictable name: in clear, or
+/// with TLS under a CA of its own. Killed when dropped.
+struct RogueNode {
+    child: std::process::Child,
+    dir: PathBuf,
+}
+
+impl RogueNode {
+    fn start(root: &Path, gcomm: &str, own_ca: bool) -> RogueNode {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        let dir = root.join(format!("rogue-{own_ca}"));
+        std::fs::create_dir_all(dir.join("data")).expect("dir");
+        let port = || {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a port")
+                .port()
+        };
+        let mut provider = format!(
+            "gmcast.listen_addr=tcp://127.0.0.1:{}; ist.recv_addr=127.0.0.1:{}",
+            port(),
+            port()
+        );
+        let nobody = dbduel::sandbox::user::is_root().then_some((65534u32, 65534u32));
+        if own_ca {
+            let tls = dbduel::engines::mariadb::galera_tls::for_cluster("rogue", 1).expect("tls");
+            tls[0].write_in(&dir, None).expect("its certificates");
+            let f = dbduel::engines::mariadb::galera_tls::NodeTls::files_in(&dir);
+            provider.push_str(&format!(
+                "; socket.ssl=YES; socket.ssl_key={}; socket.ssl_cert={}; socket.ssl_ca={}",
+                f.key.display(),
+                f.cert.display(),
+                f.ca.display()
+            ));
+        }
+        let config = format!(
+            "[mysqld]\ndatadir = {d}/data\nsocket = {d}/s.sock\npid-file = {d}/s.pid\nport = {}\nbind-address = 127.0.0.1\nwsrep_on = ON\nwsrep_provider = {}\nwsrep_cluster_name = dbduel-galera\nwsrep_cluster_address = gcomm://127.0.0.1:{gcomm}\nwsrep_node_address = 127.0.0.1\nwsrep_provider_options = \"{provider}\"\nwsrep_sst_method = rsync\nwsrep_sst_receive_address = 127.0.0.1:{}\nbinlog_format = ROW\ninnodb_autoinc_lock_mode = 2\n",
+            port(),
+            dbduel::engines::mariadb::recipe::GALERA_PROVIDER,
+            port(),
+            d = dir.display(),
+        );
+        std::fs::write(dir.join("rogue.cnf"), config).expect("config");
+        if let Some((uid, gid)) = nobody {
+            for e in walk(&dir) {
+                std::os::unix::fs::chown(&e, Some(uid), Some(gid)).expect("chown");
+            }
+            std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        }
+        let log = std::fs::File::create(dir.join("rogue.log")).expect("log");
+        let mut cmd = std::process::Command::new("/usr/sbin/mariadbd");
+        cmd.arg(format!(
+            "--defaults-file={}",
+            dir.join("rogue.cnf").display()
+        ))
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log);
+        if let Some((uid, gid)) = nobody {
+            cmd.uid(uid).gid(gid);
+        }
+        RogueNode {
+            child: cmd.spawn().expect("the rogue node starts"),
+            dir,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("rogue.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for RogueNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `dir` and everything under it.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
 }
 
 /// A study of a 3-node cluster: load, then write_only with `writes` (its client count,

@@ -198,11 +198,14 @@ impl GaleraOptions {
         let provider = self
             .provider_list(&KeyPath::root())
             .map_err(|e| EngineError::new("usage", e.message))?;
+        let cluster_name = format!("dbduel-{contender}");
+        let tls = super::galera_tls::for_cluster(&cluster_name, ports.len())?;
         Ok(ports
             .iter()
+            .zip(tls)
             .enumerate()
-            .map(|(i, &(gcomm, ist, sst))| GaleraNode {
-                cluster_name: format!("dbduel-{contender}"),
+            .map(|(i, (&(gcomm, ist, sst), tls))| GaleraNode {
+                cluster_name: cluster_name.clone(),
                 node_name: node_name(i),
                 peers: peers.clone(),
                 gcomm_port: gcomm,
@@ -210,6 +213,7 @@ impl GaleraOptions {
                 sst_port: sst,
                 bootstrap: i == 0,
                 provider_options: provider.clone(),
+                tls,
             })
             .collect())
     }

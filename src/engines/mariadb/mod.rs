@@ -5,6 +5,7 @@
 
 pub mod flavor;
 pub mod galera;
+pub mod galera_tls;
 pub mod lease;
 pub mod recipe;
 pub mod replica_dialect;

@@ -230,19 +230,28 @@ pub struct GaleraNode {
     pub bootstrap: bool,
     /// More `wsrep_provider_options`, `key=value; key=value`.
     pub provider_options: Vec<String>,
+    /// Its key and certificate under the cluster's own CA.
+    pub tls: super::galera_tls::NodeTls,
 }
 
 impl GaleraNode {
-    /// The `[mysqld]` lines that make the server this node.
-    fn settings(&self) -> Vec<(&'static str, String)> {
+    /// The `[mysqld]` lines that make the server in `l` this node: every channel on
+    /// loopback and under the cluster's TLS (group communication and IST by Galera's own,
+    /// verified against the cluster's CA).
+    fn settings(&self, l: &Layout) -> Vec<(&'static str, String)> {
         let peers: Vec<String> = self
             .peers
             .iter()
             .map(|p| format!("127.0.0.1:{p}"))
             .collect();
+        let tls = super::galera_tls::NodeTls::files(l);
         let mut provider = vec![
             format!("gmcast.listen_addr=tcp://127.0.0.1:{}", self.gcomm_port),
             format!("ist.recv_addr=127.0.0.1:{}", self.ist_port),
+            "socket.ssl=YES".to_string(),
+            format!("socket.ssl_key={}", tls.key.display()),
+            format!("socket.ssl_cert={}", tls.cert.display()),
+            format!("socket.ssl_ca={}", tls.ca.display()),
         ];
         provider.extend(self.provider_options.iter().cloned());
         vec![
@@ -268,6 +277,18 @@ impl GaleraNode {
             ("binlog_format", "ROW".into()),
             ("innodb_autoinc_lock_mode", "2".into()),
         ]
+    }
+
+    /// The `[sst]` section: a full state transfer goes through stunnel under the cluster's
+    /// certificates, each end verifying the other's against the cluster's CA.
+    fn sst_section(&self, l: &Layout) -> String {
+        let tls = super::galera_tls::NodeTls::files(l);
+        format!(
+            "[sst]\ntkey = {}\ntcert = {}\ntca = {}\nssl-mode = VERIFY_CA\n",
+            tls.key.display(),
+            tls.cert.display(),
+            tls.ca.display()
+        )
     }
 }
 
@@ -317,6 +338,13 @@ impl Recipe for MariadbRecipe {
             return Err(SandboxError::Missing {
                 what: "the Galera provider (libgalera_smm.so)".into(),
                 hint: "run `make install-servers` (Debian: apt-get install galera-4 rsync)".into(),
+            });
+        }
+        // A full state transfer goes only under TLS, through stunnel.
+        if self.galera.is_some() && !in_path("stunnel") {
+            return Err(SandboxError::Missing {
+                what: "stunnel (Galera's state transfers go through it, under TLS)".into(),
+                hint: "run `make install-servers` (Debian: apt-get install stunnel4)".into(),
             });
         }
         if self.rocksdb && !plugin_dir_has("ha_rocksdb.so") {
@@ -389,11 +417,14 @@ impl Recipe for MariadbRecipe {
             // starts without MyRocks; with it the server refuses to start and says why.
             put("rocksdb", "FORCE");
         }
-        for (k, v) in self.galera.iter().flat_map(GaleraNode::settings) {
+        for (k, v) in self.galera.iter().flat_map(|g| g.settings(l)) {
             put(k, &v);
         }
         for (k, v) in &self.settings {
             put(k, v);
+        }
+        if let Some(g) = &self.galera {
+            s.push_str(&g.sst_section(l));
         }
         s
     }
@@ -406,6 +437,9 @@ impl Recipe for MariadbRecipe {
             });
         };
         make_files_dir(l)?;
+        if let Some(g) = &self.galera {
+            g.tls.write_in(l.server_dir(), l.owner.as_ref())?;
+        }
         // The accounts' SQL holds the secret: a 0600 file of the server's account (which
         // reads it), gone once read.
         let sql_file = l.server_dir().join("accounts.sql");
@@ -490,6 +524,12 @@ fn make_files_dir(l: &Layout) -> Result<()> {
 }
 
 /// Whether the server's plugin directory has `file`.
+/// Is `program` on the `PATH` servers are started with?
+fn in_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
 fn plugin_dir_has(file: &str) -> bool {
     [
         "/usr/lib/mysql/plugin",
