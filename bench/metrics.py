@@ -37,7 +37,7 @@ def get(port, path):
     t0 = time.monotonic()
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
             data = b""
             while chunk := s.recv(65536):
                 data += chunk

@@ -240,7 +240,8 @@ fn the_same_user_script_leaves_the_same_tables_on_every_engine() {
         }
         let (target, file) = sandbox_up(&boxes, engine, version);
         contenders.push_str(&format!(
-            "[[contender]]\nname = \"{engine}\"\nengine = \"{engine}\"\ntarget = \"{target}\"\npassword_file = \"{}\"\n",
+            // The sandboxes' superusers: wide accounts, used by choice.
+            "[[contender]]\nname = \"{engine}\"\nengine = \"{engine}\"\ntarget = \"{target}\"\npassword_file = \"{}\"\nwide_account = true\n",
             file.display()
         ));
         servers.push((engine, target, file));

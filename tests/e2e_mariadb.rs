@@ -498,9 +498,51 @@ fn external_targets_are_used_but_never_harmed() {
         &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
         "storage_engine = \"innodb\"",
     );
+    // `bench` may do anything anywhere (`ALL ON *.*`), and the study sends SQL of its own (its
+    // queries step): refused before anything runs, with the account that would suffice.
+    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("GRANT ALL PRIVILEGES ON *.* TO `bench`@`127.0.0.1`")
+            && stderr.contains("GRANT ALL PRIVILEGES ON `dbduel\\_ext`.* TO 'dbduel'@'%'")
+            && stderr.contains("steps queries")
+            && stderr.contains("wide_account = true"),
+        "{stderr}"
+    );
+    assert!(!out.join("ext").exists() && std::fs::read_dir(&out).map_or(0, |d| d.count()) == 0);
+    // The account it prints runs the study.
+    for sql in [
+        "CREATE USER 'dbduel'@'%' IDENTIFIED BY 'narrow-pw'",
+        "GRANT ALL PRIVILEGES ON `dbduel\\_ext`.* TO 'dbduel'@'%'",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
+    let narrow = target_study(
+        root.path(),
+        &format!("target = \"mysql://dbduel@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        "storage_engine = \"innodb\"",
+    );
+    let o = common::bin()
+        .args(["run", narrow.to_str().unwrap(), "-q", "--out", out_s])
+        .env("DBDUEL_TEST_PW", "narrow-pw")
+        .output()
+        .expect("runs");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    admin.query_drop("DROP DATABASE dbduel_ext").unwrap();
+    let study = target_study(
+        root.path(),
+        &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        "storage_engine = \"innodb\"",
+    );
     let run_it = || {
         common::bin()
             .args(["run", study.to_str().unwrap(), "-q", "--out", out_s])
+            .arg("--allow-wide-account")
             .env("DBDUEL_TEST_PW", "s3cret-pw")
             .output()
             .expect("runs")
@@ -545,8 +587,8 @@ fn external_targets_are_used_but_never_harmed() {
         String::from_utf8_lossy(&o.stdout)
     );
 
-    // A user whose authentication method the lean wire client does not speak (ed25519):
-    // benchmark sessions fall back to the `mysql` crate and the run still succeeds.
+    // A user on MariaDB's ed25519: benchmark sessions on the lean client, its administration
+    // on the `mysql` crate, and the run succeeds. The account says it may be wide.
     admin.query_drop("INSTALL SONAME 'auth_ed25519'").unwrap();
     admin
         .query_drop("CREATE USER ed@'127.0.0.1' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw')")
@@ -557,7 +599,7 @@ fn external_targets_are_used_but_never_harmed() {
     let study = target_study(
         root.path(),
         &format!(
-            "target = \"mysql://ed@127.0.0.1:{port}/dbduel_ext\"\npassword_env = \"DBDUEL_TEST_PW\""
+            "target = \"mysql://ed@127.0.0.1:{port}/dbduel_ext\"\npassword_env = \"DBDUEL_TEST_PW\"\nwide_account = true"
         ),
         "storage_engine = \"innodb\"",
     );
@@ -594,7 +636,14 @@ fn external_targets_are_used_but_never_harmed() {
         ),
         "storage_engine = \"innodb\"",
     );
-    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
+    let (code, _, stderr) = run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out_s,
+        "--allow-wide-account",
+    ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("was not created by dbduel"), "{stderr}");
     let n: Option<i64> = admin

@@ -1126,7 +1126,9 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
         p
     };
     let path = study(
-        &format!("target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\""),
+        &format!(
+            "target = \"mysql://bench@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW\"\nwide_account = true"
+        ),
         "storage_engine = \"innodb\"",
     );
     let o = common::bin()
@@ -1209,7 +1211,14 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
         ),
         "storage_engine = \"innodb\"",
     );
-    let (code, _, stderr) = run(&["run", path.to_str().unwrap(), "-q", "--out", out_s]);
+    let (code, _, stderr) = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--out",
+        out_s,
+        "--allow-wide-account",
+    ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("was not created by dbduel"), "{stderr}");
     let n: Option<i64> = admin

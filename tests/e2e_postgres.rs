@@ -300,12 +300,52 @@ fn external_postgres_target_is_used_but_never_harmed() {
         &format!("postgres://dbduel@127.0.0.1:{port}"),
         port,
     ));
+    // The sandbox's superuser, and a study with SQL of its own (its queries step): refused
+    // before anything runs, with the role that would suffice, which then runs it.
+    let (code, _, stderr) = common::run(&[
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("the role is SUPERUSER")
+            && stderr.contains("CREATE ROLE dbduel LOGIN CREATEDB PASSWORD")
+            && stderr.contains("wide_account = true"),
+        "{stderr}"
+    );
+    admin
+        .batch_execute("CREATE ROLE narrow LOGIN CREATEDB PASSWORD 'narrow-pw'")
+        .unwrap();
+    write(&format!(
+        "postgres://narrow@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW"
+    ));
+    let o = common::bin()
+        .args(["run", study.to_str().unwrap(), "-q", "--out"])
+        .arg(&out)
+        .env("DBDUEL_TEST_PW", "narrow-pw")
+        .output()
+        .expect("runs");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    admin.batch_execute("DROP DATABASE dbduel_ext").unwrap();
+    write(&common::target_with_secret(
+        &format!("postgres://dbduel@127.0.0.1:{port}"),
+        port,
+    ));
     let (code, stdout, stderr) = common::run(&[
         "run",
         study.to_str().unwrap(),
         "-q",
         "--out",
         out.to_str().unwrap(),
+        "--allow-wide-account",
     ]);
     assert_eq!(code, 0, "{stderr}\n{stdout}");
     let summary = read_json(&run_dir(&stderr).join("summary.json"));
@@ -328,6 +368,7 @@ fn external_postgres_target_is_used_but_never_harmed() {
         "-q",
         "--out",
         out.to_str().unwrap(),
+        "--allow-wide-account",
     ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("was not created by dbduel"), "{stderr}");

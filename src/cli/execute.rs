@@ -66,7 +66,7 @@ fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
     let mut refused: Vec<(i32, String)> = Vec::new();
     let mut ready: Vec<&str> = Vec::new();
     for c in &study.contenders {
-        match preflight_one(c, out) {
+        match preflight_one(c, out).and_then(|()| least_privilege(study, c)) {
             Ok(()) => ready.push(&c.name),
             Err(e) => refused.push(e),
         }
@@ -83,6 +83,45 @@ fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
         ));
     }
     Err(Failure::new(code, lines.join("\n")))
+}
+
+/// A target whose account reaches beyond dbduel's database runs no study-written SQL unless
+/// the contender says `wide_account = true` (or the run `--allow-wide-account`): the first
+/// line of what keeps a study's SQL inside dbduel's database is an account that can reach
+/// nothing else. The refusal (exit 3) names what the account may do and prints the account
+/// that would suffice.
+fn least_privilege(study: &Study, c: &crate::study::Contender) -> Result<(), (i32, String)> {
+    let steps = study.study_sql_steps();
+    if steps.is_empty() || study.wide_account_allowed(&c.name) {
+        return Ok(());
+    }
+    let database = crate::engine::database_name(&study.file.study.name);
+    let reach = c.engine.account_reach(&database).map_err(|e| {
+        (
+            exit::FAILED,
+            format!(
+                "contender `{}`: cannot read its account's privileges: {e}",
+                c.name
+            ),
+        )
+    })?;
+    match reach {
+        Some(r) if !r.wide.is_empty() => Err((
+            exit::PREREQUISITE,
+            format!(
+                "contender `{}`: its target's account may do more than dbduel's database `{database}` needs:\n  {}\nthe study sends SQL of its own (steps {}), which dbduel runs only on an account that reaches no further; make one:\n{}\nand name it in the target, or say `wide_account = true` in the contender (or pass --allow-wide-account) to run on this account",
+                c.name,
+                r.wide.join("\n  "),
+                steps.join(", "),
+                r.recipe
+                    .lines()
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// One contender's preflight: the exit code and message when it cannot run here.

@@ -54,6 +54,12 @@ pub struct RunArgs {
     /// Run even if the study looks too big for this machine's memory or disk.
     #[arg(long)]
     skip_resource_check: bool,
+    /// Run study-written SQL (sql, script, update, queries steps) on a target whose account
+    /// may do more than dbduel's own database needs (as each contender's `wide_account =
+    /// true`). Without it such a run stops before anything runs and prints the account that
+    /// would suffice.
+    #[arg(long)]
+    allow_wide_account: bool,
     /// Serve the run's live metrics for Prometheus at http://ADDR/metrics (OpenMetrics text:
     /// operations, errors, latency histograms, clients, rates, dbduel's CPU and memory, by
     /// study, contender, step, op, round and shard). ADDR is PORT (on 127.0.0.1) or
@@ -180,7 +186,8 @@ fn load(args: &RunArgs, sharding: Option<&execute::Sharding>) -> Result<Study, F
         machine,
         passwords_elsewhere: false,
     };
-    let study = study::load(&req).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let mut study = study::load(&req).map_err(|e| Failure::bad_input(e.to_string()))?;
+    study.allow_wide_account = args.allow_wide_account;
     if let Some(b) = &args.baseline
         && !study.contenders.iter().any(|c| &c.name == b)
     {

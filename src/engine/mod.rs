@@ -525,6 +525,16 @@ pub trait Engine: Send + Sync {
     }
 }
 
+/// What a target's account may do beyond the database dbduel will create, as the server
+/// says (its grants, its role's attributes), and the account that would suffice.
+#[derive(Debug, Clone, Default)]
+pub struct AccountReach {
+    /// Each privilege that reaches further, in the server's words.
+    pub wide: Vec<String>,
+    /// The statements that make an account reaching no further.
+    pub recipe: String,
+}
+
 /// What an engine needs to know to open.
 #[derive(Debug, Clone)]
 pub struct OpenCtx<'a> {
@@ -548,6 +558,12 @@ pub trait EngineKind: std::fmt::Debug + Send + Sync {
     /// anything runs. The error's kind is `missing`.
     fn preflight(&self) -> Result<()> {
         Ok(())
+    }
+    /// On a target, what its account may do beyond `database` (the one dbduel will create
+    /// and work in), read from the server, and the account that would suffice; `None` for a
+    /// server dbduel runs itself, or an engine without accounts.
+    fn account_reach(&self, _database: &str) -> Result<Option<AccountReach>> {
+        Ok(None)
     }
     /// Memory this contender needs on this machine with `clients` connections, bytes, and
     /// the option (relative to the contender) that decides most of it. External servers use

@@ -134,6 +134,10 @@ impl EngineConfig {
         self.kind.preflight()
     }
 
+    pub fn account_reach(&self, database: &str) -> Result<Option<crate::engine::AccountReach>> {
+        self.kind.account_reach(database)
+    }
+
     pub fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
         self.kind.memory_estimate(clients)
     }

@@ -49,9 +49,31 @@ pub struct Study {
     pub sets: Vec<String>,
     pub contenders: Vec<Contender>,
     pub steps: Vec<Step>,
+    /// `run --allow-wide-account`: every target contender as if it said `wide_account`.
+    pub allow_wide_account: bool,
 }
 
 impl Study {
+    /// The steps that send SQL the study wrote (not dbduel's own statements): `sql`,
+    /// `script`, `update` and `queries`, by name.
+    pub fn study_sql_steps(&self) -> Vec<&str> {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.kind.as_str(), "sql" | "script" | "update" | "queries"))
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// Does contender `name` run study-written SQL on a wide target account by choice?
+    pub fn wide_account_allowed(&self, name: &str) -> bool {
+        self.allow_wide_account
+            || self
+                .file
+                .contenders
+                .iter()
+                .any(|c| c.name == name && c.wide_account)
+    }
+
     /// Can this study run sharded (see [`crate::shard`])? Every contender must be a server
     /// every shard reaches (a MariaDB or PostgreSQL `target`) for the shards to share its
     /// data and meet in it; no step may restart it; rounds are not repeated.
@@ -364,6 +386,7 @@ fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study
         sets: req.sets.clone(),
         contenders,
         steps,
+        allow_wide_account: false,
     };
     if let Some(m) = &req.machine {
         resources::check(&study, m).map_err(|e| {

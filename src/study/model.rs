@@ -164,6 +164,12 @@ pub struct ContenderSpec {
     /// Shell command that restarts the target server, for steps that need a restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_command: Option<String>,
+    /// Run study-written SQL (`sql`, `script`, `update`, `queries` steps) on the target even
+    /// though its account may do more than dbduel's database needs (its grants reach other
+    /// databases, or it is a superuser). Without it such a study stops before anything runs
+    /// and prints the account that would suffice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wide_account: bool,
     /// The server version a private server runs (`"11.4"`, `"17"`): the system's or one
     /// from the server cache; absent: the system's. A string (a whole number is taken as
     /// one; a decimal number is refused, as 10.10 would read 10.1).

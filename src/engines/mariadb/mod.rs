@@ -6,6 +6,7 @@
 pub mod flavor;
 pub mod galera;
 pub mod galera_tls;
+mod grants;
 pub mod lease;
 pub mod recipe;
 pub mod replica_dialect;
@@ -196,6 +197,24 @@ impl crate::engine::EngineKind for MariadbOptions {
 
     fn preflight(&self) -> Result<()> {
         MariadbOptions::preflight(self)
+    }
+
+    fn account_reach(&self, database: &str) -> Result<Option<crate::engine::AccountReach>> {
+        let Some(t) = &self.target else {
+            return Ok(None);
+        };
+        let database = t.database.as_deref().unwrap_or(database);
+        let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s))
+            .map_err(|e| flavor::named(self.engine_name(), e))?;
+        let grants: Vec<String> = c.query("SHOW GRANTS").map_err(my_err)?;
+        Ok(Some(crate::engine::AccountReach {
+            wide: grants::wide(&grants, database),
+            // `_` and `%` are wildcards in a database grant: escaped, it names one.
+            recipe: format!(
+                "CREATE USER 'dbduel'@'%' IDENTIFIED BY 'a password of yours';\nGRANT ALL PRIVILEGES ON `{}`.* TO 'dbduel'@'%';",
+                database.replace('_', "\\_").replace('%', "\\%")
+            ),
+        }))
     }
 
     fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {

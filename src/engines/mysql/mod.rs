@@ -363,6 +363,10 @@ impl crate::engine::EngineKind for MysqlKind {
         self.resolved()?.preflight()
     }
 
+    fn account_reach(&self, database: &str) -> Result<Option<crate::engine::AccountReach>> {
+        crate::engine::EngineKind::account_reach(&self.engine, database)
+    }
+
     fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
         crate::engine::EngineKind::memory_estimate(&self.engine, clients)
     }

@@ -163,6 +163,68 @@ impl crate::engine::EngineKind for PostgresOptions {
         PostgresOptions::preflight(self)
     }
 
+    /// A target role's reach: its attributes (`SUPERUSER`, `CREATEROLE`, `REPLICATION`,
+    /// `BYPASSRLS`), the predefined roles that read or write the server's files or every
+    /// table, and the other databases it owns or may create schemas in. (`CREATEDB` is what
+    /// dbduel needs to make its own database, so it is not counted.)
+    fn account_reach(&self, database: &str) -> Result<Option<crate::engine::AccountReach>> {
+        let Some(t) = &self.target else {
+            return Ok(None);
+        };
+        let database = t.database.as_deref().unwrap_or(database);
+        let mut c = client_for(t, "postgres")?;
+        let mut wide = Vec::new();
+        let row = c
+            .query_one(
+                "SELECT rolsuper, rolcreaterole, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = current_user",
+                &[],
+            )
+            .map_err(pg_err)?;
+        for (i, what) in ["SUPERUSER", "CREATEROLE", "REPLICATION", "BYPASSRLS"]
+            .iter()
+            .enumerate()
+        {
+            if row.get::<_, bool>(i) {
+                wide.push(format!("the role is {what}"));
+            }
+        }
+        let predefined: Vec<&str> = vec![
+            "pg_read_server_files",
+            "pg_write_server_files",
+            "pg_execute_server_program",
+            "pg_read_all_data",
+            "pg_write_all_data",
+        ];
+        for r in c
+            .query(
+                "SELECT rolname FROM pg_roles WHERE rolname = ANY($1) AND pg_has_role(current_user, oid, 'MEMBER') ORDER BY rolname",
+                &[&predefined],
+            )
+            .map_err(pg_err)?
+        {
+            wide.push(format!("a member of {}", r.get::<_, String>(0)));
+        }
+        let others: Vec<String> = c
+            .query(
+                "SELECT datname FROM pg_database WHERE datname <> $1 AND datallowconn                  AND (pg_get_userbyid(datdba) = current_user OR has_database_privilege(datname, 'CREATE'))                  ORDER BY datname",
+                &[&database],
+            )
+            .map_err(pg_err)?
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect();
+        if !others.is_empty() {
+            wide.push(format!(
+                "owns or may create schemas in database {}",
+                others.join(", ")
+            ));
+        }
+        Ok(Some(crate::engine::AccountReach {
+            wide,
+            recipe: "CREATE ROLE dbduel LOGIN CREATEDB PASSWORD 'a password of yours';".into(),
+        }))
+    }
+
     fn memory_estimate(&self, clients: u64) -> (u64, KeyPath) {
         if self.target.is_some() {
             return (0, KeyPath::root());

@@ -600,8 +600,14 @@ impl WireSession {
                     c.u8()?;
                     switched = c.nul_str()?.to_vec();
                     method = &switched;
+                    // The method's nonce, and a NUL after it when the server sends one:
+                    // only that one is dropped (an ed25519 nonce may end in a 0 of its own).
                     let data = c.rest();
-                    nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
+                    let len = if method == ED25519 { 32 } else { 20 };
+                    nonce = match data.strip_suffix(&[0]) {
+                        Some(d) if d.len() == len => d.to_vec(),
+                        _ => data.to_vec(),
+                    };
                     if ![NATIVE, CACHING_SHA2, SHA256, ED25519].contains(&method) {
                         return Err(ConnectError::Unsupported(Unsupported(format!(
                             "the server asks account `{}` to authenticate with {}, which dbduel's client does not speak (it speaks mysql_native_password, caching_sha2_password, sha256_password and MariaDB's ed25519): give the account one of those",
