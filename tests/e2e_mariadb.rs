@@ -500,8 +500,13 @@ fn external_targets_are_used_but_never_harmed() {
     );
     // `bench` may do anything anywhere (`ALL ON *.*`), and the study sends SQL of its own (its
     // queries step): refused before anything runs, with the account that would suffice.
-    let (code, _, stderr) = run(&["run", study.to_str().unwrap(), "-q", "--out", out_s]);
-    assert_eq!(code, 3, "{stderr}");
+    let o = common::bin()
+        .args(["run", study.to_str().unwrap(), "-q", "--out", out_s])
+        .env("DBDUEL_TEST_PW", "s3cret-pw")
+        .output()
+        .expect("runs");
+    let (code, stderr) = (o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(code, Some(3), "{stderr}");
     assert!(
         stderr.contains("GRANT ALL PRIVILEGES ON *.* TO `bench`@`127.0.0.1`")
             && stderr.contains("GRANT ALL PRIVILEGES ON `dbduel\\_ext`.* TO 'dbduel'@'%'")

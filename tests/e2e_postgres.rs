@@ -313,11 +313,14 @@ fn external_postgres_target_is_used_but_never_harmed() {
     assert!(
         stderr.contains("the role is SUPERUSER")
             && stderr.contains("CREATE ROLE dbduel LOGIN CREATEDB PASSWORD")
+            && stderr.contains("GRANT pg_checkpoint TO dbduel")
             && stderr.contains("wide_account = true"),
         "{stderr}"
     );
     admin
-        .batch_execute("CREATE ROLE narrow LOGIN CREATEDB PASSWORD 'narrow-pw'")
+        .batch_execute(
+            "CREATE ROLE narrow LOGIN CREATEDB PASSWORD 'narrow-pw'; GRANT pg_checkpoint TO narrow",
+        )
         .unwrap();
     write(&format!(
         "postgres://narrow@127.0.0.1:{port}\"\npassword_env = \"DBDUEL_TEST_PW"

@@ -221,7 +221,8 @@ impl crate::engine::EngineKind for PostgresOptions {
         }
         Ok(Some(crate::engine::AccountReach {
             wide,
-            recipe: "CREATE ROLE dbduel LOGIN CREATEDB PASSWORD 'a password of yours';".into(),
+            // pg_checkpoint (PostgreSQL 15 and later): the footprint step's CHECKPOINT.
+            recipe: "CREATE ROLE dbduel LOGIN CREATEDB PASSWORD 'a password of yours';\nGRANT pg_checkpoint TO dbduel;".into(),
         }))
     }
 
