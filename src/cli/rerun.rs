@@ -33,8 +33,8 @@ pub struct RerunArgs {
 }
 
 /// What `study`, read from a run's manifest, would have dbduel do on this machine beyond
-/// the run itself: the restart commands it would run and the password files it would read
-/// (and send to a server), as `contender: what` lines.
+/// the run itself: the restart commands it would run and the password files and variables
+/// it would read (and send to a server), as `contender: what` lines.
 fn manifest_actions(study: &study::Study) -> Vec<String> {
     let mut out = Vec::new();
     for c in &study.file.contenders {
@@ -44,10 +44,15 @@ fn manifest_actions(study: &study::Study) -> Vec<String> {
         if let Some(f) = &c.password_file {
             out.push(format!("  {}: password_file {}", c.name, f.display()));
         }
+        if let Some(v) = &c.password_env {
+            out.push(format!("  {}: password_env {v}", c.name));
+        }
         let replicas = c.options.get("replicas").and_then(toml::Value::as_array);
         for r in replicas.into_iter().flatten() {
-            if let Some(f) = r.get("password_file").and_then(toml::Value::as_str) {
-                out.push(format!("  {}: a replica's password_file {f}", c.name));
+            for key in ["password_file", "password_env"] {
+                if let Some(f) = r.get(key).and_then(toml::Value::as_str) {
+                    out.push(format!("  {}: a replica's {key} {f}", c.name));
+                }
             }
         }
     }
@@ -64,7 +69,7 @@ fn allow_manifest_actions(study: &study::Study, allowed: bool) -> Result<(), Fai
         return Ok(());
     }
     let what = format!(
-        "the run's manifest (which may be someone else's) would have dbduel run commands through `sh -c` or read password files on this machine:\n{}",
+        "the run's manifest (which may be someone else's) would have dbduel run commands through `sh -c`, or read passwords from files or variables, on this machine:\n{}",
         actions.join("\n")
     );
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {

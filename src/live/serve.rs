@@ -169,7 +169,10 @@ pub fn host_allowed(host: Option<&str>, own_name: &str) -> bool {
     name.parse::<IpAddr>().is_ok()
         || name == "localhost"
         || name.ends_with(".localhost")
-        || (!own_name.is_empty() && (name == own_name || name.split('.').next() == Some(own_name)))
+        // This machine's name, or its short form: never any name that merely begins with
+        // it (`node7.attacker.example`).
+        || (!own_name.is_empty()
+            && (name == own_name || own_name.split('.').next() == Some(name.as_str())))
 }
 
 /// This machine's name, lower case (empty when it has none).
@@ -273,11 +276,16 @@ mod tests {
             Some("localhost:9464"),
             Some("LOCALHOST"),
             Some("node7:9464"),
-            Some("node7.cluster.example:9464"),
         ] {
             assert!(host_allowed(ok, "node7"), "{ok:?}");
         }
+        assert!(host_allowed(Some("node7:1"), "node7.cluster.example"));
+        assert!(host_allowed(
+            Some("node7.cluster.example:1"),
+            "node7.cluster.example"
+        ));
         for bad in [
+            Some("node7.attacker.example:9464"),
             Some("evil.example:9464"),
             Some("127.0.0.1.evil.example"),
             Some("localhost.evil.example:80"),

@@ -210,8 +210,6 @@ impl Layout {
 /// such as Galera's state transfer) is started with; every other one is left out.
 pub const SERVER_ENV: &[&str] = &["PATH", "LANG", "TZ"];
 
-impl Layout {}
-
 /// How to provision and run one server flavor.
 pub trait Recipe: Send + Sync {
     fn flavor(&self) -> &'static str;
@@ -666,8 +664,9 @@ fn remove_dir(layout: &Layout) -> Result<()> {
     std::fs::remove_dir_all(&layout.dir).map_err(|e| io_err("cannot remove", &layout.dir, e))
 }
 
-/// Remove the server's socket when it sits outside the sandbox (a deep directory's socket
-/// goes to the temporary directory): only a socket named as dbduel names them.
+/// Remove the server's socket when it sits outside the sandbox's directories: only a
+/// socket named as dbduel named them (a sandbox made by an older dbduel kept a deep
+/// directory's socket in the temporary directory; today's stay in a private directory).
 fn remove_socket(layout: &Layout) -> Result<()> {
     let s = &layout.socket;
     let inside = |d: &Path| s.parent() == Some(d);

@@ -302,6 +302,29 @@ fn load_step_files(
             StepParams::Load(p) => p
                 .resolve_files(base)
                 .map_err(|(path, message)| at_key(i, &path, message))?,
+            // The study's own statements reach a target only inside dbduel's database, as a
+            // `sql` step's and a `script` step's do.
+            StepParams::Update(p) => {
+                if let (Some(c), Some(why)) = (
+                    on_target,
+                    crate::workload::sql_reach::outside_own_database(&p.sql),
+                ) {
+                    let message = crate::workload::sql_reach::on_target(&why, c);
+                    return Err(at_key(i, &KeyPath::root().key("sql"), message));
+                }
+            }
+            StepParams::Queries(p) => {
+                for (q, text) in p.queries.iter().enumerate() {
+                    if let (Some(c), Some(why)) = (
+                        on_target,
+                        crate::workload::sql_reach::outside_own_database(text),
+                    ) {
+                        let message = crate::workload::sql_reach::on_target(&why, c);
+                        let at = KeyPath::root().key("queries").index(q);
+                        return Err(at_key(i, &at, message));
+                    }
+                }
+            }
             _ => {}
         }
     }

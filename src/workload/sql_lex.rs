@@ -18,14 +18,24 @@ pub enum Dialect {
     /// MariaDB and MySQL with `NO_BACKSLASH_ESCAPES` in `sql_mode`: a backslash is a
     /// character like any other.
     MysqlNoBackslash,
+    /// MariaDB and MySQL with `ANSI_QUOTES`: `"…"` an identifier, in which a backslash
+    /// escapes nothing, while `'…'` keeps its escapes.
+    MysqlAnsiQuotes,
     /// PostgreSQL: `''` doubling only (backslashes only in `E'…'`), `"…"` identifiers,
     /// `$tag$…$tag$` quotes, `--` always a comment, nested `/* */`.
     Postgres,
+    /// PostgreSQL with `standard_conforming_strings = off`: backslashes escape in `'…'` too.
+    PostgresEscapes,
 }
 
 /// Every reading a check must pass: a text one server would read otherwise is refused.
-pub const EVERY_DIALECT: [Dialect; 3] =
-    [Dialect::Mysql, Dialect::MysqlNoBackslash, Dialect::Postgres];
+pub const EVERY_DIALECT: [Dialect; 5] = [
+    Dialect::Mysql,
+    Dialect::MysqlNoBackslash,
+    Dialect::MysqlAnsiQuotes,
+    Dialect::Postgres,
+    Dialect::PostgresEscapes,
+];
 
 /// One token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,8 +85,13 @@ fn word_char(c: char) -> bool {
 /// it hides is nothing a server would run (it refuses the statement).
 pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
     let chars: Vec<char> = sql.chars().collect();
-    let my = dialect != Dialect::Postgres;
-    let backslash = dialect == Dialect::Mysql;
+    let my = !matches!(dialect, Dialect::Postgres | Dialect::PostgresEscapes);
+    // Backslash escapes in '…' strings, and in "…" ones.
+    let backslash = matches!(
+        dialect,
+        Dialect::Mysql | Dialect::MysqlAnsiQuotes | Dialect::PostgresEscapes
+    );
+    let backslash_dq = dialect == Dialect::Mysql;
     let mut out = Vec::new();
     let mut i = 0;
     // Inside MariaDB's `/*! … */`: its `*/` closes nothing but the comment's marker.
@@ -93,9 +108,14 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
         let at = i + 1;
         let mut push = |tok: Tok| out.push(Token { tok, at });
         match c {
-            _ if c.is_whitespace() => i += 1,
+            _ if c.is_ascii_whitespace() || (!my && c.is_whitespace()) => i += 1,
+            // MariaDB's `--` starts a comment only before an ASCII space or control
+            // character (not U+00A0, which it reads as part of a name).
             '-' if next == Some('-')
-                && (!my || chars.get(i + 2).is_none_or(|c| c.is_whitespace())) =>
+                && (!my
+                    || chars
+                        .get(i + 2)
+                        .is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control())) =>
             {
                 i = end_of_line(i);
             }
@@ -123,19 +143,17 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
             }
             '\'' => {
                 // PostgreSQL's E'…' takes backslash escapes; its word E was pushed already.
-                let escapes = if my {
-                    backslash
-                } else {
-                    matches!(out.last(), Some(Token { tok: Tok::Word(w), at: a }) if w == "E" && *a + 1 == at)
-                };
-                if escapes && !my {
+                let e_string = !my
+                    && matches!(out.last(), Some(Token { tok: Tok::Word(w), at: a }) if w == "E" && *a + 1 == at);
+                let escapes = backslash || e_string;
+                if e_string {
                     out.pop();
                 }
                 i = quoted_end(&chars, i, '\'', escapes);
                 out.push(Token { tok: Tok::Str, at });
             }
             '"' => {
-                let end = quoted_end(&chars, i, '"', backslash);
+                let end = quoted_end(&chars, i, '"', backslash_dq);
                 let text: String = chars[i + 1..end.saturating_sub(1).max(i + 1)]
                     .iter()
                     .collect();

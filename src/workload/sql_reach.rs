@@ -67,7 +67,6 @@ const DENIED_OBJECTS: &[&str] = &[
     "FOREIGN",
     "PUBLICATION",
     "SUBSCRIPTION",
-    "DEFINER",
     "AGGREGATE",
     "CAST",
     "OPERATOR",
@@ -92,13 +91,14 @@ const TABLE_WORDS: &[&str] = &[
     "DELETE",
     "DESCRIBE",
     "STRAIGHT_JOIN",
+    "INSERT",
+    "REPLACE",
 ];
 
 /// Words that end a list of tables (`FROM a, b WHERE …`).
 const LIST_ENDS: &[&str] = &[
     "WHERE",
     "SET",
-    "ON",
     "GROUP",
     "ORDER",
     "HAVING",
@@ -139,6 +139,38 @@ pub fn qualified_table(sql: &str) -> Option<String> {
         .find_map(|d| qualified(&sql_lex::lex(sql, d)))
 }
 
+/// Functions that reach past the database whatever their arguments: files of the server,
+/// other sessions, the server's settings, other servers.
+const DENIED_FUNCTIONS: &[&str] = &[
+    "SET_CONFIG",
+    "PG_READ_FILE",
+    "PG_READ_BINARY_FILE",
+    "PG_LS_DIR",
+    "PG_STAT_FILE",
+    "PG_TERMINATE_BACKEND",
+    "PG_CANCEL_BACKEND",
+    "PG_RELOAD_CONF",
+    "PG_ROTATE_LOGFILE",
+    "LO_IMPORT",
+    "LO_EXPORT",
+    "DBLINK",
+    "DBLINK_EXEC",
+    "DBLINK_CONNECT",
+    "LOAD_FILE",
+    "SYS_EXEC",
+    "SYS_EVAL",
+];
+
+/// What `CREATE`, `DROP` and `ALTER` may make or change on a target (the first of these
+/// or of [`DENIED_OBJECTS`] after the verb names what the statement is about, whatever
+/// `DEFINER = …`, `ALGORITHM = …` or `OR REPLACE` come before it).
+const TAKEN_OBJECTS: &[&str] = &["TABLE", "INDEX", "VIEW", "SEQUENCE", "TYPE", "DOMAIN"];
+
+/// The upper-cased name a token is, if it is one (a quoted identifier's too).
+fn upper(t: &Token) -> Option<String> {
+    t.name().map(str::to_ascii_uppercase)
+}
+
 fn reach(tokens: &[Token]) -> Option<String> {
     if let Some(t) = tokens.iter().find(|t| t.is(';')) {
         return Some(format!(
@@ -146,47 +178,30 @@ fn reach(tokens: &[Token]) -> Option<String> {
             t.at
         ));
     }
-    let words: Vec<&str> = tokens
+    let words: Vec<String> = tokens
         .iter()
         .skip_while(|t| t.is('('))
         .take(8)
-        .map(|t| t.name().unwrap_or(""))
+        .map(|t| upper(t).unwrap_or_default())
         .collect();
-    let w = |i: usize| words.get(i).copied().unwrap_or("");
+    let w = |i: usize| words.get(i).map_or("", String::as_str);
     let head = w(0);
     let two = format!("{head} {}", w(1));
     if let Some(d) = DENIED_HEADS.iter().find(|d| **d == head || **d == two) {
         return Some(format!("`{d}` is not sent to a target"));
     }
-    if head == "SET" && !session_set(&words, tokens) {
-        let what = ["GLOBAL", "PERSIST", "PERSIST_ONLY"]
-            .into_iter()
-            .find(|g| tokens.iter().any(|t| t.name() == Some(g)))
-            .unwrap_or(w(1));
+    if head == "SET"
+        && let Some(what) = server_wide_set(&words, tokens)
+    {
         return Some(format!("`SET {what}` is not sent to a target"));
     }
     if matches!(head, "CREATE" | "DROP" | "ALTER" | "RENAME" | "COMMENT") {
-        let mut i = 1;
-        while matches!(
-            w(i),
-            "OR" | "REPLACE"
-                | "TEMPORARY"
-                | "TEMP"
-                | "UNIQUE"
-                | "UNLOGGED"
-                | "IF"
-                | "NOT"
-                | "EXISTS"
-                | "ON"
-                | "DEFINER"
-                | "ALGORITHM"
-                | "SQL"
-                | "SECURITY"
-        ) {
-            i += 1;
-        }
-        if let Some(object) = DENIED_OBJECTS.iter().find(|o| **o == w(i)) {
-            return Some(format!("`{head} {object}` is not sent to a target"));
+        let object =
+            tokens.iter().skip(1).filter_map(upper).find(|n| {
+                DENIED_OBJECTS.contains(&n.as_str()) || TAKEN_OBJECTS.contains(&n.as_str())
+            });
+        if let Some(o) = object.filter(|o| DENIED_OBJECTS.contains(&o.as_str())) {
+            return Some(format!("`{head} {o}` is not sent to a target"));
         }
     }
     if let Some(at) = tokens
@@ -198,48 +213,62 @@ fn reach(tokens: &[Token]) -> Option<String> {
             tokens[at + 1].name().unwrap_or_default()
         ));
     }
+    if let Some(f) = tokens.windows(2).find_map(|p| {
+        let name = upper(&p[0])?;
+        (p[1].is('(') && DENIED_FUNCTIONS.contains(&name.as_str())).then_some(name)
+    }) {
+        return Some(format!(
+            "`{}()` reaches past the database",
+            f.to_ascii_lowercase()
+        ));
+    }
     qualified(tokens).map(|t| format!("{t} is named with a database or schema"))
 }
 
-/// `SET` of this session's own variables only: never `GLOBAL` or `PERSIST` (anywhere in
-/// the statement, `@@global.x` and `SET a = 1, GLOBAL b = 2` included), a password, a role,
-/// another session's authorization or PostgreSQL's `search_path` (which would point
-/// unqualified names at another schema).
-fn session_set(words: &[&str], tokens: &[Token]) -> bool {
-    let second = words.get(1).copied().unwrap_or("");
-    let third = words.get(2).copied().unwrap_or("");
-    let denied = [
+/// What a `SET` changes beyond this session's own plain variables, if anything: `GLOBAL`
+/// or `PERSIST` anywhere (`@@global.x`, `SET a = 1, GLOBAL b = 2`), a password, a role,
+/// another session's authorization, PostgreSQL's `search_path` (which would point
+/// unqualified names at another schema), and what changes how the server reads the SQL that
+/// follows (`sql_mode`, `standard_conforming_strings`, `backslash_quote`: the checks read
+/// it as the server's defaults do), or MariaDB's `SET STATEMENT … FOR` (a statement of its
+/// own after `FOR`).
+fn server_wide_set(words: &[String], tokens: &[Token]) -> Option<String> {
+    const ANYWHERE: &[&str] = &[
+        "GLOBAL",
+        "PERSIST",
+        "PERSIST_ONLY",
         "PASSWORD",
         "ROLE",
-        "DEFAULT",
         "SEARCH_PATH",
-        "SCHEMA",
         "SESSION_AUTHORIZATION",
+        "AUTHORIZATION",
+        "STATEMENT",
+        "SQL_MODE",
+        "STANDARD_CONFORMING_STRINGS",
+        "BACKSLASH_QUOTE",
     ];
-    let session_of = matches!(second, "SESSION" | "LOCAL")
-        && matches!(third, "AUTHORIZATION" | "ROLE" | "SEARCH_PATH" | "SCHEMA");
-    let server_wide = tokens
+    if let Some(n) = tokens
         .iter()
-        .any(|t| matches!(t.name(), Some("GLOBAL" | "PERSIST" | "PERSIST_ONLY")));
-    !(denied.contains(&second) || session_of || server_wide)
+        .filter_map(upper)
+        .find(|n| ANYWHERE.contains(&n.as_str()))
+    {
+        return Some(n);
+    }
+    let second = words.get(1).map_or("", String::as_str);
+    matches!(second, "DEFAULT" | "SCHEMA").then(|| second.to_string())
 }
 
 /// The first qualified name that reaches outside the statement's own tables: three parts
-/// (`db.t.c`), a qualified name where a table goes (after `FROM`, `INTO`, …, or in a list of
-/// them), a qualified function call (`other.f(…)`), or a qualifier the statement names
-/// nowhere on its own (neither a table nor an alias of its own).
+/// (`db.t.c`), a qualified name where a table goes (after `FROM`, `INTO`, `TABLE`, …, after
+/// the modifiers that may stand between, or anywhere in a list of them), a qualified
+/// function call (`other.f(…)`), or a qualifier the statement does not declare itself as a
+/// table or an alias of one.
 fn qualified(tokens: &[Token]) -> Option<String> {
-    let standalone = |name: &str| {
-        tokens.iter().enumerate().any(|(i, t)| {
-            t.name() == Some(name)
-                && !tokens.get(i + 1).is_some_and(|n| n.is('.'))
-                && !(i > 0 && tokens[i - 1].is('.'))
-        })
-    };
+    let declared = declared_names(tokens);
     let head_is_ddl = tokens
         .first()
-        .and_then(Token::name)
-        .is_some_and(|h| matches!(h, "CREATE" | "DROP" | "ALTER"));
+        .and_then(upper)
+        .is_some_and(|h| matches!(h.as_str(), "CREATE" | "DROP" | "ALTER"));
     let mut table_next = false;
     // The parenthesis depth of each open list of tables.
     let mut lists: Vec<usize> = Vec::new();
@@ -253,9 +282,9 @@ fn qualified(tokens: &[Token]) -> Option<String> {
             let text = (i..chain_end)
                 .map(|j| tokens[j].name().map_or(".".to_string(), str::to_string))
                 .collect::<String>();
-            let first = t.name().unwrap_or_default();
+            let first = upper(t).unwrap_or_default();
             let call = tokens.get(chain_end).is_some_and(|n| n.is('('));
-            if parts > 2 || table_next || call || !standalone(first) {
+            if parts > 2 || table_next || call || !declared.contains(&first) {
                 let what = if call && !table_next {
                     "function"
                 } else {
@@ -267,23 +296,26 @@ fn qualified(tokens: &[Token]) -> Option<String> {
             i = chain_end;
             continue;
         }
-        match &t.tok {
-            Tok::Punct('(') => depth += 1,
-            Tok::Punct(')') => {
+        let word = upper(t).filter(|_| matches!(t.tok, Tok::Word(_)));
+        match (&t.tok, word.as_deref()) {
+            (Tok::Punct('('), _) => depth += 1,
+            (Tok::Punct(')'), _) => {
                 lists.retain(|d| *d < depth);
                 depth = depth.saturating_sub(1);
             }
-            Tok::Punct(',') if lists.last() == Some(&depth) => table_next = true,
-            Tok::Word(w) if TABLE_WORDS.contains(&w.as_str()) || (head_is_ddl && w == "ON") => {
+            (Tok::Punct(','), _) if lists.last() == Some(&depth) => table_next = true,
+            // Words that may stand between a table word and its table.
+            (_, Some(m)) if table_next && MODIFIERS.contains(&m) => {}
+            (_, Some(w)) if TABLE_WORDS.contains(&w) || (head_is_ddl && w == "ON") => {
                 table_next = true;
-                if matches!(w.as_str(), "FROM" | "UPDATE" | "JOIN" | "USING" | "DELETE") {
+                if LIST_OPENERS.contains(&w) {
                     lists.retain(|d| *d != depth);
                     lists.push(depth);
                 }
-                i += 1;
-                continue;
             }
-            Tok::Word(w) if LIST_ENDS.contains(&w.as_str()) => {
+            // A join's condition: the list of tables goes on after it.
+            (_, Some("ON")) => table_next = false,
+            (_, Some(w)) if LIST_ENDS.contains(&w) => {
                 lists.retain(|d| *d != depth);
                 table_next = false;
             }
@@ -292,6 +324,82 @@ fn qualified(tokens: &[Token]) -> Option<String> {
         i += 1;
     }
     None
+}
+
+/// Words after a table word and before its table (`INSERT IGNORE INTO`, `FROM ONLY t`).
+const MODIFIERS: &[&str] = &[
+    "IGNORE",
+    "LOW_PRIORITY",
+    "HIGH_PRIORITY",
+    "DELAYED",
+    "QUICK",
+    "ONLY",
+    "LATERAL",
+    "INTO",
+    "TABLE",
+    "IF",
+    "NOT",
+    "EXISTS",
+];
+
+/// Table words that begin a list of tables (`FROM a, b`, `DROP TABLE a, b`).
+const LIST_OPENERS: &[&str] = &[
+    "FROM", "UPDATE", "JOIN", "USING", "DELETE", "TABLE", "TABLES", "INSERT", "REPLACE",
+    "TRUNCATE", "TO",
+];
+
+/// The names a statement declares for itself: each lone name where a table goes, and the
+/// alias after it (`FROM t AS x`, `FROM t x`, `UPDATE t x`). A qualifier must be one of them.
+fn declared_names(tokens: &[Token]) -> Vec<String> {
+    // (name, whether it is a table: an alias follows only a table)
+    let mut out: Vec<(String, bool)> = Vec::new();
+    let keyword = |n: &str| {
+        LIST_ENDS.contains(&n)
+            || TABLE_WORDS.contains(&n)
+            || MODIFIERS.contains(&n)
+            || matches!(
+                n,
+                "ON" | "AS"
+                    | "LEFT"
+                    | "RIGHT"
+                    | "INNER"
+                    | "OUTER"
+                    | "CROSS"
+                    | "NATURAL"
+                    | "FULL"
+                    | "WITH"
+                    | "VALUES"
+                    | "PARTITION"
+                    | "FORCE"
+                    | "USE"
+            )
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        let Some(prev) = i.checked_sub(1).map(|p| &tokens[p]) else {
+            continue;
+        };
+        let Some(name) = upper(t).filter(|_| chain(tokens, i) == i + 1) else {
+            continue;
+        };
+        let after_table_word = prev.is(',')
+            || matches!(prev.tok, Tok::Word(_))
+                && upper(prev).is_some_and(|p| {
+                    TABLE_WORDS.contains(&p.as_str()) || MODIFIERS.contains(&p.as_str())
+                });
+        // After AS, or after a derived table's `)`: `FROM (SELECT …) a`.
+        let after_as = prev.is_word("AS") || prev.is(')');
+        // `FROM t x`: a name right after a lone table name is its alias.
+        let after_table = out
+            .last()
+            .is_some_and(|(l, table)| *table && upper(prev).as_ref() == Some(l))
+            && chain(tokens, i - 1) == i;
+        if after_table_word && !keyword(&name) {
+            out.push((name, true));
+        } else if (after_as || after_table) && !keyword(&name) {
+            out.push((name, false));
+        }
+    }
+    out.into_iter().map(|(n, _)| n).collect()
 }
 
 /// The index just past the dotted name starting at `tokens[i]` (`a`, `a.b`, `a.b.c`, `a.*`);
@@ -346,7 +454,7 @@ mod tests {
             ("SET search_path = prod", "`SET SEARCH_PATH`"),
             ("SET @@global.max_connections = 1", "`SET GLOBAL`"),
             ("SET a = 1, GLOBAL b = 2", "`SET GLOBAL`"),
-            ("SET SESSION AUTHORIZATION postgres", "`SET SESSION`"),
+            ("SET SESSION AUTHORIZATION postgres", "`SET AUTHORIZATION`"),
             ("GRANT ALL ON *.* TO x", "`GRANT`"),
             ("CREATE USER x", "`CREATE USER`"),
             ("USE prod", "`USE`"),
@@ -368,8 +476,9 @@ mod tests {
             ("SELECT prod.t.c FROM t", "table prod.t.c"),
             (
                 "SELECT pg_catalog.pg_read_file('/etc/passwd')",
-                "function pg_catalog.pg_read_file",
+                "pg_read_file()",
             ),
+            ("SELECT other.f(1)", "function other.f"),
             ("SELECT a FROM t INTO OUTFILE '/tmp/x'", "`INTO OUTFILE`"),
             ("/*!50000 DROP DATABASE prod */", "`DROP DATABASE`"),
             (
@@ -380,12 +489,101 @@ mod tests {
                 "CREATE FUNCTION f() RETURNS INT RETURN 1",
                 "`CREATE FUNCTION`",
             ),
+            // What a review found past the first version of these checks.
+            (
+                "SET STATEMENT max_statement_time=1 FOR DROP DATABASE prod",
+                "`SET STATEMENT`",
+            ),
+            ("SET sql_mode = 'ANSI_QUOTES'", "`SET SQL_MODE`"),
+            (
+                "SET standard_conforming_strings = off",
+                "`SET STANDARD_CONFORMING_STRINGS`",
+            ),
+            ("SET \"search_path\" TO prod", "`SET SEARCH_PATH`"),
+            (
+                "DROP TABLE IF EXISTS prod, prod.secrets",
+                "table prod.secrets",
+            ),
+            (
+                "UPDATE IGNORE prod.t AS prod SET prod.a = 1",
+                "table prod.t",
+            ),
+            (
+                "INSERT IGNORE prod.t SELECT * FROM own AS prod",
+                "table prod.t",
+            ),
+            (
+                "RENAME TABLE prod TO p2, prod.secrets TO mine",
+                "table prod.secrets",
+            ),
+            (
+                "SELECT * FROM a JOIN b ON a.i = b.i, prod.s prod",
+                "table prod.s",
+            ),
+            ("SELECT c.x FROM t WHERE c = 1", "table c.x"),
+            (
+                "CREATE DEFINER=CURRENT_USER EVENT e ON SCHEDULE EVERY 1 SECOND DO DELETE FROM own",
+                "`CREATE EVENT`",
+            ),
+            (
+                "SELECT set_config('search_path', 'prod', false)",
+                "`set_config()`",
+            ),
+            ("SELECT LOAD_FILE('/etc/passwd')", "`load_file()`"),
+            (
+                "SELECT 1 AS \"\\\" , '\\' ' , (SELECT 1 FROM prod.s) -- ' \"",
+                "table prod.s",
+            ),
+            (
+                "SELECT * FROM t WHERE 1 --\u{a0} OR 1 IN (SELECT 1 FROM prod.s)",
+                "table prod.s",
+            ),
         ] {
             let got = outside_own_database(bad);
             assert!(
                 got.as_deref().is_some_and(|g| g.contains(why)),
                 "{bad}: {got:?}, want {why}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod shipped {
+    /// Every statement dbduel ships for studies to use on targets (the `init` template's
+    /// schema and scripts, and the built-in pgbench scripts) passes the target checks.
+    #[test]
+    fn the_shipped_statements_pass() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("studies/custom");
+        let mut files = vec![];
+        for dir in [root.clone(), root.join("scripts")] {
+            for e in std::fs::read_dir(&dir).expect("dir").flatten() {
+                if e.path().extension().is_some_and(|x| x == "sql") {
+                    files.push(std::fs::read_to_string(e.path()).expect("read"));
+                }
+            }
+        }
+        for name in crate::workload::script::builtin::NAMES {
+            files.push(crate::workload::script::builtin::get(name).unwrap_or_default());
+        }
+        assert!(files.len() >= 9, "{}", files.len());
+        for text in files {
+            let Ok(statements) = crate::workload::sql_file::split(&text) else {
+                continue;
+            };
+            for s in statements {
+                if s.text.trim_start().starts_with('\\') {
+                    continue;
+                }
+                // A script's meta-commands sit on their own lines.
+                let sql: String = s
+                    .text
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with('\\'))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                assert_eq!(super::outside_own_database(&sql), None, "{sql}");
+            }
         }
     }
 }

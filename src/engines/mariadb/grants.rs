@@ -51,10 +51,13 @@ fn reaches_beyond(g: &str, database: &str) -> Option<String> {
         }
     }
     let db = database_part(object);
+    // Wildcards count only in a grant on a whole database (`db`.*), which SHOW GRANTS
+    // shows with `\_` for a plain `_`: a pattern is only ours when it names nothing but our
+    // database. A table's or routine's database is its name as it stands.
+    let whole = object.contains(".*");
     let ours = match db.as_deref() {
-        // Shown with its wildcards escaped (`dbduel\_x`): a pattern is only ours when it
-        // names nothing but our database.
-        Some(d) => unescaped(d).is_some_and(|d| d == database),
+        Some(d) if whole => unescaped(d).is_some_and(|d| d == database),
+        Some(d) => d == database || unescaped(d).is_some_and(|d| d == database),
         None => false,
     };
     (!ours).then(|| shown(g))
@@ -112,6 +115,7 @@ mod tests {
             "GRANT USAGE ON *.* TO `dbduel`@`%` IDENTIFIED BY PASSWORD '*ABC'",
             "GRANT ALL PRIVILEGES ON `dbduel\\_shootout`.* TO `dbduel`@`%`",
             "GRANT SELECT ON `dbduel\\_shootout`.`t` TO `dbduel`@`%`",
+            "GRANT SELECT ON `dbduel_shootout`.`t` TO `dbduel`@`%`",
         ]);
         assert!(wide(&narrow, "dbduel_shootout").is_empty());
         let root = lines(&[

@@ -72,6 +72,13 @@ pub const SETTINGS: SettingRules = SettingRules {
         ("relay_log_index", Guards::FileName),
         ("general_log_file", Guards::FileName),
         ("slow_query_log_file", Guards::FileName),
+        ("log_slow_query_file", Guards::FileName),
+        ("log_ddl_recovery", Guards::Files),
+        ("innodb_directories", Guards::Files),
+        ("innodb_temp_tablespaces_dir", Guards::Files),
+        ("innodb_doublewrite_dir", Guards::Files),
+        ("replica_load_tmpdir", Guards::Files),
+        ("init_replica", Guards::Accounts),
         ("port", Guards::Listeners),
         ("bind_address", Guards::Listeners),
         ("socket", Guards::Listeners),
@@ -94,6 +101,7 @@ pub const SETTINGS: SettingRules = SettingRules {
         ("tls_version", Guards::Tls),
         ("have_ssl", Guards::Tls),
         ("require_secure_transport", Guards::Tls),
+        ("wsrep_ssl_mode", Guards::Tls),
         ("wsrep_provider", Guards::Replication),
         ("wsrep_provider_options", Guards::Replication),
         ("wsrep_cluster_address", Guards::Replication),
@@ -108,9 +116,17 @@ pub const SETTINGS: SettingRules = SettingRules {
         ("report_port", Guards::Replication),
         ("wsrep_notify_cmd", Guards::Commands),
     ],
-    option_prefixes: &["loose_", "skip_", "enable_", "disable_", "maximum_"],
+    option_prefixes: &[
+        "loose_", "skip_", "enable_", "disable_", "maximum_", "autoset_",
+    ],
     abbreviations: true,
-    exact_names: &["general_log", "slow_query_log", "lc_messages", "ssl"],
+    exact_names: &[
+        "general_log",
+        "slow_query_log",
+        "log_slow_query",
+        "lc_messages",
+        "ssl",
+    ],
 };
 
 /// Where Debian installs the server binaries.

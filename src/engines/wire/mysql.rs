@@ -587,6 +587,10 @@ impl WireSession {
         out.push(0);
         self.send(&out, self.seq.wrapping_add(1))?;
 
+        // The password goes under a key the server sends only to a server on loopback (or
+        // when the target allows it): off loopback, a server in the middle sends its own.
+        let keyed_ok =
+            t.allow_cleartext || self.sock.peer_addr().is_ok_and(|p| p.ip().is_loopback());
         let mut switched;
         loop {
             let at = self.read_packet()?;
@@ -621,6 +625,20 @@ impl WireSession {
                 Some(0x01) => more_data(method, &p[1..], &nonce, password)?,
                 _ => return Err(proto_err("an authentication packet").into()),
             };
+            let asks_key = matches!(
+                (method, answer.as_deref()),
+                (CACHING_SHA2, Some([2])) | (SHA256, Some([1]))
+            );
+            if asks_key && !keyed_ok {
+                return Err(ConnectError::Failed(EngineError::new(
+                    "refused",
+                    format!(
+                        "mariadb: {} asks for account `{}`'s password under an RSA key it would send itself (full authentication without TLS); off loopback a server in the middle could send its own key, so dbduel does not send it: connect over loopback, give the account mysql_native_password, or say allow_cleartext=1 in the target to accept this",
+                        t.display(),
+                        t.user
+                    ),
+                )));
+            }
             if let Some(answer) = answer.as_deref() {
                 self.send(answer, self.seq.wrapping_add(1))?;
             }
