@@ -125,20 +125,21 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
                 i += 2;
             }
             '/' if next == Some('*') => {
-                if my && matches!(chars.get(i + 2), Some('!')) {
-                    executable = true;
-                    i += 3;
-                    while chars.get(i).is_some_and(char::is_ascii_digit) {
-                        i += 1;
+                // `/*!NNNNN` and MariaDB's `/*M!NNNNN` open SQL, not a comment.
+                let marker = match (chars.get(i + 2), chars.get(i + 3)) {
+                    (Some('!'), _) if my => Some(3),
+                    (Some('M'), Some('!')) if my => Some(4),
+                    _ => None,
+                };
+                match marker {
+                    Some(n) => {
+                        executable = true;
+                        i += n;
+                        while chars.get(i).is_some_and(char::is_ascii_digit) {
+                            i += 1;
+                        }
                     }
-                } else if my && chars.get(i + 2) == Some(&'M') && chars.get(i + 3) == Some(&'!') {
-                    executable = true;
-                    i += 4;
-                    while chars.get(i).is_some_and(char::is_ascii_digit) {
-                        i += 1;
-                    }
-                } else {
-                    i = block_comment_end(&chars, i, !my);
+                    None => i = block_comment_end(&chars, i, !my),
                 }
             }
             '\'' => {
