@@ -165,7 +165,7 @@ impl crate::engine::EngineKind for PostgresOptions {
 
     /// A target role's reach: its attributes (`SUPERUSER`, `CREATEROLE`, `REPLICATION`,
     /// `BYPASSRLS`), the predefined roles that read or write the server's files or every
-    /// table, and the other databases it owns or may create schemas in. (`CREATEDB` is what
+    /// table or signal other sessions, and the other databases it owns or may create schemas in. (`CREATEDB` is what
     /// dbduel needs to make its own database, so it is not counted.)
     fn account_reach(&self, database: &str) -> Result<Option<crate::engine::AccountReach>> {
         let Some(t) = &self.target else {
@@ -194,6 +194,7 @@ impl crate::engine::EngineKind for PostgresOptions {
             "pg_execute_server_program",
             "pg_read_all_data",
             "pg_write_all_data",
+            "pg_signal_backend",
         ];
         for r in c
             .query(
