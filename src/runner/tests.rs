@@ -678,8 +678,10 @@ fn clients_served_from_fewer_threads_stop_at_the_deadline() {
     .expect("run");
     let took = began.elapsed();
     assert!(took < Duration::from_secs(3), "{took:?}");
-    // three echoes in flight at once from one thread: about 3 per ms, not 1
-    assert!(out.ops > 2_000, "{}", out.ops);
+    // Three echoes in flight at once from one thread: about 3 per ms, not 1. One at a time,
+    // 1 ms sleeps could make at most 1,500 in 1.5 s, however idle the host; more than 1,600
+    // shows the overlap even on a busy one (1,809 was seen with both cores loaded).
+    assert!(out.ops > 1_600, "{}", out.ops);
     assert_eq!(threads.lock().unwrap().len(), 1);
 }
 
