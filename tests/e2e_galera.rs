@@ -217,9 +217,9 @@ impl RogueNode {
         );
         let nobody = dbduel::sandbox::user::is_root().then_some((65534u32, 65534u32));
         if own_ca {
-            let tls = dbduel::engines::mariadb::galera_tls::for_cluster("rogue", 1).expect("tls");
-            tls[0].write_in(&dir, None).expect("its certificates");
-            let f = dbduel::engines::mariadb::galera_tls::NodeTls::files_in(&dir);
+            let tls = dbduel::sandbox::certs::make("rogue", 1).expect("tls");
+            let f = dbduel::sandbox::certs::Files::in_dir(&dir, "galera");
+            tls[0].write(&f, None).expect("its certificates");
             provider.push_str(&format!(
                 "; socket.ssl=YES; socket.ssl_key={}; socket.ssl_cert={}; socket.ssl_ca={}",
                 f.key.display(),

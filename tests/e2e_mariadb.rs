@@ -90,6 +90,7 @@ fn a_server_killed_at_its_memory_limit_is_named_as_such() {
         galera: None,
         server_dir: None,
         secret: None,
+        tls: None,
     });
     let mut sb = match Sandbox::create(recipe, "tight", &root.path().join("tight")) {
         Ok(sb) => sb,
@@ -143,6 +144,7 @@ fn a_server_that_cannot_start_says_why() {
             galera: None,
             server_dir: None,
             secret: None,
+            tls: None,
         }),
         "bad",
         &root.path().join("bad"),
@@ -706,6 +708,7 @@ fn wire_target(port: u16, user: &str, password: Option<&str>) -> dbduel::engine:
         password: password.map(dbduel::engine::target::Secret::new),
         restart_command: None,
         allow_cleartext: false,
+        tls: Default::default(),
     }
 }
 

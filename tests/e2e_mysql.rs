@@ -171,6 +171,7 @@ fn each_version_initializes_starts_fast_and_speaks_the_lean_client() {
             )),
             restart_command: None,
             allow_cleartext: false,
+            tls: Default::default(),
         };
         let Ok(mut s) = WireSession::connect(&target, "w", 30) else {
             panic!("{}: the lean client is refused", v.version)
@@ -1178,6 +1179,7 @@ fn an_external_mysql_target_is_used_but_never_harmed() {
             password: Some(dbduel::engine::target::Secret::new(pw)),
             restart_command: None,
             allow_cleartext: false,
+            tls: Default::default(),
         };
         WireSession::connect(&t, "dbduel_ext", 30)
     };

@@ -411,6 +411,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
         password: pw.map(Secret::new),
         restart_command: None,
         allow_cleartext: false,
+        tls: Default::default(),
     };
     let secret = sb.secret().expect("the sandbox's secret");
     let mut s = PgWire::connect(&target("dbduel", Some(secret.expose())), "w").expect("connects");
@@ -514,7 +515,21 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
     .unwrap();
     admin.batch_execute("SELECT pg_reload_conf()").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // MD5 goes only where the target says allow_cleartext=1, even on loopback.
+    let refused = PgWire::connect(&target("md", Some("md-pw")), "w")
+        .err()
+        .expect("MD5 is refused unless allowed");
+    assert!(
+        refused.message.contains("as an MD5 hash") && refused.message.contains("allow_cleartext=1"),
+        "{}",
+        refused.message
+    );
+    let allowed = |user: &str, pw: Option<&str>| Target {
+        allow_cleartext: true,
+        ..target(user, pw)
+    };
     for (user, pw) in [("scram", "scram-pw"), ("md", "md-pw")] {
+        let target = |user: &str, pw: Option<&str>| allowed(user, pw);
         let mut s = PgWire::connect(&target(user, Some(pw)), "w")
             .unwrap_or_else(|e| panic!("{user}: {}", e.message));
         assert_eq!(s.query_i64("SELECT 41 + 1").unwrap(), 42);

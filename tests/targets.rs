@@ -1,7 +1,6 @@
 //! What dbduel will not do to a server it does not own, without a server: run a
-//! `restart_command` read from someone else's run without asking, connect in clear when the
-//! target asks for TLS, hand a replica's password variable to pods; `dbduel restore` with
-//! nothing to put back or a file that is not its own.
+//! `restart_command` read from someone else's run without asking, hand a replica's password
+//! variable to pods; `dbduel restore` with nothing to put back or a file that is not its own.
 
 mod common;
 

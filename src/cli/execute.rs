@@ -127,9 +127,10 @@ fn least_privilege(study: &Study, c: &crate::study::Contender) -> Result<(), (i3
 /// One contender's preflight: the exit code and message when it cannot run here.
 fn preflight_one(c: &crate::study::Contender, out: &std::path::Path) -> Result<(), (i32, String)> {
     c.engine.preflight().map_err(|e| {
-        // Something not installed (or an engine the server lacks) is a missing
-        // prerequisite; a server that does not answer is a failure.
-        let code = if e.kind == "missing" {
+        // Something not installed (or an engine the server lacks, or TLS that cannot be
+        // had as the target asks) is a missing prerequisite; a server that does not answer
+        // is a failure.
+        let code = if e.kind == "missing" || e.kind == "tls" {
             exit::PREREQUISITE
         } else {
             exit::FAILED

@@ -27,6 +27,10 @@ pub enum SandboxAction {
         /// The sandbox's name (its directory under OUT/sandboxes/).
         #[arg(long, default_value = "target")]
         name: String,
+        /// Serve clients over TLS, with a CA made for this sandbox and a certificate for
+        /// 127.0.0.1 and localhost; the printed target checks it in full.
+        #[arg(long)]
+        tls: bool,
         #[arg(long, default_value = "dbduel-results")]
         out: PathBuf,
     },
@@ -66,8 +70,9 @@ pub(super) fn exec(action: SandboxAction) -> Result<i32, Failure> {
             engine,
             version,
             name,
+            tls,
             out,
-        } => up(engine, version, &name, &out).map(|()| exit::OK),
+        } => up(engine, version, &name, tls, &out).map(|()| exit::OK),
         SandboxAction::Status { out } => {
             status(&out);
             Ok(exit::OK)
@@ -111,9 +116,17 @@ fn up(
     family: &SandboxFamily,
     version: Option<String>,
     name: &str,
+    tls: bool,
     out: &Path,
 ) -> Result<(), Failure> {
     let engine = family.name;
+    let certs = if tls {
+        let mut c = crate::sandbox::certs::make(&format!("dbduel-{name}"), 1)
+            .map_err(|m| Failure::new(exit::FAILED, m))?;
+        c.pop()
+    } else {
+        None
+    };
     let choice = crate::engines::versions::BinaryChoice {
         version,
         basedir: None,
@@ -130,7 +143,7 @@ fn up(
         )));
     }
     // Before the directory is made: a version not installed leaves nothing behind.
-    let recipe = (family.recipe)(&choice).map_err(|e| {
+    let recipe = (family.recipe)(&choice, certs).map_err(|e| {
         let code = if e.kind == "missing" {
             exit::PREREQUISITE
         } else {
@@ -143,10 +156,11 @@ fn up(
         let port = sb.layout.port;
         let secret = sandbox::secret::path(&sb.layout.dir);
         let version = sb.manifest.server_version.clone();
+        let ca = sb.client_ca();
         sb.finish(true)?;
-        Ok((port, secret, version))
+        Ok((port, secret, version, ca))
     });
-    let (port, secret, version) = started.map_err(|e| {
+    let (port, secret, version, ca) = started.map_err(|e| {
         let code = match e {
             sandbox::SandboxError::Missing { .. } => exit::PREREQUISITE,
             _ => exit::FAILED,
@@ -155,7 +169,7 @@ fn up(
     })?;
     // The password stays in its file: a contender names the file (or a variable set from
     // it), so it never lands in a terminal, a shell's history or a study.
-    outln!("target = \"{}\"", (family.target)(port));
+    outln!("target = \"{}\"", (family.target)(port, ca.as_deref()));
     outln!("password_file = \"{}\"", secret.display());
     crate::errln!(
         "{engine} {}running in {}; stop and remove it with `dbduel sandbox down --out {}`",

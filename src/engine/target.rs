@@ -43,6 +43,8 @@ pub struct Target {
     /// an eavesdropper can use (PostgreSQL's cleartext and MD5 exchanges)? The URL's
     /// `allow_cleartext=1`; off by default.
     pub allow_cleartext: bool,
+    /// What TLS the clients ask for, and how they check the server.
+    pub tls: TlsSettings,
 }
 
 impl Target {
@@ -59,6 +61,7 @@ impl Target {
             password: None,
             restart_command: None,
             allow_cleartext: false,
+            tls: TlsSettings::default(),
         }
     }
 
@@ -78,32 +81,146 @@ impl Target {
         )
     }
 
+    /// The same target reached in clear: what `prefer` falls back to when TLS cannot be had.
+    pub fn in_clear(&self) -> Target {
+        Target {
+            tls: TlsSettings::default(),
+            ..self.clone()
+        }
+    }
+
     /// Is the server on this machine (so its files may be readable here)?
     pub fn is_local(&self) -> bool {
         matches!(self.host.as_str(), "127.0.0.1" | "localhost" | "::1")
     }
 }
 
-/// TLS modes that let a client connect in clear; any other asks for TLS, which dbduel's
-/// clients do not speak yet.
-const CLEAR_MODES: [&str; 4] = ["disable", "disabled", "allow", "prefer"];
+/// How a client asks for TLS: libpq's `sslmode` levels, which the mysql client's `ssl-mode`
+/// levels map onto (`DISABLED`, `PREFERRED`, `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TlsMode {
+    /// Never TLS (what dbduel's own sandboxes, on loopback or a private socket, use).
+    #[default]
+    Disable,
+    /// In clear (libpq would try TLS only after a clear connection failed).
+    Allow,
+    /// TLS when the server offers it, in clear when it does not: libpq's and the mysql
+    /// client's default.
+    Prefer,
+    /// TLS or nothing; the certificate is not checked.
+    Require,
+    /// TLS, with a certificate signed by the given CA, for any name.
+    VerifyCa,
+    /// TLS, with a certificate signed by the given CA for the host connected to.
+    VerifyFull,
+}
 
-/// The URL's `?key=value&…` settings: `sslmode` (PostgreSQL's words), `ssl-mode` or
-/// `ssl_mode` (MySQL's), and `allow_cleartext`. Returns `allow_cleartext`.
-fn url_settings(query: &str, at: &dyn Fn(String) -> DecodeError) -> Result<bool, DecodeError> {
+impl TlsMode {
+    /// Does the client ask the server for TLS at all?
+    pub fn tries_tls(self) -> bool {
+        !matches!(self, TlsMode::Disable | TlsMode::Allow)
+    }
+
+    /// Must the connection be encrypted (no clear fallback)?
+    pub fn requires_tls(self) -> bool {
+        matches!(
+            self,
+            TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull
+        )
+    }
+
+    /// libpq's word for the level.
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsMode::Disable => "disable",
+            TlsMode::Allow => "allow",
+            TlsMode::Prefer => "prefer",
+            TlsMode::Require => "require",
+            TlsMode::VerifyCa => "verify-ca",
+            TlsMode::VerifyFull => "verify-full",
+        }
+    }
+
+    /// Either family's word (any case, `_` or `-`) for a level.
+    fn parse(word: &str) -> Option<TlsMode> {
+        Some(match word.to_ascii_lowercase().replace('_', "-").as_str() {
+            "disable" | "disabled" => TlsMode::Disable,
+            "allow" => TlsMode::Allow,
+            "prefer" | "preferred" => TlsMode::Prefer,
+            "require" | "required" => TlsMode::Require,
+            "verify-ca" => TlsMode::VerifyCa,
+            "verify-full" | "verify-identity" => TlsMode::VerifyFull,
+            _ => return None,
+        })
+    }
+}
+
+/// The CA a verifying client checks the server's certificate against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootCert {
+    File(PathBuf),
+    /// The well-known public CAs (libpq's `sslrootcert=system`).
+    System,
+}
+
+/// A target's TLS settings, from its URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsSettings {
+    pub mode: TlsMode,
+    pub ca: Option<RootCert>,
+    /// The client's certificate and key (PEM), when the server asks for one.
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+}
+
+/// The URL's `?key=value&…` settings, each in libpq's spelling and the mysql client's:
+/// `sslmode`/`ssl-mode`, `sslrootcert`/`ssl-ca`, `sslcert`/`ssl-cert`, `sslkey`/`ssl-key`
+/// (`_` for `-` too), and `allow_cleartext`; files as given, like `password_file`. Returns
+/// the TLS settings and `allow_cleartext`.
+fn url_settings(
+    query: &str,
+    at: &dyn Fn(String) -> DecodeError,
+) -> Result<(TlsSettings, bool), DecodeError> {
     let mut allow_cleartext = false;
+    let mut mode = None;
+    let mut mysql_words = false;
+    let mut tls = TlsSettings::default();
+    let file = |value: &str| PathBuf::from(value);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        match key {
-            "sslmode" | "ssl-mode" | "ssl_mode" => {
-                let mode = value.to_ascii_lowercase();
-                if !CLEAR_MODES.contains(&mode.as_str()) && mode != "preferred" {
-                    return Err(at(format!(
-                        "{key}={value}: TLS is not supported by dbduel's client yet, and it will not connect in clear when TLS is asked for; reach the server through a tunnel to loopback (ssh -L) and give {key}=disable, or measure it with another client"
-                    )));
-                }
+        let needs_value = || {
+            if value.is_empty() {
+                Err(at(format!("{key} needs a value: {key}=FILE")))
+            } else {
+                Ok(())
             }
-            "allow_cleartext" => {
+        };
+        match key.replace('_', "-").as_str() {
+            "sslmode" | "ssl-mode" => {
+                mysql_words = key != "sslmode";
+                mode = Some(TlsMode::parse(value).ok_or_else(|| {
+                    at(format!(
+                        "{key}={value}: give disable, allow, prefer, require, verify-ca or verify-full (or MySQL's DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY)"
+                    ))
+                })?);
+            }
+            "sslrootcert" | "ssl-ca" => {
+                needs_value()?;
+                tls.ca = Some(if value == "system" {
+                    RootCert::System
+                } else {
+                    RootCert::File(file(value))
+                });
+            }
+            "sslcert" | "ssl-cert" => {
+                needs_value()?;
+                tls.cert = Some(file(value));
+            }
+            "sslkey" | "ssl-key" => {
+                needs_value()?;
+                tls.key = Some(file(value));
+            }
+            "allow-cleartext" => {
                 allow_cleartext = match value {
                     "1" | "true" => true,
                     "0" | "false" => false,
@@ -112,12 +229,34 @@ fn url_settings(query: &str, at: &dyn Fn(String) -> DecodeError) -> Result<bool,
             }
             _ => {
                 return Err(at(format!(
-                    "unknown setting {key:?} in the target; known: sslmode (or ssl-mode), allow_cleartext"
+                    "unknown setting {key:?} in the target; known: sslmode (or ssl-mode), sslrootcert (ssl-ca), sslcert (ssl-cert), sslkey (ssl-key), allow_cleartext"
                 )));
             }
         }
     }
-    Ok(allow_cleartext)
+    if tls.cert.is_some() != tls.key.is_some() {
+        return Err(at(
+            "give the client certificate and its key together: sslcert=FILE&sslkey=FILE (ssl-cert, ssl-key)".into(),
+        ));
+    }
+    // As libpq and the mysql client: no level said is `prefer`; a CA given without a level
+    // verifies the chain, and so does libpq's `prefer` or `require` with a CA (the mysql
+    // client's explicit PREFERRED and REQUIRED do not).
+    tls.mode = match mode {
+        None if tls.ca.is_some() => TlsMode::VerifyCa,
+        Some(TlsMode::Prefer | TlsMode::Require) if tls.ca.is_some() && !mysql_words => {
+            TlsMode::VerifyCa
+        }
+        None => TlsMode::Prefer,
+        Some(m) => m,
+    };
+    if matches!(tls.mode, TlsMode::VerifyCa | TlsMode::VerifyFull) && tls.ca.is_none() {
+        return Err(at(format!(
+            "{}: verifying the server needs the CA that signed its certificate: add sslrootcert=FILE (ssl-ca=FILE), or sslrootcert=system for the well-known public CAs",
+            tls.mode.name()
+        )));
+    }
+    Ok((tls, allow_cleartext))
 }
 
 /// Where a contender's target settings are, for error paths.
@@ -168,7 +307,7 @@ fn parse_url(
         .strip_prefix(&format!("{scheme}://"))
         .ok_or_else(|| at(format!("target must look like {example}")))?;
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let allow_cleartext = url_settings(query, &at)?;
+    let (tls, allow_cleartext) = url_settings(query, &at)?;
     let (authority, path) = match rest.split_once('/') {
         Some((a, p)) => (a, p),
         None => (rest, ""),
@@ -248,6 +387,7 @@ fn parse_url(
         password,
         restart_command: spec.restart_command.map(str::to_string),
         allow_cleartext,
+        tls,
     })
 }
 
@@ -257,8 +397,20 @@ fn parse_url(
 /// from other accounts (`/etc/shadow`, someone's key) and send its first line to a server.
 pub fn read_password_file(file: &Path) -> Result<String, String> {
     use std::io::Read;
+    let mut f = open_regular(file, true)?;
+    let mut text = String::new();
+    f.by_ref()
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    Ok(text.lines().next().unwrap_or("").to_string())
+}
+
+/// Open a regular file for reading without blocking on a FIFO or device; when `private`,
+/// only one of the user's own that no one else may read or write.
+pub fn open_regular(file: &Path, private: bool) -> Result<std::fs::File, String> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let mut f = std::fs::OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .read(true)
         // No FIFO or device may block the read: a regular file is checked below.
         .custom_flags(libc::O_NONBLOCK)
@@ -272,7 +424,7 @@ pub fn read_password_file(file: &Path) -> Result<String, String> {
     if !meta.is_file() {
         return Err(format!("{} is not a regular file", file.display()));
     }
-    if meta.uid() != me || meta.mode() & 0o077 != 0 {
+    if private && (meta.uid() != me || meta.mode() & 0o077 != 0) {
         return Err(format!(
             "{} must be a file of yours that only you can read (it is uid {}, mode {:o}): chown it, then chmod 600 it",
             file.display(),
@@ -280,12 +432,7 @@ pub fn read_password_file(file: &Path) -> Result<String, String> {
             meta.mode() & 0o7777
         ));
     }
-    let mut text = String::new();
-    f.by_ref()
-        .take(64 * 1024)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    Ok(text.lines().next().unwrap_or("").to_string())
+    Ok(f)
 }
 
 /// Run a target's restart command (`sh -c`), returning its failure as text. A stop asked
@@ -384,21 +531,47 @@ mod tests {
     }
 
     #[test]
-    fn tls_modes_fail_clearly_and_cleartext_is_allowed_only_when_said() {
-        for url in [
-            "postgres://u@db.example/perf?sslmode=require",
-            "postgres://u@db.example:5432/perf?sslmode=verify-full",
-            "mysql://u@db.example:3306/perf?ssl-mode=REQUIRED",
-            "mysql://u@db.example?ssl-mode=VERIFY_IDENTITY",
-        ] {
+    fn tls_levels_read_as_libpq_and_the_mysql_client_read_them() {
+        let tls = |url: &str| {
             let scheme = url.split(':').next().unwrap();
-            let e = parse(&spec(url), scheme, 1).unwrap_err();
-            assert!(
-                e.message
-                    .contains("TLS is not supported by dbduel's client yet"),
-                "{url}: {}",
-                e.message
-            );
+            parse(&spec(url), scheme, 1).map(|t| t.tls)
+        };
+        let mode = |url: &str| tls(url).unwrap().mode;
+        // Nothing said: prefer, as both clients default.
+        assert_eq!(mode("postgres://u@db.example/perf"), TlsMode::Prefer);
+        assert_eq!(mode("mysql://u@db.example/perf"), TlsMode::Prefer);
+        assert_eq!(mode("postgres://u@h/p?sslmode=require"), TlsMode::Require);
+        assert_eq!(mode("mysql://u@h/p?ssl-mode=REQUIRED"), TlsMode::Require);
+        assert_eq!(mode("mysql://u@h/p?ssl_mode=disabled"), TlsMode::Disable);
+        let full = tls("mysql://u@h/p?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem").unwrap();
+        assert_eq!(full.mode, TlsMode::VerifyFull);
+        assert_eq!(full.ca, Some(RootCert::File("ca.pem".into())));
+        // A CA with libpq's require verifies the chain; with the mysql client's REQUIRED not.
+        assert_eq!(
+            mode("postgres://u@h/p?sslmode=require&sslrootcert=ca.pem"),
+            TlsMode::VerifyCa
+        );
+        assert_eq!(
+            mode("mysql://u@h/p?ssl-mode=REQUIRED&ssl-ca=ca.pem"),
+            TlsMode::Require
+        );
+        assert_eq!(mode("mysql://u@h/p?ssl-ca=ca.pem"), TlsMode::VerifyCa);
+        assert_eq!(
+            tls("postgres://u@h/p?sslmode=verify-full&sslrootcert=system")
+                .unwrap()
+                .ca,
+            Some(RootCert::System)
+        );
+        for (url, words) in [
+            ("postgres://u@h/p?sslmode=verify-full", "sslrootcert=FILE"),
+            ("mysql://u@h/p?ssl-mode=VERIFY_CA", "ssl-ca=FILE"),
+            ("postgres://u@h/p?sslmode=sometimes", "verify-full"),
+            ("postgres://u@h/p?sslcert=c.pem", "together"),
+            ("postgres://u@h/p?sslrootcert=", "needs a value"),
+            ("postgres://u@h/p?tls=1", "unknown setting"),
+        ] {
+            let e = tls(url).unwrap_err();
+            assert!(e.message.contains(words), "{url}: {}", e.message);
         }
         let t = parse(
             &spec("postgres://u@db.example/perf?sslmode=disable"),
@@ -415,8 +588,6 @@ mod tests {
         )
         .unwrap();
         assert!(t.allow_cleartext);
-        let e = parse(&spec("postgres://u@h/p?sslcert=x"), "postgres", 1).unwrap_err();
-        assert!(e.message.contains("unknown setting"), "{}", e.message);
     }
 
     #[test]

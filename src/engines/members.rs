@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 pub(crate) fn external_member(name: &str, target: &Target) -> Member {
     Member {
         name: name.to_string(),
-        server: Server::External(target.clone()),
+        server: Server::External(Box::new(target.clone())),
         reach: target.clone(),
     }
 }

@@ -78,6 +78,14 @@ pub fn keeps_rows(engine: &str) -> bool {
     family(engine).is_none_or(|f| f.keeps_rows)
 }
 
+/// How `dbduel sandbox up` makes a family's recipe: for that version, serving TLS with the
+/// certificates when given.
+pub type SandboxRecipe =
+    fn(
+        &versions::BinaryChoice,
+        Option<crate::sandbox::certs::ServerCerts>,
+    ) -> std::result::Result<Box<dyn crate::sandbox::Recipe>, crate::engine::EngineError>;
+
 /// A server family `dbduel sandbox up` can start on its own: its name on the command line,
 /// its recipe with default settings for a version (resolved on this machine as a contender's
 /// `version` is: an unknown or missing one is a `missing` error, exit 3), and the `target` a
@@ -85,12 +93,10 @@ pub fn keeps_rows(engine: &str) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxFamily {
     pub name: &'static str,
-    pub recipe:
-        fn(
-            &versions::BinaryChoice,
-        )
-            -> std::result::Result<Box<dyn crate::sandbox::Recipe>, crate::engine::EngineError>,
-    pub target: fn(port: u16) -> String,
+    pub recipe: SandboxRecipe,
+    /// The target URL of the sandbox on `port`, which checks its certificate against `ca`
+    /// in full when it serves TLS (in the family's clients' words).
+    pub target: fn(port: u16, ca: Option<&std::path::Path>) -> String,
 }
 
 /// Every family `dbduel sandbox up` can start: the registry's families with a sandbox.

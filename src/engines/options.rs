@@ -56,6 +56,12 @@ pub struct ServerOptions<R> {
     /// someone else's replication is left as it runs.
     #[serde(default)]
     pub control_replication: bool,
+    /// Serve the sandbox's clients over TLS: dbduel makes a CA for the sandbox and a
+    /// certificate it signs for 127.0.0.1 and `localhost`, and every connection of the
+    /// contender checks it in full (`verify-full`), so what TLS costs can be measured. A
+    /// target's TLS is in its URL (`sslmode`, `ssl-mode`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// An existing server to use instead of a sandbox (the contender's `target`).
     #[serde(skip)]
     pub target: Option<Target>,
@@ -78,6 +84,7 @@ impl<R> Default for ServerOptions<R> {
             replicas: Vec::new(),
             partitions: None,
             control_replication: false,
+            tls: false,
             target: None,
             binary: BinaryChoice::default(),
             resolved: None,
@@ -94,6 +101,7 @@ const SHARED_KEYS: &[&str] = &[
     "replicas",
     "partitions",
     "control_replication",
+    "tls",
 ];
 
 /// Decode a server family's `options` table: the shared keys into [`ServerOptions`], the
@@ -134,6 +142,19 @@ impl<R> ServerOptions<R> {
     pub fn server_dir(&self) -> Option<PathBuf> {
         self.resolved.as_ref().and_then(|b| b.dir.clone())
     }
+
+    /// The certificates of a sandbox contender `name` that asked for `tls = true`.
+    pub fn server_certs(
+        &self,
+        name: &str,
+    ) -> Result<Option<crate::sandbox::certs::ServerCerts>, crate::engine::EngineError> {
+        if !self.tls || self.target.is_some() {
+            return Ok(None);
+        }
+        let mut certs = crate::sandbox::certs::make(&format!("dbduel-{name}"), 1)
+            .map_err(|m| crate::engine::EngineError::new("tls", m))?;
+        Ok(certs.pop())
+    }
 }
 
 impl<R: ReplicaOptions> ServerOptions<R> {
@@ -151,6 +172,22 @@ impl<R: ReplicaOptions> ServerOptions<R> {
         rules: &crate::engines::server::SettingRules,
     ) -> Result<(), DecodeError> {
         extra_settings(&self.server, rules)?;
+        if self.tls {
+            let why = if self.target.is_some() {
+                Some(
+                    "with a target, TLS is the URL's: add sslmode=verify-full&sslrootcert=FILE (ssl-mode=VERIFY_IDENTITY&ssl-ca=FILE) to it",
+                )
+            } else if !self.replicas.is_empty() {
+                Some(
+                    "tls = true serves a single sandbox so far; replicas would still replicate in clear: leave tls out, or the replicas",
+                )
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(DecodeError::at(KeyPath::root().key("tls"), why));
+            }
+        }
         let names: Vec<&str> = self.replicas.iter().map(|r| r.name()).collect();
         crate::engine::replication::check_replica_names(&names)?;
         for (i, r) in self.replicas.iter().enumerate() {

@@ -26,7 +26,7 @@ pub enum Server {
     /// A private server dbduel started.
     Sandbox(Box<Mutex<Sandbox>>),
     /// Someone else's server.
-    External(Target),
+    External(Box<Target>),
 }
 
 /// How a server engine reaches a freshly started sandbox: the superuser over loopback TCP,
@@ -51,7 +51,7 @@ impl Server {
     ) -> Result<Provisioned> {
         if let Some(t) = target {
             return Ok(Provisioned {
-                server: Server::External(t.clone()),
+                server: Server::External(Box::new(t.clone())),
                 reach: t.clone(),
                 datadir: None,
             });
@@ -74,6 +74,16 @@ impl Server {
             password: Some(target::Secret::new(secret.expose())),
             restart_command: None,
             allow_cleartext: false,
+            // A sandbox that speaks TLS is reached under it, its certificate checked in full
+            // against the CA made for it.
+            tls: match sandbox.client_ca() {
+                Some(ca) => target::TlsSettings {
+                    mode: target::TlsMode::VerifyFull,
+                    ca: Some(target::RootCert::File(ca)),
+                    ..Default::default()
+                },
+                None => Default::default(),
+            },
         };
         let datadir = Some(sandbox.layout.datadir.clone());
         Ok(Provisioned {

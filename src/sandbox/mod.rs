@@ -5,6 +5,7 @@
 //! file; this module knows nothing of any one server.
 
 pub mod binaries;
+pub mod certs;
 pub mod device_profile;
 pub mod limits;
 pub mod process;
@@ -250,6 +251,11 @@ pub trait Recipe: Send + Sync {
     /// A directory (on a device the user named) to keep the data under, instead of the
     /// sandbox directory.
     fn data_root(&self) -> Option<&Path> {
+        None
+    }
+    /// The CA file a client checks the server's certificate against (`verify-full`), when
+    /// the server speaks TLS to its clients.
+    fn client_ca(&self, _layout: &Layout) -> Option<PathBuf> {
         None
     }
     /// The secret the server's data will hold when it is copied from another server (a
@@ -582,6 +588,11 @@ impl Sandbox {
     /// still the server's: safe to signal).
     pub fn pid(&self) -> Option<i32> {
         self.manifest.pid
+    }
+
+    /// The CA a client verifies the server's certificate with, when it speaks TLS.
+    pub fn client_ca(&self) -> Option<PathBuf> {
+        self.recipe.client_ca(&self.layout)
     }
 
     /// The password the server's accounts authenticate with (kept in [`secret::path`]).

@@ -245,6 +245,7 @@ pub fn mariadb_recipe(buffer_pool: &str) -> Box<dbduel::engines::mariadb::recipe
         galera: None,
         server_dir: None,
         secret: None,
+        tls: None,
     })
 }
 

@@ -2,6 +2,13 @@
 //! loopback running as the `mysql` account — node 1 bootstraps a new cluster, the others join
 //! it one at a time by rsync state transfer — and the `Clustered` capability over them:
 //! clients spread over the nodes, each node's wsrep counters, checksums once the nodes agree.
+//!
+//! Each cluster has its own TLS (`sandbox::certs`: a CA made for it, a certificate for each
+//! node): every node's group communication and incremental state transfer speak TLS with them
+//! (`socket.ssl_*`) and its full state transfer goes through stunnel with them (`[sst]`,
+//! `ssl-mode = VERIFY_CA`), each side verifying the other's chain against the cluster's CA. A
+//! node that another account starts, even on the right ports and cluster name, cannot join,
+//! receive a copy of the data or send the cluster a write set.
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::cluster::{Clustered, NodeStatus};
@@ -199,7 +206,8 @@ impl GaleraOptions {
             .provider_list(&KeyPath::root())
             .map_err(|e| EngineError::new("usage", e.message))?;
         let cluster_name = format!("dbduel-{contender}");
-        let tls = super::galera_tls::for_cluster(&cluster_name, ports.len())?;
+        let tls = crate::sandbox::certs::make(&cluster_name, ports.len())
+            .map_err(|m| EngineError::new("tls", m))?;
         Ok(ports
             .iter()
             .zip(tls)

@@ -5,7 +5,6 @@
 
 pub mod flavor;
 pub mod galera;
-pub mod galera_tls;
 mod grants;
 pub mod lease;
 pub mod recipe;
@@ -143,14 +142,15 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "mariadb",
-        recipe: |choice| {
+        recipe: |choice, tls| {
             let b = versions::BINARIES.resolve(choice)?;
             Ok(Box::new(recipe::MariadbRecipe {
                 server_dir: b.dir,
+                tls,
                 ..recipe::MariadbRecipe::default()
             }))
         },
-        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+        target: recipe::sandbox_target,
     }),
 };
 
@@ -416,6 +416,12 @@ impl MariadbOptions {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(c) = &self.cluster {
             c.validate(&KeyPath::root().key("cluster"))?;
+            if self.tls {
+                return at(
+                    "tls",
+                    "tls = true serves a single sandbox so far; a Galera cluster's clients would still connect in clear: leave tls out".into(),
+                );
+            }
             if !self.replicas.is_empty() {
                 return at(
                     "cluster",
@@ -521,6 +527,21 @@ impl MariadbOptions {
                 Ok(())
             }
             Some(t) => {
+                // The benchmark sessions' client logs in first, before any other: it holds to
+                // the target's TLS and password rules, and a method it does not speak is a
+                // missing prerequisite.
+                match WireSession::connect(t, "", self.query_timeout_s) {
+                    Ok(_) => {}
+                    Err(ConnectError::Failed(e)) => {
+                        return Err(flavor::named(self.engine_name(), e));
+                    }
+                    Err(ConnectError::Unsupported(u)) => {
+                        return Err(EngineError::new(
+                            "missing",
+                            format!("{}: {}", t.display(), u.0),
+                        ));
+                    }
+                }
                 let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
                     EngineError::new(
                         "connect",
@@ -531,17 +552,7 @@ impl MariadbOptions {
                         ),
                     )
                 })?;
-                check_storage_engine(&mut c, &self.storage_engine, self.engine_name())?;
-                // The benchmark sessions' client must be able to log in as this account,
-                // before anything runs: a method it does not speak is a missing prerequisite.
-                match WireSession::connect(t, "", self.query_timeout_s) {
-                    Ok(_) => Ok(()),
-                    Err(ConnectError::Failed(e)) => Err(flavor::named(self.engine_name(), e)),
-                    Err(ConnectError::Unsupported(u)) => Err(EngineError::new(
-                        "missing",
-                        format!("{}: {}", t.display(), u.0),
-                    )),
-                }
+                check_storage_engine(&mut c, &self.storage_engine, self.engine_name())
             }
         }
     }
@@ -733,6 +744,7 @@ impl MariadbOptions {
             galera: None,
             server_dir: self.server_dir(),
             secret: None,
+            tls: None,
         }
     }
 }
@@ -769,15 +781,64 @@ fn page_compression(s: &mut BTreeMap<String, String>, algorithm: Option<&str>) {
 /// server answers "Access denied" (1045). Another handshake draws a new nonce; up to three
 /// make a spurious refusal a one-in-16-million event, and a password that is really wrong
 /// is simply refused three times.
-pub(crate) fn crate_conn(opts: impl Into<mysql::Opts>) -> Result<mysql::Conn> {
-    let opts: mysql::Opts = opts.into();
+///
+/// Under TLS `prefer`, a server whose TLS cannot be had (none offered, or a handshake that
+/// fails) is asked again in clear, as the lean client and the mysql client do.
+pub(crate) fn crate_conn(opts: AdminOpts) -> Result<mysql::Conn> {
+    let AdminOpts {
+        opts,
+        mut clear_if_no_tls,
+    } = opts;
+    let mut opts: mysql::Opts = opts.into();
     let mut attempt = 1;
     loop {
         match mysql::Conn::new(opts.clone()) {
             Err(mysql::Error::MySqlError(e)) if e.code == 1045 && attempt < 3 => attempt += 1,
+            // Any failure but the server's own answer (an error packet) may be the TLS.
+            Err(e) if clear_if_no_tls && !matches!(e, mysql::Error::MySqlError(_)) => {
+                clear_if_no_tls = false;
+                opts = mysql::OptsBuilder::from_opts(opts).ssl_opts(None).into();
+            }
             r => return r.map_err(my_err),
         }
     }
+}
+
+/// A `mysql` crate connection's options, and whether a server without TLS is then asked in
+/// clear (the target's `ssl-mode=PREFERRED`).
+pub(crate) struct AdminOpts {
+    opts: mysql::OptsBuilder,
+    clear_if_no_tls: bool,
+}
+
+impl AdminOpts {
+    pub(crate) fn local_infile_handler(mut self, h: Option<mysql::LocalInfileHandler>) -> Self {
+        self.opts = self.opts.local_infile_handler(h);
+        self
+    }
+}
+
+/// The `mysql` crate's TLS options for a target's settings: `None` for no TLS. The crate's
+/// rustls trusts the well-known public CAs beside the one given, and its `REQUIRED` checks
+/// neither the certificate nor the handshake's signatures; the lean client's checks are
+/// the ones libpq and the mysql client make (see `wire::tls`).
+fn crate_tls(tls: &crate::engine::target::TlsSettings) -> Option<mysql::SslOpts> {
+    use crate::engine::target::{RootCert, TlsMode};
+    if !tls.mode.tries_tls() {
+        return None;
+    }
+    let mut ssl = mysql::SslOpts::default();
+    if let Some(RootCert::File(ca)) = &tls.ca {
+        ssl = ssl.with_root_cert_path(Some(ca.clone()));
+    }
+    if let (Some(cert), Some(key)) = (&tls.cert, &tls.key) {
+        ssl = ssl.with_client_identity(Some(mysql::ClientIdentity::new(cert.clone(), key.clone())));
+    }
+    Some(match tls.mode {
+        TlsMode::VerifyFull => ssl,
+        TlsMode::VerifyCa => ssl.with_danger_skip_domain_validation(true),
+        _ => ssl.with_danger_accept_invalid_certs(true),
+    })
 }
 
 /// A `mysql` crate error of a MariaDB server as an engine error (`mariadb: …`).
@@ -843,8 +904,8 @@ pub(crate) fn session_at(
 
 /// Connection options for a target: TCP only, known packet size (so connecting sends no
 /// `SELECT @@max_allowed_packet` that would count in Com_select), bounded waits.
-pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::OptsBuilder {
-    mysql::OptsBuilder::new()
+pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> AdminOpts {
+    let opts = mysql::OptsBuilder::new()
         .ip_or_hostname(Some(t.host.clone()))
         .tcp_port(t.port)
         .user(Some(t.user.clone()))
@@ -856,6 +917,11 @@ pub(crate) fn conn_opts(t: &Target, db: Option<&str>, timeout_s: u64) -> mysql::
         .read_timeout(Some(std::time::Duration::from_secs(timeout_s)))
         .write_timeout(Some(std::time::Duration::from_secs(timeout_s)))
         .max_allowed_packet(Some(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET))
+        .ssl_opts(crate_tls(&t.tls));
+    AdminOpts {
+        opts,
+        clear_if_no_tls: t.tls.mode == crate::engine::target::TlsMode::Prefer,
+    }
 }
 
 /// The global values of the variables `names` the server has, keyed as asked. `SHOW GLOBAL
@@ -928,6 +994,7 @@ impl MariadbEngine {
     /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: MariadbOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
         let mut recipe = opts.recipe(ctx.max_clients);
+        recipe.tls = opts.common.server_certs(ctx.contender)?;
         let mut plan = match &opts.cluster {
             Some(c) => {
                 recipe.settings.extend(c.server_settings());
@@ -1068,7 +1135,7 @@ impl MariadbEngine {
         Ok(())
     }
 
-    fn opts(&self, db: Option<&str>) -> mysql::OptsBuilder {
+    fn opts(&self, db: Option<&str>) -> AdminOpts {
         conn_opts(&self.reach, db, self.opts.query_timeout_s)
     }
 
@@ -1324,6 +1391,17 @@ impl Engine for MariadbEngine {
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
         }
+        // Which client serves the benchmark sessions, and what TLS one of them negotiated.
+        let probe = WireSession::connect(&self.reach, &self.database, self.opts.query_timeout_s)
+            .map_err(|e| match e {
+                ConnectError::Failed(e) => self.named(e),
+                ConnectError::Unsupported(u) => EngineError::new("missing", u.0),
+            })?;
+        settings.insert("client".into(), crate::engines::wire::CLIENT.into());
+        settings.insert(
+            "tls".into(),
+            crate::engines::wire::tls::setting(&self.reach.tls, &probe.tls()),
+        );
         settings.insert("load_mode".into(), self.opts.load_mode().to_string());
         if let Some(b) = &self.opts.resolved {
             settings.insert("server_binary".into(), b.origin.clone());

@@ -174,6 +174,33 @@ pub struct MariadbRecipe {
     pub server_dir: Option<PathBuf>,
     /// The cluster's secret, for a node whose accounts come from another by state transfer.
     pub secret: Option<SandboxSecret>,
+    /// Serve clients over TLS with this certificate (the contender's `tls = true`).
+    pub tls: Option<crate::sandbox::certs::ServerCerts>,
+}
+
+/// A sandbox's client TLS files, in its server directory.
+pub(crate) fn client_tls_files(l: &Layout) -> crate::sandbox::certs::Files {
+    crate::sandbox::certs::Files::in_dir(l.server_dir(), "tls")
+}
+
+/// The target URL of a MariaDB or MySQL sandbox on `port` (`dbduel sandbox up`), which checks
+/// its certificate against `ca` in full when it serves TLS.
+pub fn sandbox_target(port: u16, ca: Option<&Path>) -> String {
+    let tls = ca.map_or(String::new(), |ca| {
+        format!("?ssl-mode=VERIFY_IDENTITY&ssl-ca={}", ca.display())
+    });
+    format!("mysql://root@127.0.0.1:{port}{tls}")
+}
+
+/// The `[mysqld]` lines that serve clients TLS with the files of [`client_tls_files`]
+/// (MariaDB's and MySQL's names).
+pub(crate) fn client_tls_settings(l: &Layout) -> [(&'static str, String); 3] {
+    let f = client_tls_files(l);
+    [
+        ("ssl_ca", f.ca.display().to_string()),
+        ("ssl_cert", f.cert.display().to_string()),
+        ("ssl_key", f.key.display().to_string()),
+    ]
 }
 
 impl MariadbRecipe {
@@ -247,7 +274,12 @@ pub struct GaleraNode {
     /// More `wsrep_provider_options`, `key=value; key=value`.
     pub provider_options: Vec<String>,
     /// Its key and certificate under the cluster's own CA.
-    pub tls: super::galera_tls::NodeTls,
+    pub tls: crate::sandbox::certs::ServerCerts,
+}
+
+/// A Galera node's TLS files, in its server directory.
+fn galera_files(l: &Layout) -> crate::sandbox::certs::Files {
+    crate::sandbox::certs::Files::in_dir(l.server_dir(), "galera")
 }
 
 impl GaleraNode {
@@ -260,7 +292,7 @@ impl GaleraNode {
             .iter()
             .map(|p| format!("127.0.0.1:{p}"))
             .collect();
-        let tls = super::galera_tls::NodeTls::files(l);
+        let tls = galera_files(l);
         let mut provider = vec![
             format!("gmcast.listen_addr=tcp://127.0.0.1:{}", self.gcomm_port),
             format!("ist.recv_addr=127.0.0.1:{}", self.ist_port),
@@ -298,7 +330,7 @@ impl GaleraNode {
     /// The `[sst]` section: a full state transfer goes through stunnel under the cluster's
     /// certificates, each end verifying the other's against the cluster's CA.
     fn sst_section(&self, l: &Layout) -> String {
-        let tls = super::galera_tls::NodeTls::files(l);
+        let tls = galera_files(l);
         format!(
             "[sst]\ntkey = {}\ntcert = {}\ntca = {}\nssl-mode = VERIFY_CA\n",
             tls.key.display(),
@@ -330,6 +362,10 @@ impl Recipe for MariadbRecipe {
         // can log in to it. (A Galera node as root could not serve a state transfer either:
         // its rsync drops to `nobody` and cannot read a root-owned 0700 data directory.)
         crate::sandbox::user::server_account()
+    }
+
+    fn client_ca(&self, l: &Layout) -> Option<PathBuf> {
+        self.tls.as_ref().map(|_| client_tls_files(l).ca)
     }
 
     fn inherited_secret(&self) -> Option<SandboxSecret> {
@@ -436,6 +472,9 @@ impl Recipe for MariadbRecipe {
         for (k, v) in self.galera.iter().flat_map(|g| g.settings(l)) {
             put(k, &v);
         }
+        for (k, v) in self.tls.iter().flat_map(|_| client_tls_settings(l)) {
+            put(k, &v);
+        }
         for (k, v) in &self.settings {
             put(k, v);
         }
@@ -454,7 +493,10 @@ impl Recipe for MariadbRecipe {
         };
         make_files_dir(l)?;
         if let Some(g) = &self.galera {
-            g.tls.write_in(l.server_dir(), l.owner.as_ref())?;
+            g.tls.write(&galera_files(l), l.owner.as_ref())?;
+        }
+        if let Some(t) = &self.tls {
+            t.write(&client_tls_files(l), l.owner.as_ref())?;
         }
         // The accounts' SQL holds the secret: a 0600 file of the server's account (which
         // reads it), gone once read.

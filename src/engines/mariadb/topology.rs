@@ -376,6 +376,7 @@ pub fn plans(opts: &MariadbOptions) -> Result<Vec<ReplicaPlan>> {
             galera: None,
             server_dir,
             secret: None,
+            tls: None,
         };
         out.push(ReplicaPlan {
             name: r.name.clone(),

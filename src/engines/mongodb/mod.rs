@@ -153,8 +153,49 @@ fn client(t: &Target, connect_timeout_s: u64, pool: u32) -> Result<Client> {
         .max_pool_size(pool)
         .app_name("dbduel".to_string())
         .credential(credential)
+        .tls(driver_tls(&t.tls)?)
         .build();
     Client::with_options(options).map_err(mongo_err)
+}
+
+/// The driver's TLS for a target's settings. MongoDB clients connect in clear unless told,
+/// so `prefer` (the default of every target) is clear here; `require` accepts any
+/// certificate; `verify-ca` is refused (the driver cannot skip the name). The driver takes the client's certificate and key in
+/// one PEM file.
+fn driver_tls(tls: &crate::engine::target::TlsSettings) -> Result<Option<mongodb::options::Tls>> {
+    use crate::engine::target::{RootCert, TlsMode};
+    use mongodb::options::{Tls, TlsOptions};
+    if !tls.mode.requires_tls() {
+        return Ok(None);
+    }
+    let cert_key = match (&tls.cert, &tls.key) {
+        (Some(c), Some(k)) if c == k => Some(c.clone()),
+        (Some(_), Some(_)) => {
+            return Err(crate::engines::wire::tls::tls_error(
+                "mongodb",
+                "MongoDB's driver takes the client certificate and its key in one PEM file: give sslcert and sslkey the same file",
+            ));
+        }
+        _ => None,
+    };
+    if let Some(k) = &cert_key {
+        crate::engine::target::open_regular(k, true)
+            .map_err(|m| crate::engines::wire::tls::tls_error("mongodb", m))?;
+    }
+    let mut o = TlsOptions::default();
+    o.ca_file_path = match &tls.ca {
+        Some(RootCert::File(f)) => Some(f.clone()),
+        _ => None,
+    };
+    o.cert_key_file_path = cert_key;
+    o.allow_invalid_certificates = Some(tls.mode == TlsMode::Require);
+    if tls.mode == TlsMode::VerifyCa {
+        return Err(crate::engines::wire::tls::tls_error(
+            "mongodb",
+            "MongoDB's driver (on rustls) checks a certificate's name whenever it checks its chain: give sslmode=verify-full, or require",
+        ));
+    }
+    Ok(Some(Tls::Enabled(o)))
 }
 
 /// Does the server answer (and accept the credentials)?

@@ -61,7 +61,7 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     sandbox: Some(crate::engines::SandboxFamily {
         name: "mysql",
         recipe: sandbox_recipe,
-        target: |port| format!("mysql://root@127.0.0.1:{port}"),
+        target: crate::engines::mariadb::recipe::sandbox_target,
     }),
 };
 
@@ -109,7 +109,10 @@ impl Flavor for MysqlVersion {
 
 /// `dbduel sandbox up mysql`: the version asked for (`--version`), else the newest one
 /// installed; resolved as a contender's (installed, owned, starts, a version dbduel runs).
-fn sandbox_recipe(choice: &BinaryChoice) -> Result<Box<dyn crate::sandbox::Recipe>> {
+fn sandbox_recipe(
+    choice: &BinaryChoice,
+    tls: Option<crate::sandbox::certs::ServerCerts>,
+) -> Result<Box<dyn crate::sandbox::Recipe>> {
     let choice = if choice.is_system() {
         newest_installed()
     } else {
@@ -129,6 +132,7 @@ fn sandbox_recipe(choice: &BinaryChoice) -> Result<Box<dyn crate::sandbox::Recip
     })?;
     let base = MariadbRecipe {
         server_dir: b.dir,
+        tls,
         ..MariadbRecipe::default()
     };
     Ok(Box::new(MysqlRecipe::new(row, &base)))

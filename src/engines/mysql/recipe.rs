@@ -6,7 +6,10 @@
 //! foreground on a loopback port with a socket in the sandbox, its bundled libraries on its
 //! library path; readiness by a real handshake and `SELECT VERSION()`.
 
-use crate::engines::mariadb::recipe::{MAX_ALLOWED_PACKET, MariadbRecipe, port_taken, probe_root};
+use crate::engines::mariadb::recipe::{
+    MAX_ALLOWED_PACKET, MariadbRecipe, client_tls_files, client_tls_settings, port_taken,
+    probe_root,
+};
 use crate::engines::mysql::versions::{Init, MysqlVersion};
 use crate::sandbox::binaries::INSTALL_COMMAND;
 use crate::sandbox::device_profile::DeviceProfile;
@@ -66,6 +69,8 @@ pub struct MysqlRecipe {
     pub memory_limit_mb: Option<u64>,
     pub device_profile: Option<DeviceProfile>,
     pub data_dir: Option<PathBuf>,
+    /// Serve clients over TLS with this certificate (the contender's `tls = true`).
+    pub tls: Option<crate::sandbox::certs::ServerCerts>,
 }
 
 impl MysqlRecipe {
@@ -79,6 +84,7 @@ impl MysqlRecipe {
             memory_limit_mb: base.memory_limit_mb,
             device_profile: base.device_profile.clone(),
             data_dir: base.data_dir.clone(),
+            tls: base.tls.clone(),
         }
     }
 
@@ -257,13 +263,23 @@ impl Recipe for MysqlRecipe {
             }
             put(k, v);
         }
+        for (k, v) in self.tls.iter().flat_map(|_| client_tls_settings(l)) {
+            put(k, &v);
+        }
         for (k, v) in &self.settings {
             put(k, v);
         }
         s
     }
 
+    fn client_ca(&self, l: &Layout) -> Option<PathBuf> {
+        self.tls.as_ref().map(|_| client_tls_files(l).ca)
+    }
+
     fn init(&self, l: &Layout) -> Result<()> {
+        if let Some(t) = &self.tls {
+            t.write(&client_tls_files(l), l.owner.as_ref())?;
+        }
         let home = self.home()?.to_path_buf();
         let files = Self::files_dir(l);
         std::fs::create_dir_all(&files)

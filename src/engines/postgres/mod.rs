@@ -108,14 +108,20 @@ pub const FAMILY: crate::engines::Family = crate::engines::Family {
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {
         name: "postgres",
-        recipe: |choice| {
+        recipe: |choice, tls| {
             let b = versions::BINARIES.resolve(choice)?;
             Ok(Box::new(recipe::PostgresRecipe {
                 server_dir: b.dir,
+                tls,
                 ..recipe::PostgresRecipe::default()
             }))
         },
-        target: |port| format!("postgres://{}@127.0.0.1:{port}", recipe::SUPERUSER),
+        target: |port, ca| {
+            let tls = ca.map_or(String::new(), |ca| {
+                format!("?sslmode=verify-full&sslrootcert={}", ca.display())
+            });
+            format!("postgres://{}@127.0.0.1:{port}{tls}", recipe::SUPERUSER)
+        },
     }),
 };
 
@@ -360,7 +366,8 @@ impl PostgresOptions {
     }
 
     /// Sandboxes: is the chosen server installed and does it start? Targets: does the
-    /// server answer?
+    /// server answer? The benchmark sessions' client logs in first, before any other: it
+    /// holds to the target's TLS and password rules (kind `tls` when TLS cannot be had).
     pub fn preflight(&self) -> Result<()> {
         match &self.target {
             None => {
@@ -368,9 +375,13 @@ impl PostgresOptions {
                 o.common.resolve_binary(&versions::BINARIES)?;
                 o.recipe(1).check_installed().map_err(sandbox_err)
             }
-            Some(t) => client_for(t, "postgres").map(|_| ()).map_err(|e| {
-                EngineError::new("connect", format!("cannot connect to {}: {e}", t.display()))
-            }),
+            Some(t) => PgWire::connect(t, "postgres")
+                .map(drop)
+                .and_then(|()| client_for(t, "postgres").map(drop))
+                .map_err(|e| {
+                    let kind = if e.kind == "tls" { "tls" } else { "connect" };
+                    EngineError::new(kind, format!("cannot connect to {}: {e}", t.display()))
+                }),
         }
     }
 
@@ -414,6 +425,7 @@ impl PostgresOptions {
             data_dir: self.data_dir.clone(),
             server_dir: self.server_dir(),
             secret: None,
+            tls: None,
         }
     }
 }
@@ -433,7 +445,18 @@ pub(super) fn pg_err(e: postgres::Error) -> EngineError {
 
 /// A client connection to a target.
 fn client_for(t: &Target, db: &str) -> Result<postgres::Client> {
-    config_for(t, db).connect(postgres::NoTls).map_err(pg_err)
+    admin_connect(&config_for(t, db), t)
+}
+
+/// Open a `postgres` crate connection with `cfg` (from [`config_for`]) under the TLS the
+/// target asks for: the same rustls configuration, so the same checks, as the lean client.
+pub(super) fn admin_connect(cfg: &postgres::Config, t: &Target) -> Result<postgres::Client> {
+    use crate::engines::wire::tls;
+    match tls::client_config(&t.tls).map_err(|m| tls::tls_error("postgres", m))? {
+        None => cfg.connect(postgres::NoTls),
+        Some(c) => cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new((*c).clone())),
+    }
+    .map_err(pg_err)
 }
 
 /// Notices a connection received while `on` (the load's COPY): WARNING ones counted, the
@@ -469,7 +492,7 @@ fn client_with_notices(
             });
         }
     });
-    cfg.connect(postgres::NoTls).map_err(pg_err)
+    admin_connect(&cfg, t)
 }
 
 /// The `postgres` crate's settings for reaching `db` on a target.
@@ -480,7 +503,12 @@ pub(super) fn config_for(t: &Target, db: &str) -> postgres::Config {
         .user(&t.user)
         .dbname(db)
         .application_name("dbduel")
-        .connect_timeout(std::time::Duration::from_secs(10));
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .ssl_mode(match t.tls.mode {
+            m if m.requires_tls() => postgres::config::SslMode::Require,
+            m if m.tries_tls() => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Disable,
+        });
     if let Some(p) = &t.password {
         cfg.password(p.expose());
     }
@@ -506,13 +534,17 @@ pub struct PostgresEngine {
 impl PostgresEngine {
     /// Start the contender's sandbox (or reach its target) and prepare the study's database.
     pub fn open(opts: PostgresOptions, ctx: &OpenCtx<'_>) -> Result<Self> {
+        let recipe = PostgresRecipe {
+            tls: opts.common.server_certs(ctx.contender)?,
+            ..opts.recipe(ctx.max_clients)
+        };
         let Provisioned {
             server,
             reach,
             datadir,
         } = Server::provision(
             opts.target.as_ref(),
-            Box::new(opts.recipe(ctx.max_clients)),
+            Box::new(recipe),
             ctx.contender,
             ctx.dir,
             "postgres",
@@ -738,6 +770,13 @@ impl Engine for PostgresEngine {
         if let Server::External(t) = &self.server {
             settings.insert("target".into(), t.display());
         }
+        // Which client serves the benchmark sessions, and what TLS one of them negotiated.
+        let probe = PgWire::connect(&self.reach, &self.database)?;
+        settings.insert("client".into(), crate::engines::wire::CLIENT.into());
+        settings.insert(
+            "tls".into(),
+            crate::engines::wire::tls::setting(&self.reach.tls, &probe.tls()),
+        );
         if let Some(b) = &self.opts.resolved {
             settings.insert("server_binary".into(), b.origin.clone());
         }

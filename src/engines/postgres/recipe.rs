@@ -110,6 +110,13 @@ pub struct PostgresRecipe {
     pub server_dir: Option<PathBuf>,
     /// The primary's secret, for a standby (whose accounts are a copy of the primary's).
     pub secret: Option<SandboxSecret>,
+    /// Serve clients over TLS with this certificate (the contender's `tls = true`).
+    pub tls: Option<crate::sandbox::certs::ServerCerts>,
+}
+
+/// A sandbox's client TLS files, in its server directory.
+fn client_tls_files(l: &Layout) -> crate::sandbox::certs::Files {
+    crate::sandbox::certs::Files::in_dir(l.server_dir(), "tls")
 }
 
 /// The standby's password file (libpq's passfile format), in the server's own directory: the
@@ -185,6 +192,10 @@ impl Recipe for PostgresRecipe {
         user::server_account()
     }
 
+    fn client_ca(&self, l: &Layout) -> Option<PathBuf> {
+        self.tls.as_ref().map(|_| client_tls_files(l).ca)
+    }
+
     fn inherited_secret(&self) -> Option<SandboxSecret> {
         self.secret.clone()
     }
@@ -195,6 +206,12 @@ impl Recipe for PostgresRecipe {
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {}\n", quote(v)));
         put("listen_addresses", "127.0.0.1");
         put("unix_socket_directories", &socket_dir.display().to_string());
+        if self.tls.is_some() {
+            let f = client_tls_files(l);
+            put("ssl", "on");
+            put("ssl_cert_file", &f.cert.display().to_string());
+            put("ssl_key_file", &f.key.display().to_string());
+        }
         for (k, v) in &self.settings {
             put(k, v);
         }
@@ -203,6 +220,9 @@ impl Recipe for PostgresRecipe {
 
     fn init(&self, l: &Layout) -> Result<()> {
         let secret = secret::read(&l.dir)?;
+        if let Some(t) = &self.tls {
+            t.write(&client_tls_files(l), l.owner.as_ref())?;
+        }
         // initdb reads the superuser's password from a file the server's account can read,
         // gone once read; a standby keeps its passfile.
         let pwfile = l.server_dir().join("initdb.pw");

@@ -129,6 +129,7 @@ impl PostgresTopology {
                 // Standbys run only the system's server (see versions.rs).
                 server_dir: None,
                 secret: secret.clone(),
+                tls: None,
             };
             let p = Server::provision(
                 None,
@@ -173,18 +174,20 @@ impl PostgresTopology {
                 ));
             };
             // The study's database may not have reached the standby yet.
-            let mut c = crate::engines::postgres::config_for(t, "postgres")
-                .connect(postgres::NoTls)
-                .map_err(|e| {
-                    EngineError::new(
-                        "connect",
-                        format!(
-                            "cannot connect to standby {} at {}: {e}",
-                            r.name,
-                            t.display()
-                        ),
-                    )
-                })?;
+            let mut c = crate::engines::postgres::admin_connect(
+                &crate::engines::postgres::config_for(t, "postgres"),
+                t,
+            )
+            .map_err(|e| {
+                EngineError::new(
+                    "connect",
+                    format!(
+                        "cannot connect to standby {} at {}: {e}",
+                        r.name,
+                        t.display()
+                    ),
+                )
+            })?;
             let standby: bool = c
                 .query_one("SELECT pg_is_in_recovery()", &[])
                 .map_err(pg_err)?
@@ -219,9 +222,10 @@ impl PostgresTopology {
         self.members.admin(
             member,
             |reach| {
-                crate::engines::postgres::config_for(reach, db)
-                    .connect(postgres::NoTls)
-                    .map_err(pg_err)
+                crate::engines::postgres::admin_connect(
+                    &crate::engines::postgres::config_for(reach, db),
+                    reach,
+                )
             },
             f,
             pg_err,

@@ -19,12 +19,11 @@
 //! Any other method is [`Unsupported`], and the contender fails before anything runs: no
 //! benchmark session is ever served by another client.
 
-use crate::engine::target::Target;
+use crate::engine::target::{Target, TlsMode};
 use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
 use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
-use crate::engines::wire::tcp::DontWait;
+use crate::engines::wire::tls::{Now, Stream};
 use std::io::Write;
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -33,6 +32,7 @@ const CLIENT_LONG_PASSWORD: u32 = 1; // CLIENT_MYSQL: a MariaDB server leaves it
 const CLIENT_LONG_FLAG: u32 = 1 << 2;
 const CLIENT_CONNECT_WITH_DB: u32 = 1 << 3;
 const CLIENT_PROTOCOL_41: u32 = 1 << 9;
+const CLIENT_SSL: u32 = 1 << 11;
 const CLIENT_TRANSACTIONS: u32 = 1 << 13;
 const CLIENT_SECURE_CONNECTION: u32 = 1 << 15;
 const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
@@ -115,7 +115,7 @@ struct Decode<'a> {
 
 /// One connection and its prepared statements.
 pub struct WireSession {
-    sock: TcpStream,
+    sock: Stream,
     rb: RecvBuf,
     /// The payload of a packet split over several (over 16 MiB), joined.
     joined: Vec<u8>,
@@ -126,6 +126,17 @@ pub struct WireSession {
     /// The server is MariaDB (not MySQL): its OK packets' info strings are length-encoded.
     mariadb: bool,
     stmts: Vec<Prepared>,
+}
+
+/// What the server's greeting says.
+struct Greeting {
+    nonce: Vec<u8>,
+    /// Its capability flags.
+    caps: u32,
+    /// MariaDB's extended capabilities (0 from MySQL).
+    ext: u32,
+    /// The method named after the nonce, the server's default.
+    default_method: Vec<u8>,
 }
 
 /// Where a packet's payload is: in the receive buffer or joined from several packets.
@@ -448,6 +459,20 @@ impl WireSession {
         db: &str,
         timeout_s: u64,
     ) -> std::result::Result<Self, ConnectError> {
+        match Self::connect_once(t, db, timeout_s) {
+            Err(ConnectError::Failed(e)) if e.kind == "tls" && t.tls.mode == TlsMode::Prefer => {
+                // As the mysql client's PREFERRED: TLS that cannot be had, in clear.
+                Self::connect_once(&t.in_clear(), db, timeout_s)
+            }
+            r => r,
+        }
+    }
+
+    fn connect_once(
+        t: &Target,
+        db: &str,
+        timeout_s: u64,
+    ) -> std::result::Result<Self, ConnectError> {
         let sock = crate::engines::wire::tcp::connect(&t.host, t.port, Duration::from_secs(10))
             .map_err(io_err)?;
         let limit = Some(Duration::from_secs(timeout_s.max(1)));
@@ -458,7 +483,7 @@ impl WireSession {
         sock.set_read_timeout(Some(greeting)).map_err(io_err)?;
         sock.set_write_timeout(limit).map_err(io_err)?;
         let mut s = WireSession {
-            sock,
+            sock: Stream::Plain(sock),
             rb: RecvBuf::with_capacity(RECV_BUF_BYTES),
             joined: Vec::new(),
             wbuf: Vec::with_capacity(4096),
@@ -481,8 +506,13 @@ impl WireSession {
             }
             e => e,
         })?;
-        s.sock.set_read_timeout(limit).map_err(io_err)?;
+        s.sock.tcp().set_read_timeout(limit).map_err(io_err)?;
         Ok(s)
+    }
+
+    /// What TLS the session negotiated: `TLSv1_3 TLS13_AES_256_GCM_SHA384`, or `off`.
+    pub fn tls(&self) -> String {
+        self.sock.describe()
     }
 
     /// Whether the server agreed to skip unchanged column definitions (MariaDB 10.6+).
@@ -491,6 +521,62 @@ impl WireSession {
     }
 
     fn handshake(&mut self, t: &Target, db: &str) -> std::result::Result<(), ConnectError> {
+        let g = self.read_greeting()?;
+        let wanted = CLIENT_LONG_PASSWORD
+            | CLIENT_LONG_FLAG
+            | CLIENT_CONNECT_WITH_DB
+            | CLIENT_PROTOCOL_41
+            | CLIENT_TRANSACTIONS
+            | CLIENT_SECURE_CONNECTION
+            // Not CLIENT_MULTI_STATEMENTS (1 << 16): a string holding two statements is a
+            // syntax error on the server, so no second statement rides along on a target.
+            | CLIENT_MULTI_RESULTS
+            | CLIENT_PS_MULTI_RESULTS
+            | CLIENT_PLUGIN_AUTH
+            | CLIENT_PLUGIN_AUTH_LENENC_DATA
+            | CLIENT_DEPRECATE_EOF;
+        self.caps = wanted & g.caps;
+        // Skipped metadata is only unambiguous without EOF packets after column definitions.
+        let ext_caps = if self.caps & CLIENT_DEPRECATE_EOF != 0 {
+            g.ext & MARIADB_CACHE_METADATA
+        } else {
+            0
+        };
+        self.cache_metadata = ext_caps & MARIADB_CACHE_METADATA != 0;
+        self.start_tls(t, g.caps, ext_caps)?;
+
+        let password = t.password.as_ref().map(|p| p.expose()).unwrap_or("");
+        // Answer in the server's default method when it is one a first answer can be in
+        // (MySQL 8's caching_sha2_password saves a round trip); else in native, and the
+        // server switches the account to its own.
+        let method: &[u8] = if g.default_method == CACHING_SHA2 {
+            CACHING_SHA2
+        } else {
+            NATIVE
+        };
+        let tls = self.sock.is_tls();
+        let scramble = first_answer(method, &g.nonce, password, tls);
+        let mut out = Vec::with_capacity(128);
+        self.put_response_header(&mut out, ext_caps);
+        out.extend_from_slice(t.user.as_bytes());
+        out.push(0);
+        if self.caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
+            put_lenenc(&mut out, scramble.len() as u64);
+        } else {
+            out.push(scramble.len() as u8);
+        }
+        out.extend_from_slice(&scramble);
+        out.extend_from_slice(db.as_bytes());
+        out.push(0);
+        // The answer names its method; a server that wants another for this user switches.
+        out.extend_from_slice(method);
+        out.push(0);
+        self.send(&out, self.seq.wrapping_add(1))?;
+        self.authenticate(t, method.to_vec(), g.nonce, password)
+    }
+
+    /// Read the server's greeting: what it can do, its nonce and its default method.
+    fn read_greeting(&mut self) -> std::result::Result<Greeting, ConnectError> {
         let at = self.read_packet()?;
         let p = self.payload(at).to_vec();
         if p.first() == Some(&0xFF) {
@@ -506,18 +592,16 @@ impl WireSession {
         c.u32()?; // connection id
         let mut nonce = c.take(8)?.to_vec();
         c.u8()?;
-        let mut server_caps = u32::from(c.u16()?);
+        let mut caps = u32::from(c.u16()?);
         c.u8()?; // collation
         c.u16()?; // status
-        server_caps |= u32::from(c.u16()?) << 16;
+        caps |= u32::from(c.u16()?) << 16;
         let auth_len = c.u8()? as usize;
         c.take(6)?;
         let ext = c.u32()?;
-        let mariadb = server_caps & CLIENT_LONG_PASSWORD == 0;
-        self.mariadb = mariadb;
-        let server_ext = if mariadb { ext } else { 0 };
+        self.mariadb = caps & CLIENT_LONG_PASSWORD == 0;
         let needed = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH;
-        if server_caps & needed != needed {
+        if caps & needed != needed {
             return Err(ConnectError::Unsupported(Unsupported(
                 "server without protocol 4.1 plugin authentication".into(),
             )));
@@ -525,46 +609,20 @@ impl WireSession {
         let part2 = auth_len.saturating_sub(9).max(12);
         nonce.extend_from_slice(c.take(part2)?);
         // The account's likely method: the server's default, named after the nonce.
-        let default_method = {
-            let rest = c.rest();
-            let rest = rest.strip_prefix(&[0]).unwrap_or(rest);
-            let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-            rest[..end].to_vec()
-        };
+        let rest = c.rest();
+        let rest = rest.strip_prefix(&[0]).unwrap_or(rest);
+        let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+        Ok(Greeting {
+            nonce,
+            caps,
+            ext: if self.mariadb { ext } else { 0 },
+            default_method: rest[..end].to_vec(),
+        })
+    }
 
-        let wanted = CLIENT_LONG_PASSWORD
-            | CLIENT_LONG_FLAG
-            | CLIENT_CONNECT_WITH_DB
-            | CLIENT_PROTOCOL_41
-            | CLIENT_TRANSACTIONS
-            | CLIENT_SECURE_CONNECTION
-            // Not CLIENT_MULTI_STATEMENTS (1 << 16): a string holding two statements is a
-            // syntax error on the server, so no second statement rides along on a target.
-            | CLIENT_MULTI_RESULTS
-            | CLIENT_PS_MULTI_RESULTS
-            | CLIENT_PLUGIN_AUTH
-            | CLIENT_PLUGIN_AUTH_LENENC_DATA
-            | CLIENT_DEPRECATE_EOF;
-        self.caps = wanted & server_caps;
-        // Skipped metadata is only unambiguous without EOF packets after column definitions.
-        let ext_caps = if self.caps & CLIENT_DEPRECATE_EOF != 0 {
-            server_ext & MARIADB_CACHE_METADATA
-        } else {
-            0
-        };
-        self.cache_metadata = ext_caps & MARIADB_CACHE_METADATA != 0;
-
-        let password = t.password.as_ref().map(|p| p.expose()).unwrap_or("");
-        // Answer in the server's default method when it is one a first answer can be in
-        // (MySQL 8's caching_sha2_password saves a round trip); else in native, and the
-        // server switches the account to its own.
-        let mut method: &[u8] = if default_method == CACHING_SHA2 {
-            CACHING_SHA2
-        } else {
-            NATIVE
-        };
-        let scramble = first_answer(method, &nonce, password);
-        let mut out = Vec::with_capacity(128);
+    /// The handshake response's fixed part: capabilities, packet size, collation, filler and
+    /// MariaDB's extended capabilities (32 bytes; alone, it is the SSL request).
+    fn put_response_header(&self, out: &mut Vec<u8>, ext_caps: u32) {
         out.extend_from_slice(&self.caps.to_le_bytes());
         out.extend_from_slice(
             &(crate::engines::mariadb::recipe::MAX_ALLOWED_PACKET as u32).to_le_bytes(),
@@ -572,26 +630,63 @@ impl WireSession {
         out.push(COLLATION_UTF8MB4);
         out.extend_from_slice(&[0; 19]);
         out.extend_from_slice(&ext_caps.to_le_bytes());
-        out.extend_from_slice(t.user.as_bytes());
-        out.push(0);
-        if self.caps & CLIENT_PLUGIN_AUTH_LENENC_DATA != 0 {
-            put_lenenc(&mut out, scramble.len() as u64);
-        } else {
-            out.push(scramble.len() as u8);
-        }
-        out.extend_from_slice(&scramble);
-        out.extend_from_slice(db.as_bytes());
-        out.push(0);
-        // The answer names its method; a server that wants another for this user switches.
-        out.extend_from_slice(method);
-        out.push(0);
-        self.send(&out, self.seq.wrapping_add(1))?;
+    }
 
-        // The password goes under a key the server sends only to a server on loopback (or
-        // when the target allows it): off loopback, a server in the middle sends its own.
-        let keyed_ok =
-            t.allow_cleartext || self.sock.peer_addr().is_ok_and(|p| p.ip().is_loopback());
-        let mut switched;
+    /// Switch to TLS when the target asks for it and the server offers it (`server_caps`
+    /// holds CLIENT_SSL): the SSL request, then the TLS handshake, before any password.
+    /// A target that requires TLS of a server that does not offer it fails here.
+    fn start_tls(
+        &mut self,
+        t: &Target,
+        server_caps: u32,
+        ext_caps: u32,
+    ) -> std::result::Result<(), ConnectError> {
+        use crate::engines::wire::tls;
+        let config = tls::client_config(&t.tls).map_err(|m| tls::tls_error("mariadb", m))?;
+        let Some(config) = config else {
+            return Ok(());
+        };
+        if server_caps & CLIENT_SSL == 0 {
+            if t.tls.mode.requires_tls() {
+                return Err(tls::tls_error(
+                    "mariadb",
+                    format!(
+                        "{} does not offer TLS, and the target asks for {}: give the server a certificate (ssl_cert, ssl_key), or ssl-mode=PREFERRED to connect in clear",
+                        t.display(),
+                        t.tls.mode.name()
+                    ),
+                )
+                .into());
+            }
+            return Ok(());
+        }
+        self.caps |= CLIENT_SSL;
+        let mut out = Vec::with_capacity(32);
+        self.put_response_header(&mut out, ext_caps);
+        self.send(&out, self.seq.wrapping_add(1))?;
+        let unread = self.rb.unread().len();
+        self.sock.start_tls(config, &t.host, "mariadb", unread)?;
+        Ok(())
+    }
+
+    /// The authentication exchange after the response: switches, more data, OK or error.
+    fn authenticate(
+        &mut self,
+        t: &Target,
+        mut method: Vec<u8>,
+        mut nonce: Vec<u8>,
+        password: &str,
+    ) -> std::result::Result<(), ConnectError> {
+        let tls = self.sock.is_tls();
+        // Without TLS, the password goes under a key the server sends only to a server on
+        // loopback (or when the target allows it): off loopback, a server in the middle
+        // sends its own.
+        let keyed_ok = t.allow_cleartext
+            || self
+                .sock
+                .tcp()
+                .peer_addr()
+                .is_ok_and(|p| p.ip().is_loopback());
         loop {
             let at = self.read_packet()?;
             let p = self.payload(at).to_vec();
@@ -602,8 +697,7 @@ impl WireSession {
                     // Authentication switch: method name, then its nonce.
                     let mut c = Cursor::new(&p);
                     c.u8()?;
-                    switched = c.nul_str()?.to_vec();
-                    method = &switched;
+                    method = c.nul_str()?.to_vec();
                     // The method's nonce, and a NUL after it when the server sends one:
                     // only that one is dropped (an ed25519 nonce may end in a 0 of its own).
                     let data = c.rest();
@@ -612,28 +706,28 @@ impl WireSession {
                         Some(d) if d.len() == len => d.to_vec(),
                         _ => data.to_vec(),
                     };
-                    if ![NATIVE, CACHING_SHA2, SHA256, ED25519].contains(&method) {
+                    if ![NATIVE, CACHING_SHA2, SHA256, ED25519].contains(&method.as_slice()) {
                         return Err(ConnectError::Unsupported(Unsupported(format!(
                             "the server asks account `{}` to authenticate with {}, which dbduel's client does not speak (it speaks mysql_native_password, caching_sha2_password, sha256_password and MariaDB's ed25519): give the account one of those",
                             t.user,
-                            String::from_utf8_lossy(method)
+                            String::from_utf8_lossy(&method)
                         ))));
                     }
-                    Some(first_answer(method, &nonce, password))
+                    Some(first_answer(&method, &nonce, password, tls))
                 }
                 // More data for the method under way.
-                Some(0x01) => more_data(method, &p[1..], &nonce, password)?,
+                Some(0x01) => more_data(&method, &p[1..], &nonce, password, tls)?,
                 _ => return Err(proto_err("an authentication packet").into()),
             };
             let asks_key = matches!(
-                (method, answer.as_deref()),
+                (method.as_slice(), answer.as_deref()),
                 (CACHING_SHA2, Some([2])) | (SHA256, Some([1]))
             );
             if asks_key && !keyed_ok {
                 return Err(ConnectError::Failed(EngineError::new(
                     "refused",
                     format!(
-                        "mariadb: {} asks for account `{}`'s password under an RSA key it would send itself (full authentication without TLS); off loopback a server in the middle could send its own key, so dbduel does not send it: connect over loopback, give the account mysql_native_password, or say allow_cleartext=1 in the target to accept this",
+                        "mariadb: {} asks for account `{}`'s password under an RSA key it would send itself (full authentication without TLS); off loopback a server in the middle could send its own key, so dbduel does not send it: connect with ssl-mode=REQUIRED (or VERIFY_IDENTITY), give the account mysql_native_password, or say allow_cleartext=1 in the target to accept this",
                         t.display(),
                         t.user
                     ),
@@ -948,14 +1042,16 @@ const ED25519: &[u8] = b"client_ed25519";
 
 /// The first answer of `method` to `nonce`. A password-less account answers empty in every
 /// method but sha256_password's, which sends one zero.
-fn first_answer(method: &[u8], nonce: &[u8], password: &str) -> Vec<u8> {
+fn first_answer(method: &[u8], nonce: &[u8], password: &str, tls: bool) -> Vec<u8> {
     let pw = password.as_bytes();
     match method {
         CACHING_SHA2 => mysql_common::scramble::scramble_sha256(nonce, pw)
             .map(|s| s.to_vec())
             .unwrap_or_default(),
-        // Without TLS the password goes only under the server's RSA key: ask for it.
         SHA256 if pw.is_empty() => vec![0],
+        // Under TLS the password itself, ended by a zero; without, only under the server's
+        // RSA key: ask for it.
+        SHA256 if tls => password.bytes().chain([0]).collect(),
         SHA256 => vec![1],
         ED25519 => mysql_common::scramble::create_response_for_ed25519(pw, nonce).to_vec(),
         _ => native_scramble(nonce, password),
@@ -964,12 +1060,20 @@ fn first_answer(method: &[u8], nonce: &[u8], password: &str) -> Vec<u8> {
 
 /// The answer of `method` to the server's more data (`data`, after its 0x01): for
 /// caching_sha2_password, "fast authentication done" (nothing to send: the OK follows),
-/// "full authentication wanted" (ask for the server's RSA public key), or that key; for
-/// sha256_password the key. The password goes only encrypted under the key: XORed with the
-/// nonce, with RSA-OAEP (the servers' documented exchange, done by `mysql_common`).
-fn more_data(method: &[u8], data: &[u8], nonce: &[u8], password: &str) -> Result<Option<Vec<u8>>> {
+/// "full authentication wanted" (under TLS the password, ended by a zero; else ask for the
+/// server's RSA public key), or that key; for sha256_password the key. Without TLS the
+/// password goes only encrypted under the key: XORed with the nonce, with RSA-OAEP (the
+/// servers' documented exchange, done by `mysql_common`).
+fn more_data(
+    method: &[u8],
+    data: &[u8],
+    nonce: &[u8],
+    password: &str,
+    tls: bool,
+) -> Result<Option<Vec<u8>>> {
     match (method, data) {
         (CACHING_SHA2, [3]) => Ok(None),
+        (CACHING_SHA2, [4]) if tls => Ok(Some(password.bytes().chain([0]).collect())),
         (CACHING_SHA2, [4]) => Ok(Some(vec![2])),
         (CACHING_SHA2 | SHA256, key) if key.starts_with(b"-----BEGIN") => {
             let mut plain: Vec<u8> = password.bytes().chain([0]).collect();
@@ -1091,7 +1195,7 @@ impl Session for WireSession {
 
 impl Overlap for WireSession {
     fn fd(&self) -> std::os::fd::RawFd {
-        self.sock.as_raw_fd()
+        self.sock.tcp().as_raw_fd()
     }
 
     fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
@@ -1108,7 +1212,7 @@ impl Overlap for WireSession {
                 // The whole answer is buffered: this reads no socket.
                 return Some(self.read_results(true, None));
             }
-            match self.rb.fill_available(&mut DontWait(&self.sock)) {
+            match self.rb.fill_available(&mut Now(&mut self.sock)) {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => return Some(Err(io_err(e))),

@@ -14,17 +14,16 @@
 //! Execute, Sync in one write), never the simple query protocol: the server refuses a string
 //! holding several statements there, so no second statement rides along on a target.
 
-use crate::engine::target::Target;
+use crate::engine::target::{Target, TlsMode};
 use crate::engine::{Changes, EngineError, Overlap, Result, Session, StmtId, Value};
 use crate::engines::wire::recv_buf::{RECV_BUF_BYTES, RecvBuf};
-use crate::engines::wire::tcp::DontWait;
+use crate::engines::wire::tls::{Now, Stream};
 use bytes::BytesMut;
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::frontend;
 use std::io::Write;
-use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
@@ -88,24 +87,30 @@ fn server_err(body: &[u8]) -> EngineError {
 }
 
 /// The count at the end of a CommandComplete tag (`UPDATE 3`, `INSERT 0 1`), 0 for none.
-/// May a cleartext or MD5 password exchange go to `peer`: a loopback address (the socket's
-/// own peer, not the name given), or the target's URL says `allow_cleartext=1`.
-fn weak_password_allowed(t: &Target, peer: Option<std::net::SocketAddr>) -> bool {
-    t.allow_cleartext || peer.is_some_and(|p| p.ip().is_loopback())
+/// May a cleartext or MD5 password exchange go to `peer`: only when the target's URL says
+/// `allow_cleartext=1`, and then only to a loopback address (the socket's own peer, not the
+/// name given) or under TLS.
+fn weak_password_allowed(t: &Target, peer: Option<std::net::SocketAddr>, tls: bool) -> bool {
+    t.allow_cleartext && (tls || peer.is_some_and(|p| p.ip().is_loopback()))
 }
 
-/// The server asked for a cleartext (3) or MD5 (5) password over a connection that is
-/// neither loopback nor encrypted: refused, with how to allow it.
-fn weak_password_refused(t: &Target, code: u8) -> EngineError {
+/// The server asked for a cleartext (3) or MD5 (5) password where that is not allowed:
+/// refused, with how to allow it.
+fn weak_password_refused(t: &Target, code: u8, tls: bool) -> EngineError {
     let how = if code == 3 {
         "in cleartext"
     } else {
         "as an MD5 hash"
     };
+    let fix = if t.allow_cleartext && !tls {
+        "off loopback that needs TLS too: add sslmode=verify-full (with sslrootcert=FILE)"
+    } else {
+        "add allow_cleartext=1 to the target's URL to send it anyway (off loopback, with TLS)"
+    };
     EngineError::new(
         "server",
         format!(
-            "postgres: {}:{} asks for the password {how}, which anyone on the network path can read or replay (dbduel's client does not speak TLS); have the server use scram-sha-256, or add allow_cleartext=1 to the target's URL to send it anyway",
+            "postgres: {}:{} asks for the password {how}, which whoever reads or stands in the connection can use; have the server use scram-sha-256, or {fix}",
             t.host, t.port
         ),
     )
@@ -160,7 +165,7 @@ fn row_values(body: &[u8], out: &mut Vec<Value>) -> Result<()> {
 
 /// One connection and the names of its prepared statements.
 pub struct PgWire {
-    sock: TcpStream,
+    sock: Stream,
     rb: RecvBuf,
     wbuf: BytesMut,
     stmts: Vec<String>,
@@ -179,10 +184,16 @@ struct Outcome {
 }
 
 impl PgWire {
-    /// Connect to `db` on the target's server (TCP, no TLS), with `TCP_NODELAY` and
-    /// keepalives, and authenticate.
+    /// Connect to `db` on the target's server (TCP, under TLS when the target asks and the
+    /// server agrees), with `TCP_NODELAY` and keepalives, and authenticate.
     pub fn connect(t: &Target, db: &str) -> Result<PgWire> {
-        Self::connect_within(t, db, HANDSHAKE_TIMEOUT)
+        match Self::connect_within(t, db, HANDSHAKE_TIMEOUT) {
+            // As libpq's prefer: TLS that cannot be had, in clear.
+            Err(e) if e.kind == "tls" && t.tls.mode == TlsMode::Prefer => {
+                Self::connect_within(&t.in_clear(), db, HANDSHAKE_TIMEOUT)
+            }
+            r => r,
+        }
     }
 
     fn connect_within(t: &Target, db: &str, handshake: Duration) -> Result<PgWire> {
@@ -208,13 +219,15 @@ impl PgWire {
         // The handshake must not wait forever on a server that accepted but never answers.
         sock.set_read_timeout(Some(handshake)).map_err(io)?;
         let mut c = PgWire {
-            sock,
+            sock: Stream::Plain(sock),
             rb: RecvBuf::with_capacity(RECV_BUF_BYTES),
             wbuf: BytesMut::with_capacity(4096),
             stmts: Vec::new(),
             broken: None,
         };
-        c.startup(t, db).map_err(|e| {
+        c.start_tls(t)
+            .and_then(|()| c.startup(t, db))
+            .map_err(|e| {
             // only the handshake reads with a timeout
             if crate::engines::wire::tcp::timed_out(&e) {
                 EngineError::new(
@@ -228,8 +241,45 @@ impl PgWire {
                 e
             }
         })?;
-        c.sock.set_read_timeout(None).map_err(io)?;
+        c.sock.tcp().set_read_timeout(None).map_err(io)?;
         Ok(c)
+    }
+
+    /// What TLS the session negotiated: `TLSv1_3 TLS13_AES_256_GCM_SHA384`, or `off`.
+    pub fn tls(&self) -> String {
+        self.sock.describe()
+    }
+
+    /// Ask for TLS when the target does (SSLRequest), and switch to it when the server
+    /// agrees (`S`); a server that declines (`N`) is refused when the target requires TLS.
+    fn start_tls(&mut self, t: &Target) -> Result<()> {
+        use crate::engines::wire::tls;
+        let config = tls::client_config(&t.tls).map_err(|m| tls::tls_error("postgres", m))?;
+        let Some(config) = config else {
+            return Ok(());
+        };
+        frontend::ssl_request(&mut self.wbuf);
+        self.flush()?;
+        self.rb.fill(&mut self.sock, 1).map_err(io_err)?;
+        let answer = self.rb.unread()[0];
+        self.rb.consume(1);
+        match answer {
+            b'S' => {
+                let unread = self.rb.unread().len();
+                self.sock.start_tls(config, &t.host, "postgres", unread)
+            }
+            b'N' if t.tls.mode.requires_tls() => Err(tls::tls_error(
+                "postgres",
+                format!(
+                    "{}:{} does not accept TLS (ssl = off), and the target asks for {}: turn ssl on with a certificate, or give sslmode=prefer to connect in clear",
+                    t.host,
+                    t.port,
+                    t.tls.mode.name()
+                ),
+            )),
+            b'N' => Ok(()),
+            _ => Err(proto_err("the answer to SSLRequest")),
+        }
     }
 
     fn startup(&mut self, t: &Target, db: &str) -> Result<()> {
@@ -261,8 +311,14 @@ impl PgWire {
                     let data = &body[4..];
                     match i32::from_be_bytes([code[0], code[1], code[2], code[3]]) {
                         0 => {}
-                        3 | 5 if !weak_password_allowed(t, self.sock.peer_addr().ok()) => {
-                            return Err(weak_password_refused(t, code[3]));
+                        3 | 5
+                            if !weak_password_allowed(
+                                t,
+                                self.sock.tcp().peer_addr().ok(),
+                                self.sock.is_tls(),
+                            ) =>
+                        {
+                            return Err(weak_password_refused(t, code[3], self.sock.is_tls()));
                         }
                         3 => frontend::password_message(need_password()?, &mut self.wbuf)
                             .map_err(io_err)?,
@@ -524,7 +580,7 @@ impl Session for PgWire {
 
 impl Overlap for PgWire {
     fn fd(&self) -> std::os::fd::RawFd {
-        self.sock.as_raw_fd()
+        self.sock.tcp().as_raw_fd()
     }
 
     fn send_run(&mut self, stmt: StmtId, params: &[Value]) -> Result<()> {
@@ -541,7 +597,7 @@ impl Overlap for PgWire {
                 // Every message up to ReadyForQuery is buffered: this reads no socket.
                 return Some(self.run_result(None));
             }
-            match self.rb.fill_available(&mut DontWait(&self.sock)) {
+            match self.rb.fill_available(&mut Now(&mut self.sock)) {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => return Some(Err(self.broke(io_err(e)))),
@@ -636,7 +692,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn weak_password_exchanges_go_only_to_loopback_unless_allowed() {
+    fn weak_password_exchanges_go_only_where_allowed_and_loopback_or_tls() {
         let mut t = Target {
             scheme: "postgres".into(),
             user: "u".into(),
@@ -646,23 +702,30 @@ mod tests {
             password: None,
             restart_command: None,
             allow_cleartext: false,
+            tls: Default::default(),
         };
         let far = Some("10.1.2.3:5432".parse().unwrap());
-        assert!(!weak_password_allowed(&t, far));
-        assert!(!weak_password_allowed(&t, None));
-        assert!(weak_password_allowed(
-            &t,
-            Some("127.0.0.2:5432".parse().unwrap())
-        ));
-        assert!(weak_password_allowed(
-            &t,
-            Some("[::1]:5432".parse().unwrap())
-        ));
-        t.allow_cleartext = true;
-        assert!(weak_password_allowed(&t, far));
-        let e = weak_password_refused(&t, 5);
+        let near = Some("127.0.0.2:5432".parse().unwrap());
+        let e = weak_password_refused(&t, 5, false);
         assert!(e.message.contains("as an MD5 hash"), "{}", e.message);
         assert!(e.message.contains("allow_cleartext=1"), "{}", e.message);
+        // Not without the target's word, wherever the server is, TLS or not.
+        for (peer, tls) in [(far, false), (far, true), (near, false), (None, false)] {
+            assert!(!weak_password_allowed(&t, peer, tls), "{peer:?} {tls}");
+        }
+        t.allow_cleartext = true;
+        assert!(weak_password_allowed(&t, near, false));
+        assert!(weak_password_allowed(
+            &t,
+            Some("[::1]:5432".parse().unwrap()),
+            false
+        ));
+        assert!(weak_password_allowed(&t, far, true));
+        // Off loopback, in clear: never.
+        assert!(!weak_password_allowed(&t, far, false));
+        assert!(!weak_password_allowed(&t, None, false));
+        let e = weak_password_refused(&t, 3, false);
+        assert!(e.message.contains("sslmode=verify-full"), "{}", e.message);
     }
 
     #[test]
