@@ -1,6 +1,6 @@
 //! What dbduel will not do to a server it does not own, without a server: run a
-//! `restart_command` read from someone else's run without asking, hand a replica's password
-//! variable to pods; `dbduel restore` with nothing to put back or a file that is not its own.
+//! `restart_command` read from someone else's run without asking, or sign in with a TLS client
+//! key it names, hand a replica's password variable to pods; `dbduel restore` with nothing to put back or a file that is not its own.
 
 mod common;
 
@@ -138,6 +138,36 @@ fn rerun_reads_no_password_file_a_manifest_names_unasked_nor_one_others_can_read
     assert!(
         stderr.contains("must be a file of yours that only you can read")
             && stderr.contains("chmod 600"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran");
+}
+
+#[test]
+fn rerun_signs_in_with_no_tls_client_key_a_manifest_names_unasked() {
+    let root = tempfile::tempdir().expect("tmp");
+    let key = root.path().join("key.pem");
+    let dir = planted_run(root.path(), |c| {
+        c["options"] = serde_json::json!({});
+        c["target"] = format!(
+            "mysql://root@127.0.0.1:1/theirs?ssl-mode=REQUIRED&ssl-cert=c.pem&ssl-key={}",
+            key.display()
+        )
+        .into();
+    });
+    let out = root.path().join("out");
+    let (code, stdout, stderr) = common::run(&[
+        "rerun",
+        dir.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "innodb: the TLS client key {} its target names",
+            key.display()
+        )),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing ran");

@@ -47,12 +47,29 @@ fn manifest_actions(study: &study::Study) -> Vec<String> {
         if let Some(v) = &c.password_env {
             out.push(format!("  {}: password_env {v}", c.name));
         }
+        let key_in = crate::engine::target::client_key_in;
+        if let Some(k) = c.target.as_deref().and_then(key_in) {
+            out.push(format!(
+                "  {}: the TLS client key {k} its target names",
+                c.name
+            ));
+        }
         let replicas = c.options.get("replicas").and_then(toml::Value::as_array);
         for r in replicas.into_iter().flatten() {
             for key in ["password_file", "password_env"] {
                 if let Some(f) = r.get(key).and_then(toml::Value::as_str) {
                     out.push(format!("  {}: a replica's {key} {f}", c.name));
                 }
+            }
+            if let Some(k) = r
+                .get("target")
+                .and_then(toml::Value::as_str)
+                .and_then(key_in)
+            {
+                out.push(format!(
+                    "  {}: the TLS client key {k} a replica's target names",
+                    c.name
+                ));
             }
         }
     }
@@ -69,7 +86,7 @@ fn allow_manifest_actions(study: &study::Study, allowed: bool) -> Result<(), Fai
         return Ok(());
     }
     let what = format!(
-        "the run's manifest (which may be someone else's) would have dbduel run commands through `sh -c`, or read passwords from files or variables, on this machine:\n{}",
+        "the run's manifest (which may be someone else's) would have dbduel run commands through `sh -c`, read passwords from files or variables, or sign in with a TLS client key, on this machine:\n{}",
         actions.join("\n")
     );
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {

@@ -259,6 +259,17 @@ fn url_settings(
     Ok((tls, allow_cleartext))
 }
 
+/// The client key file a target URL names (`sslkey`, `ssl-key`, `ssl_key`), if any: a file
+/// dbduel would sign a TLS handshake with, so a run's manifest that names one is asked about
+/// as its password files are.
+pub fn client_key_in(url: &str) -> Option<&str> {
+    let (_, query) = url.split_once('?')?;
+    query.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        matches!(key.replace('_', "-").as_str(), "sslkey" | "ssl-key").then_some(value)
+    })
+}
+
 /// Where a contender's target settings are, for error paths.
 pub struct TargetSpec<'a> {
     pub url: &'a str,
@@ -528,6 +539,17 @@ mod tests {
         assert!(parse(&spec("mysql://h:3306/db"), "mysql", 3306).is_err());
         assert!(parse(&spec("mysql://u@h:99999/db"), "mysql", 3306).is_err());
         assert!(parse(&spec("mysql://u@h/db;drop"), "mysql", 3306).is_err());
+    }
+
+    #[test]
+    fn a_client_key_is_found_in_either_spelling() {
+        assert_eq!(
+            client_key_in("postgres://u@h/p?sslmode=require&sslcert=c.pem&sslkey=k.pem"),
+            Some("k.pem")
+        );
+        assert_eq!(client_key_in("mysql://u@h?ssl_key=/k"), Some("/k"));
+        assert_eq!(client_key_in("mysql://u@h?ssl-mode=REQUIRED"), None);
+        assert_eq!(client_key_in("mysql://u@h"), None);
     }
 
     #[test]

@@ -1525,4 +1525,27 @@ mod tests {
         assert!(native_scramble(&[7; 20], "").is_empty());
         assert_eq!(native_scramble(&[7; 20], "pw").len(), 20);
     }
+
+    #[test]
+    fn full_authentication_sends_the_password_only_inside_tls_else_asks_for_the_key() {
+        let nonce = [7u8; 20];
+        // caching_sha2_password, "full authentication wanted" (4)
+        assert_eq!(
+            more_data(CACHING_SHA2, &[4], &nonce, "pw", true).unwrap(),
+            Some(b"pw\0".to_vec())
+        );
+        assert_eq!(
+            more_data(CACHING_SHA2, &[4], &nonce, "pw", false).unwrap(),
+            Some(vec![2])
+        );
+        // fast authentication done (3): nothing more to send, TLS or not
+        assert_eq!(
+            more_data(CACHING_SHA2, &[3], &nonce, "pw", true).unwrap(),
+            None
+        );
+        // sha256_password's first answer
+        assert_eq!(first_answer(SHA256, &nonce, "pw", true), b"pw\0".to_vec());
+        assert_eq!(first_answer(SHA256, &nonce, "pw", false), vec![1]);
+        assert_eq!(first_answer(SHA256, &nonce, "", true), vec![0]);
+    }
 }
