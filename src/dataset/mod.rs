@@ -16,8 +16,75 @@ pub mod user_logs;
 
 pub use user_logs::UserLogs;
 
-/// Names accepted by [`Generator::parse`], for the study validator to list what is allowed.
-pub const GENERATORS: &[&str] = &["user_logs", "sbtest", "codes", "tiers40", "tpcc", "tpch"];
+/// How a generator's dataset is sized in a study's `[dataset]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// `rows` per table (1 to `max_rows`) and `tables` (1 to `max_tables`).
+    Rows { max_tables: u64, max_rows: u64 },
+    /// TPC-C's `warehouses`.
+    Warehouses,
+    /// TPC-H's scale factor `sf`.
+    ScaleFactor,
+}
+
+/// A generator as a study names it: the name, what sizes it, and the generator itself. The
+/// study checks a `[dataset]` against this, once, and keeps the [`Generator`] it names.
+#[derive(Debug)]
+pub struct Descriptor {
+    pub name: &'static str,
+    pub sizing: Sizing,
+    pub generator: Generator,
+}
+
+/// Most rows a table may have: ids are 4-byte integers on every engine (as in sysbench).
+pub const MAX_ROWS: u64 = 2_000_000_000;
+
+/// Every generator a study may name, in the order the study validator lists them.
+pub const GENERATORS: &[Descriptor] = &[
+    Descriptor {
+        name: "user_logs",
+        sizing: Sizing::Rows {
+            max_tables: 1,
+            max_rows: MAX_ROWS,
+        },
+        generator: Generator::UserLogs,
+    },
+    Descriptor {
+        name: "sbtest",
+        sizing: Sizing::Rows {
+            max_tables: 1000,
+            max_rows: MAX_ROWS,
+        },
+        generator: Generator::Sbtest,
+    },
+    Descriptor {
+        name: "codes",
+        sizing: Sizing::Rows {
+            max_tables: 1,
+            max_rows: MAX_ROWS,
+        },
+        generator: Generator::Codes,
+    },
+    Descriptor {
+        name: "tiers40",
+        // col9 (a TIMESTAMP, 5 s a row) must stay below 2038 in every engine.
+        sizing: Sizing::Rows {
+            max_tables: 1000,
+            max_rows: 100_000_000,
+        },
+        generator: Generator::Tiers40,
+    },
+    Descriptor {
+        name: "tpcc",
+        sizing: Sizing::Warehouses,
+        generator: Generator::Tpcc,
+    },
+    Descriptor {
+        name: "tpch",
+        sizing: Sizing::ScaleFactor,
+        generator: Generator::Tpch,
+    },
+];
 
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,29 +104,22 @@ pub enum Generator {
 }
 
 impl Generator {
-    /// The generator's name as written in a study file (one of [`GENERATORS`]).
+    /// Its entry in [`GENERATORS`].
+    pub fn descriptor(self) -> &'static Descriptor {
+        GENERATORS
+            .iter()
+            .find(|d| d.generator == self)
+            .unwrap_or(&GENERATORS[0])
+    }
+
+    /// The generator's name as written in a study file.
     pub fn name(&self) -> &'static str {
-        match self {
-            Generator::UserLogs => "user_logs",
-            Generator::Sbtest => "sbtest",
-            Generator::Codes => "codes",
-            Generator::Tiers40 => "tiers40",
-            Generator::Tpcc => "tpcc",
-            Generator::Tpch => "tpch",
-        }
+        self.descriptor().name
     }
 
     /// Parses a generator name (exact, case-sensitive match against [`GENERATORS`]).
     pub fn parse(s: &str) -> Option<Generator> {
-        match s {
-            "user_logs" => Some(Generator::UserLogs),
-            "sbtest" => Some(Generator::Sbtest),
-            "codes" => Some(Generator::Codes),
-            "tiers40" => Some(Generator::Tiers40),
-            "tpcc" => Some(Generator::Tpcc),
-            "tpch" => Some(Generator::Tpch),
-            _ => None,
-        }
+        GENERATORS.iter().find(|d| d.name == s).map(|d| d.generator)
     }
 
     /// The table this generator fills, for engines to build `CREATE TABLE` from (TPC-C's
@@ -307,9 +367,10 @@ mod tests {
 
     #[test]
     fn generator_names_round_trip() {
-        for name in GENERATORS {
-            let g = Generator::parse(name);
-            assert_eq!(g.map(|g| g.name()), Some(*name));
+        for d in GENERATORS {
+            let g = Generator::parse(d.name);
+            assert_eq!(g.map(|g| g.name()), Some(d.name));
+            assert_eq!(g.map(|g| g.descriptor().sizing), Some(d.sizing));
         }
         assert_eq!(Generator::parse("User_Logs"), None);
         assert_eq!(Generator::parse(""), None);
@@ -319,8 +380,8 @@ mod tests {
     #[test]
     fn disk_estimates_follow_what_the_generators_write() {
         let dir = tempfile::tempdir().expect("tmp");
-        for name in GENERATORS {
-            let g = Generator::parse(name).expect("known");
+        for d in GENERATORS {
+            let (name, g) = (d.name, d.generator);
             // one warehouse of tpcc (all nine tables), 20,000 rows of the others
             let (units, tables) = match g {
                 Generator::Tpcc => (1, 9),

@@ -8,7 +8,7 @@ use super::gate::{Admit, Gate};
 use super::plan::{Pass, Plan, PlannedStep};
 use super::step::{StepEnv, run_step};
 use super::{ExecError, RunOptions};
-use crate::dataset::{Generator, TableDef};
+use crate::dataset::TableDef;
 use crate::engine::{Engine, OpenCtx};
 use crate::progress::Progress;
 use crate::results::{ContenderFacts, DatasetFacts, Host, Status, StepSummary};
@@ -37,7 +37,6 @@ pub struct Executor<'a> {
 
 /// The dataset's tables and where their files are.
 struct Data {
-    generator: Generator,
     tables: Vec<TableDef>,
     files: Vec<PathBuf>,
 }
@@ -103,28 +102,23 @@ impl Executor<'_> {
     /// The dataset's tables, generated into the work directory when the plan needs them.
     fn dataset(&self, sinks: &mut Sinks) -> Result<Data, ExecError> {
         let ds = &self.study.file.dataset;
-        let generator = Generator::parse(&ds.generator).unwrap_or(Generator::UserLogs);
         // Without a generated dataset the steps see no tables of it.
-        let tables = if ds.generates() {
-            generator.tables(&ds.table, ds.tables, ds.scale(), ds.seed)
-        } else {
-            Vec::new()
+        let tables = match self.study.generator {
+            Some(g) => g.tables(&ds.table, ds.tables, ds.scale(), ds.seed),
+            None => Vec::new(),
         };
         let files: Vec<PathBuf> = tables
             .iter()
             .map(|t| self.work.join(format!("{}.tsv", t.name)))
             .collect();
-        let data = Data {
-            generator,
-            tables,
-            files,
-        };
+        let data = Data { tables, files };
         let t = Instant::now();
         let own = self.user_files();
-        if self.plan.needs_dataset {
+        // A plan needs the dataset only when the study names a generator (checked).
+        if let (true, Some(generator)) = (self.plan.needs_dataset, self.study.generator) {
             sinks.emit(RunEvent::DatasetStarted { spec: ds })?;
             let t = Instant::now();
-            let bytes = super::dataset::write(data.generator, ds, &data.files, self.stop)?;
+            let bytes = super::dataset::write(generator, ds, &data.files, self.stop)?;
             let all_rows: u64 = data.tables.iter().map(|t| t.rows).sum();
             let mut facts = dataset_facts(ds, &data.tables, all_rows, bytes, t.elapsed());
             facts.files = own;

@@ -13,6 +13,7 @@ pub mod template;
 pub use model::StudyFile;
 pub use source::{Source, StudyError};
 
+use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath, decode};
 use crate::engines::EngineConfig;
 use crate::workload::StepParams;
@@ -44,6 +45,9 @@ pub struct Study {
     pub source: String,
     /// The study as it will run.
     pub file: StudyFile,
+    /// The generator its `[dataset]` names, decoded when it was checked (`None`: no
+    /// generated dataset; the steps load the study's own files).
+    pub generator: Option<Generator>,
     pub scale: Option<String>,
     /// `--set` arguments as given.
     pub sets: Vec<String>,
@@ -387,7 +391,14 @@ fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study
         })?);
     }
 
-    let (file, (contenders, steps)) = match apply_all(src, &mut doc, &all, read_passwords)? {
+    let (
+        file,
+        Valid {
+            contenders,
+            steps,
+            generator,
+        },
+    ) = match apply_all(src, &mut doc, &all, read_passwords)? {
         Some(x) => x,
         None => (file, checked),
     };
@@ -405,6 +416,7 @@ fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study
     let study = Study {
         source: src.name.clone(),
         file,
+        generator,
         scale,
         sets: req.sets.clone(),
         contenders,
@@ -486,7 +498,15 @@ fn tpch_scale(f: &StudyFile) -> Result<(), DecodeError> {
 }
 
 /// A study after its overrides: the file as it will run, its contenders and its steps.
-type Checked = (StudyFile, (Vec<Contender>, Vec<Step>));
+type Checked = (StudyFile, Valid);
+
+/// What the checks of a study file decode: its contenders, its steps and the generator its
+/// dataset names (`None`: no generated dataset).
+struct Valid {
+    contenders: Vec<Contender>,
+    steps: Vec<Step>,
+    generator: Option<Generator>,
+}
 
 /// Apply `overrides` to `doc`, then check the result once: options that depend on each other
 /// (a memory limit and the cache it must hold) may come in any order. An error belongs to the
@@ -688,18 +708,22 @@ fn check_references(f: &StudyFile) -> Result<(), DecodeError> {
 /// Most rounds a study may repeat.
 pub const MAX_REPEAT: u32 = 100;
 
-/// Most rows a table may have: ids are 4-byte integers on every engine (as in sysbench).
-pub const MAX_ROWS: u64 = 2_000_000_000;
+pub use crate::dataset::MAX_ROWS;
 
-/// Semantic checks of a decoded study; decodes engine options and step parameters.
-fn check(f: &StudyFile, read_passwords: bool) -> Result<(Vec<Contender>, Vec<Step>), DecodeError> {
+/// Semantic checks of a decoded study; decodes engine options, step parameters and the
+/// dataset's generator.
+fn check(f: &StudyFile, read_passwords: bool) -> Result<Valid, DecodeError> {
     check_study_table(f)?;
-    check_dataset(f)?;
+    let generator = check_dataset(f)?;
     let contenders = check_contenders(f, read_passwords)?;
     check_pairs(f)?;
     let steps = check_steps(f)?;
-    tables::check(f, &steps)?;
-    Ok((contenders, steps))
+    tables::check(f, generator, &steps)?;
+    Ok(Valid {
+        contenders,
+        steps,
+        generator,
+    })
 }
 
 /// The `[study]` table: its name, default scale, repeat, baseline and default contenders,
@@ -755,56 +779,111 @@ fn check_study_table(f: &StudyFile) -> Result<(), DecodeError> {
 }
 
 /// The `[dataset]` table: a known generator and rows, tables and a table name it can make.
-fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
+fn check_dataset(f: &StudyFile) -> Result<Option<Generator>, DecodeError> {
+    use crate::dataset::Sizing;
     let root = KeyPath::root();
     let ds = root.key("dataset");
-    if !f.dataset.generates() {
-        return if f.dataset.rows != 0 || f.dataset.warehouses.is_some() {
+    let d = &f.dataset;
+    if !d.generates() {
+        return if d.rows != 0 || d.warehouses.is_some() {
             Err(DecodeError::at(
                 ds.key("generator"),
                 "generator = \"none\" generates no rows: leave rows and warehouses out, or name a generator",
             ))
         } else {
-            Ok(())
+            Ok(None)
         };
     }
-    if !crate::dataset::GENERATORS.contains(&f.dataset.generator.as_str()) {
+    let Some(desc) = crate::dataset::GENERATORS
+        .iter()
+        .find(|g| g.name == d.generator)
+    else {
+        let names: Vec<&str> = crate::dataset::GENERATORS.iter().map(|g| g.name).collect();
         return Err(DecodeError::at(
             ds.key("generator"),
             format!(
                 "unknown generator {:?}; generators are: {}, and none (no generated dataset: the study loads its own files)",
-                f.dataset.generator,
-                crate::dataset::GENERATORS.join(", ")
+                d.generator,
+                names.join(", ")
+            ),
+        ));
+    };
+    let (max_tables, max_rows) = match desc.sizing {
+        Sizing::Warehouses if d.sf.is_some() => {
+            return Err(DecodeError::at(
+                ds.key("sf"),
+                "sf is a tpch setting; generator tpcc is sized by `warehouses = N`".to_string(),
+            ));
+        }
+        Sizing::Warehouses => {
+            tpcc_scale(f)?;
+            (1, None)
+        }
+        Sizing::ScaleFactor => {
+            tpch_scale(f)?;
+            (1, None)
+        }
+        Sizing::Rows {
+            max_tables,
+            max_rows,
+        } => {
+            counts_rows(d, &ds)?;
+            (max_tables, Some(max_rows))
+        }
+    };
+    if let Some(max_rows) = max_rows
+        && d.rows > max_rows
+    {
+        // Only tiers40's own bound is below MAX_ROWS: its timestamps would pass 2038.
+        return Err(DecodeError::at(
+            ds.key("rows"),
+            format!(
+                "rows = {} is too many for {} (its timestamps would pass 2038); use at most {max_rows} a table, and more tables",
+                d.rows, desc.name
             ),
         ));
     }
-    if f.dataset.generator == "tpcc" && f.dataset.sf.is_some() {
+    if !(1..=max_tables).contains(&d.tables) {
         return Err(DecodeError::at(
-            ds.key("sf"),
-            "sf is a tpch setting; generator tpcc is sized by `warehouses = N`".to_string(),
+            ds.key("tables"),
+            format!(
+                "tables = {} is out of range for generator {:?}; use 1 to {max_tables}",
+                d.tables, d.generator
+            ),
         ));
     }
-    if f.dataset.generator == "tpcc" {
-        tpcc_scale(f)?;
-    } else if f.dataset.generator == "tpch" {
-        tpch_scale(f)?;
-    } else if let Some(sf) = f.dataset.sf {
+    let t = &d.table;
+    if t.is_empty() || t.len() > 64 || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(DecodeError::at(
+            ds.key("table"),
+            format!("table = {t:?} must be 1-64 letters, digits or _"),
+        ));
+    }
+    Ok(Some(desc.generator))
+}
+
+/// A row-sized generator's `[dataset]`: no TPC-C or TPC-H sizes, and rows from 1 to
+/// [`MAX_ROWS`].
+fn counts_rows(d: &model::DatasetSpec, ds: &KeyPath) -> Result<(), DecodeError> {
+    if let Some(sf) = d.sf {
         return Err(DecodeError::at(
             ds.key("sf"),
             format!(
                 "sf = {sf} is a tpch setting; generator {:?} counts rows (dataset.rows)",
-                f.dataset.generator
+                d.generator
             ),
         ));
-    } else if let Some(w) = f.dataset.warehouses {
+    }
+    if let Some(w) = d.warehouses {
         return Err(DecodeError::at(
             ds.key("warehouses"),
             format!(
                 "warehouses = {w} is a tpcc setting; generator {:?} counts rows (dataset.rows)",
-                f.dataset.generator
+                d.generator
             ),
         ));
-    } else if f.dataset.rows == 0 {
+    }
+    if d.rows == 0 {
         return Err(DecodeError::at(
             ds.key("rows"),
             format!(
@@ -812,45 +891,10 @@ fn check_dataset(f: &StudyFile) -> Result<(), DecodeError> {
             ),
         ));
     }
-    if !matches!(f.dataset.generator.as_str(), "tpcc" | "tpch")
-        && !(1..=MAX_ROWS).contains(&f.dataset.rows)
-    {
+    if d.rows > MAX_ROWS {
         return Err(DecodeError::at(
             ds.key("rows"),
-            format!(
-                "rows = {} is out of range; use 1 to {MAX_ROWS}",
-                f.dataset.rows
-            ),
-        ));
-    }
-    let max_tables = match f.dataset.generator.as_str() {
-        "sbtest" | "tiers40" => 1000,
-        _ => 1,
-    };
-    // col9 (a TIMESTAMP, 5 s a row) must stay below 2038 in every engine.
-    if f.dataset.generator == "tiers40" && f.dataset.rows > 100_000_000 {
-        return Err(DecodeError::at(
-            ds.key("rows"),
-            format!(
-                "rows = {} is too many for tiers40 (its timestamps would pass 2038); use at most 100000000 a table, and more tables",
-                f.dataset.rows
-            ),
-        ));
-    }
-    if !(1..=max_tables).contains(&f.dataset.tables) {
-        return Err(DecodeError::at(
-            ds.key("tables"),
-            format!(
-                "tables = {} is out of range for generator {:?}; use 1 to {max_tables}",
-                f.dataset.tables, f.dataset.generator
-            ),
-        ));
-    }
-    let t = &f.dataset.table;
-    if t.is_empty() || t.len() > 64 || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(DecodeError::at(
-            ds.key("table"),
-            format!("table = {t:?} must be 1-64 letters, digits or _"),
+            format!("rows = {} is out of range; use 1 to {MAX_ROWS}", d.rows),
         ));
     }
     Ok(())

@@ -79,33 +79,28 @@ pub fn check(study: &Study, m: &Machine) -> Result<(), DecodeError> {
             ));
         }
     }
-    if let Some(free) = m.disk_free_bytes {
+    if let (Some(free), Some(g)) = (m.disk_free_bytes, study.generator) {
+        use crate::dataset::Sizing;
         let ds = &study.file.dataset;
-        let g = crate::dataset::Generator::parse(&ds.generator)
-            .unwrap_or(crate::dataset::Generator::UserLogs);
-        let (units, what) = match g {
-            crate::dataset::Generator::Tpcc => {
+        let (units, what, key) = match g.descriptor().sizing {
+            Sizing::Warehouses => {
                 let w = ds.warehouses.unwrap_or(0);
-                (w, format!("{w} warehouses"))
+                (w, format!("{w} warehouses"), "warehouses")
             }
-            crate::dataset::Generator::Tpch => (
+            Sizing::ScaleFactor => (
                 ds.scale(),
                 format!("scale factor {}", ds.sf.unwrap_or_default()),
+                "sf",
             ),
-            _ => {
+            Sizing::Rows { .. } => {
                 let rows = ds.rows.saturating_mul(ds.tables);
-                (rows, format!("{rows} rows"))
+                (rows, format!("{rows} rows"), "rows")
             }
         };
         let (per_unit, table_factor) = g.disk_per_unit();
         let file = units.saturating_mul(per_unit);
         let need = file.saturating_add((file as f64 * table_factor) as u64);
         if need > free {
-            let key = match g {
-                crate::dataset::Generator::Tpcc => "warehouses",
-                crate::dataset::Generator::Tpch => "sf",
-                _ => "rows",
-            };
             return Err(DecodeError::at(
                 KeyPath::root().key("dataset").key(key),
                 format!(

@@ -13,8 +13,12 @@ use crate::workload::kind::describe;
 
 /// Check every step's tables against the contenders the study runs them on (all of the
 /// study's contenders, whichever are chosen for a run). Paths are from the document root.
-pub fn check(f: &StudyFile, steps: &[Step]) -> Result<(), DecodeError> {
-    let Some(generator) = Generator::parse(&f.dataset.generator) else {
+pub fn check(
+    f: &StudyFile,
+    generator: Option<Generator>,
+    steps: &[Step],
+) -> Result<(), DecodeError> {
+    let Some(generator) = generator else {
         return without_dataset(steps);
     };
     let tables: Vec<String> = generator
