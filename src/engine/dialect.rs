@@ -119,7 +119,7 @@ impl Dialect {
         );
         match self {
             Dialect::Mysql => vec!["SET SESSION foreign_key_checks = 0".to_string(), add],
-            _ => vec![add],
+            Dialect::Postgres | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => vec![add],
         }
     }
 
@@ -201,8 +201,11 @@ impl Dialect {
     /// or a comment is text, not a placeholder, and stays (PostgreSQL's string rules: no
     /// backslash escapes, a doubled quote is the quote).
     pub fn placeholders(self, sql: &str) -> String {
-        if self != Dialect::Postgres {
-            return sql.to_string();
+        match self {
+            Dialect::Postgres => {}
+            Dialect::Mysql | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => {
+                return sql.to_string();
+            }
         }
         let chars: Vec<char> = sql.chars().collect();
         let mut out = String::with_capacity(sql.len() + 8);
@@ -285,7 +288,7 @@ impl Dialect {
     pub fn begin_write(self) -> &'static str {
         match self {
             Dialect::Sqlite => "BEGIN IMMEDIATE",
-            _ => "BEGIN",
+            Dialect::Mysql | Dialect::Postgres | Dialect::Dry | Dialect::Documents => "BEGIN",
         }
     }
 
@@ -293,7 +296,7 @@ impl Dialect {
     pub fn long_text_type(self) -> &'static str {
         match self {
             Dialect::Mysql => "LONGTEXT",
-            _ => "TEXT",
+            Dialect::Postgres | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => "TEXT",
         }
     }
 
@@ -303,7 +306,11 @@ impl Dialect {
     pub fn server_clock_us(self) -> &'static str {
         match self {
             Dialect::Postgres => "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
-            _ => "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
+            // SQLite, the dry engine and documents never meet in a shard barrier (see
+            // `shard_meeting_table`): MariaDB's form is as good as any for them.
+            Dialect::Mysql | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => {
+                "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"
+            }
         }
     }
 
@@ -312,7 +319,7 @@ impl Dialect {
     pub fn utc_session_sql(self) -> Option<&'static str> {
         match self {
             Dialect::Mysql => Some("SET time_zone = '+00:00'"),
-            _ => None,
+            Dialect::Postgres | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => None,
         }
     }
 
@@ -324,7 +331,60 @@ impl Dialect {
             Dialect::Postgres => {
                 format!("ON CONFLICT ({key}) DO UPDATE SET {column} = EXCLUDED.{column}")
             }
-            _ => format!("ON DUPLICATE KEY UPDATE {column} = VALUES({column})"),
+            Dialect::Sqlite => {
+                format!("ON CONFLICT ({key}) DO UPDATE SET {column} = excluded.{column}")
+            }
+            Dialect::Mysql | Dialect::Dry | Dialect::Documents => {
+                format!("ON DUPLICATE KEY UPDATE {column} = VALUES({column})")
+            }
+        }
+    }
+
+    /// Bind slot `n` (from 1) of a statement: `$n` on PostgreSQL, `?` elsewhere.
+    pub fn bind_slot(self, n: usize) -> String {
+        match self {
+            Dialect::Postgres => format!("${n}"),
+            Dialect::Mysql | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => "?".into(),
+        }
+    }
+
+    /// A date literal: SQLite keeps dates as ISO text, so a string compares with them; the
+    /// servers take a typed `DATE '...'`.
+    pub fn date_literal(self, iso: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("'{iso}'"),
+            Dialect::Mysql | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
+                format!("DATE '{iso}'")
+            }
+        }
+    }
+
+    /// The year of a date column as an integer.
+    pub fn year_of(self, col: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("CAST(strftime('%Y', {col}) AS INTEGER)"),
+            Dialect::Mysql | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
+                format!("EXTRACT(YEAR FROM {col})")
+            }
+        }
+    }
+
+    /// `EXPLAIN` of a statement, in the dialect's form.
+    pub fn explain(self, sql: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+            Dialect::Mysql | Dialect::Postgres | Dialect::Dry | Dialect::Documents => {
+                format!("EXPLAIN {sql}")
+            }
+        }
+    }
+
+    /// Does [`add_foreign_key`](Self::add_foreign_key) add a key without checking the rows
+    /// already there (MariaDB's and MySQL's `foreign_key_checks = 0`)?
+    pub fn adds_foreign_keys_unchecked(self) -> bool {
+        match self {
+            Dialect::Mysql => true,
+            Dialect::Postgres | Dialect::Sqlite | Dialect::Dry | Dialect::Documents => false,
         }
     }
 

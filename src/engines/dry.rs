@@ -53,6 +53,9 @@ impl FailKind {
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "dry",
     decode,
+    // The dry engine sends nothing: any variant will do.
+    sql_variants: &["", "sqlite", "mysql", "mariadb", "postgres"],
+    url_schemes: &[],
     keeps_rows: false,
     shards_meet: false,
     sandbox: None,

@@ -47,6 +47,12 @@ pub struct Family {
     /// What `dbduel sandbox up` needs to start one of its servers on its own, for a server
     /// family.
     pub sandbox: Option<SandboxFamily>,
+    /// The variants of a `sql` step's file it reads, most specific first (`mysql` reads
+    /// `schema.mysql.sql`, then `schema.sql`, which is `""`).
+    pub sql_variants: &'static [&'static str],
+    /// The URL schemes of its servers (`mysql://`), for a study made from a template and a
+    /// target URL; the first family of [`REGISTRY`] naming a scheme takes it.
+    pub url_schemes: &'static [&'static str],
 }
 
 /// Every engine this build can run. A new engine is its module and one line here.
@@ -70,6 +76,31 @@ pub const VERSIONED: &[&versions::FamilyBinaries] = &[
 /// The family named `engine` in a study file, if this build has one.
 pub fn family(engine: &str) -> Option<&'static Family> {
     REGISTRY.iter().copied().find(|f| f.name == engine)
+}
+
+/// The `sql` file variants the engine named `engine` reads, most specific first (none for
+/// an unknown name, which is refused on its own).
+pub fn sql_variants(engine: &str) -> &'static [&'static str] {
+    family(engine).map_or(&[], |f| f.sql_variants)
+}
+
+/// Every variant some engine reads, each once.
+pub fn every_sql_variant() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = Vec::new();
+    for v in REGISTRY.iter().flat_map(|f| f.sql_variants) {
+        if !all.contains(v) {
+            all.push(v);
+        }
+    }
+    all
+}
+
+/// The engine whose servers a URL of `scheme` reaches (`mysql` → `mariadb`).
+pub fn engine_for_scheme(scheme: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .find(|f| f.url_schemes.contains(&scheme))
+        .map(|f| f.name)
 }
 
 /// Does the engine named `engine` keep what it is given? An unknown name is taken for one

@@ -65,6 +65,8 @@ const SYNC_MODES: &[&str] = &["off", "normal", "full", "extra"];
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "sqlite",
     decode,
+    sql_variants: &["sqlite", ""],
+    url_schemes: &[],
     keeps_rows: true,
     shards_meet: false,
     sandbox: None,

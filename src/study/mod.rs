@@ -280,6 +280,7 @@ fn load_step_files(
             name: &c.name,
             engine: &c.engine,
             target: c.target.is_some(),
+            variants: crate::engines::sql_variants(&c.engine),
         })
         .collect();
     // Scripts run on every contender: checked for a target's when there is one.

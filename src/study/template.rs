@@ -65,11 +65,10 @@ impl Template {
     /// `password_env`; it joins the contenders run by default. `None` for a URL of another
     /// scheme.
     pub fn study_with_target(&self, target: &str, password_env: &str) -> Option<String> {
-        let engine = match target.split_once("://").map(|(s, _)| s) {
-            Some("mysql" | "mariadb") => "mariadb",
-            Some("postgres" | "postgresql") => "postgres",
-            _ => return None,
-        };
+        let scheme = target.split_once("://")?.0;
+        // A document engine's template would need its own steps: SQL servers only.
+        let engine = crate::engines::engine_for_scheme(scheme)
+            .filter(|e| !crate::engines::sql_variants(e).is_empty())?;
         let contender = format!(
             "[[contender]]\nname = \"target\"\nengine = \"{engine}\"          # your server: dbduel works only in a database of its own there\ntarget = {}\npassword_env = \"{password_env}\"\n\n",
             toml::Value::String(target.to_string())

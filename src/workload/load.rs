@@ -534,7 +534,7 @@ fn foreign_key_note(
         format!(
             "; the dataset's {declared} foreign keys not declared: only InnoDB (unpartitioned) and PostgreSQL tables take them here"
         )
-    } else if engine.dialect() == crate::engine::Dialect::Mysql {
+    } else if engine.dialect().adds_foreign_keys_unchecked() {
         format!(
             "; {added} foreign keys added after the load ({secs:.2} s, included) with foreign_key_checks = 0, as a dump's restore: rows not checked"
         )

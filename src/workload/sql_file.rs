@@ -42,9 +42,15 @@ pub struct Statement {
     pub text: String,
 }
 
-/// The variants found: by suffix (`""` for the plain file, `mysql`, `postgres`, …).
+/// The variants found, and the one each engine of the study runs.
 #[derive(Debug, Clone, Default)]
-pub struct Variants(pub BTreeMap<String, SqlText>);
+pub struct Variants {
+    /// The files found, by variant (`""` for the plain file, `mysql`, `postgres`, …).
+    pub files: BTreeMap<String, SqlText>,
+    /// The variant each engine of the study runs, by engine name, chosen when the study
+    /// was read.
+    pub chosen: BTreeMap<String, String>,
+}
 
 /// A contender as the `sql` step sees it when the study is read.
 pub struct ContenderUse<'a> {
@@ -53,6 +59,9 @@ pub struct ContenderUse<'a> {
     pub engine: &'a str,
     /// It runs on someone else's server (a `target`).
     pub target: bool,
+    /// The variants its engine reads, most specific first (its family says which; none:
+    /// it runs no SQL).
+    pub variants: &'static [&'static str],
 }
 
 /// Why a `sql` step's files could not be used.
@@ -69,18 +78,6 @@ pub enum SqlFileError {
         col: usize,
         message: String,
     },
-}
-
-/// The variants an engine reads, most specific first; `""` is the plain file.
-pub fn lookup_order(engine: &str) -> &'static [&'static str] {
-    match engine {
-        "mariadb" => &["mariadb", "mysql", ""],
-        "mysql" => &["mysql", ""],
-        "postgres" => &["postgres", ""],
-        "sqlite" => &["sqlite", ""],
-        // The dry engine accepts anything: any variant will do.
-        _ => &["", "sqlite", "mysql", "mariadb", "postgres"],
-    }
 }
 
 /// `schema.sql` with `variant` before its extension: `schema.mysql.sql`.
@@ -120,7 +117,13 @@ impl SqlParams {
         contenders: &[ContenderUse<'_>],
     ) -> Result<(), SqlFileError> {
         let mut found = Variants::default();
-        for v in ["", "sqlite", "mysql", "mariadb", "postgres"] {
+        let mut wanted: Vec<&str> = Vec::new();
+        for v in contenders.iter().flat_map(|c| c.variants) {
+            if !wanted.contains(v) {
+                wanted.push(v);
+            }
+        }
+        for v in wanted {
             let rel = variant_name(&self.file, v);
             let full = base.join(&rel);
             match std::fs::read_to_string(&full) {
@@ -133,7 +136,9 @@ impl SqlParams {
                             col,
                             message,
                         })?;
-                    found.0.insert(v.to_string(), SqlText { path, statements });
+                    found
+                        .files
+                        .insert(v.to_string(), SqlText { path, statements });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
@@ -144,9 +149,10 @@ impl SqlParams {
                 }
             }
         }
-        for c in contenders.iter().filter(|c| c.engine != "mongodb") {
-            let Some(text) = found.pick(c.engine) else {
-                let names: Vec<String> = lookup_order(c.engine)
+        for c in contenders.iter().filter(|c| !c.variants.is_empty()) {
+            let Some((variant, _)) = found.pick(c.variants) else {
+                let names: Vec<String> = c
+                    .variants
                     .iter()
                     .map(|v| variant_name(&self.file, v))
                     .collect();
@@ -166,6 +172,8 @@ impl SqlParams {
                     ),
                 ));
             };
+            found.chosen.insert(c.engine.to_string(), variant.clone());
+            let text = &found.files[&variant];
             if c.target {
                 for s in &text.statements {
                     if let Some(why) = outside_own_database(&s.text) {
@@ -185,9 +193,17 @@ impl SqlParams {
 }
 
 impl Variants {
-    /// The file an engine runs: the first of its [`lookup_order`] found.
-    pub fn pick(&self, engine: &str) -> Option<&SqlText> {
-        lookup_order(engine).iter().find_map(|v| self.0.get(*v))
+    /// The first of `order` (an engine's variants, most specific first) found: its variant
+    /// and its file.
+    pub fn pick(&self, order: &[&str]) -> Option<(String, &SqlText)> {
+        order
+            .iter()
+            .find_map(|v| self.files.get(*v).map(|t| (v.to_string(), t)))
+    }
+
+    /// The file the engine named `engine` runs, as chosen when the study was read.
+    pub fn for_engine(&self, engine: &str) -> Option<&SqlText> {
+        self.files.get(self.chosen.get(engine)?)
     }
 }
 
@@ -342,14 +358,10 @@ pub fn run(p: &SqlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             p.file
         ))
     })?;
-    let text = variants.pick(engine).ok_or_else(|| {
+    let text = variants.for_engine(engine).ok_or_else(|| {
         StepError::Check(format!(
-            "no statements' file for {engine}: looked for {}",
-            lookup_order(engine)
-                .iter()
-                .map(|v| variant_name(&p.file, v))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "no statements' file of {} was chosen for {engine} when the study was read",
+            p.file
         ))
     })?;
     ctx.progress.status(&format!(
@@ -481,7 +493,7 @@ mod tests {
         assert_eq!(variant_name("schema.sql", ""), "schema.sql");
         let mut v = Variants::default();
         for k in ["", "mysql"] {
-            v.0.insert(
+            v.files.insert(
                 k.to_string(),
                 SqlText {
                     path: k.to_string(),
@@ -489,8 +501,10 @@ mod tests {
                 },
             );
         }
-        assert_eq!(v.pick("mariadb").map(|t| t.path.as_str()), Some("mysql"));
-        assert_eq!(v.pick("mysql").map(|t| t.path.as_str()), Some("mysql"));
-        assert_eq!(v.pick("postgres").map(|t| t.path.as_str()), Some(""));
+        let path = |order: &[&str]| v.pick(order).map(|(_, t)| t.path.clone());
+        assert_eq!(path(&["mariadb", "mysql", ""]), Some("mysql".into()));
+        assert_eq!(path(&["mysql", ""]), Some("mysql".into()));
+        assert_eq!(path(&["postgres", ""]), Some(String::new()));
+        assert_eq!(path(&["sqlite"]), None);
     }
 }

@@ -138,6 +138,8 @@ fn default_timeout() -> u64 {
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "mariadb",
     decode,
+    sql_variants: &["mariadb", "mysql", ""],
+    url_schemes: &["mysql", "mariadb"],
     keeps_rows: true,
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {

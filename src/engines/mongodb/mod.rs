@@ -56,6 +56,9 @@ fn default_connect_timeout() -> u64 {
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "mongodb",
     decode,
+    // No SQL: a `sql` step does not run on it.
+    sql_variants: &[],
+    url_schemes: &["mongodb"],
     keeps_rows: true,
     shards_meet: false,
     sandbox: None,

@@ -56,6 +56,8 @@ fn default_timeout() -> u64 {
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "mysql",
     decode,
+    sql_variants: &["mysql", ""],
+    url_schemes: &["mysql"],
     keeps_rows: true,
     shards_meet: false,
     sandbox: Some(crate::engines::SandboxFamily {

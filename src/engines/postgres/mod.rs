@@ -104,6 +104,8 @@ fn one_of(key: &str, v: &str, allowed: &[&str]) -> std::result::Result<(), Decod
 pub const FAMILY: crate::engines::Family = crate::engines::Family {
     name: "postgres",
     decode,
+    sql_variants: &["postgres", ""],
+    url_schemes: &["postgres", "postgresql"],
     keeps_rows: true,
     shards_meet: true,
     sandbox: Some(crate::engines::SandboxFamily {

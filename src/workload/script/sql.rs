@@ -33,12 +33,7 @@ impl Bound {
         for (i, piece) in self.pieces.iter().enumerate() {
             out.push_str(piece);
             if i + 1 < self.pieces.len() {
-                if dialect == Dialect::Postgres {
-                    out.push('$');
-                    out.push_str(&(i + 1).to_string());
-                } else {
-                    out.push('?');
-                }
+                out.push_str(&dialect.bind_slot(i + 1));
             }
         }
         out

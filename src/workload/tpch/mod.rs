@@ -448,7 +448,7 @@ fn explain_worst(ctx: &StepCtx<'_>, runs: &[QueryRun], timeout_s: f64) -> serde_
     let Some(w) = worst else {
         return serde_json::Value::Null;
     };
-    let sql = queries::explain(ctx.engine.dialect(), &w.sql);
+    let sql = ctx.engine.dialect().explain(&w.sql);
     let plan = ctx.engine.connect().and_then(|mut s| {
         let mut out = Vec::new();
         let st = s.prepare(&sql)?;

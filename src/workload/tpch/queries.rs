@@ -437,7 +437,7 @@ pub fn render(q: u8, params: &Params, dialect: Dialect) -> Result<String, Render
             name: key.to_string(),
         };
         if let Some(col) = key.strip_prefix("year:") {
-            out.push_str(&year_of(dialect, col));
+            out.push_str(&dialect.year_of(col));
         } else if let Some(name) = key.strip_prefix("date:") {
             let iso = match params.get(name) {
                 Some(Param::Date(d)) => d.clone(),
@@ -445,11 +445,11 @@ pub fn render(q: u8, params: &Params, dialect: Dialect) -> Result<String, Render
                 None if is_iso_date(name) => name.to_string(),
                 None => return Err(missing()),
             };
-            out.push_str(&date_literal(dialect, &iso));
+            out.push_str(&dialect.date_literal(&iso));
         } else {
             match params.get(key) {
                 Some(Param::Sql(s)) => out.push_str(s),
-                Some(Param::Date(d)) => out.push_str(&date_literal(dialect, d)),
+                Some(Param::Date(d)) => out.push_str(&dialect.date_literal(d)),
                 None => return Err(missing()),
             }
         }
@@ -467,31 +467,6 @@ fn is_iso_date(s: &str) -> bool {
         && b.iter()
             .enumerate()
             .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
-}
-
-/// A date literal: SQLite keeps dates as ISO text, so a string compares with them; the
-/// servers take a typed `DATE '...'`.
-fn date_literal(dialect: Dialect, iso: &str) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("'{iso}'"),
-        _ => format!("DATE '{iso}'"),
-    }
-}
-
-/// The year of a date column as an integer.
-fn year_of(dialect: Dialect, col: &str) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("CAST(strftime('%Y', {col}) AS INTEGER)"),
-        _ => format!("EXTRACT(YEAR FROM {col})"),
-    }
-}
-
-/// `EXPLAIN` of a rendered query, in the dialect's form.
-pub fn explain(dialect: Dialect, sql: &str) -> String {
-    match dialect {
-        Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
-        _ => format!("EXPLAIN {sql}"),
-    }
 }
 
 #[cfg(test)]
