@@ -98,7 +98,7 @@ def tcp_segments_sent():
     return int(rows[1][rows[0].index("OutSegs")])
 
 
-def run_client(argv, log_path, peak_rss=False, env=None):
+def run_client(argv, log_path, peak_rss=False, env=None, cwd=None):
     """Run one client to completion; its exit code, wall time, CPU (user, system) and output,
     and with `peak_rss` its peak resident memory. That is taken by GNU time (`%M`), not from
     our own wait4: a forked child keeps the forking process's peak RSS across exec, so wait4
@@ -109,7 +109,7 @@ def run_client(argv, log_path, peak_rss=False, env=None):
     if peak_rss:
         argv = ["/usr/bin/time", "-f", "%M", "-o", rss_path, *argv]
     with open(log_path, "w") as out:
-        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
@@ -249,6 +249,8 @@ description = "bench/vs-peers: dbduel's client against a peer on the same server
 name = "dbduel"
 engine = "{engine}"
 target = "{target}"
+# the sandbox's own superuser, which the peer logs in as too
+wide_account = true
 {password}
 {options}
 [[step]]
@@ -316,30 +318,59 @@ def parse_sysbench(text):
     }
 
 
-def sysbench_argv(workload, port, db, threads, seconds):
+def sysbench_tls_option():
+    """sysbench's option that requires TLS of the server: 1.0 takes `--mysql-ssl=on`, 1.1
+    `--mysql-ssl=REQUIRED` (the mysql client's level)."""
+    text = subprocess.run(["sysbench", "oltp_point_select", "help"],
+                          capture_output=True, text=True).stdout
+    return "--mysql-ssl=REQUIRED" if "REQUIRED" in text else "--mysql-ssl=on"
+
+
+def sysbench_tls_dir(work, sb):
+    """A directory for sysbench 1.0 to run in over TLS: its `--mysql-ssl=on` hands libmariadb
+    the files client-key.pem, client-cert.pem and cacert.pem of the current directory, and
+    the server checks a client certificate against its CA. The sandbox's CA, and its own
+    certificate and key (signed by that CA) as the client's: this bench's one machine."""
+    d = os.path.join(work, "sysbench-tls")
+    os.makedirs(d, exist_ok=True)
+    server_dir = sb.get("private_dir") or sb["dir"]
+    for theirs, ours in (("tls-ca.pem", "cacert.pem"), ("tls-cert.pem", "client-cert.pem"),
+                         ("tls-key.pem", "client-key.pem")):
+        with open(os.path.join(server_dir, theirs)) as f, \
+                open(os.path.join(d, ours), "w") as out:
+            out.write(f.read())
+        os.chmod(os.path.join(d, ours), 0o600)
+    return d
+
+
+def sysbench_argv(workload, port, db, threads, seconds, tls=False):
     return [
         "sysbench", f"oltp_{workload}", "--db-driver=mysql",
         "--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-user=root",
         f"--mysql-db={db}", f"--tables={TABLES}", f"--table-size={ROWS}",
         "--rand-type=special", f"--threads={threads}", f"--time={seconds}",
-        "--events=0", "--percentile=95", "run",
+        "--events=0", "--percentile=95", *([sysbench_tls_option()] if tls else []), "run",
     ]
 
 
 # The contender each sysbench pair's sandbox is made from: the engine, its version line and
-# its options (InnoDB, a 1 GiB buffer pool, room for every client).
+# whether it serves TLS (its options: InnoDB, a 1 GiB buffer pool, room for every client).
 SYSBENCH_SERVERS = {
-    "mariadb": ("mariadb", ""),
+    "mariadb": ("mariadb", "", False),
     # MySQL 8.0.15 from the server cache (scripts/install-servers), as `dbduel sandbox up
     # mysql --version 8.0` starts it.
-    "mysql": ("mysql", 'version = "8.0"'),
+    "mysql": ("mysql", 'version = "8.0"', False),
+    # What TLS costs each client: the same MariaDB serving TLS (`tls = true`), sysbench
+    # requiring it of the server, dbduel's target saying ssl-mode=REQUIRED.
+    "mariadb-tls": ("mariadb", "", True),
 }
 
 
 def sbtest_sandbox(a, part):
     """A kept sandbox of `part` (mariadb or mysql) holding one sbtest dataset loaded by dbduel:
     its manifest."""
-    engine, version = SYSBENCH_SERVERS[part]
+    engine, version, tls = SYSBENCH_SERVERS[part]
+    tls = ", tls = true" if tls else ""
     return provision(a.dbduel, a.work, part, f"""[study]
 name = "oltp"
 description = "bench/vs-peers: one sbtest dataset in one {part} sandbox"
@@ -352,7 +383,7 @@ seed = 42
 name = "innodb"
 engine = "{engine}"
 {version}
-options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_connections = 1000 }} }}
+options = {{ storage_engine = "innodb", buffer_pool_mb = 1024, server = {{ max_connections = 1000 }}{tls} }}
 [[step]]
 name = "load"
 kind = "load"
@@ -363,7 +394,7 @@ def sysbench_part(a, out, part):
     """sysbench (A) and dbduel's oltp step (B) on one sandbox of `part` (mariadb or mysql)
     holding one sbtest dataset loaded by dbduel; both log in as the sandbox's root with the
     password in its secret file (sysbench through MYSQL_PWD, dbduel through password_file)."""
-    engine = SYSBENCH_SERVERS[part][0]
+    engine, _, tls = SYSBENCH_SERVERS[part]
     sb = sbtest_sandbox(a, part)
     port, pid, db = sb["port"], sb["pid"], "dbduel_oltp"
     env = password_env(sb)
@@ -379,19 +410,28 @@ def sysbench_part(a, out, part):
                  "tables": TABLES, "rows_per_table": ROWS, "pairs": []}
     log(f"{part} {sb.get('server_version')} on port {port}: {TABLES} sbtest tables × {ROWS} rows; "
         f"root@127.0.0.1 authenticates with {plugin}")
-    target = f"mysql://root@127.0.0.1:{port}/{db}"
+    target = f"mysql://root@127.0.0.1:{port}/{db}" + ("?ssl-mode=REQUIRED" if tls else "")
+    cwd = sysbench_tls_dir(a.work, sb) if tls else None
     if a.warmup > 0:
         log(f"warm-up: sysbench oltp_read_only, {a.warmup} s (not measured)")
-        must(run_client(sysbench_argv("read_only", port, db, 8, a.warmup),
-                        os.path.join(a.work, f"warmup-{part}.log"), env=env), "warm-up")
+        must(run_client(sysbench_argv("read_only", port, db, 8, a.warmup, tls),
+                        os.path.join(a.work, f"warmup-{part}.log"), env=env, cwd=cwd),
+             "warm-up")
+
+    def over_tls(c0, c1, threads, label):
+        # The server's own count: every client's connection came under TLS.
+        if tls and c1.get("Ssl_accepts", 0) - c0.get("Ssl_accepts", 0) < threads:
+            raise SystemExit(f"error: {label}: the server accepted fewer TLS connections "
+                             f"than the {threads} clients")
 
     def peer(workload, threads, label):
         c0, s0 = mysql_counters(port, env), tree_cpu_s(pid)
-        r = run_client(sysbench_argv(workload, port, db, threads, a.duration),
-                       os.path.join(a.work, f"{label}.log"), env=env)
+        r = run_client(sysbench_argv(workload, port, db, threads, a.duration, tls),
+                       os.path.join(a.work, f"{label}.log"), env=env, cwd=cwd)
         must(r, f"sysbench ({label})")
         time.sleep(0.3)
         s1, c1 = tree_cpu_s(pid), mysql_counters(port, env)
+        over_tls(c0, c1, threads, label)
         f = parse_sysbench(r["output"])
         return measured(r, f["qps"], f["queries"], f["errors"], f["p95_ms"] * 1000,
                         s1 - s0, server_queries(c0, c1), f, work_done(c0, c1, MYSQL_WORK))
@@ -411,6 +451,7 @@ distribution = "special\""""
                        dbduel_study(target, engine, step, password_file=secret_file(sb)))
         time.sleep(0.3)
         s1, c1 = tree_cpu_s(pid), mysql_counters(port, env)
+        over_tls(c0, c1, threads, label)
         lv = r["step"]["details"]["levels"][0]
         queries = round(lv["qps"] * lv["measured_s"])
         return measured(r, lv["qps"], queries, lv["errors"], (lv["latency_us"] or {}).get("p95"),
@@ -418,10 +459,12 @@ distribution = "special\""""
                         {k: lv[k] for k in ("tps", "events", "measured_s", "dbduel_cpu_us_per_event")},
                         work_done(c0, c1, MYSQL_WORK))
 
-    for workload in ("point_select", "read_only"):
+    for workload in ("point_select",) if tls else ("point_select", "read_only"):
         for threads in a.threads:
-            out[part]["pairs"].append(
-                pair(part, workload, "sysbench", threads, a.rounds, peer, ours))
+            p = pair(part, workload, "sysbench", threads, a.rounds, peer, ours)
+            if tls:
+                p["workload"] = f"{workload} over TLS"
+            out[part]["pairs"].append(p)
 
 
 def server_queries(c0, c1):
@@ -473,8 +516,11 @@ def parse_pgbench(text):
             "latency_avg_ms": float(lat.group(1)) if lat else None}
 
 
-def postgres_part(a, out):
-    sb = provision(a.dbduel, a.work, "postgres", f"""[study]
+def postgres_part(a, out, part="postgres"):
+    """pgbench (A) and dbduel (B) on one PostgreSQL sandbox; `postgres-tls`: the sandbox
+    serves TLS, pgbench asks for it with sslmode=require and dbduel's target says the same."""
+    tls = part == "postgres-tls"
+    sb = provision(a.dbduel, a.work, part, f"""[study]
 name = "pgbench"
 description = "bench/vs-peers: one PostgreSQL sandbox for pgbench's tables"
 [dataset]
@@ -484,7 +530,7 @@ rows = 1000
 [[contender]]
 name = "postgres"
 engine = "postgres"
-options = {{ shared_buffers_mb = 1024, stat_statements = false, server = {{ max_connections = 1000 }} }}
+options = {{ shared_buffers_mb = 1024, stat_statements = false, server = {{ max_connections = 1000 }}{", tls = true" if tls else ""} }}
 [[step]]
 name = "load"
 kind = "load"
@@ -492,14 +538,15 @@ kind = "load"
     port, pid, db = sb["port"], sb["pid"], "dbduel_pgbench"
     conn = ["-h", "127.0.0.1", "-p", str(port), "-U", "dbduel"]
     with open(secret_file(sb)) as f:
-        env = {**os.environ, "PGPASSWORD": f.read().strip()}
+        env = {**os.environ, "PGPASSWORD": f.read().strip(),
+               "PGSSLMODE": "require" if tls else "disable"}
     log(f"postgres {sb.get('server_version')} on port {port}: pgbench -i -s {a.pg_scale}")
     must(run_client([pg_bin("pgbench"), "-i", "-q", "-s", str(a.pg_scale), *conn, db],
                     os.path.join(a.work, "pgbench-init.log"), env=env), "pgbench -i")
     accounts = 100_000 * a.pg_scale
-    out["postgres"] = {"server_version": sb.get("server_version"), "port": port,
-                       "scale": a.pg_scale, "accounts": accounts, "pairs": []}
-    target = f"postgres://dbduel@127.0.0.1:{port}/{db}"
+    out[part] = {"server_version": sb.get("server_version"), "port": port,
+                 "scale": a.pg_scale, "accounts": accounts, "pairs": []}
+    target = f"postgres://dbduel@127.0.0.1:{port}/{db}?sslmode={'require' if tls else 'disable'}"
 
     def jobs(clients):
         # pgbench's -j and dbduel's `threads`, the same for both: one per client unless
@@ -547,9 +594,12 @@ params = [{{ min = 1, max = {accounts} }}]"""
                         work_done(c0, c1, PG_WORK))
 
     for threads in a.threads:
-        out["postgres"]["pairs"].append(
-            pair("postgres", "select_only", "pgbench", threads, a.rounds, peer, ours))
-    script_pairs(a, out, sb, db, conn, env, target)
+        p = pair(part, "select_only", "pgbench", threads, a.rounds, peer, ours)
+        if tls:
+            p["workload"] = "select_only over TLS"
+        out[part]["pairs"].append(p)
+    if not tls:
+        script_pairs(a, out, sb, db, conn, env, target)
 
 
 # The custom scripts of the script pairs: one file each, run unchanged by `pgbench -f` and by
@@ -1279,7 +1329,8 @@ def main():
                       os.environ.get("BENCH_TPCH_QUERIES", " ".join(map(str, range(1, 23)))).split()]
     a.tpch_servers = os.environ.get("BENCH_TPCH_SERVERS", "mariadb postgres").split()
     a.tpch_timeout_s = env_int("BENCH_TPCH_TIMEOUT_S", 600)
-    parts = os.environ.get("BENCH_PARTS", "mariadb mysql postgres tpcc tpch").split()
+    parts = os.environ.get(
+        "BENCH_PARTS", "mariadb mysql postgres mariadb-tls postgres-tls tpcc tpch").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
     with open("/proc/cpuinfo") as f:
@@ -1312,12 +1363,17 @@ def main():
         sysbench_part(a, out, "mysql")
     if "postgres" in parts:
         postgres_part(a, out)
+    if "mariadb-tls" in parts:
+        sysbench_part(a, out, "mariadb-tls")
+    if "postgres-tls" in parts:
+        postgres_part(a, out, "postgres-tls")
     if "tpcc" in parts:
         tpcc_part(a, out)
     if "tpch" in parts:
         tpch_part(a, out)
     # Each row names its server: the family and the version the sandbox reported.
-    servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres", "tpcc": "mariadb"}
+    servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres",
+               "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb"}
     def version(part):
         m = re.search(r"\d+(\.\d+)+", out[part].get("server_version") or "")
         return m.group(0) if m else "?"

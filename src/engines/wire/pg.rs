@@ -291,15 +291,6 @@ impl PgWire {
         ];
         frontend::startup_message(params.iter().copied(), &mut self.wbuf).map_err(io_err)?;
         self.flush()?;
-        let password = t.password.as_ref().map(|p| p.expose().as_bytes());
-        let need_password = || {
-            password.ok_or_else(|| {
-                EngineError::new(
-                    "server",
-                    "postgres: the server asks for a password; give the contender password_env or password_file",
-                )
-            })
-        };
         let mut scram: Option<ScramSha256> = None;
         let mut error = None;
         loop {
@@ -307,70 +298,9 @@ impl PgWire {
             let body = self.rb.at(at);
             match tag {
                 b'R' => {
-                    let code = body.get(..4).ok_or_else(|| proto_err("authentication"))?;
-                    let data = &body[4..];
-                    match i32::from_be_bytes([code[0], code[1], code[2], code[3]]) {
-                        0 => {}
-                        3 | 5
-                            if !weak_password_allowed(
-                                t,
-                                self.sock.tcp().peer_addr().ok(),
-                                self.sock.is_tls(),
-                            ) =>
-                        {
-                            return Err(weak_password_refused(t, code[3], self.sock.is_tls()));
-                        }
-                        3 => frontend::password_message(need_password()?, &mut self.wbuf)
-                            .map_err(io_err)?,
-                        5 => {
-                            let salt: [u8; 4] =
-                                data.try_into().map_err(|_| proto_err("MD5 salt"))?;
-                            let hash = md5_hash(t.user.as_bytes(), need_password()?, salt);
-                            frontend::password_message(hash.as_bytes(), &mut self.wbuf)
-                                .map_err(io_err)?;
-                        }
-                        10 => {
-                            let offers_scram = data
-                                .split(|&b| b == 0)
-                                .any(|m| m == SCRAM_SHA_256.as_bytes());
-                            if !offers_scram {
-                                return Err(EngineError::new(
-                                    "server",
-                                    "postgres: the server offers no SASL mechanism dbduel speaks (SCRAM-SHA-256 without channel binding)",
-                                ));
-                            }
-                            let s =
-                                ScramSha256::new(need_password()?, ChannelBinding::unsupported());
-                            frontend::sasl_initial_response(
-                                SCRAM_SHA_256,
-                                s.message(),
-                                &mut self.wbuf,
-                            )
-                            .map_err(io_err)?;
-                            scram = Some(s);
-                        }
-                        11 | 12 => {
-                            let s = scram.as_mut().ok_or_else(|| proto_err("SASL order"))?;
-                            let step = if body[3] == 11 {
-                                s.update(data)
-                            } else {
-                                s.finish(data)
-                            };
-                            step.map_err(|e| {
-                                EngineError::new("server", format!("postgres: SCRAM: {e}"))
-                            })?;
-                            if body[3] == 11 {
-                                frontend::sasl_response(s.message(), &mut self.wbuf)
-                                    .map_err(io_err)?;
-                            }
-                        }
-                        n => {
-                            return Err(EngineError::new(
-                                "server",
-                                format!("postgres: unsupported authentication request {n}"),
-                            ));
-                        }
-                    }
+                    // An authentication request is a few bytes, once a connection.
+                    let body = body.to_vec();
+                    self.answer_auth(t, &body, &mut scram)?;
                     if !self.wbuf.is_empty() {
                         self.flush()?;
                     }
@@ -381,6 +311,75 @@ impl PgWire {
             }
             if let Some(e) = error {
                 return Err(e); // the server closes the connection after an error here
+            }
+        }
+        Ok(())
+    }
+
+    /// Answer one authentication request (`body`: its code, then its data) into `wbuf`:
+    /// nothing for OK, the password as the server asks (a cleartext or MD5 one only where
+    /// allowed), or the next SCRAM-SHA-256 message.
+    fn answer_auth(
+        &mut self,
+        t: &Target,
+        body: &[u8],
+        scram: &mut Option<ScramSha256>,
+    ) -> Result<()> {
+        let password = t.password.as_ref().map(|p| p.expose().as_bytes());
+        let need_password = || {
+            password.ok_or_else(|| {
+                EngineError::new(
+                    "server",
+                    "postgres: the server asks for a password; give the contender password_env or password_file",
+                )
+            })
+        };
+        let code = body.get(..4).ok_or_else(|| proto_err("authentication"))?;
+        let data = &body[4..];
+        let tls = self.sock.is_tls();
+        match i32::from_be_bytes([code[0], code[1], code[2], code[3]]) {
+            0 => {}
+            3 | 5 if !weak_password_allowed(t, self.sock.tcp().peer_addr().ok(), tls) => {
+                return Err(weak_password_refused(t, code[3], tls));
+            }
+            3 => frontend::password_message(need_password()?, &mut self.wbuf).map_err(io_err)?,
+            5 => {
+                let salt: [u8; 4] = data.try_into().map_err(|_| proto_err("MD5 salt"))?;
+                let hash = md5_hash(t.user.as_bytes(), need_password()?, salt);
+                frontend::password_message(hash.as_bytes(), &mut self.wbuf).map_err(io_err)?;
+            }
+            10 => {
+                let offers_scram = data
+                    .split(|&b| b == 0)
+                    .any(|m| m == SCRAM_SHA_256.as_bytes());
+                if !offers_scram {
+                    return Err(EngineError::new(
+                        "server",
+                        "postgres: the server offers no SASL mechanism dbduel speaks (SCRAM-SHA-256 without channel binding)",
+                    ));
+                }
+                let s = ScramSha256::new(need_password()?, ChannelBinding::unsupported());
+                frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.wbuf)
+                    .map_err(io_err)?;
+                *scram = Some(s);
+            }
+            n @ (11 | 12) => {
+                let s = scram.as_mut().ok_or_else(|| proto_err("SASL order"))?;
+                let step = if n == 11 {
+                    s.update(data)
+                } else {
+                    s.finish(data)
+                };
+                step.map_err(|e| EngineError::new("server", format!("postgres: SCRAM: {e}")))?;
+                if n == 11 {
+                    frontend::sasl_response(s.message(), &mut self.wbuf).map_err(io_err)?;
+                }
+            }
+            n => {
+                return Err(EngineError::new(
+                    "server",
+                    format!("postgres: unsupported authentication request {n}"),
+                ));
             }
         }
         Ok(())
