@@ -532,11 +532,21 @@ impl MariadbOptions {
                 // The benchmark sessions' client logs in first, before any other: it holds to
                 // the target's TLS and password rules, and a method it does not speak is a
                 // missing prerequisite.
+                // Either client's failure to connect says where, keeping a TLS failure's kind.
+                let cannot = |e: EngineError| {
+                    let kind = if e.kind == "tls" { "tls" } else { "connect" };
+                    EngineError::new(
+                        kind,
+                        format!(
+                            "cannot connect to {}: {}",
+                            t.display(),
+                            e.message.trim_start_matches("mariadb: ")
+                        ),
+                    )
+                };
                 match WireSession::connect(t, "", self.query_timeout_s) {
                     Ok(_) => {}
-                    Err(ConnectError::Failed(e)) => {
-                        return Err(flavor::named(self.engine_name(), e));
-                    }
+                    Err(ConnectError::Failed(e)) => return Err(cannot(e)),
                     Err(ConnectError::Unsupported(u)) => {
                         return Err(EngineError::new(
                             "missing",
@@ -544,16 +554,7 @@ impl MariadbOptions {
                         ));
                     }
                 }
-                let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(|e| {
-                    EngineError::new(
-                        "connect",
-                        format!(
-                            "cannot connect to {}: {}",
-                            t.display(),
-                            e.message.trim_start_matches("mariadb: ")
-                        ),
-                    )
-                })?;
+                let mut c = crate_conn(conn_opts(t, None, self.query_timeout_s)).map_err(cannot)?;
                 check_storage_engine(&mut c, &self.storage_engine, self.engine_name())
             }
         }
