@@ -33,18 +33,23 @@ fn run_with_restart_command(root: &Path, marker: &Path) -> std::path::PathBuf {
     dir
 }
 
+/// `dbduel rerun DIR --out OUT`, with no terminal and no flag: (exit code, stdout, stderr).
+fn rerun(dir: &Path, out: &Path) -> (i32, String, String) {
+    common::run(&[
+        "rerun",
+        dir.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ])
+}
+
 #[test]
 fn rerun_refuses_a_manifests_restart_command_without_a_terminal_or_the_flag() {
     let root = tempfile::tempdir().expect("tmp");
     let marker = root.path().join("ran");
     let dir = run_with_restart_command(root.path(), &marker);
     let out = root.path().join("out");
-    let (code, stdout, stderr) = common::run(&[
-        "rerun",
-        dir.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+    let (code, stdout, stderr) = rerun(&dir, &out);
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(stderr.contains("restart_command"), "{stderr}");
     assert!(
@@ -156,12 +161,7 @@ fn rerun_signs_in_with_no_tls_client_key_a_manifest_names_unasked() {
         .into();
     });
     let out = root.path().join("out");
-    let (code, stdout, stderr) = common::run(&[
-        "rerun",
-        dir.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+    let (code, stdout, stderr) = rerun(&dir, &out);
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(
         stderr.contains(&format!(

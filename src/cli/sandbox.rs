@@ -121,9 +121,7 @@ fn up(
 ) -> Result<(), Failure> {
     let engine = family.name;
     let certs = if tls {
-        let mut c = crate::sandbox::certs::make(&format!("dbduel-{name}"), 1)
-            .map_err(|m| Failure::new(exit::FAILED, m))?;
-        c.pop()
+        Some(crate::sandbox::certs::for_sandbox(name).map_err(|m| Failure::new(exit::FAILED, m))?)
     } else {
         None
     };

@@ -151,9 +151,9 @@ impl<R> ServerOptions<R> {
         if !self.tls || self.target.is_some() {
             return Ok(None);
         }
-        let mut certs = crate::sandbox::certs::make(&format!("dbduel-{name}"), 1)
-            .map_err(|m| crate::engine::EngineError::new("tls", m))?;
-        Ok(certs.pop())
+        crate::sandbox::certs::for_sandbox(name)
+            .map(Some)
+            .map_err(|m| crate::engine::EngineError::new("tls", m))
     }
 }
 

@@ -74,6 +74,15 @@ pub fn make(name: &str, servers: usize) -> Result<Vec<ServerCerts>, String> {
         .collect()
 }
 
+/// The certificates of one sandbox named `name`: a CA of its own (`dbduel-{name}-ca`) and
+/// the server's certificate under it.
+pub fn for_sandbox(name: &str) -> Result<ServerCerts, String> {
+    let mut certs = make(&format!("dbduel-{name}"), 1)?;
+    certs
+        .pop()
+        .ok_or_else(|| format!("no certificate was made for {name}"))
+}
+
 impl ServerCerts {
     /// Write the files (0600, `owner`'s when given).
     pub fn write(&self, f: &Files, owner: Option<&ServiceUser>) -> super::Result<()> {
