@@ -1203,7 +1203,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
     )
     .unwrap();
     let stop = AtomicBool::new(false);
-    let (held_s, runs) = hot_ddl::alongside(engine.as_ref(), &[change], &stop, |clock| {
+    let (held_s, runs) = hot_ddl::alongside(engine.as_ref(), &[change], &stop, |second| {
         let mut t1 = common::mysql_conn(port, Some("dbduel_hot"));
         let mut t2 = common::mysql_conn(port, Some("dbduel_hot"));
         t1.query_drop("BEGIN").unwrap();
@@ -1217,7 +1217,7 @@ fn a_hot_change_gives_way_to_a_deadlock_no_detector_sees() {
                 .and_then(|_| t1.query_drop("COMMIT"))
         });
         std::thread::sleep(Duration::from_millis(200));
-        clock(0.0); // the change asks for customer's metadata lock, queued behind t1
+        second(hot_ddl::Second::at(0.0)); // the change asks for customer's metadata lock, queued behind t1
         std::thread::sleep(Duration::from_millis(300));
         // t2 queues behind the change: the cycle is closed
         let t = Instant::now();

@@ -1,7 +1,8 @@
 //! What a long step keeps (resource assertions at a short scale: bytes held per second of a
-//! run, never a time): the runner's memory does not grow while a client is stuck in an
-//! operation, `dbduel merge` holds no histogram per second, and a run killed mid-step keeps
-//! on disk the per-second records of the seconds it had finished.
+//! run, never a time): what a run hands back does not grow with its length (its seconds go
+//! to the file as they close, and none stays in memory), the runner's memory does not grow
+//! while a client is stuck in an operation, `dbduel merge` holds no histogram per second, and
+//! a run killed mid-step keeps on disk the per-second records of the seconds it had finished.
 //!
 //! Memory is counted by this binary's own allocator (bytes asked for and not yet given
 //! back, so a histogram counts whole whether or not its pages were touched); its tests take
@@ -141,6 +142,58 @@ fn a_stuck_client_does_not_make_the_runner_hold_more_per_second() {
     );
 }
 
+/// Two clients running 1 ms operations of two kinds for `secs` seconds: the bytes the run's
+/// outcome holds once it is handed back, and the seconds it emitted.
+fn held_after_a_run_of(secs: u64) -> (usize, u64) {
+    let spec = RunSpec {
+        clients: 2,
+        bound: Bound::Duration(Duration::from_secs(secs)),
+        warmup_s: 0,
+        pacing: Pacing::Closed,
+        seed: 1,
+        team: None,
+        threads: None,
+    };
+    let names = vec!["a".to_string(), "b".to_string()];
+    let stop = AtomicBool::new(false);
+    let mut emitted = 0;
+    let before = HELD.load(Ordering::Relaxed);
+    let out = runner::run_closed(
+        &spec,
+        &names,
+        |client| {
+            Ok(Box::new(Stuck {
+                client: client + 1, // never stuck
+                stuck: Duration::ZERO,
+            }) as Box<dyn Worker>)
+        },
+        &stop,
+        |_| emitted += 1,
+    )
+    .expect("run");
+    let held = HELD.load(Ordering::Relaxed).saturating_sub(before);
+    assert_eq!(out.seconds.count, emitted);
+    drop(out);
+    (held, emitted)
+}
+
+#[test]
+fn what_a_run_hands_back_does_not_grow_with_its_length() {
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let (short, short_s) = held_after_a_run_of(2);
+    let (long, long_s) = held_after_a_run_of(10);
+    // Each second's record (a few hundred bytes with its op kinds, before) went to the
+    // per-second file as it closed; the outcome keeps its totals: an hour holds what a
+    // minute does.
+    let per_s = long.saturating_sub(short) / (long_s - short_s).max(1) as usize;
+    eprintln!("outcome: {short} B after {short_s} s, {long} B after {long_s} s");
+    assert!(long_s >= short_s + 7, "{short_s} and {long_s} seconds");
+    assert!(
+        per_s < 32,
+        "{per_s} more bytes held per second of run ({short} B after {short_s} s, {long} B after {long_s} s)"
+    );
+}
+
 /// `n` seconds of one shard: two op kinds, each second's latencies spread so each
 /// histogram is a real one.
 fn shard_seconds(n: u64, shard: u64) -> Vec<IntervalRecord> {
@@ -221,6 +274,8 @@ fn only_run_dir(out: &std::path::Path) -> Option<std::path::PathBuf> {
 
 #[test]
 fn a_run_killed_mid_step_keeps_the_seconds_it_finished() {
+    // Its polling allocates: the memory tests' counts are taken without it.
+    let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let out = tempfile::tempdir().expect("tmp");
     let study = out.path().join("long.toml");
     std::fs::write(

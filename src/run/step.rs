@@ -203,7 +203,7 @@ fn figures(
     } else {
         Status::Ok
     };
-    if !out.intervals.is_empty() {
+    if out.seconds > 0 {
         s.metrics.push(Metric::new(
             "dbduel_peak_rss_bytes",
             "dbduel peak RSS",

@@ -8,12 +8,13 @@
 //! open second holds its counts sparsely (the blocks of buckets its latencies fall in, a few
 //! KiB, not a 184 KiB histogram per op kind), the full histograms a closed second is
 //! summarized in are a few reset and reused from second to second (as CockroachDB's
-//! workload histograms go back to a pool), and the run keeps each second's record without
-//! its histograms: those are handed to `on_interval` once, for the per-second file.
+//! workload histograms go back to a pool), and a closed second's record is handed to
+//! `on_interval` once (for the per-second file, written as it comes) and not kept: the run
+//! counts its seconds, nothing more.
 
 use super::connect::ConnectTally;
 use super::msg::{Flushed, Msg};
-use super::outcome::{ErrorCount, RunOutcome};
+use super::outcome::{ErrorCount, RunOutcome, Seconds};
 use super::rate::RateProfile;
 use super::spec::{Pacing, RunSpec};
 use crate::metrics::{self, Hist, Latency, Recorder};
@@ -128,7 +129,7 @@ impl<'a> Collector<'a> {
                 late: 0,
                 dropped: 0,
                 unstarted: 0,
-                intervals: Vec::new(),
+                seconds: Seconds::default(),
             },
             pending: BTreeMap::new(),
             pool: Vec::new(),
@@ -261,7 +262,7 @@ impl<'a> Collector<'a> {
             .as_ref()
             .map(|r| r.mean(tick as f64, tick as f64 + 1.0));
         on_interval(&rec);
-        self.t.intervals.push(without_histograms(rec));
+        self.t.seconds.saw(tick);
         if self.pool.len() < POOL {
             agg.reset();
             self.pool.push(agg);
@@ -295,7 +296,7 @@ impl<'a> Collector<'a> {
                 .last_end
                 .saturating_duration_since(measure_start)
                 .as_secs_f64(),
-            intervals: t.intervals,
+            seconds: t.seconds,
             interrupted: stop.load(Ordering::Relaxed),
             process_cpu_s: 0.0,
             late: t.late,
@@ -315,7 +316,7 @@ struct Totals {
     late: u64,
     dropped: u64,
     unstarted: u64,
-    intervals: Vec<IntervalRecord>,
+    seconds: Seconds,
 }
 
 impl TickAgg {
@@ -407,13 +408,4 @@ fn record(
             .collect(),
         target_rate: None,
     }
-}
-
-/// A second as the run keeps it: its figures, not its histograms (those went to the
-/// per-second file).
-fn without_histograms(mut rec: IntervalRecord) -> IntervalRecord {
-    for op in &mut rec.per_op {
-        op.hist = None;
-    }
-    rec
 }

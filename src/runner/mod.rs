@@ -31,7 +31,7 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use outcome::{ConnectFailure, ConnectOutcome, ErrorCount, RunError, RunOutcome};
+pub use outcome::{ConnectFailure, ConnectOutcome, ErrorCount, RunError, RunOutcome, Seconds};
 pub use rate::RateProfile;
 pub use spec::{
     Bound, CONNECT_TIMEOUT, Clock, DROP_AFTER, LATE_AFTER, Overlapped, Pacing, RunSpec, Worker,

@@ -3,7 +3,6 @@
 //! (`RunError`).
 
 use crate::metrics::{Hist, Latency};
-use crate::results::IntervalRecord;
 use serde::{Deserialize, Serialize};
 
 /// How the clients' connects went.
@@ -88,7 +87,10 @@ pub struct RunOutcome {
     pub all: Hist,
     /// Seconds from the end of warm-up to the last client's end.
     pub measured_s: f64,
-    pub intervals: Vec<IntervalRecord>,
+    /// The seconds handed to `on_interval`, which are not kept: what a run holds does not
+    /// grow with its length, so a caller that needs a second's figures keeps them as they
+    /// come.
+    pub seconds: Seconds,
     /// Stopped early by the stop flag.
     pub interrupted: bool,
     /// CPU seconds dbduel's process used from the clock's start to the run's end, warm-up
@@ -120,18 +122,6 @@ impl RunOutcome {
         }
     }
 
-    /// This run's seconds as one level of a sweep that began `tick_base` seconds earlier:
-    /// ticks and times shifted, each second tagged with the level's client count.
-    pub fn level_intervals(
-        &mut self,
-        tick_base: u64,
-        level: u64,
-    ) -> impl Iterator<Item = IntervalRecord> + use<> {
-        std::mem::take(&mut self.intervals)
-            .into_iter()
-            .map(move |iv| iv.shifted(tick_base, Some(level)))
-    }
-
     /// When every operation failed: the count and the first failure's message, for a step to
     /// fail with (a run with any success is reported, its errors counted, instead).
     pub fn all_failed(&self) -> Option<(u64, String)> {
@@ -140,6 +130,41 @@ impl RunOutcome {
             let first = self.errors.first().map(|e| e.first_message.clone());
             (n, first.unwrap_or_default())
         })
+    }
+}
+
+/// Which seconds a run emitted: how many, and the ticks of the first and the last.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seconds {
+    pub count: u64,
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+}
+
+impl Seconds {
+    /// One more second emitted.
+    pub fn saw(&mut self, tick: u64) {
+        self.count += 1;
+        self.first.get_or_insert(tick);
+        self.last = Some(tick);
+    }
+
+    /// These seconds followed by `later` (a later level's, shifted already).
+    pub fn then(self, later: Seconds) -> Seconds {
+        Seconds {
+            count: self.count + later.count,
+            first: self.first.or(later.first),
+            last: later.last.or(self.last),
+        }
+    }
+
+    /// The same seconds as part of a longer step that began `tick_base` seconds earlier.
+    pub fn shifted(self, tick_base: u64) -> Seconds {
+        Seconds {
+            count: self.count,
+            first: self.first.map(|t| t + tick_base),
+            last: self.last.map(|t| t + tick_base),
+        }
     }
 }
 

@@ -32,13 +32,16 @@ fn names() -> Vec<String> {
 fn counted_run_totals_add_up() {
     let spec = counted(4, 100);
     let stop = AtomicBool::new(false);
-    let mut seen = 0;
+    let (mut seen, mut interval_ops) = (0, 0);
     let out = run_closed(
         &spec,
         &names(),
         |_| Ok(Box::new(Sleepy { us: 50 }) as Box<dyn Worker>),
         &stop,
-        |_| seen += 1,
+        |iv| {
+            seen += 1;
+            interval_ops += iv.ops;
+        },
     )
     .expect("run");
     // 10% of ops fail by construction
@@ -48,9 +51,8 @@ fn counted_run_totals_add_up() {
     assert_eq!(out.errors[0].count, 40);
     assert_eq!(out.errors[0].kind, "busy");
     assert_eq!(out.per_op[0].len() + out.per_op[1].len(), 360);
-    let interval_ops: u64 = out.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(interval_ops, 360);
-    assert_eq!(seen, out.intervals.len());
+    assert_eq!(seen, out.seconds.count);
     assert!(out.all.min() >= 50);
 }
 
@@ -70,33 +72,28 @@ fn timed_run_ticks_every_second_and_excludes_warmup() {
         |iv| seen.push(iv.clone()),
     )
     .expect("run");
-    let ticks: Vec<u64> = out.intervals.iter().map(|i| i.tick).collect();
+    let ticks: Vec<u64> = seen.iter().map(|i| i.tick).collect();
     assert_eq!(ticks, vec![0, 1, 2]);
-    assert!(out.intervals[0].warmup && !out.intervals[1].warmup);
-    let counted: u64 = out
-        .intervals
-        .iter()
-        .filter(|i| !i.warmup)
-        .map(|i| i.ops)
-        .sum();
+    let kept = crate::runner::Seconds {
+        count: 3,
+        first: Some(0),
+        last: Some(2),
+    };
+    assert_eq!(
+        out.seconds, kept,
+        "the run counts its seconds, keeping none"
+    );
+    assert!(seen[0].warmup && !seen[1].warmup);
+    let counted: u64 = seen.iter().filter(|i| !i.warmup).map(|i| i.ops).sum();
     assert_eq!(out.ops, counted);
     assert!((1.3..2.0).contains(&out.measured_s), "{}", out.measured_s);
     // The CPU is read over the whole run, so its denominator counts warm-up too.
-    let all: u64 = out.intervals.iter().map(|i| i.ops).sum();
+    let all: u64 = seen.iter().map(|i| i.ops).sum();
     assert_eq!(out.ops_all, all);
     assert!(out.ops_all > out.ops);
     // Each second's histogram is handed on whole (for the per-second file): the measured
     // seconds' decoded histograms add up to the run's, every count in place (what a merge
-    // of shards adds). The run keeps its seconds without them, so what it holds does not
-    // grow by a histogram a second.
-    assert_eq!(seen.len(), out.intervals.len());
-    assert!(
-        out.intervals
-            .iter()
-            .flat_map(|i| &i.per_op)
-            .all(|op| op.hist.is_none()),
-        "the run kept a histogram per second"
-    );
+    // of shards adds).
     let mut kind0 = metrics::new_hist();
     let mut every = metrics::new_hist();
     for i in seen.iter().filter(|i| !i.warmup) {
@@ -523,7 +520,7 @@ fn a_client_stuck_in_an_operation_does_not_hold_the_others_seconds() {
     let seen_on_return = Mutex::new(None);
     let stuck = Duration::from_secs(6);
     let stop = AtomicBool::new(false);
-    let mut ticks = Vec::new();
+    let (mut ticks, mut in_seconds) = (Vec::new(), 0);
     let out = run_closed(
         &timed(3, Duration::from_secs(7)),
         &names(),
@@ -538,6 +535,7 @@ fn a_client_stuck_in_an_operation_does_not_hold_the_others_seconds() {
         &stop,
         |iv| {
             ticks.push(iv.tick);
+            in_seconds += iv.ops;
             emitted.fetch_add(1, Ordering::SeqCst);
         },
     )
@@ -557,7 +555,6 @@ fn a_client_stuck_in_an_operation_does_not_hold_the_others_seconds() {
     // Nothing lost or counted twice: every second once, in order, and every operation in
     // one of them; the stuck operation's latency counted.
     assert_eq!(ticks, (0..ticks.len() as u64).collect::<Vec<_>>());
-    let in_seconds: u64 = out.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(in_seconds, out.ops_all);
     assert!(out.all.max() >= 6_000_000, "{}", out.all.max());
 }
@@ -658,12 +655,13 @@ fn clients_served_from_fewer_threads_each_run_their_own_count() {
         ..counted(6, 50)
     };
     let stop = AtomicBool::new(false);
+    let mut in_seconds = 0;
     let out = run_closed(
         &spec,
         &names(),
         |_| Ok(Box::new(Echo::new(200, &threads, &flight)) as Box<dyn Worker>),
         &stop,
-        |_| {},
+        |iv| in_seconds += iv.ops,
     )
     .expect("run");
     assert_eq!(out.ops, 300, "{:?}", out.errors);
@@ -673,7 +671,6 @@ fn clients_served_from_fewer_threads_each_run_their_own_count() {
     assert!(out.all.min() >= 200, "{}", out.all.min());
     let used = threads.lock().unwrap().len();
     assert_eq!(used, 2, "six clients on two threads");
-    let in_seconds: u64 = out.intervals.iter().map(|i| i.ops).sum();
     assert_eq!(in_seconds, 300);
 }
 

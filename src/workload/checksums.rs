@@ -127,7 +127,7 @@ pub fn run(p: &ChecksumsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
             "check_s": c.check_s,
             "rule": c.rule,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

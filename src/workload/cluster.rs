@@ -5,7 +5,6 @@
 //! series, and the nodes lost on the way.
 
 use crate::engine::cluster::{Clustered, NodeStatus};
-use crate::results::IntervalRecord;
 use crate::results::{Better, Metric, Unit};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -376,27 +375,25 @@ impl ClusterFigures {
     }
 
     /// How the cluster went on after its first node was lost, from the step's per-second
-    /// records (`intervals`, all of them in order) and the watch's: the first reading that
+    /// rates (`rates`, operations a second by the step's tick) and the watch's: the first reading that
     /// missed a node began during the step's second number `tick`. Mean throughput before
     /// (the first second, clients connecting, left out) and after (the second of the loss
     /// left out, the stall while the others agree the node is gone counted), and how long
     /// until the cluster's size said so. `None` without a loss, or a second on either side.
-    pub fn after_loss(&self, intervals: &[IntervalRecord]) -> Option<AfterLoss> {
+    pub fn after_loss(&self, rates: &[f64]) -> Option<AfterLoss> {
         let lost = self
             .seconds
             .iter()
             .position(|s| s.live < self.live_at_start)?;
         let k = self.seconds[lost].tick as usize;
-        let mean = |iv: &[IntervalRecord]| {
-            (!iv.is_empty()).then(|| iv.iter().map(|i| i.ops_per_s).sum::<f64>() / iv.len() as f64)
-        };
+        let mean = |r: &[f64]| (!r.is_empty()).then(|| r.iter().sum::<f64>() / r.len() as f64);
         let resized_s = self.seconds[lost..]
             .iter()
             .find(|s| s.size == s.live as u64)
             .map(|s| s.t_s - self.seconds[lost].t_s);
         Some(AfterLoss {
-            before: mean(intervals.get(1..k)?)?,
-            after: mean(intervals.get(k + 1..)?)?,
+            before: mean(rates.get(1..k)?)?,
+            after: mean(rates.get(k + 1..)?)?,
             resized_s,
         })
     }
@@ -453,13 +450,13 @@ impl ClusterFigures {
     /// `autocommit`: the step's statements ran outside transactions.
     pub fn report(
         &self,
-        intervals: &[IntervalRecord],
+        rates: &[f64],
         planned: Option<(usize, Option<f64>)>,
         autocommit: bool,
     ) -> Told {
         let mut metrics = self.metrics();
         let mut notes = self.notes();
-        if let Some(a) = self.after_loss(intervals) {
+        if let Some(a) = self.after_loss(rates) {
             metrics.push(Metric::new(
                 "tps_before_loss",
                 "TPS before node loss",
@@ -587,14 +584,6 @@ mod tests {
         }
     }
 
-    fn interval(ops_per_s: f64) -> IntervalRecord {
-        serde_json::from_value(serde_json::json!({
-            "tick": 0, "t_s": 0.0, "warmup": false, "ops": 0, "ops_per_s": ops_per_s,
-            "rows": 0, "errors": 0, "late": 0, "dropped": 0, "latency_us": null, "per_op": []
-        }))
-        .expect("an interval")
-    }
-
     #[test]
     fn throughput_around_a_loss_skips_the_ramp_and_the_second_of_the_loss() {
         // Seconds 0..=2 with three nodes, the loss read during step second 3, the view
@@ -609,10 +598,7 @@ mod tests {
             ],
             &["node-3"],
         );
-        let iv: Vec<IntervalRecord> = [50.0, 100.0, 120.0, 7.0, 0.0, 80.0, 90.0]
-            .into_iter()
-            .map(interval)
-            .collect();
+        let iv = [50.0, 100.0, 120.0, 7.0, 0.0, 80.0, 90.0];
         let a = c.after_loss(&iv).expect("a loss");
         assert_eq!(a.before, 110.0, "seconds 1 and 2");
         assert_eq!(

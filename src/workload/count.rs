@@ -74,7 +74,7 @@ pub fn run(p: &CountParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
     Ok(StepOutput {
         summary: s,
         details: serde_json::json!({ "sql": sql, "count": n, "elapsed_s": elapsed, "restart": restart }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

@@ -349,7 +349,7 @@ pub fn run(p: &DdlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "algorithms_refused": refused,
             "elapsed_s": elapsed,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

@@ -63,7 +63,7 @@ pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepEr
     Ok(StepOutput {
         summary: s,
         details: serde_json::to_value(&f).unwrap_or_default(),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

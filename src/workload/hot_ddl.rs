@@ -16,6 +16,7 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::Engine;
 use crate::results::IntervalRecord;
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -167,32 +168,69 @@ impl HotRun {
     }
 }
 
-/// Run `level` (a workload's level, which calls the clock setter it is given with the level's
-/// start once its clock runs) while a session of its own makes `changes` at their seconds.
-/// Returns the level's result and the changes as they ran (their windows still empty: see
-/// [`measure`]).
+/// What a change's windows read of one second of its level: kept only on a level with
+/// changes, a few words a second (the runner keeps none of its seconds).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Second {
+    pub tick: u64,
+    /// End of the second, seconds into the level.
+    pub t_s: f64,
+    pub ops_per_s: f64,
+    pub p99_us: Option<u64>,
+    pub errors: u64,
+}
+
+impl Second {
+    /// A second ending `t_s` into the level, with nothing counted (a test's clock).
+    pub fn at(t_s: f64) -> Second {
+        Second {
+            tick: t_s as u64,
+            t_s,
+            ..Second::default()
+        }
+    }
+}
+
+impl From<&IntervalRecord> for Second {
+    fn from(iv: &IntervalRecord) -> Second {
+        Second {
+            tick: iv.tick,
+            t_s: iv.t_s,
+            ops_per_s: iv.ops_per_s,
+            p99_us: iv.latency_us.map(|l| l.p99),
+            errors: iv.errors,
+        }
+    }
+}
+
+/// Run `level` (a workload's level, which hands each of its seconds, as the runner closes
+/// it, to the function it is given: the first starts the changes' clock) while a session of
+/// its own makes `changes` at their seconds. Returns the level's result and the changes as
+/// they ran, each with its windows of the level's seconds.
 pub fn alongside<R>(
     engine: &dyn Engine,
     changes: &[HotChange],
     stop: &AtomicBool,
-    level: impl FnOnce(&dyn Fn(f64)) -> R,
+    level: impl FnOnce(&dyn Fn(Second)) -> R,
 ) -> (R, Vec<HotRun>) {
     if changes.is_empty() {
         return (level(&|_| {}), Vec::new());
     }
     let origin: OnceLock<Instant> = OnceLock::new();
+    let seconds: Mutex<Vec<Second>> = Mutex::new(Vec::new());
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         // Raised however the level ends, a panic included: the changes stop waiting.
         let _done = crate::stop::RaiseOnDrop(&done);
         let ddl = s.spawn(|| make_changes(engine, changes, &origin, &done, stop));
-        let r = level(&|t_s| {
-            origin.get_or_init(|| Instant::now() - Duration::from_secs_f64(t_s));
+        let r = level(&|sec: Second| {
+            origin.get_or_init(|| Instant::now() - Duration::from_secs_f64(sec.t_s));
+            seconds.lock().unwrap_or_else(|p| p.into_inner()).push(sec);
         });
         done.store(true, Ordering::Relaxed);
         // A panic in the changes' thread is a failed change, never a step that reads ok
         // with nothing measured: each change says so, and the level's figures stand.
-        let runs = ddl.join().unwrap_or_else(|payload| {
+        let mut runs = ddl.join().unwrap_or_else(|payload| {
             let why = format!(
                 "the schema-change thread panicked ({}); this is a bug in dbduel",
                 crate::runner::panic_message(payload.as_ref())
@@ -205,6 +243,10 @@ pub fn alongside<R>(
                 })
                 .collect()
         });
+        measure(
+            &mut runs,
+            &seconds.into_inner().unwrap_or_else(|p| p.into_inner()),
+        );
         (r, runs)
     })
 }
@@ -303,9 +345,9 @@ fn open_session(engine: &dyn Engine) -> crate::engine::Result<Box<dyn crate::eng
     Ok(s)
 }
 
-/// Fill each change's windows from the level's seconds (`t_s` is an interval's end, seconds
+/// Fill each change's windows from the level's seconds (`t_s` is a second's end, seconds
 /// into the level).
-pub fn measure(runs: &mut [HotRun], intervals: &[IntervalRecord]) {
+fn measure(runs: &mut [HotRun], intervals: &[Second]) {
     for r in runs.iter_mut() {
         let (Some(a), Some(b)) = (r.start_s, r.end_s) else {
             continue;
@@ -326,14 +368,9 @@ pub fn measure(runs: &mut [HotRun], intervals: &[IntervalRecord]) {
 
 /// The figures of the seconds `within` picks (an interval covers the second before its
 /// `t_s`), for the window `[from, to]`.
-fn window(
-    intervals: &[IntervalRecord],
-    from: f64,
-    to: f64,
-    within: impl Fn(&IntervalRecord) -> bool,
-) -> Window {
+fn window(intervals: &[Second], from: f64, to: f64, within: impl Fn(&Second) -> bool) -> Window {
     // A level's last interval may be a sliver: its rate says little.
-    let secs: Vec<&IntervalRecord> = intervals
+    let secs: Vec<&Second> = intervals
         .iter()
         .filter(|iv| iv.t_s - iv.tick as f64 >= 0.5 && within(iv))
         .collect();
@@ -346,10 +383,7 @@ fn window(
         } else {
             0.0
         },
-        p99_us: secs
-            .iter()
-            .filter_map(|iv| iv.latency_us.map(|l| l.p99))
-            .max(),
+        p99_us: secs.iter().filter_map(|iv| iv.p99_us).max(),
         errors: secs.iter().map(|iv| iv.errors).sum(),
     }
 }
@@ -477,8 +511,8 @@ mod tests {
             "at_s = 0\ntable = \"customer\"\naction = \"rename_column\"\ncolumn = \"c_middle\"\nto = \"c_mi\"\n",
         );
         let stop = AtomicBool::new(false);
-        let (level, runs) = alongside(&Panicking, &[c], &stop, |clock| {
-            clock(0.0);
+        let (level, runs) = alongside(&Panicking, &[c], &stop, |second| {
+            second(Second::at(0.0));
             std::thread::sleep(Duration::from_millis(200));
             42
         });
@@ -511,22 +545,14 @@ mod tests {
 
     #[test]
     fn windows_take_the_seconds_around_a_change() {
-        let iv = |t: f64, ops: u64, errors: u64| IntervalRecord {
+        let iv = |t: f64, ops: u64, errors: u64| Second {
             tick: t as u64 - 1,
             t_s: t,
-            warmup: false,
-            ops,
             ops_per_s: ops as f64,
-            rows: 0,
+            p99_us: None,
             errors,
-            late: 0,
-            dropped: 0,
-            latency_us: None,
-            per_op: Vec::new(),
-            level: None,
-            ..Default::default()
         };
-        let ivs: Vec<IntervalRecord> = (1..=20)
+        let ivs: Vec<Second> = (1..=20)
             .map(|t| {
                 if (8..=9).contains(&t) {
                     iv(t as f64, 10, 2)

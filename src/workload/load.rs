@@ -401,7 +401,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             // null: the engine reports no warnings (SQLite fails the load instead)
             "warnings": warned,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

@@ -369,7 +369,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "best": best,
             "disk_seconds": swept.disk_seconds(),
         }),
-        intervals: swept.intervals,
+        seconds: swept.seconds,
         interrupted: swept.interrupted,
     })
 }

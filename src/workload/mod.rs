@@ -33,7 +33,6 @@ use crate::dataset::TableDef;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{Engine, EngineError, RestartOutcome};
 use crate::progress::Progress;
-use crate::results::IntervalRecord;
 use crate::results::StepSummary;
 pub use kind::StepKind;
 use std::path::PathBuf;
@@ -166,8 +165,8 @@ pub struct StepCtx<'a> {
     /// every shard is ready (see [`divides_clients`]).
     pub team: Option<&'a crate::shard::Team>,
     /// Where each second's record goes as soon as it is made (`<step>.intervals.ndjson`):
-    /// a client step appends every record it puts in [`StepOutput::intervals`], in the same
-    /// order and form.
+    /// a client step appends each of its records as it is made, and counts them in
+    /// [`StepOutput::seconds`].
     pub seconds: &'a crate::results::SecondsLog,
     /// Where a step that changes a topology writes the originals before changing it
     /// (`replication-originals.json` in the run directory); none outside a run.
@@ -191,9 +190,10 @@ pub struct StepOutput {
     pub summary: StepSummary,
     /// Everything else worth keeping, written to `<step>.json`.
     pub details: serde_json::Value,
-    /// Its per-second records without their histograms (those went to
-    /// [`StepCtx::seconds`] whole as each second closed): what the step's own figures read.
-    pub intervals: Vec<IntervalRecord>,
+    /// How many per-second records its clients wrote to [`StepCtx::seconds`] (0: no
+    /// client ran). The records themselves are not kept: a step that needs a second's
+    /// figures takes them as the second closes.
+    pub seconds: u64,
     /// The step ended early because of the stop flag.
     pub interrupted: bool,
 }

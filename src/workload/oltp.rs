@@ -14,7 +14,6 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, RunSpec, Worker};
 use serde::Deserialize;
@@ -882,7 +881,11 @@ pub fn client_nodes(engine: &dyn engine::Engine, nodes: Option<u64>) -> Option<V
 #[derive(Default)]
 struct Ran {
     levels: Vec<Level>,
-    intervals: Vec<IntervalRecord>,
+    /// On a cluster, each second's operations a second, by the step's tick (what the
+    /// throughput around a lost node reads); empty on one server.
+    rates: Vec<f64>,
+    /// Seconds the levels emitted, ticks through the step.
+    seconds: runner::Seconds,
     interrupted: bool,
     hot_changes: Vec<super::hot_ddl::HotRun>,
     failed_kinds: std::collections::BTreeMap<String, u64>,
@@ -938,10 +941,13 @@ fn run_levels(
             )
         };
         let progress = ctx.progress;
-        let (out, runs) = super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |clock| {
+        let (out, runs) = super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |second| {
             runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
                 ctx.seconds.append_shifted(iv, tick_base, Some(threads));
-                clock(iv.t_s);
+                second(iv.into());
+                if engine.cluster().is_some() {
+                    r.rates.push(iv.ops_per_s);
+                }
                 if let Some((k, c)) = kill
                     && r.killed.is_none()
                     && iv.t_s >= k.at_s as f64
@@ -956,9 +962,8 @@ fn run_levels(
                 ));
             })
         });
-        let mut out = out?;
+        let out = out?;
         r.hot_changes = runs;
-        super::hot_ddl::measure(&mut r.hot_changes, &out.intervals);
         let errors = out.error_count();
         for e in &out.errors {
             *r.failed_kinds.entry(e.kind.clone()).or_insert(0) += e.count;
@@ -991,7 +996,7 @@ fn run_levels(
             dbduel_cpu_us_per_event: out.cpu_us_per_op(),
             first_tick: tick_base,
         });
-        r.intervals.extend(out.level_intervals(tick_base, threads));
+        r.seconds = r.seconds.then(out.seconds.shifted(tick_base));
         tick_base += p.levels.duration_s;
         if out.interrupted {
             r.interrupted = true;
@@ -1071,7 +1076,7 @@ fn run_slo(
             errors: l.errors,
             late: l.late,
             dropped: l.dropped,
-            intervals: ran.intervals,
+            seconds: ran.seconds,
             interrupted: ran.interrupted,
         })
     })?;
@@ -1112,7 +1117,8 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     });
     let Ran {
         levels,
-        intervals,
+        rates,
+        seconds,
         interrupted,
         hot_changes,
         failed_kinds,
@@ -1154,7 +1160,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if let Some(c) = &cluster {
         let planned = p.kill_node.map(|k| (k.node as usize - 1, killed.flatten()));
         let autocommit = !p.workload.transactional() || p.skip_trx;
-        let told = c.report(&intervals, planned, autocommit);
+        let told = c.report(&rates, planned, autocommit);
         s.metrics.extend(told.metrics);
         notes.extend(told.notes);
         unplanned = told.unplanned;
@@ -1187,7 +1193,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "jobs": p.jobs,
             "cluster": cluster,
         }),
-        intervals,
+        seconds: seconds.count,
         interrupted,
     };
     if let Some(lost) = unplanned {

@@ -538,7 +538,7 @@ pub fn run(p: &QueriesParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
             "dbduel_cpu_s": out.process_cpu_s,
             "dbduel_cpu_us_per_op": cpu_us_per_op,
         }),
-        intervals: out.intervals,
+        seconds: out.seconds.count,
         interrupted: out.interrupted,
     })
 }
@@ -585,11 +585,7 @@ fn run_slo(
     let found = super::slo::search(slo, |rate, tick_base| {
         let pacing = p.pace.at(rate).pacing(1.0);
         let out = run_clients(p, ctx, names, timing, &pacing, tick_base)?;
-        let mut m = super::slo::Measured::of(out, 1.0);
-        for iv in &mut m.intervals {
-            *iv = iv.shifted(tick_base, None);
-        }
-        Ok(m)
+        Ok(super::slo::Measured::of(out, 1.0, tick_base))
     })?;
     let title = format!("{}, {} clients", ctx.title("queries"), p.clients);
     Ok(super::slo::output(

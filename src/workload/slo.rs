@@ -9,8 +9,8 @@
 use super::{StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::metrics::Latency;
-use crate::results::{Better, IntervalRecord, Metric, Unit};
-use crate::runner::RunOutcome;
+use crate::results::{Better, Metric, Unit};
+use crate::runner::{RunOutcome, Seconds};
 use serde::{Deserialize, Serialize};
 
 /// The goal and how to search for it.
@@ -123,14 +123,15 @@ pub struct Measured {
     pub errors: u64,
     pub late: u64,
     pub dropped: u64,
-    pub intervals: Vec<IntervalRecord>,
+    /// Its seconds, ticks through the step.
+    pub seconds: Seconds,
     pub interrupted: bool,
 }
 
 impl Measured {
-    /// A level's outcome, its rate (operations started a second, failed ones included)
+    /// A level's outcome (its seconds from `tick_base` in the step), its rate (operations started a second, failed ones included)
     /// divided by `per_unit`.
-    pub fn of(out: RunOutcome, per_unit: f64) -> Self {
+    pub fn of(out: RunOutcome, per_unit: f64, tick_base: u64) -> Self {
         let achieved = if out.measured_s > 0.0 {
             (out.ops + out.error_count()) as f64 / out.measured_s / per_unit
         } else {
@@ -143,7 +144,7 @@ impl Measured {
             errors: out.error_count(),
             late: out.late,
             dropped: out.dropped,
-            intervals: out.intervals,
+            seconds: out.seconds.shifted(tick_base),
             interrupted: out.interrupted,
         }
     }
@@ -234,7 +235,8 @@ pub struct Found {
     pub bracket: Bracket,
     /// The closed-loop probe's throughput, or `max_rate`: where the search started.
     pub upper: f64,
-    pub intervals: Vec<IntervalRecord>,
+    /// The probes' seconds, ticks through the step.
+    pub seconds: Seconds,
     pub interrupted: bool,
 }
 
@@ -248,7 +250,7 @@ pub fn search(
         probes: Vec::new(),
         bracket: Bracket::default(),
         upper: 0.0,
-        intervals: Vec::new(),
+        seconds: Seconds::default(),
         interrupted: false,
     };
     let keep =
@@ -263,9 +265,9 @@ pub fn search(
                 dropped: m.dropped,
                 pass: verdict.as_ref().map(Result::is_ok),
                 why: verdict.and_then(Result::err),
-                first_tick: m.intervals.first().map_or(next_tick(f), |iv| iv.tick),
+                first_tick: m.seconds.first.unwrap_or(next_tick(f)),
             });
-            f.intervals.extend(m.intervals);
+            f.seconds = f.seconds.then(m.seconds);
             f.interrupted |= m.interrupted;
         };
     // The closed loop's throughput bounds the search, unless max_rate does.
@@ -308,7 +310,7 @@ pub fn search(
 /// The first second a next probe's records take: after the last one kept (a probe's last
 /// second is often a short one past its `probe_s`).
 fn next_tick(f: &Found) -> u64 {
-    f.intervals.last().map_or(0, |iv| iv.tick + 1)
+    f.seconds.last.map_or(0, |t| t + 1)
 }
 
 /// The bracket of the probes judged so far.
@@ -431,7 +433,7 @@ pub fn output(
             "broke_at": b.fail,
             "probes": f.probes,
         }),
-        intervals: f.intervals,
+        seconds: f.seconds.count,
         interrupted: f.interrupted,
     }
 }
@@ -495,7 +497,7 @@ mod tests {
             errors,
             late: 0,
             dropped,
-            intervals: Vec::new(),
+            seconds: Seconds::default(),
             interrupted: false,
         };
         assert!(judge(&slo, 100.0, &m(99.0, 19_000, 0, 0)).is_ok());

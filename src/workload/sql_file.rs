@@ -424,7 +424,7 @@ pub fn run(p: &SqlParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "rows_affected": rows,
             "elapsed_s": elapsed,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

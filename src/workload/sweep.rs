@@ -7,7 +7,6 @@ use super::{StepCtx, StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine;
 use crate::metrics::Latency;
-use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, Pacing, RunOutcome, RunSpec, Worker};
 use crate::sysmon::DeviceIo;
@@ -192,8 +191,8 @@ impl LevelRun {
 /// A whole sweep.
 pub struct Sweep {
     pub levels: Vec<LevelRun>,
-    /// Every level's per-second records, ticks numbered through the step.
-    pub intervals: Vec<IntervalRecord>,
+    /// Per-second records the levels wrote to the step's file.
+    pub seconds: u64,
     pub interrupted: bool,
 }
 
@@ -225,7 +224,7 @@ where
 {
     let mut sweep = Sweep {
         levels: Vec::new(),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     };
     let mut tick_base = 0u64;
@@ -234,7 +233,7 @@ where
             sweep.interrupted = true;
             break;
         }
-        let mut level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
+        let level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
         if !level.out.interrupted
             && let Some((errors, first)) = level.out.all_failed()
         {
@@ -243,9 +242,7 @@ where
                 spec.what
             )));
         }
-        sweep
-            .intervals
-            .extend(level.out.level_intervals(tick_base, threads));
+        sweep.seconds += level.out.seconds.count;
         tick_base += spec.duration_s;
         let interrupted = level.out.interrupted;
         sweep.levels.push(level);
@@ -342,13 +339,7 @@ where
         let pacing = pace.at(rate).pacing(per_unit);
         let li = (tick_base / spec.duration_s.max(1)) as usize;
         let l = run_level(ctx, spec, li, threads, &pacing, tick_base, &make)?;
-        let mut m = super::slo::Measured::of(l.out, per_unit);
-        m.intervals = m
-            .intervals
-            .iter()
-            .map(|iv| iv.shifted(tick_base, Some(threads)))
-            .collect();
-        Ok(m)
+        Ok(super::slo::Measured::of(l.out, per_unit, tick_base))
     })?;
     Ok(super::slo::output(
         format!("{title}, {threads} clients"),

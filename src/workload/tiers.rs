@@ -312,7 +312,7 @@ pub fn run_trickle(p: &TrickleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, S
     Ok(StepOutput {
         summary: s,
         details,
-        intervals: swept.intervals,
+        seconds: swept.seconds,
         interrupted: swept.interrupted,
     })
 }
@@ -433,7 +433,7 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
     Ok(StepOutput {
         summary: s,
         details,
-        intervals: swept.intervals,
+        seconds: swept.seconds,
         interrupted: swept.interrupted,
     })
 }

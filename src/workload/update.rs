@@ -90,7 +90,7 @@ pub fn run(p: &UpdateParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
             "info": ch.info,
             "elapsed_s": elapsed,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     })
 }

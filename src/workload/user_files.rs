@@ -450,7 +450,7 @@ fn output(
             "allow_warnings": allow_warnings,
             "warnings": warned,
         }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     }
 }

@@ -146,7 +146,7 @@ pub fn run(
             "checksums": checked,
             "writer_errors": out.errors,
         }),
-        intervals: out.intervals,
+        seconds: out.seconds.count,
         interrupted: false,
     })
 }
@@ -351,7 +351,7 @@ fn interrupted(ctx: &StepCtx<'_>, f: &mut Follower<'_>) -> Result<StepOutput, St
     Ok(StepOutput {
         summary: s,
         details: serde_json::json!({ "timeline": f.seconds }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: true,
     })
 }

@@ -8,7 +8,6 @@ use super::follow::Follower;
 use super::{ReplicationParams, verify, writers};
 use crate::engine::replication::Replicated;
 use crate::metrics::Latency;
-use crate::results::IntervalRecord;
 use crate::results::{Better, Metric, Unit};
 use crate::workload::{StepCtx, StepError, StepOutput, summary};
 use serde::Serialize;
@@ -56,7 +55,7 @@ pub fn run(
     }
     let swept = sweep(p, ctx, repl);
     let restored = restore.now();
-    let (settings, intervals, interrupted) = swept?;
+    let (settings, seconds, interrupted) = swept?;
     restored?;
     ctx.progress.status("replicas catching up");
     let settled = f.settle(timeout, ctx.stop)?;
@@ -111,26 +110,27 @@ pub fn run(
             "checksums": checked,
             "timeline": f.seconds,
         }),
-        intervals,
+        seconds,
         interrupted: interrupted || !settled,
     })
 }
 
-type Swept = (Vec<Setting>, Vec<IntervalRecord>, bool);
+type Swept = (Vec<Setting>, u64, bool);
 
-/// Every setting in turn, `duration_s` each; intervals numbered on one clock.
+/// Every setting in turn, `duration_s` each, their seconds numbered on one clock (and
+/// counted).
 fn sweep(
     p: &ReplicationParams,
     ctx: &StepCtx<'_>,
     repl: &dyn Replicated,
 ) -> Result<Swept, StepError> {
     let mut settings = Vec::new();
-    let mut intervals = Vec::new();
+    let mut seconds = 0;
     let mut tick_base = 0;
     for count in p.wait_counts() {
         for usec in p.wait_usecs() {
             if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok((settings, intervals, true));
+                return Ok((settings, seconds, true));
             }
             repl.set_commit_wait(count, usec)?;
             let progress = ctx.progress;
@@ -155,16 +155,12 @@ fn sweep(
                 errors: out.errors.iter().map(|e| e.count).sum(),
                 stalls,
             });
-            for mut iv in out.intervals {
-                iv.tick += tick_base;
-                iv.t_s += tick_base as f64;
-                intervals.push(iv);
-            }
+            seconds += out.seconds.count;
             tick_base += p.duration_s;
             if out.interrupted {
-                return Ok((settings, intervals, true));
+                return Ok((settings, seconds, true));
             }
         }
     }
-    Ok((settings, intervals, false))
+    Ok((settings, seconds, false))
 }

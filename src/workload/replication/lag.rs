@@ -78,7 +78,7 @@ pub fn run(
         return Ok(StepOutput {
             summary: s,
             details: serde_json::json!({ "timeline": f.seconds }),
-            intervals: out.intervals,
+            seconds: out.seconds.count,
             interrupted: true,
         });
     };
@@ -131,7 +131,7 @@ pub fn run(
             "checksums": checked,
             "writer_errors": out.errors,
         }),
-        intervals: out.intervals,
+        seconds: out.seconds.count,
         interrupted: false,
     })
 }

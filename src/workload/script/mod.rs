@@ -453,7 +453,7 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
         return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "script runs/s", make)
             .map_err(located);
     }
-    let (levels, intervals, interrupted) =
+    let (levels, seconds, interrupted) =
         run_levels(p, ctx, &loaded.labels, &make).map_err(located)?;
     let stats = sink.into_inner().unwrap_or_default();
     Ok(output(
@@ -462,7 +462,7 @@ pub fn run(p: &ScriptParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
         &loaded,
         &levels,
         &stats,
-        intervals,
+        seconds,
         interrupted,
     ))
 }
@@ -487,11 +487,11 @@ fn run_levels<'m>(
     ctx: &StepCtx<'_>,
     names: &[String],
     make: &Make<'m>,
-) -> Result<(Vec<LevelRun>, Vec<crate::results::IntervalRecord>, bool), StepError> {
+) -> Result<(Vec<LevelRun>, u64, bool), StepError> {
     if p.duration_s.is_some() {
         let spec = level_spec(p, names);
         let swept = sweep::run(ctx, &spec, make)?;
-        return Ok((swept.levels, swept.intervals, swept.interrupted));
+        return Ok((swept.levels, swept.seconds, swept.interrupted));
     }
     let threads = p.clients.max();
     let spec = RunSpec {
@@ -525,14 +525,14 @@ fn run_levels<'m>(
         )));
     }
     let interrupted = out.interrupted;
-    let intervals = out.intervals.clone();
+    let seconds = out.seconds.count;
     Ok((
         vec![LevelRun {
             threads,
             out,
             disk: Vec::new(),
         }],
-        intervals,
+        seconds,
         interrupted,
     ))
 }
@@ -553,7 +553,7 @@ fn output(
     loaded: &Loaded,
     levels: &[LevelRun],
     stats: &[Vec<StmtStats>],
-    intervals: Vec<crate::results::IntervalRecord>,
+    seconds: u64,
     interrupted: bool,
 ) -> StepOutput {
     let best_i = sweep::best(levels);
@@ -632,7 +632,7 @@ fn output(
             "levels": level_details,
             "best_clients": best.threads,
         }),
-        intervals,
+        seconds,
         interrupted,
     }
 }

@@ -194,7 +194,7 @@ pub fn run(_p: &CheckParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
     let out = StepOutput {
         summary: s,
         details: serde_json::json!({ "conditions": outcomes }),
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted: false,
     };
     if failed.is_empty() {

@@ -23,7 +23,6 @@ use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::Constants;
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::metrics::Latency;
-use crate::results::IntervalRecord;
 use crate::results::{Better, Derived, Metric, Unit};
 use crate::runner::{self, Bound, RunSpec};
 use serde::{Deserialize, Serialize};
@@ -358,7 +357,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     }
     let Ran {
         levels,
-        intervals,
+        seconds,
         interrupted,
         hot_changes,
     } = run_levels(p, ctx, warehouses, c, &names)?;
@@ -406,7 +405,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "cold_start": start.as_ref().map(super::SweepStart::details),
             "ddl": hot_changes,
         }),
-        intervals,
+        seconds,
         interrupted,
     };
     hot_ddl::outcome(out, failed)
@@ -415,7 +414,8 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
 /// The levels as they ran, up to the stop flag.
 struct Ran {
     levels: Vec<Level>,
-    intervals: Vec<IntervalRecord>,
+    /// Per-second records the levels wrote to the step's file.
+    seconds: u64,
     interrupted: bool,
     /// The last level's schema changes under load.
     hot_changes: Vec<HotRun>,
@@ -466,7 +466,7 @@ fn run_levels(
     names: &[String],
 ) -> Result<Ran, StepError> {
     let mut levels = Vec::new();
-    let mut intervals: Vec<IntervalRecord> = Vec::new();
+    let mut seconds = 0;
     let mut interrupted = false;
     let mut tick_base = 0u64;
     let mut hot_changes: Vec<HotRun> = Vec::new();
@@ -500,26 +500,38 @@ fn run_levels(
             .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
         };
         let progress = ctx.progress;
-        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |clock| {
+        let mut new_orders_per_10s: Vec<u64> = Vec::new();
+        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |second| {
             runner::run_closed(&spec, names, make, ctx.stop, |iv| {
                 ctx.seconds.append_shifted(iv, tick_base, Some(threads));
-                clock(iv.t_s);
+                second(iv.into());
                 let no = iv.per_op.first().map_or(0, |o| o.ops);
+                let slot = (iv.tick / 10) as usize;
+                if new_orders_per_10s.len() <= slot {
+                    new_orders_per_10s.resize(slot + 1, 0);
+                }
+                new_orders_per_10s[slot] += no;
                 progress.status(&format!(
                     "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
                     iv.t_s, iv.ops_per_s, no
                 ));
             })
         });
-        let mut out = out?;
+        let out = out?;
         hot_changes = runs;
-        hot_ddl::measure(&mut hot_changes, &out.intervals);
         let all_failed = out.all_failed();
-        let mut level = figures(&out, &counters, threads, warehouses, tick_base);
+        let mut level = figures(
+            &out,
+            &counters,
+            threads,
+            warehouses,
+            tick_base,
+            new_orders_per_10s,
+        );
         level.target_tpmc =
             p.pace
                 .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64);
-        intervals.extend(out.level_intervals(tick_base, threads));
+        seconds += out.seconds.count;
         tick_base += p.levels.duration_s;
         levels.push(level);
         if out.interrupted {
@@ -534,19 +546,21 @@ fn run_levels(
     }
     Ok(Ran {
         levels,
-        intervals,
+        seconds,
         interrupted,
         hot_changes,
     })
 }
 
-/// One level's figures from the runner's outcome and the terminals' counters.
+/// One level's figures from the runner's outcome, the terminals' counters and the New-Orders
+/// its seconds counted, ten seconds at a time.
 fn figures(
     out: &runner::RunOutcome,
     counters: &Counters,
     threads: u64,
     warehouses: u64,
     first_tick: u64,
+    new_orders_per_10s: Vec<u64>,
 ) -> Level {
     let per_min = |n: u64| {
         if out.measured_s > 0.0 {
@@ -588,14 +602,6 @@ fn figures(
         .collect::<Vec<_>>();
     let tpmc = per_min(types[0].count);
     let by_w: Vec<u64> = counters.by_warehouse.iter().map(Count::get).collect();
-    let mut per_10s = Vec::new();
-    for iv in &out.intervals {
-        let slot = (iv.tick / 10) as usize;
-        if per_10s.len() <= slot {
-            per_10s.resize(slot + 1, 0);
-        }
-        per_10s[slot] += iv.per_op.first().map_or(0, |o| o.ops);
-    }
     Level {
         threads,
         tpmc,
@@ -613,7 +619,7 @@ fn figures(
         late: out.late,
         dropped: out.dropped,
         unstarted: out.unstarted,
-        new_orders_per_10s: per_10s,
+        new_orders_per_10s,
         types,
         first_tick,
         warehouses_touched: by_w.iter().filter(|n| **n > 0).count() as u64,

@@ -683,7 +683,7 @@ pub(crate) fn verdict(
     let out = StepOutput {
         summary,
         details,
-        intervals: Vec::new(),
+        seconds: 0,
         interrupted,
     };
     if failed.is_empty() {
