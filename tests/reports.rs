@@ -268,6 +268,20 @@ fn a_heavier_query_is_a_significant_regression() {
         .filter(|r| r["verdict"] == "regressed")
         .count();
     assert!(regressed > 0, "{json}");
+    // The same verdicts as CSV: a row per figure, the JSON's verdict names.
+    let (code, csv, err) = common::run(&["compare", RUN_A, RUN_HEAVY, "--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("study,contender,step,figure,label,unit,better,a,b,change,noise,verdict,why")
+    );
+    assert_eq!(lines.count(), v["rows"].as_array().map_or(0, Vec::len));
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",regressed,")).count(),
+        regressed,
+        "{csv}"
+    );
     // With a threshold beyond every change, nothing counts.
     let (code, out, _) = common::run(&[
         "compare",

@@ -22,7 +22,7 @@ pub struct CompareArgs {
     /// Exit 1 when a figure regressed significantly (beyond the threshold and the noise).
     #[arg(long)]
     fail_on_regression: bool,
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::parser())]
     format: Format,
 }
 
@@ -41,7 +41,12 @@ pub(super) fn exec(args: CompareArgs) -> Result<i32, Failure> {
         (_, false) => (args.runs, args.runs_b),
     };
     let c = report::compare::compare(&load(&side_a)?, &load(&side_b)?, threshold);
-    out!("{}", report::compare::render(&c, args.format));
+    out!(
+        "{}",
+        args.format
+            .compare(&c)
+            .map_err(|e| Failure::new(exit::FAILED, e))?
+    );
     Ok(
         if args.fail_on_regression && c.regressions().next().is_some() {
             exit::FAILED

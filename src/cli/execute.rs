@@ -41,13 +41,17 @@ pub(super) fn execute_study(
         }
         None => None,
     };
-    let mut more: Vec<&mut dyn execute::RunConsumer> = Vec::new();
+    let mut html = HtmlReport::default();
+    let mut more: Vec<&mut dyn execute::RunConsumer> = vec![&mut html];
     if metrics.is_some() {
         more.push(&mut feed);
     }
     let opts = RunOptions { out, keep, shard };
     let report = execute::run_with(study, &opts, &mut progress, stop, &mut more)
         .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
+    if let Some(e) = html.error {
+        progress.note(&format!("could not write the HTML report: {e}"));
+    }
     // The catalogue is an index of the run directories: a run it could not record is still
     // whole on disk, and `dbduel history rebuild` records it later.
     if let Err(e) = crate::history::record_run(&report.dir.path) {
@@ -57,6 +61,36 @@ pub(super) fn execute_study(
         crate::errln!("warning: {hint}");
     }
     Ok(report)
+}
+
+/// Writes the run's `report.html` when the run is over, from the files the journal wrote
+/// (as `dbduel report --format html` reads them). The charts are a view of those files:
+/// failing to write them loses no result, so the failure is kept to be said, not returned.
+#[derive(Default)]
+struct HtmlReport {
+    dir: Option<PathBuf>,
+    error: Option<String>,
+}
+
+impl execute::RunConsumer for HtmlReport {
+    fn event(&mut self, event: &execute::RunEvent<'_>) -> Result<(), execute::ExecError> {
+        match event {
+            execute::RunEvent::RunStarted { dir, .. } => self.dir = Some(dir.to_path_buf()),
+            execute::RunEvent::RunFinished { .. } => {
+                let Some(path) = &self.dir else {
+                    return Ok(());
+                };
+                let written = crate::results::RunDir::open(path).and_then(|dir| {
+                    let summary = dir.read_summary()?;
+                    let manifest = dir.read_manifest()?;
+                    crate::report::write_html(&dir, &summary, &manifest)
+                });
+                self.error = written.err().map(|e| e.to_string());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Every contender's engine is installed and answers, and its device profile can apply. All

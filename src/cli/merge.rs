@@ -16,7 +16,7 @@ pub struct MergeArgs {
     /// The merged run's directory (must not exist yet).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::parser())]
     format: Format,
 }
 
@@ -50,6 +50,7 @@ pub(super) fn exec(args: MergeArgs) -> Result<i32, Failure> {
     out!(
         "{}",
         report::render(&dir.path, &summary, &manifest, args.format)
+            .map_err(|e| Failure::new(exit::FAILED, e))?
     );
     crate::errln!(
         "merged {} shards: {}",

@@ -12,9 +12,8 @@ use std::path::PathBuf;
 pub struct ReportArgs {
     /// A run directory (printed by `dbduel run`, listed by `dbduel list`).
     run_dir: PathBuf,
-    /// `csv`: one row per contender × step × figure, with its unit and interval.
-    #[arg(long, value_enum, default_value = "text")]
-    format: ReportFormat,
+    #[arg(long, default_value = "text", value_parser = Format::parser())]
+    format: Format,
     /// Print the client steps' per-second series as CSV instead (one row per second).
     #[arg(long, conflicts_with = "baseline")]
     series: bool,
@@ -22,18 +21,6 @@ pub struct ReportArgs {
     /// and its contenders' own).
     #[arg(long, value_name = "NAME")]
     baseline: Option<String>,
-}
-
-/// `dbduel report`'s formats: those of `run` and `compare`, and CSV.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ReportFormat {
-    Text,
-    Markdown,
-    Json,
-    /// One self-contained page with SVG charts.
-    Html,
-    /// For spreadsheets: one row per contender × step × figure.
-    Csv,
 }
 
 /// Print the run's report.
@@ -57,7 +44,7 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
         manifest.baselines.clear();
     }
     if args.series {
-        if !matches!(args.format, ReportFormat::Text | ReportFormat::Csv) {
+        if !matches!(args.format.name(), "text" | "csv") {
             return Err(Failure::bad_input(
                 "--series prints CSV: leave out --format or give --format csv",
             ));
@@ -67,18 +54,9 @@ pub(super) fn exec(args: ReportArgs) -> Result<(), Failure> {
         out!("{text}");
         return Ok(());
     }
-    let format = match args.format {
-        ReportFormat::Text => Format::Text,
-        ReportFormat::Markdown => Format::Markdown,
-        ReportFormat::Json => Format::Json,
-        ReportFormat::Html => Format::Html,
-        ReportFormat::Csv => {
-            let text = report::csv::figures(&summary).map_err(|e| Failure::new(exit::FAILED, e))?;
-            out!("{text}");
-            return Ok(());
-        }
-    };
-    out!("{}", report::render(&dir.path, &summary, &manifest, format));
+    let text = report::render(&dir.path, &summary, &manifest, args.format)
+        .map_err(|e| Failure::new(exit::FAILED, e))?;
+    out!("{text}");
     if let Some(hint) = super::restore::hint(&dir.path) {
         crate::errln!("warning: {hint}");
     }

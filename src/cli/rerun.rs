@@ -23,7 +23,7 @@ pub struct RerunArgs {
     #[arg(long, default_value = "5%")]
     threshold: String,
     /// Format of the comparison printed at the end.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = Format::parser())]
     format: Format,
     /// Run the `restart_command` and read the password files the old run's manifest gives
     /// without asking: the manifest may be someone else's, a command runs through `sh -c` on
@@ -138,7 +138,12 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
     let after =
         report::load(&report.dir.path).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     let c = report::compare::compare(&before, &after, threshold);
-    out!("{}", report::compare::render(&c, args.format));
+    out!(
+        "{}",
+        args.format
+            .compare(&c)
+            .map_err(|e| Failure::new(exit::FAILED, e))?
+    );
     let reproduced = c.reproduction();
     match &reproduced {
         Ok(how) => crate::errln!("reproduced {}: {how}", before.name),

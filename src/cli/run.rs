@@ -45,8 +45,8 @@ pub struct RunArgs {
     /// Keep the data files (databases, generated dataset) in the run directory.
     #[arg(long)]
     keep: bool,
-    /// Format of the comparison printed at the end.
-    #[arg(long, value_enum, default_value = "text")]
+    /// Format of the run's report printed at the end.
+    #[arg(long, default_value = "text", value_parser = Format::parser())]
     format: Format,
     /// Check the study and print the plan without running anything.
     #[arg(long)]
@@ -154,6 +154,7 @@ pub(super) fn exec(args: RunArgs, quiet: bool) -> Result<i32, Failure> {
             &report.manifest,
             args.format
         )
+        .map_err(|e| Failure::new(exit::FAILED, e))?
     );
     crate::errln!("results: {}", report.dir.path.display());
     Ok(status_code(report.summary.status))

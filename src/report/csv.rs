@@ -1,8 +1,10 @@
 //! A run as CSV for spreadsheets: every figure (one row per contender × step × figure, with
 //! its unit, better direction and, over repeated rounds, its interval), or the per-second
-//! series of the client steps (`--series`). Read from the run directory alone, like every
-//! other report; the columns are stable, as `summary.json`'s field names are.
+//! series of the client steps (`--series`); and a comparison, one row per figure with A, B,
+//! the change and the verdict. Read from the run directories alone, like every other
+//! report; the columns are stable, as `summary.json`'s field names are.
 
+use super::compare::{Comparison, Row};
 use super::series::RunData;
 use crate::results::{Better, Metric, Summary, Unit};
 use serde::Serialize;
@@ -187,6 +189,84 @@ pub fn second_rows(run: &RunData) -> Vec<SecondRow<'_>> {
     rows
 }
 
+/// One figure of one step of one contender in two runs: a row of `compare --format csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeRow<'a> {
+    #[serde(serialize_with = "cell")]
+    pub study: &'a str,
+    #[serde(serialize_with = "cell")]
+    pub contender: &'a str,
+    #[serde(serialize_with = "cell")]
+    pub step: &'a str,
+    /// The figure's stable key; `status` for a step-level row.
+    #[serde(serialize_with = "cell")]
+    pub figure: &'a str,
+    #[serde(serialize_with = "cell")]
+    pub label: &'a str,
+    #[serde(serialize_with = "cell")]
+    pub unit: &'a str,
+    #[serde(serialize_with = "cell")]
+    pub better: &'a str,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// (B − A) / A.
+    pub change: Option<f64>,
+    /// Half-width of the change's noise band, relative.
+    pub noise: Option<f64>,
+    /// `regressed`, `improved`, `no_significant_change`, `not_judged`, `differs`,
+    /// `only_in_one`, `disturbed` (as the comparison's JSON says).
+    pub verdict: String,
+    #[serde(serialize_with = "cell")]
+    pub why: &'a str,
+}
+
+/// Every row of a comparison's CSV, in the comparison's order.
+pub fn change_rows(c: &Comparison) -> Vec<ChangeRow<'_>> {
+    c.rows
+        .iter()
+        .map(|r: &Row| ChangeRow {
+            study: &c.study,
+            contender: &r.contender,
+            step: &r.step,
+            figure: &r.key,
+            label: &r.figure,
+            unit: r.unit.map_or("", unit_name),
+            better: r.better.map_or("", better_name),
+            a: r.a,
+            b: r.b,
+            change: r.change,
+            noise: r.noise,
+            verdict: serde_json::to_value(r.verdict)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            why: &r.why,
+        })
+        .collect()
+}
+
+/// A comparison's CSV.
+pub fn comparison(c: &Comparison) -> Result<String, String> {
+    to_csv(&change_rows(c), CHANGE_COLUMNS)
+}
+
+/// The header of a comparison's CSV ([`ChangeRow`]'s fields in order).
+pub const CHANGE_COLUMNS: &[&str] = &[
+    "study",
+    "contender",
+    "step",
+    "figure",
+    "label",
+    "unit",
+    "better",
+    "a",
+    "b",
+    "change",
+    "noise",
+    "verdict",
+    "why",
+];
+
 /// A text cell as a spreadsheet may safely open it: one that starts a formula (`=`, `+`,
 /// `-`, `@`, a tab or a carriage return, OWASP's list) gets a leading `'`, so a step's note
 /// or a contender's name is shown, never run.
@@ -284,6 +364,42 @@ mod tests {
         let text = String::from_utf8(w.into_inner().expect("bytes")).expect("utf8");
         assert_eq!(text.lines().next(), Some(FIGURE_COLUMNS.join(",").as_str()));
         assert!(text.contains(",failed,") && text.contains("boom"), "{text}");
+    }
+
+    #[test]
+    fn a_comparison_has_a_row_per_figure_with_its_verdict() {
+        let c: Comparison = serde_json::from_value(serde_json::json!({
+            "a": "runs/a", "b": "runs/b", "a_started": "x", "b_started": "y", "study": "s",
+            "threshold": 0.05, "differences": [],
+            "rows": [{"contender": "=c", "step": "q", "title": "t", "figure": "queries/s",
+                      "key": "qps", "unit": "per_second", "better": "higher", "a": 100.0,
+                      "b": 80.0, "change": -0.2, "noise": 0.01, "verdict": "regressed",
+                      "why": "worse by 20%"}]
+        }))
+        .expect("comparison");
+        let text = comparison(&c).expect("csv");
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(&change_rows(&c)[0]).expect("row");
+        let serde_header = String::from_utf8(w.into_inner().expect("bytes")).expect("utf8");
+        assert_eq!(
+            serde_header.lines().next(),
+            Some(CHANGE_COLUMNS.join(",").as_str()),
+            "the constant names every field"
+        );
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let row = r.records().next().expect("a row").expect("record");
+        let get = |k: &str| &row[CHANGE_COLUMNS.iter().position(|c| *c == k).expect(k)];
+        assert_eq!(
+            (
+                get("contender"),
+                get("a"),
+                get("b"),
+                get("change"),
+                get("verdict")
+            ),
+            ("'=c", "100.0", "80.0", "-0.2", "regressed")
+        );
+        assert_eq!(get("unit"), "per_second");
     }
 
     #[test]

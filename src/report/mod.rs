@@ -7,6 +7,7 @@ pub mod compare;
 pub mod csv;
 pub mod findings;
 pub mod format;
+pub mod formats;
 pub mod html;
 pub mod json;
 pub mod page;
@@ -21,32 +22,23 @@ pub mod view;
 use crate::results::{Manifest, ResultsError, RunDir, Summary};
 use std::path::{Path, PathBuf};
 
-/// Output formats of `dbduel report`, `run` and `compare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Markdown,
-    Json,
-    /// One self-contained page with SVG charts.
-    Html,
-}
+pub use formats::{FORMATS, Format, RunView};
 
 /// The name of the HTML report every run writes into its directory.
 pub const HTML_FILE: &str = "report.html";
 
-/// Render the run in directory `dir` (whose summary and manifest are given; HTML also reads
-/// the per-second series there).
-pub fn render(dir: &Path, summary: &Summary, manifest: &Manifest, format: Format) -> String {
-    match format {
-        Format::Text => table::render(summary, manifest, false),
-        Format::Markdown => table::render(summary, manifest, true),
-        Format::Json => json::render(summary, manifest),
-        Format::Html => html::render(&series::RunData::load(
-            dir,
-            summary.clone(),
-            manifest.clone(),
-        )),
-    }
+/// The run in directory `dir` (whose summary and manifest are given) in `format`.
+pub fn render(
+    dir: &Path,
+    summary: &Summary,
+    manifest: &Manifest,
+    format: Format,
+) -> Result<String, String> {
+    format.run(&RunView {
+        dir,
+        summary,
+        manifest,
+    })
 }
 
 /// Write `report.html` into the run directory (atomically); returns its path.
@@ -55,7 +47,11 @@ pub fn write_html(
     summary: &Summary,
     manifest: &Manifest,
 ) -> Result<PathBuf, ResultsError> {
-    let page = render(&dir.path, summary, manifest, Format::Html);
+    let page = html::render(&series::RunData::load(
+        &dir.path,
+        summary.clone(),
+        manifest.clone(),
+    ));
     let path = dir.path.join(HTML_FILE);
     crate::results::write_atomic(&path, page.as_bytes())?;
     Ok(path)

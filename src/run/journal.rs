@@ -1,6 +1,7 @@
 //! The journal: the run's events written down. The only writer of the run directory's
 //! `manifest.json`, `summary.json` and per-step files; it writes after every step, so nothing
-//! finished is lost, and the HTML report at the end.
+//! finished is lost. (The HTML report is a view of these files, written by a consumer of the
+//! run's end outside `run/`, as `dbduel report` writes it.)
 
 use super::events::{RunConsumer, RunEvent, StepFiles};
 use super::plan::Pass;
@@ -130,18 +131,13 @@ impl<'a> Journal<'a> {
         }
     }
 
-    /// The finished run, after its HTML report is written; with why the report could not
-    /// be (the charts are a view of the files: failing to write them loses no result).
-    pub fn finish(self) -> (RunReport, Option<String>) {
-        let html = crate::report::write_html(&self.dir, &self.summary, &self.manifest)
-            .err()
-            .map(|e| e.to_string());
-        let report = RunReport {
+    /// The finished run.
+    pub fn finish(self) -> RunReport {
+        RunReport {
             dir: self.dir,
             summary: self.summary,
             manifest: self.manifest,
-        };
-        (report, html)
+        }
     }
 
     fn write_manifest(&self) -> Result<(), ExecError> {

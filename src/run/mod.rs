@@ -115,9 +115,5 @@ pub fn run_with(
         sinks.push(&mut **m);
     }
     executor.run(&mut events::Sinks(sinks))?;
-    let (report, html_error) = journal.finish();
-    if let Some(e) = html_error {
-        progress.note(&format!("could not write the HTML report: {e}"));
-    }
-    Ok(report)
+    Ok(journal.finish())
 }

@@ -7,7 +7,7 @@ use super::super::study;
 use super::super::verdict;
 use crate::results::spread::{MIN_SAMPLES, Spread};
 use crate::results::{Better, Metric, Status, StepSummary, Unit};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Standard errors a change must exceed to count (two: about 95 % confidence).
@@ -17,7 +17,7 @@ pub const SIGMAS: f64 = 2.0;
 pub const MIN_SECONDS: usize = 3;
 
 /// What a row concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Worse beyond the threshold and the noise (or the step stopped working).
@@ -52,7 +52,7 @@ impl Kind {
 }
 
 /// One figure of one step of one contender, in both runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub contender: String,
     pub step: String,
@@ -78,7 +78,7 @@ pub struct Row {
 }
 
 /// Two runs side by side.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub a: String,
     pub b: String,

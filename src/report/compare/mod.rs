@@ -26,4 +26,3 @@ pub mod render;
 pub mod view;
 
 pub use judge::{Comparison, Kind, MIN_SECONDS, Row, SIGMAS, compare, parse_threshold};
-pub use render::render;

@@ -1,7 +1,6 @@
 //! Laying out a comparison's view: a table for a terminal, Markdown, JSON, or an HTML page
 //! with a change chart per contender.
 
-use super::super::Format;
 use super::super::format::md_cell;
 use super::super::page::page;
 use super::super::svg::{self, Change, esc};
@@ -11,17 +10,17 @@ use crate::results::Better;
 use comfy_table::{CellAlignment, Table, presets};
 use std::fmt::Write;
 
-/// Render a comparison.
-pub fn render(c: &Comparison, format: Format) -> String {
-    match format {
-        Format::Text => text(&CompareView::build(c), false),
-        Format::Markdown => text(&CompareView::build(c), true),
-        Format::Json => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
-        Format::Html => html(&CompareView::build(c)),
-    }
+/// A comparison as a table for a terminal, or in Markdown.
+pub fn text(c: &Comparison, md: bool) -> String {
+    text_of(&CompareView::build(c), md)
 }
 
-fn text(v: &CompareView<'_>, md: bool) -> String {
+/// A comparison as one HTML page with a change chart per contender.
+pub fn html(c: &Comparison) -> String {
+    html_of(&CompareView::build(c))
+}
+
+fn text_of(v: &CompareView<'_>, md: bool) -> String {
     let c = v.c;
     let mut o = String::new();
     if md {
@@ -132,7 +131,7 @@ fn verdict_color(k: Kind) -> &'static str {
     }
 }
 
-fn html(v: &CompareView<'_>) -> String {
+fn html_of(v: &CompareView<'_>) -> String {
     let c = v.c;
     let mut b = String::new();
     let regress = c.regressions().count();
