@@ -906,110 +906,108 @@ fn run_levels(
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
     let names = vec![p.workload.name().to_string()];
     let mut r = Ran::default();
-    let mut tick_base = first_tick;
-    for (li, threads) in p.levels.threads.levels().into_iter().enumerate() {
-        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            r.interrupted = true;
-            break;
-        }
-        let spec = RunSpec {
-            clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
-            warmup_s: p.skipped_s(),
-            pacing: p.pace.pacing(1.0),
-            seed: li as u64,
-            team: ctx.team.cloned(),
-            // A cluster's client may move to another node: a thread of its own each.
-            threads: p
-                .jobs
-                .filter(|_| spread.is_none())
-                .map(|j| j.min(threads) as usize),
-        };
-        ctx.progress
-            .status(&format!("{} threads connecting", threads));
-        let make = |client: usize| {
-            worker(
-                engine,
-                &tables,
-                ctx.dataset_rows,
-                p,
-                0x005b_7e57 ^ li as u64,
-                client,
-                spread
-                    .filter(|nodes| !nodes.is_empty())
-                    .map(|nodes| nodes[client % nodes.len()]),
-            )
-        };
-        let progress = ctx.progress;
-        let (out, runs) = super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |second| {
-            runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
-                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
-                second(iv.into());
-                if engine.cluster().is_some() {
-                    r.rates.push(iv.ops_per_s);
-                }
-                if let Some((k, c)) = kill
-                    && r.killed.is_none()
-                    && iv.t_s >= k.at_s as f64
-                {
-                    // Once: a kill that fails (the node already gone) is not claimed.
-                    r.killed = Some(c.kill_node(k.node as usize - 1).map(|()| iv.t_s).ok());
-                }
-                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                progress.status(&format!(
-                    "{threads} threads t={:.0}s {:.0} tps",
-                    iv.t_s, iv.ops_per_s
-                ));
-            })
-        });
-        let out = out?;
-        r.hot_changes = runs;
-        let errors = out.error_count();
-        for e in &out.errors {
-            *r.failed_kinds.entry(e.kind.clone()).or_insert(0) += e.count;
-        }
-        let all_failed = out.all_failed();
-        let tps = if out.measured_s > 0.0 {
-            out.ops as f64 / out.measured_s
-        } else {
-            0.0
-        };
-        let qps = if out.measured_s > 0.0 {
-            out.rows as f64 / out.measured_s
-        } else {
-            0.0
-        };
-        r.levels.push(Level {
-            threads,
-            tps,
-            qps,
-            events: out.ops,
-            latency_us: Latency::of(&out.all),
-            errors,
-            measured_s: out.measured_s,
-            target_rate: p
-                .pace
-                .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64),
-            late: out.late,
-            dropped: out.dropped,
-            unstarted: out.unstarted,
-            dbduel_cpu_us_per_event: out.cpu_us_per_op(),
-            first_tick: tick_base,
-        });
-        r.seconds = r.seconds.then(out.seconds.shifted(tick_base));
-        tick_base += p.levels.duration_s;
-        if out.interrupted {
-            r.interrupted = true;
-            break;
-        }
-        if let Some((errors, first)) = all_failed {
-            return Err(StepError::Check(format!(
-                "every {} event failed at {threads} threads ({errors} errors); first: {first}",
-                p.workload.name()
-            )));
-        }
-    }
+    let threads_of_levels = p.levels.threads.levels();
+    let timing = (first_tick, p.levels.duration_s);
+    let (levels, interrupted) =
+        super::sweep::walk(ctx, &threads_of_levels, timing, |li, threads, tick_base| {
+            let spec = RunSpec {
+                clients: threads as usize,
+                bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
+                warmup_s: p.skipped_s(),
+                pacing: p.pace.pacing(1.0),
+                seed: li as u64,
+                team: ctx.team.cloned(),
+                // A cluster's client may move to another node: a thread of its own each.
+                threads: p
+                    .jobs
+                    .filter(|_| spread.is_none())
+                    .map(|j| j.min(threads) as usize),
+            };
+            ctx.progress
+                .status(&format!("{} threads connecting", threads));
+            let make = |client: usize| {
+                worker(
+                    engine,
+                    &tables,
+                    ctx.dataset_rows,
+                    p,
+                    0x005b_7e57 ^ li as u64,
+                    client,
+                    spread
+                        .filter(|nodes| !nodes.is_empty())
+                        .map(|nodes| nodes[client % nodes.len()]),
+                )
+            };
+            let progress = ctx.progress;
+            let (out, runs) =
+                super::hot_ddl::alongside(engine, ctx.own(&p.ddl), ctx.stop, |second| {
+                    runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
+                        ctx.seconds.append_shifted(iv, tick_base, Some(threads));
+                        second(iv.into());
+                        if engine.cluster().is_some() {
+                            r.rates.push(iv.ops_per_s);
+                        }
+                        if let Some((k, c)) = kill
+                            && r.killed.is_none()
+                            && iv.t_s >= k.at_s as f64
+                        {
+                            // Once: a kill that fails (the node already gone) is not claimed.
+                            r.killed = Some(c.kill_node(k.node as usize - 1).map(|()| iv.t_s).ok());
+                        }
+                        ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        progress.status(&format!(
+                            "{threads} threads t={:.0}s {:.0} tps",
+                            iv.t_s, iv.ops_per_s
+                        ));
+                    })
+                });
+            let out = out?;
+            r.hot_changes = runs;
+            for e in &out.errors {
+                *r.failed_kinds.entry(e.kind.clone()).or_insert(0) += e.count;
+            }
+            if !out.interrupted
+                && let Some((errors, first)) = out.all_failed()
+            {
+                return Err(StepError::Check(format!(
+                    "every {} event failed at {threads} threads ({errors} errors); first: {first}",
+                    p.workload.name()
+                )));
+            }
+            r.seconds = r.seconds.then(out.seconds.shifted(tick_base));
+            Ok((level_of(p, threads, &out, tick_base), out.interrupted))
+        })?;
+    r.levels = levels;
+    r.interrupted = interrupted;
     Ok(r)
+}
+
+/// One level's figures from the runner's outcome.
+fn level_of(p: &OltpParams, threads: u64, out: &runner::RunOutcome, first_tick: u64) -> Level {
+    let per_s = |n: u64| {
+        if out.measured_s > 0.0 {
+            n as f64 / out.measured_s
+        } else {
+            0.0
+        }
+    };
+    Level {
+        threads,
+        tps: per_s(out.ops),
+        qps: per_s(out.rows),
+        events: out.ops,
+        latency_us: Latency::of(&out.all),
+        errors: out.error_count(),
+        measured_s: out.measured_s,
+        target_rate: p
+            .pace
+            .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64),
+        late: out.late,
+        dropped: out.dropped,
+        unstarted: out.unstarted,
+        dbduel_cpu_us_per_event: out.cpu_us_per_op(),
+        first_tick,
+    }
 }
 
 impl super::StepKind for OltpParams {

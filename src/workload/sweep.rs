@@ -216,47 +216,69 @@ pub struct SweepSpec<'a> {
     pub pacing: Pacing,
 }
 
-/// Run each level in turn with workers from `make(level_index, client)`; stops at the stop
-/// flag (keeping the levels done) and fails when every operation of a level failed.
+/// The one level loop of every sweeping step: each of `levels` in turn (client counts, or a
+/// step's settings), `duration_s` apart on the step's clock from `first_tick`.
+/// `run(index, level, tick_base)` runs one and hands back its record and whether the stop
+/// flag cut it short; a kind's level adds what it adds (schema changes alongside, a node
+/// killed) inside it. The walk stops before a level once the stop flag is up and after a
+/// level that was cut short, keeping the levels done; an error of a level ends it.
+/// Returns the levels' records and whether it was stopped.
+pub fn walk<T: Copy, L>(
+    ctx: &StepCtx<'_>,
+    levels: &[T],
+    (first_tick, duration_s): (u64, u64),
+    mut run: impl FnMut(usize, T, u64) -> Result<(L, bool), StepError>,
+) -> Result<(Vec<L>, bool), StepError> {
+    let mut done = Vec::new();
+    let mut tick_base = first_tick;
+    for (li, &level) in levels.iter().enumerate() {
+        if ctx.stop.load(Ordering::Relaxed) {
+            return Ok((done, true));
+        }
+        let (record, interrupted) = run(li, level, tick_base)?;
+        done.push(record);
+        tick_base += duration_s;
+        if interrupted {
+            return Ok((done, true));
+        }
+    }
+    Ok((done, false))
+}
+
+/// Run each level in turn with workers from `make(level_index, client)` (see [`walk`]);
+/// fails when every operation of a level failed.
 pub fn run<'w, F>(ctx: &StepCtx<'_>, spec: &SweepSpec<'_>, make: F) -> Result<Sweep, StepError>
 where
     F: Fn(usize, usize) -> engine::Result<Box<dyn Worker + 'w>> + Sync,
 {
-    let mut sweep = Sweep {
-        levels: Vec::new(),
-        seconds: 0,
-        interrupted: false,
-    };
-    let mut tick_base = 0u64;
-    for (li, &threads) in spec.levels.iter().enumerate() {
-        if ctx.stop.load(Ordering::Relaxed) {
-            sweep.interrupted = true;
-            break;
-        }
-        let level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
-        if !level.out.interrupted
-            && let Some((errors, first)) = level.out.all_failed()
-        {
-            return Err(StepError::Check(format!(
-                "every one of the {} failed at {threads} clients ({errors} errors); first: {first}",
-                spec.what
-            )));
-        }
-        sweep.seconds += level.out.seconds.count;
-        tick_base += spec.duration_s;
-        let interrupted = level.out.interrupted;
-        sweep.levels.push(level);
-        if interrupted {
-            sweep.interrupted = true;
-            break;
-        }
-    }
-    if sweep.levels.is_empty() {
+    let (levels, interrupted) = walk(
+        ctx,
+        &spec.levels,
+        (0, spec.duration_s),
+        |li, threads, tick_base| {
+            let level = run_level(ctx, spec, li, threads, &spec.pacing, tick_base, &make)?;
+            if !level.out.interrupted
+                && let Some((errors, first)) = level.out.all_failed()
+            {
+                return Err(StepError::Check(format!(
+                    "every one of the {} failed at {threads} clients ({errors} errors); first: {first}",
+                    spec.what
+                )));
+            }
+            let interrupted = level.out.interrupted;
+            Ok((level, interrupted))
+        },
+    )?;
+    if levels.is_empty() {
         return Err(StepError::Skipped(
             "interrupted before the first level".into(),
         ));
     }
-    Ok(sweep)
+    Ok(Sweep {
+        seconds: levels.iter().map(|l| l.out.seconds.count).sum(),
+        levels,
+        interrupted,
+    })
 }
 
 /// Run one level (index `li`, `threads` clients, paced by `pacing`), its seconds going to the

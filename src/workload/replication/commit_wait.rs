@@ -124,14 +124,18 @@ fn sweep(
     ctx: &StepCtx<'_>,
     repl: &dyn Replicated,
 ) -> Result<Swept, StepError> {
-    let mut settings = Vec::new();
+    let grid: Vec<(u64, u64)> = p
+        .wait_counts()
+        .into_iter()
+        .flat_map(|count| p.wait_usecs().into_iter().map(move |usec| (count, usec)))
+        .collect();
     let mut seconds = 0;
-    let mut tick_base = 0;
-    for count in p.wait_counts() {
-        for usec in p.wait_usecs() {
-            if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok((settings, seconds, true));
-            }
+    let timing = (0, p.duration_s);
+    let (settings, interrupted) = super::super::sweep::walk(
+        ctx,
+        &grid,
+        timing,
+        |_, (count, usec), tick_base| {
             repl.set_commit_wait(count, usec)?;
             let progress = ctx.progress;
             let out = writers::run(ctx, p, p.duration_s, tick_base, tick_base, |iv| {
@@ -147,20 +151,17 @@ fn sweep(
                     p.writers
                 )
             });
-            settings.push(Setting {
+            seconds += out.seconds.count;
+            let setting = Setting {
                 wait_count: count,
                 wait_usec: usec,
                 tps,
                 latency_us: Latency::of(&out.all),
                 errors: out.errors.iter().map(|e| e.count).sum(),
                 stalls,
-            });
-            seconds += out.seconds.count;
-            tick_base += p.duration_s;
-            if out.interrupted {
-                return Ok((settings, seconds, true));
-            }
-        }
-    }
-    Ok((settings, seconds, false))
+            };
+            Ok((setting, out.interrupted))
+        },
+    )?;
+    Ok((settings, seconds, interrupted))
 }

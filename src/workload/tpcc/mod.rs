@@ -465,85 +465,81 @@ fn run_levels(
     c: Constants,
     names: &[String],
 ) -> Result<Ran, StepError> {
-    let mut levels = Vec::new();
     let mut seconds = 0;
-    let mut interrupted = false;
-    let mut tick_base = 0u64;
     let mut hot_changes: Vec<HotRun> = Vec::new();
-    for (li, threads) in p.levels.threads.levels().into_iter().enumerate() {
-        if ctx.stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        let spec = RunSpec {
-            clients: threads as usize,
-            bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
-            warmup_s: p.skipped_s(),
-            pacing: p.pace.pacing(per_tpmc()),
-            seed: li as u64,
-            team: ctx.team.cloned(),
-            threads: None,
-        };
-        let counters = Counters::new(warehouses);
-        ctx.progress
-            .status(&format!("{threads} terminals connecting"));
-        let make = |client: usize| {
-            TpccWorker::new(
-                ctx.engine,
-                p,
+    let threads_of_levels = p.levels.threads.levels();
+    let timing = (0, p.levels.duration_s);
+    let (levels, interrupted) = super::sweep::walk(
+        ctx,
+        &threads_of_levels,
+        timing,
+        |li, threads, tick_base| {
+            let spec = RunSpec {
+                clients: threads as usize,
+                bound: Bound::Duration(Duration::from_secs(p.levels.duration_s)),
+                warmup_s: p.skipped_s(),
+                pacing: p.pace.pacing(per_tpmc()),
+                seed: li as u64,
+                team: ctx.team.cloned(),
+                threads: None,
+            };
+            let counters = Counters::new(warehouses);
+            ctx.progress
+                .status(&format!("{threads} terminals connecting"));
+            let make = |client: usize| {
+                TpccWorker::new(
+                    ctx.engine,
+                    p,
+                    &counters,
+                    warehouses,
+                    c,
+                    0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
+                    client,
+                )
+                .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
+            };
+            let progress = ctx.progress;
+            let mut new_orders_per_10s: Vec<u64> = Vec::new();
+            let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |second| {
+                runner::run_closed(&spec, names, make, ctx.stop, |iv| {
+                    ctx.seconds.append_shifted(iv, tick_base, Some(threads));
+                    second(iv.into());
+                    let no = iv.per_op.first().map_or(0, |o| o.ops);
+                    let slot = (iv.tick / 10) as usize;
+                    if new_orders_per_10s.len() <= slot {
+                        new_orders_per_10s.resize(slot + 1, 0);
+                    }
+                    new_orders_per_10s[slot] += no;
+                    progress.status(&format!(
+                        "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
+                        iv.t_s, iv.ops_per_s, no
+                    ));
+                })
+            });
+            let out = out?;
+            hot_changes = runs;
+            if !out.interrupted
+                && let Some((errors, first)) = out.all_failed()
+            {
+                return Err(StepError::Check(format!(
+                    "every transaction failed at {threads} terminals ({errors} errors); first: {first}"
+                )));
+            }
+            let mut level = figures(
+                &out,
                 &counters,
+                threads,
                 warehouses,
-                c,
-                0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
-                client,
-            )
-            .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
-        };
-        let progress = ctx.progress;
-        let mut new_orders_per_10s: Vec<u64> = Vec::new();
-        let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |second| {
-            runner::run_closed(&spec, names, make, ctx.stop, |iv| {
-                ctx.seconds.append_shifted(iv, tick_base, Some(threads));
-                second(iv.into());
-                let no = iv.per_op.first().map_or(0, |o| o.ops);
-                let slot = (iv.tick / 10) as usize;
-                if new_orders_per_10s.len() <= slot {
-                    new_orders_per_10s.resize(slot + 1, 0);
-                }
-                new_orders_per_10s[slot] += no;
-                progress.status(&format!(
-                    "{threads} terminals t={:.0}s {:.0} tx/s, {} new orders/s",
-                    iv.t_s, iv.ops_per_s, no
-                ));
-            })
-        });
-        let out = out?;
-        hot_changes = runs;
-        let all_failed = out.all_failed();
-        let mut level = figures(
-            &out,
-            &counters,
-            threads,
-            warehouses,
-            tick_base,
-            new_orders_per_10s,
-        );
-        level.target_tpmc =
-            p.pace
-                .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64);
-        seconds += out.seconds.count;
-        tick_base += p.levels.duration_s;
-        levels.push(level);
-        if out.interrupted {
-            interrupted = true;
-            break;
-        }
-        if let Some((errors, first)) = all_failed {
-            return Err(StepError::Check(format!(
-                "every transaction failed at {threads} terminals ({errors} errors); first: {first}"
-            )));
-        }
-    }
+                tick_base,
+                new_orders_per_10s,
+            );
+            level.target_tpmc =
+                p.pace
+                    .target_mean(1.0, p.skipped_s() as f64, p.levels.duration_s as f64);
+            seconds += out.seconds.count;
+            Ok((level, out.interrupted))
+        },
+    )?;
     Ok(Ran {
         levels,
         seconds,
