@@ -158,10 +158,7 @@ impl Executor<'_> {
     fn user_files(&self) -> Vec<crate::results::UserFileFacts> {
         let mut out: Vec<crate::results::UserFileFacts> = Vec::new();
         for s in &self.study.steps {
-            let crate::workload::StepParams::Load(p) = &s.params else {
-                continue;
-            };
-            let Some(Ok(facts)) = p.user_files().map(|f| f.facts()) else {
+            let Some(Ok(facts)) = s.params.kind().user_files().map(|f| f.facts()) else {
                 continue;
             };
             for f in facts {

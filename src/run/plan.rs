@@ -4,7 +4,6 @@
 
 use crate::shard::Shard;
 use crate::study::Study;
-use crate::workload::StepParams;
 use std::path::{Path, PathBuf};
 
 /// What a run of a study will do.
@@ -93,7 +92,7 @@ impl Plan {
             .enumerate()
             .map(|(index, s)| PlannedStep {
                 index,
-                loads: matches!(&s.params, StepParams::Load(p) if p.files.is_empty()),
+                loads: s.params.kind().creates_tables(),
                 share: share(&s.kind, shard),
             })
             .collect();

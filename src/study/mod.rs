@@ -283,55 +283,24 @@ fn load_step_files(
             variants: crate::engines::sql_variants(&c.engine),
         })
         .collect();
-    // Scripts run on every contender: checked for a target's when there is one.
-    let on_target = users.iter().find(|u| u.target).map(|u| u.name);
+    let beside = crate::workload::kind::Beside {
+        base,
+        users: &users,
+        on_target: users.iter().find(|u| u.target).map(|u| u.name),
+    };
     for (i, step) in steps.iter_mut().enumerate() {
-        match &mut step.params {
-            StepParams::Script(p) => p.load(base, on_target).map_err(|e| match e {
-                crate::workload::script::LoadError::At(path, message) => at_key(i, &path, message),
-                crate::workload::script::LoadError::Script(e) => {
-                    located(e.file, e.line, e.col, e.message)
-                }
-            })?,
-            StepParams::Sql(p) => p.load(base, &users).map_err(|e| match e {
-                crate::workload::sql_file::SqlFileError::At(path, message) => {
-                    at_key(i, &path, message)
-                }
-                crate::workload::sql_file::SqlFileError::File {
+        step.params
+            .kind_mut()
+            .read_beside(&beside)
+            .map_err(|e| match e {
+                crate::workload::kind::BesideError::At(path, message) => at_key(i, &path, message),
+                crate::workload::kind::BesideError::In {
                     file,
                     line,
                     col,
                     message,
                 } => located(file, line, col, message),
-            })?,
-            StepParams::Load(p) => p
-                .resolve_files(base)
-                .map_err(|(path, message)| at_key(i, &path, message))?,
-            // The study's own statements reach a target only inside dbduel's database, as a
-            // `sql` step's and a `script` step's do.
-            StepParams::Update(p) => {
-                if let (Some(c), Some(why)) = (
-                    on_target,
-                    crate::workload::sql_reach::outside_own_database(&p.sql),
-                ) {
-                    let message = crate::workload::sql_reach::on_target(&why, c);
-                    return Err(at_key(i, &KeyPath::root().key("sql"), message));
-                }
-            }
-            StepParams::Queries(p) => {
-                for (q, text) in p.queries.iter().enumerate() {
-                    if let (Some(c), Some(why)) = (
-                        on_target,
-                        crate::workload::sql_reach::outside_own_database(text),
-                    ) {
-                        let message = crate::workload::sql_reach::on_target(&why, c);
-                        let at = KeyPath::root().key("queries").index(q);
-                        return Err(at_key(i, &at, message));
-                    }
-                }
-            }
-            _ => {}
-        }
+            })?;
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! decoding, checks, how it runs, and the properties the study's checks, the servers' sizing
 //! and a sharded run ask of it — and what a step needs of the dataset's tables.
 
+use super::sql_file::ContenderUse;
+use super::user_files::UserFiles;
 use super::{StepCtx, StepError, StepOutput};
 use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath};
@@ -96,6 +98,19 @@ pub trait StepKind {
         None
     }
 
+    /// Read and check what the step names beside the study (its scripts, statement files,
+    /// data files), and check that its own SQL reaches only dbduel's database when a
+    /// contender is a target. Called once, when the study is checked.
+    fn read_beside(&mut self, beside: &Beside<'_>) -> Result<(), BesideError> {
+        let _ = beside;
+        Ok(())
+    }
+
+    /// The user's data files the step loads, once read (their facts go in the manifest).
+    fn user_files(&self) -> Option<&std::sync::Arc<UserFiles>> {
+        None
+    }
+
     /// Run the step.
     fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>;
 }
@@ -162,6 +177,47 @@ pub fn describe(tables: &[String]) -> String {
         [first, .., last] => format!("tables {first} to {last}"),
         [] => "the dataset's tables".to_string(),
     }
+}
+
+/// What a step's files beside the study are read against.
+pub struct Beside<'a> {
+    /// The study file's directory: the step's paths are relative to it.
+    pub base: &'a std::path::Path,
+    /// The study's contenders, with the SQL file variants each reads.
+    pub users: &'a [ContenderUse<'a>],
+    /// The first contender on a target, if any: the study's SQL must stay inside dbduel's
+    /// database there.
+    pub on_target: Option<&'a str>,
+}
+
+/// Why what a step names beside the study cannot be used.
+#[derive(Debug)]
+pub enum BesideError {
+    /// About the study's own text: the key (relative to the step) and what is wrong.
+    At(KeyPath, String),
+    /// In a file the step names, located there.
+    In {
+        file: String,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+}
+
+/// The study's own statement `sql`, at `key` of the step, refused when it reaches past
+/// dbduel's database and a contender is a target.
+pub fn own_sql_stays_inside(
+    beside: &Beside<'_>,
+    key: KeyPath,
+    sql: &str,
+) -> Result<(), BesideError> {
+    if let (Some(c), Some(why)) = (
+        beside.on_target,
+        super::sql_reach::outside_own_database(sql),
+    ) {
+        return Err(BesideError::At(key, super::sql_reach::on_target(&why, c)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -180,6 +180,16 @@ impl super::StepKind for LoadParams {
     fn makes_own_tables(&self) -> bool {
         !self.files.is_empty()
     }
+    fn read_beside(
+        &mut self,
+        beside: &super::kind::Beside<'_>,
+    ) -> Result<(), super::kind::BesideError> {
+        self.resolve_files(beside.base)
+            .map_err(|(path, message)| super::kind::BesideError::At(path, message))
+    }
+    fn user_files(&self) -> Option<&std::sync::Arc<super::user_files::UserFiles>> {
+        LoadParams::user_files(self)
+    }
     fn check_dataset(&self, generator: Generator, rows: u64) -> Result<(), DecodeError> {
         self.check_rows(generator, rows)
     }

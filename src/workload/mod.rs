@@ -62,6 +62,13 @@ macro_rules! kinds {
                 }
             }
 
+            /// The kind's own answers, to change (see [`StepKind::read_beside`]).
+            pub fn kind_mut(&mut self) -> &mut dyn StepKind {
+                match self {
+                    $(StepParams::$variant(p) => p,)+
+                }
+            }
+
             /// Decode a step of `kind`, or `None` for a name that is no kind.
             fn decode_kind(
                 kind: &str,

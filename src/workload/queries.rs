@@ -377,6 +377,16 @@ impl super::StepKind for QueriesParams {
     fn clients(&self) -> u64 {
         self.clients
     }
+    fn read_beside(
+        &mut self,
+        beside: &super::kind::Beside<'_>,
+    ) -> Result<(), super::kind::BesideError> {
+        for (q, text) in self.queries.iter().enumerate() {
+            let at = KeyPath::root().key("queries").index(q);
+            super::kind::own_sql_stays_inside(beside, at, text)?;
+        }
+        Ok(())
+    }
     // A query may read no table at all (`SELECT 1`): only one that names one needs it.
     fn needs(&self, tables: &[String]) -> Option<super::kind::TableNeed> {
         self.queries.iter().enumerate().find_map(|(j, sql)| {

@@ -345,6 +345,26 @@ impl super::StepKind for SqlParams {
     fn makes_own_tables(&self) -> bool {
         true
     }
+    fn read_beside(
+        &mut self,
+        beside: &super::kind::Beside<'_>,
+    ) -> Result<(), super::kind::BesideError> {
+        use super::kind::BesideError;
+        self.load(beside.base, beside.users).map_err(|e| match e {
+            SqlFileError::At(path, message) => BesideError::At(path, message),
+            SqlFileError::File {
+                file,
+                line,
+                col,
+                message,
+            } => BesideError::In {
+                file,
+                line,
+                col,
+                message,
+            },
+        })
+    }
     fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         run(self, ctx)
     }

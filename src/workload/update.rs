@@ -31,6 +31,14 @@ impl UpdateParams {
 }
 
 impl super::StepKind for UpdateParams {
+    // The study's own statement reaches a target only inside dbduel's database, as a `sql`
+    // step's and a `script` step's do.
+    fn read_beside(
+        &mut self,
+        beside: &super::kind::Beside<'_>,
+    ) -> Result<(), super::kind::BesideError> {
+        super::kind::own_sql_stays_inside(beside, KeyPath::root().key("sql"), &self.sql)
+    }
     fn validate(&self) -> Result<(), DecodeError> {
         UpdateParams::validate(self)
     }

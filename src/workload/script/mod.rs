@@ -348,6 +348,23 @@ impl ScriptParams {
 }
 
 impl super::StepKind for ScriptParams {
+    // Scripts run on every contender: checked for a target's when there is one.
+    fn read_beside(
+        &mut self,
+        beside: &super::kind::Beside<'_>,
+    ) -> Result<(), super::kind::BesideError> {
+        use super::kind::BesideError;
+        self.load(beside.base, beside.on_target)
+            .map_err(|e| match e {
+                LoadError::At(path, message) => BesideError::At(path, message),
+                LoadError::Script(e) => BesideError::In {
+                    file: e.file,
+                    line: e.line,
+                    col: e.col,
+                    message: e.message,
+                },
+            })
+    }
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
     }
