@@ -323,23 +323,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let creates = store.recreate(&tables)?;
     let parallel = tables_at_once(p.parallel, engine, tables.len());
     let total_rows: u64 = tables.iter().map(|t| t.rows).sum();
-    let n = tables.len();
-    ctx.progress.status(&format!(
-        "loading {total_rows} rows into {n} table(s), {parallel} at a time"
-    ));
-    let t = Instant::now();
-    let outcomes = in_parallel(tables.len(), parallel, |i| {
-        engine.bulk_load(&LoadRequest {
-            table: &tables[i],
-            file: &files[i],
-            batch_rows: p.batch_rows,
-        })
-    })?;
-    let load_s = t.elapsed().as_secs_f64();
-    // Stopped as the rows went in: no index build, no count.
-    if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return Err(StepError::Run(crate::runner::RunError::Interrupted));
-    }
+    let (outcomes, load_s) = load_rows(p, ctx, (&tables, &files), parallel)?;
     // Secondary indexes after the rows are in: one sorted build instead of a tree
     // maintained row by row.
     let t = Instant::now();
@@ -376,13 +360,7 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if let Some(fk) = foreign_key_note(engine, &tables, &foreign_keys, foreign_key_s) {
         note.push_str(&fk);
     }
-    if let Some(n) = p.rows.filter(|&n| n < ctx.dataset_rows) {
-        note = format!(
-            "the first {n} of the dataset's {} rows of each table, into tables made afresh; {note}",
-            ctx.dataset_rows
-        );
-    }
-    s.note = Some(note);
+    s.note = Some(first_rows_note(p, ctx.dataset_rows, note));
     if let Some(w) = &warned {
         s.metrics.extend(w.figures(total_rows, loaded));
     }
@@ -414,6 +392,45 @@ pub fn run(p: &LoadParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         seconds: 0,
         interrupted: false,
     })
+}
+
+/// Load every table's file, `parallel` tables at a time: each table's outcome, and the
+/// seconds it took. Stopped as the rows went in: no index build, no count, so it fails.
+fn load_rows(
+    p: &LoadParams,
+    ctx: &StepCtx<'_>,
+    (tables, files): (&[TableDef], &[PathBuf]),
+    parallel: usize,
+) -> Result<(Vec<LoadOutcome>, f64), StepError> {
+    let total_rows: u64 = tables.iter().map(|t| t.rows).sum();
+    let n = tables.len();
+    ctx.progress.status(&format!(
+        "loading {total_rows} rows into {n} table(s), {parallel} at a time"
+    ));
+    let t = Instant::now();
+    let outcomes = in_parallel(tables.len(), parallel, |i| {
+        ctx.engine.bulk_load(&LoadRequest {
+            table: &tables[i],
+            file: &files[i],
+            batch_rows: p.batch_rows,
+        })
+    })?;
+    let load_s = t.elapsed().as_secs_f64();
+    if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(StepError::Run(crate::runner::RunError::Interrupted));
+    }
+    Ok((outcomes, load_s))
+}
+
+/// `note`, said of the first `rows` of each table when the step loads fewer than the
+/// dataset's.
+fn first_rows_note(p: &LoadParams, dataset_rows: u64, note: String) -> String {
+    match p.rows.filter(|&n| n < dataset_rows) {
+        Some(n) => format!(
+            "the first {n} of the dataset's {dataset_rows} rows of each table, into tables made afresh; {note}"
+        ),
+        None => note,
+    }
 }
 
 /// Every table holds the rows generated for it — or, with warnings allowed, the rows the

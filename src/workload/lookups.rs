@@ -289,22 +289,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         return sweep::search(ctx, &spec, &p.pace, slo, 1.0, title, "lookups/s", make);
     }
     let swept = sweep::run(ctx, &spec, make)?;
-    let levels: Vec<Level> = swept
-        .levels
-        .iter()
-        .map(|l| Level {
-            threads: l.threads,
-            qps: l.rate(),
-            lookups: l.out.ops,
-            hits: l.out.rows,
-            misses: l.out.ops.saturating_sub(l.out.rows),
-            errors: l.out.error_count(),
-            latency_us: l.latency(),
-            measured_s: l.out.measured_s,
-            disk: l.disk_mean(),
-            dbduel_cpu_us_per_lookup: l.out.cpu_us_per_op(),
-        })
-        .collect();
+    let levels: Vec<Level> = swept.levels.iter().map(Level::of).collect();
     let best = levels[sweep::best(&swept.levels)].clone();
     let mut s = summary(ctx.title(&format!("lookups by primary key, {}", p.keys.name())));
     s.elapsed_s = Some(levels.iter().map(|l| l.measured_s).sum());
@@ -313,29 +298,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     s.rows = Some(levels.iter().map(|l| l.lookups).sum());
     s.errors = Some(levels.iter().map(|l| l.errors).sum());
     s.metrics = figures(&levels, &best);
-    let misses: u64 = levels.iter().map(|l| l.misses).sum();
-    let total: u64 = levels.iter().map(|l| l.lookups).sum();
-    let keys = keys_note(p, rows, total, order.as_ref());
-    let mut first = vec![
-        keys,
-        if p.pace.is_open() {
-            p.pace.loop_note("lookups/s")
-        } else {
-            "closed loop, one lookup in flight per client".to_string()
-        },
-    ];
-    if misses > 0 {
-        first.push(format!(
-            "{misses} looked-up keys were not there: counted as misses"
-        ));
-    }
-    if p.levels.warmup_s > 0 {
-        first.push(format!(
-            "the first {} s of each level not counted",
-            p.levels.warmup_s
-        ));
-    }
-    notes.insert(0, first.join("; "));
+    notes.insert(0, first_note(p, rows, &levels, order.as_ref()));
     notes.extend(
         sweep::pace_notes(&p.pace, 1.0, &spec, &swept.levels, "lookups/s")
             .into_iter()
@@ -372,6 +335,50 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
         seconds: swept.seconds,
         interrupted: swept.interrupted,
     })
+}
+
+impl Level {
+    /// A level's figures from how it ran.
+    fn of(l: &sweep::LevelRun) -> Level {
+        Level {
+            threads: l.threads,
+            qps: l.rate(),
+            lookups: l.out.ops,
+            hits: l.out.rows,
+            misses: l.out.ops.saturating_sub(l.out.rows),
+            errors: l.out.error_count(),
+            latency_us: l.latency(),
+            measured_s: l.out.measured_s,
+            disk: l.disk_mean(),
+            dbduel_cpu_us_per_lookup: l.out.cpu_us_per_op(),
+        }
+    }
+}
+
+/// The note's first part: how the keys were drawn, the loop, the misses and the warm-up.
+fn first_note(p: &LookupsParams, rows: u64, levels: &[Level], order: Option<&Order>) -> String {
+    let misses: u64 = levels.iter().map(|l| l.misses).sum();
+    let total: u64 = levels.iter().map(|l| l.lookups).sum();
+    let mut first = vec![
+        keys_note(p, rows, total, order),
+        if p.pace.is_open() {
+            p.pace.loop_note("lookups/s")
+        } else {
+            "closed loop, one lookup in flight per client".to_string()
+        },
+    ];
+    if misses > 0 {
+        first.push(format!(
+            "{misses} looked-up keys were not there: counted as misses"
+        ));
+    }
+    if p.levels.warmup_s > 0 {
+        first.push(format!(
+            "the first {} s of each level not counted",
+            p.levels.warmup_s
+        ));
+    }
+    first.join("; ")
 }
 
 /// How the step drew its keys, for its note (`total`: lookups made).

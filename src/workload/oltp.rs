@@ -1091,6 +1091,51 @@ fn run_slo(
     ))
 }
 
+/// The node `kill_node` names, on a cluster that survives losing it (none on one server).
+fn node_to_kill<'e>(
+    p: &OltpParams,
+    engine: &'e dyn engine::Engine,
+) -> Result<Option<(KillNode, &'e dyn Clustered)>, StepError> {
+    match (p.kill_node, engine.cluster()) {
+        (Some(k), Some(c)) if k.node as usize > c.node_count() || c.node_count() < 3 => {
+            Err(StepError::Check(format!(
+                "kill_node names node {} of a {}-node cluster; it needs a node that exists, in a cluster of at least 3 (fewer lose their majority with one node)",
+                k.node,
+                c.node_count()
+            )))
+        }
+        (Some(k), Some(c)) => Ok(Some((k, c))),
+        _ => Ok(None),
+    }
+}
+
+/// What a cluster says of the step (its figures and notes, the throughput around a lost
+/// node: `rates` by second, `killed` when the step killed one on purpose), into `s` and
+/// `notes`; a node lost that nobody meant to lose, in words.
+fn cluster_figures(
+    p: &OltpParams,
+    cluster: Option<&super::cluster::ClusterFigures>,
+    (rates, killed): (&[f64], Option<Option<f64>>),
+    s: &mut crate::results::StepSummary,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let Some(c) = cluster else {
+        if p.kill_node.is_some() {
+            notes.push(
+                "kill_node applies to a cluster: this contender is one server, so no node was killed"
+                    .into(),
+            );
+        }
+        return None;
+    };
+    let planned = p.kill_node.map(|k| (k.node as usize - 1, killed.flatten()));
+    let autocommit = !p.workload.transactional() || p.skip_trx;
+    let told = c.report(rates, planned, autocommit);
+    s.metrics.extend(told.metrics);
+    notes.extend(told.notes);
+    told.unplanned
+}
+
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
@@ -1099,17 +1144,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     if let Some(slo) = &p.pace.slo {
         return run_slo(p, slo, ctx, spread.as_deref());
     }
-    let kill = match (p.kill_node, engine.cluster()) {
-        (Some(k), Some(c)) if k.node as usize > c.node_count() || c.node_count() < 3 => {
-            return Err(StepError::Check(format!(
-                "kill_node names node {} of a {}-node cluster; it needs a node that exists, in a cluster of at least 3 (fewer lose their majority with one node)",
-                k.node,
-                c.node_count()
-            )));
-        }
-        (Some(k), Some(c)) => Some((k, c)),
-        _ => None,
-    };
+    let kill = node_to_kill(p, engine)?;
     let (ran, cluster) = super::cluster::watched(engine.cluster(), |ticks| {
         run_levels(p, ctx, spread.as_deref(), kill, ticks, 0)
     });
@@ -1154,20 +1189,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let (ddl_metrics, ddl_notes) = super::hot_ddl::figures(&hot_changes);
     s.metrics.extend(ddl_metrics);
     notes.extend(ddl_notes);
-    let mut unplanned = None;
-    if let Some(c) = &cluster {
-        let planned = p.kill_node.map(|k| (k.node as usize - 1, killed.flatten()));
-        let autocommit = !p.workload.transactional() || p.skip_trx;
-        let told = c.report(&rates, planned, autocommit);
-        s.metrics.extend(told.metrics);
-        notes.extend(told.notes);
-        unplanned = told.unplanned;
-    } else if p.kill_node.is_some() {
-        notes.push(
-            "kill_node applies to a cluster: this contender is one server, so no node was killed"
-                .into(),
-        );
-    }
+    let unplanned = cluster_figures(p, cluster.as_ref(), (&rates, killed), &mut s, &mut notes);
     notes.extend(placement_notes(p, engine, spread.as_deref()));
     s.note = Some(notes.join("; "));
     let failed = super::hot_ddl::failures(&hot_changes);

@@ -159,42 +159,8 @@ impl QueriesParams {
             );
         }
         for (i, q) in self.queries.iter().enumerate() {
-            let head = q.trim_start().to_ascii_uppercase();
-            let verb = head.split_whitespace().next().unwrap_or("");
-            if !QUERY_VERBS.contains(&verb) {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("queries").index(i),
-                    format!(
-                        "each query must be one {} statement (schema changes go in a step with kind = \"sql\" or \"ddl\")",
-                        QUERY_VERBS.join(", ")
-                    ),
-                ));
-            }
-            if verb != "SELECT"
-                && let Some(t) = super::sql_file::qualified_table(q)
-            {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("queries").index(i),
-                    format!(
-                        "this {verb} names {t} with a database or schema: dbduel writes only into tables of its own database (the study's, made and marked by dbduel, also on a target); name the table without a qualifier"
-                    ),
-                ));
-            }
-            super::sql_text::one_statement(
-                q,
-                KeyPath::root().key("queries").index(i),
-                "this query",
-            )?;
-            let n = placeholder_count(q);
-            if n > self.params.len() {
-                return Err(DecodeError::at(
-                    KeyPath::root().key("queries").index(i),
-                    format!(
-                        "this query has {n} placeholder(s) but params gives {} range(s); add one {{ min = …, max = … }} per placeholder",
-                        self.params.len()
-                    ),
-                ));
-            }
+            self.validate_query(q)
+                .map_err(|m| DecodeError::at(KeyPath::root().key("queries").index(i), m))?;
         }
         for (i, r) in self.params.iter().enumerate() {
             if r.min > r.max {
@@ -241,6 +207,35 @@ impl QueriesParams {
                     "warmup_s does not apply with timed_from = \"connect\": every second counts, connecting included".into(),
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// One of `queries`: one statement of a reading verb, writing only unqualified tables,
+    /// with a range in `params` for each placeholder. The error's message.
+    fn validate_query(&self, q: &str) -> Result<(), String> {
+        let head = q.trim_start().to_ascii_uppercase();
+        let verb = head.split_whitespace().next().unwrap_or("");
+        if !QUERY_VERBS.contains(&verb) {
+            return Err(format!(
+                "each query must be one {} statement (schema changes go in a step with kind = \"sql\" or \"ddl\")",
+                QUERY_VERBS.join(", ")
+            ));
+        }
+        if verb != "SELECT"
+            && let Some(t) = super::sql_file::qualified_table(q)
+        {
+            return Err(format!(
+                "this {verb} names {t} with a database or schema: dbduel writes only into tables of its own database (the study's, made and marked by dbduel, also on a target); name the table without a qualifier"
+            ));
+        }
+        super::sql_text::one_statement(q, KeyPath::root(), "this query").map_err(|e| e.message)?;
+        let n = placeholder_count(q);
+        if n > self.params.len() {
+            return Err(format!(
+                "this query has {n} placeholder(s) but params gives {} range(s); add one {{ min = …, max = … }} per placeholder",
+                self.params.len()
+            ));
         }
         Ok(())
     }

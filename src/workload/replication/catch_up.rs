@@ -5,8 +5,7 @@
 
 use super::follow::{Follower, Until};
 use super::{Apply, ReplicationParams, verify, writers};
-use crate::engine::replication::{ReplicaState, Replicated};
-use crate::metrics::Latency;
+use crate::engine::replication::{Position, ReplicaState, Replicated};
 use crate::results::{Better, Metric, Unit};
 use crate::workload::{StepCtx, StepError, StepOutput, summary};
 use serde::Serialize;
@@ -76,51 +75,18 @@ pub fn run(
     {
         return interrupted(ctx, &mut f);
     }
-    let groups: Vec<Vec<usize>> = match p.apply.unwrap_or_default() {
-        Apply::OneAtATime => all.iter().map(|&i| vec![i]).collect(),
-        Apply::Together => vec![all.clone()],
+    let Some(results) = apply(p, ctx, repl, &mut f, (&target, written), timeout)? else {
+        return interrupted(ctx, &mut f);
     };
-    let mut results = Vec::new();
-    for group in groups {
-        let names: Vec<&str> = group.iter().map(|&i| f.name(i)).collect();
-        ctx.progress.status(&format!(
-            "{} applying {written} transactions",
-            names.join(", ")
-        ));
-        let mut before = Vec::new();
-        for &i in &group {
-            before.push(f.baseline(i)?);
-        }
-        let t0 = f.t();
-        for &i in &group {
-            repl.resume_apply(i)?;
-        }
-        let Some(took) = f.wait(&group, &target, Until::Applied, timeout, ctx.stop)? else {
-            return interrupted(ctx, &mut f);
-        };
-        results.extend(caught_up(&f, repl, &group, &before, &took, t0)?);
-    }
     ctx.progress.status("comparing checksums");
     let checked = verify::checksums_equal(repl)?;
     // The primary's own group-commit wait back (and every replica applying, as it is).
     restore.now()?;
-    let writes_s = out.measured_s.max(1e-9);
-    let mut s = summary(ctx.title(&format!(
+    let title = ctx.title(&format!(
         "catch-up: {} writers {} s, then each replica applies",
         p.writers, p.duration_s
-    )));
-    s.elapsed_s = Some(f.t());
-    s.rows = Some(written);
-    s.ops_per_s = Some(out.ops as f64 / writes_s);
-    s.latency_us = Latency::of(&out.all);
-    s.errors = Some(out.errors.iter().map(|e| e.count).sum());
-    s.metrics.push(Metric::new(
-        "primary_tps",
-        "primary writes/s",
-        out.ops as f64 / writes_s,
-        Unit::PerSecond,
-        Better::Higher,
     ));
+    let mut s = writers::summary(title, &out, written, f.t());
     for r in &results {
         push_replica_metrics(&mut s.metrics, r);
     }
@@ -149,6 +115,45 @@ pub fn run(
         seconds: out.seconds.count,
         interrupted: false,
     })
+}
+
+/// The replicas apply what they fetched of the primary's `target` (`written` transactions),
+/// one at a time or together as `apply` says: each one's catch-up, or `None` when the stop
+/// flag cut it short.
+fn apply(
+    p: &ReplicationParams,
+    ctx: &StepCtx<'_>,
+    repl: &dyn Replicated,
+    f: &mut Follower<'_>,
+    (target, written): (&Position, u64),
+    timeout: Duration,
+) -> Result<Option<Vec<CatchUp>>, StepError> {
+    let all = f.all();
+    let groups: Vec<Vec<usize>> = match p.apply.unwrap_or_default() {
+        Apply::OneAtATime => all.iter().map(|&i| vec![i]).collect(),
+        Apply::Together => vec![all.clone()],
+    };
+    let mut results = Vec::new();
+    for group in groups {
+        let names: Vec<&str> = group.iter().map(|&i| f.name(i)).collect();
+        ctx.progress.status(&format!(
+            "{} applying {written} transactions",
+            names.join(", ")
+        ));
+        let mut before = Vec::new();
+        for &i in &group {
+            before.push(f.baseline(i)?);
+        }
+        let t0 = f.t();
+        for &i in &group {
+            repl.resume_apply(i)?;
+        }
+        let Some(took) = f.wait(&group, target, Until::Applied, timeout, ctx.stop)? else {
+            return Ok(None);
+        };
+        results.extend(caught_up(f, repl, &group, &before, &took, t0)?);
+    }
+    Ok(Some(results))
 }
 
 /// Skipped, saying why, where the topology cannot run this catch-up.

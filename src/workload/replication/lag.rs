@@ -6,7 +6,6 @@
 use super::follow::{Follower, Until};
 use super::{ReplicationParams, verify, writers};
 use crate::engine::replication::Replicated;
-use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
 use crate::workload::{StepCtx, StepError, StepOutput, summary};
 use serde::Serialize;
@@ -85,26 +84,14 @@ pub fn run(
     let checked = verify::checksums_equal(repl)?;
     let lags = lags(&f, &all, &drained, t_writes, t_end);
     let written = target.transactions.saturating_sub(start.transactions);
-    let writes_s = out.measured_s.max(1e-9);
-    let mut s = summary(ctx.title(&format!(
+    let title = ctx.title(&format!(
         "replica lag under {} writers{}",
         p.writers,
         p.rate
             .map(|r| format!(" at {r:.0} tx/s"))
             .unwrap_or_default()
-    )));
-    s.elapsed_s = Some(f.t());
-    s.rows = Some(written);
-    s.ops_per_s = Some(out.ops as f64 / writes_s);
-    s.latency_us = Latency::of(&out.all);
-    s.errors = Some(out.errors.iter().map(|e| e.count).sum());
-    s.metrics.push(Metric::new(
-        "primary_tps",
-        "primary writes/s",
-        out.ops as f64 / writes_s,
-        Unit::PerSecond,
-        Better::Higher,
     ));
+    let mut s = writers::summary(title, &out, written, f.t());
     s.metrics.extend(lag_metrics(&lags));
     let worst = lags
         .iter()

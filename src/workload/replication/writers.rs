@@ -18,6 +18,32 @@ pub const BITMAP_TABLE: &str = "repl_bitmaps";
 /// the ids it may update without asking the server.
 const CLIENT_SHIFT: u32 = 40;
 
+/// A step's summary of its writers' run: `written` transactions (as the primary counted
+/// them) over `elapsed_s`, the writers' rate and latency, and the primary's writes a second.
+pub fn summary(
+    title: String,
+    out: &RunOutcome,
+    written: u64,
+    elapsed_s: f64,
+) -> crate::results::StepSummary {
+    use crate::results::{Better, Metric, Unit};
+    let writes_s = out.measured_s.max(1e-9);
+    let mut s = crate::workload::summary(title);
+    s.elapsed_s = Some(elapsed_s);
+    s.rows = Some(written);
+    s.ops_per_s = Some(out.ops as f64 / writes_s);
+    s.latency_us = crate::metrics::Latency::of(&out.all);
+    s.errors = Some(out.error_count());
+    s.metrics.push(Metric::new(
+        "primary_tps",
+        "primary writes/s",
+        out.ops as f64 / writes_s,
+        Unit::PerSecond,
+        Better::Higher,
+    ));
+    s
+}
+
 /// Make what the writers need: the bitmap table (the insert writers use the loaded sbtest
 /// tables).
 pub fn prepare(ctx: &StepCtx<'_>, p: &ReplicationParams) -> Result<(), StepError> {

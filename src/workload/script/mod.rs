@@ -139,32 +139,7 @@ impl ScriptParams {
         if self.retries > 1000 {
             return at("retries", "retries must be at most 1000".into());
         }
-        let mut total = 0;
-        for (i, s) in self.scripts.iter().enumerate() {
-            let key = KeyPath::root().key("scripts").index(i);
-            let (path, w) = split_weight(s).map_err(|m| DecodeError::at(key.clone(), m))?;
-            if let Some(name) = path.strip_prefix(BUILTIN)
-                && builtin::get(name).is_none()
-            {
-                return Err(DecodeError::at(
-                    key,
-                    format!(
-                        "no built-in script `{name}`; built-ins are: {}",
-                        builtin::NAMES.join(", ")
-                    ),
-                ));
-            }
-            if path.is_empty() {
-                return Err(DecodeError::at(key, "a script entry needs a file path"));
-            }
-            total += w;
-        }
-        if total == 0 {
-            return at(
-                "scripts",
-                "every script has weight 0: give one a weight of at least 1".into(),
-            );
-        }
+        self.validate_scripts()?;
         let levels = self.clients.levels();
         if levels.is_empty() {
             return at(
@@ -209,6 +184,44 @@ impl ScriptParams {
                 format!("scale = {} is out of range; use 1 or more", self.scale),
             );
         }
+        self.validate_vars()?;
+        Ok(())
+    }
+
+    /// Each `scripts` entry: a path (or a built-in that exists) and its weight, one weight
+    /// at least above 0.
+    fn validate_scripts(&self) -> Result<(), DecodeError> {
+        let mut total = 0;
+        for (i, s) in self.scripts.iter().enumerate() {
+            let key = KeyPath::root().key("scripts").index(i);
+            let (path, w) = split_weight(s).map_err(|m| DecodeError::at(key.clone(), m))?;
+            if let Some(name) = path.strip_prefix(BUILTIN)
+                && builtin::get(name).is_none()
+            {
+                return Err(DecodeError::at(
+                    key,
+                    format!(
+                        "no built-in script `{name}`; built-ins are: {}",
+                        builtin::NAMES.join(", ")
+                    ),
+                ));
+            }
+            if path.is_empty() {
+                return Err(DecodeError::at(key, "a script entry needs a file path"));
+            }
+            total += w;
+        }
+        if total == 0 {
+            return Err(DecodeError::at(
+                KeyPath::root().key("scripts"),
+                "every script has weight 0: give one a weight of at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each of `vars`: a plain name, a scalar value.
+    fn validate_vars(&self) -> Result<(), DecodeError> {
         for (name, v) in &self.vars {
             let key = KeyPath::root().key("vars").key(name);
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

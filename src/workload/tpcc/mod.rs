@@ -682,26 +682,7 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
             ));
         }
     }
-    for t in &best.types {
-        if let Some(lat) = t.latency_us {
-            let p99 = Metric::new(
-                &format!("{}_p99_us", t.name),
-                &format!("{} p99", t.name.replace('_', "-")),
-                lat.p99 as f64,
-                Unit::Micros,
-                Better::Lower,
-            );
-            m.push(if sweep {
-                p99.derived(Derived::QuantileAtBest {
-                    q: 0.99,
-                    prefix: "tpmc_t".into(),
-                    ops: vec![t.name.to_string()],
-                })
-            } else {
-                p99.quantile(0.99, Some(best.threads), &[t.name])
-            });
-        }
-    }
+    m.extend(type_p99s(best, sweep));
     let conflicts: u64 = best.types.iter().flat_map(|t| t.conflicts.values()).sum();
     m.push(
         Metric::new(
@@ -731,6 +712,33 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
         Unit::Micros,
         Better::None,
     ));
+    m
+}
+
+/// Each transaction type's p99 at the best level (for a merge of shards: the quantile of the
+/// merged histograms, of the best level in a sweep).
+fn type_p99s(best: &Level, sweep: bool) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for t in &best.types {
+        if let Some(lat) = t.latency_us {
+            let p99 = Metric::new(
+                &format!("{}_p99_us", t.name),
+                &format!("{} p99", t.name.replace('_', "-")),
+                lat.p99 as f64,
+                Unit::Micros,
+                Better::Lower,
+            );
+            m.push(if sweep {
+                p99.derived(Derived::QuantileAtBest {
+                    q: 0.99,
+                    prefix: "tpmc_t".into(),
+                    ops: vec![t.name.to_string()],
+                })
+            } else {
+                p99.quantile(0.99, Some(best.threads), &[t.name])
+            });
+        }
+    }
     m
 }
 
