@@ -437,50 +437,8 @@ impl Tpcc {
                     buf.push(b'\n');
                 }
             }
-            Table::Orders => {
-                // o_c_id: a random permutation of the district's customers.
-                let mut perm: Vec<u64> = (1..=CUSTOMERS).collect();
-                for i in (1..perm.len()).rev() {
-                    perm.swap(i, r.below_u64(i as u64 + 1) as usize);
-                }
-                for o in 1..=ORDERS {
-                    for v in [w, d, o, perm[o as usize - 1]] {
-                        push_u64(buf, v);
-                        buf.push(b'\t');
-                    }
-                    buf.extend_from_slice(LOAD_TIME);
-                    buf.push(b'\t');
-                    if o < FIRST_NEW_ORDER {
-                        push_u64(buf, 1 + r.below_u64(10));
-                    } else {
-                        buf.extend_from_slice(NULL);
-                    }
-                    buf.push(b'\t');
-                    push_u64(buf, order_lines(self.seed, w, d, o));
-                    buf.extend_from_slice(b"\t1\n");
-                }
-            }
-            Table::OrderLine => {
-                for o in 1..=ORDERS {
-                    for n in 1..=order_lines(self.seed, w, d, o) {
-                        for v in [w, d, o, n, 1 + r.below_u64(ITEMS), w] {
-                            push_u64(buf, v);
-                            buf.push(b'\t');
-                        }
-                        if o < FIRST_NEW_ORDER {
-                            buf.extend_from_slice(LOAD_TIME);
-                            buf.extend_from_slice(b"\t5\t0.00\t");
-                        } else {
-                            buf.extend_from_slice(NULL);
-                            buf.extend_from_slice(b"\t5\t");
-                            push_cents(buf, 1 + r.below_u64(999_999) as i64);
-                            buf.push(b'\t');
-                        }
-                        a_string(r, 24, 24, buf);
-                        buf.push(b'\n');
-                    }
-                }
-            }
+            Table::Orders => self.orders_rows(r, w, d, buf),
+            Table::OrderLine => self.order_line_rows(r, w, d, buf),
             Table::NewOrder => {
                 for o in FIRST_NEW_ORDER..=ORDERS {
                     for (i, v) in [w, d, o].into_iter().enumerate() {
@@ -494,6 +452,54 @@ impl Tpcc {
             }
             Table::Warehouse | Table::Item | Table::Stock => {
                 unreachable!("not a district's rows")
+            }
+        }
+    }
+
+    /// A district's `orders` rows: each customer's one order, in a random order of customers.
+    fn orders_rows(&self, r: &mut SplitMix64, w: u64, d: u64, buf: &mut Vec<u8>) {
+        // o_c_id: a random permutation of the district's customers.
+        let mut perm: Vec<u64> = (1..=CUSTOMERS).collect();
+        for i in (1..perm.len()).rev() {
+            perm.swap(i, r.below_u64(i as u64 + 1) as usize);
+        }
+        for o in 1..=ORDERS {
+            for v in [w, d, o, perm[o as usize - 1]] {
+                push_u64(buf, v);
+                buf.push(b'\t');
+            }
+            buf.extend_from_slice(LOAD_TIME);
+            buf.push(b'\t');
+            if o < FIRST_NEW_ORDER {
+                push_u64(buf, 1 + r.below_u64(10));
+            } else {
+                buf.extend_from_slice(NULL);
+            }
+            buf.push(b'\t');
+            push_u64(buf, order_lines(self.seed, w, d, o));
+            buf.extend_from_slice(b"\t1\n");
+        }
+    }
+
+    /// A district's `order_line` rows: each order's lines, delivered before `FIRST_NEW_ORDER`.
+    fn order_line_rows(&self, r: &mut SplitMix64, w: u64, d: u64, buf: &mut Vec<u8>) {
+        for o in 1..=ORDERS {
+            for n in 1..=order_lines(self.seed, w, d, o) {
+                for v in [w, d, o, n, 1 + r.below_u64(ITEMS), w] {
+                    push_u64(buf, v);
+                    buf.push(b'\t');
+                }
+                if o < FIRST_NEW_ORDER {
+                    buf.extend_from_slice(LOAD_TIME);
+                    buf.extend_from_slice(b"\t5\t0.00\t");
+                } else {
+                    buf.extend_from_slice(NULL);
+                    buf.extend_from_slice(b"\t5\t");
+                    push_cents(buf, 1 + r.below_u64(999_999) as i64);
+                    buf.push(b'\t');
+                }
+                a_string(r, 24, 24, buf);
+                buf.push(b'\n');
             }
         }
     }

@@ -305,6 +305,27 @@ fn load_step_files(
     Ok(())
 }
 
+/// The overrides of scale `s` (`--scale`, or the study's default), which the study must have.
+fn chosen_scale(file: &StudyFile, s: &str) -> Result<Vec<Override>, StudyError> {
+    let Some(table) = file.scale.get(s) else {
+        let known: Vec<&str> = file.scale.keys().map(String::as_str).collect();
+        return Err(StudyError {
+            origin: format!("--scale {s}"),
+            line_col: None,
+            message: format!(
+                "study `{}` has no scale `{s}`; its scales are: {}",
+                file.study.name,
+                if known.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        });
+    };
+    Ok(overrides::scale_overrides(s, table))
+}
+
 /// [`parse`] with the directory the study's files are relative to.
 fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study, StudyError> {
     let mut doc: toml::Table = toml::from_str(&src.text)
@@ -329,30 +350,10 @@ fn parse_in(src: &Source, req: &Request, base: &std::path::Path) -> Result<Study
         .scale
         .clone()
         .or_else(|| file.study.default_scale.clone());
-    let mut all: Vec<Override> = Vec::new();
-    if let Some(s) = &scale {
-        let Some(table) = file.scale.get(s) else {
-            let known: Vec<&String> = file.scale.keys().collect();
-            return Err(StudyError {
-                origin: format!("--scale {s}"),
-                line_col: None,
-                message: format!(
-                    "study `{}` has no scale `{s}`; its scales are: {}",
-                    file.study.name,
-                    if known.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        known
-                            .iter()
-                            .map(|k| k.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
-                ),
-            });
-        };
-        all.extend(overrides::scale_overrides(s, table));
-    }
+    let mut all: Vec<Override> = match &scale {
+        Some(s) => chosen_scale(&file, s)?,
+        None => Vec::new(),
+    };
     for arg in &req.sets {
         all.push(overrides::parse_set(arg).map_err(|m| StudyError {
             origin: "--set".into(),

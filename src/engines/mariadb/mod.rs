@@ -649,6 +649,31 @@ impl MariadbOptions {
     }
 
     /// The sandbox's [mysqld] settings from these options.
+    /// MyRocks' cache, its commit flush and its compression.
+    fn rocksdb_settings(&self, s: &mut BTreeMap<String, String>) {
+        s.insert(
+            "rocksdb_block_cache_size".into(),
+            format!("{}M", self.cache_sizes_mb().1),
+        );
+        s.insert(
+            "rocksdb_flush_log_at_trx_commit".into(),
+            self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
+        );
+        if let Some(c) = &self.compression {
+            let kind = match c.as_str() {
+                "none" => "kNoCompression",
+                "zlib" => "kZlibCompression",
+                "lz4" => "kLZ4Compression",
+                "zstd" => "kZSTD",
+                _ => "kSnappyCompression",
+            };
+            s.insert(
+                "rocksdb_default_cf_options".into(),
+                format!("compression={kind};bottommost_compression={kind}"),
+            );
+        }
+    }
+
     fn recipe(&self, max_clients: u64) -> MariadbRecipe {
         let mut s = BTreeMap::new();
         let se = self.storage_engine.to_ascii_lowercase();
@@ -697,27 +722,7 @@ impl MariadbOptions {
             (conns * 128).clamp(16_382, 1_048_576).to_string(),
         );
         if self.is_rocksdb() {
-            s.insert(
-                "rocksdb_block_cache_size".into(),
-                format!("{}M", self.cache_sizes_mb().1),
-            );
-            s.insert(
-                "rocksdb_flush_log_at_trx_commit".into(),
-                self.flush_log_at_trx_commit.unwrap_or(1).to_string(),
-            );
-            if let Some(c) = &self.compression {
-                let kind = match c.as_str() {
-                    "none" => "kNoCompression",
-                    "zlib" => "kZlibCompression",
-                    "lz4" => "kLZ4Compression",
-                    "zstd" => "kZSTD",
-                    _ => "kSnappyCompression",
-                };
-                s.insert(
-                    "rocksdb_default_cf_options".into(),
-                    format!("compression={kind};bottommost_compression={kind}"),
-                );
-            }
+            self.rocksdb_settings(&mut s);
         }
         page_compression(&mut s, self.page_compression());
         if !self.replicas.is_empty() {
