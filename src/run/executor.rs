@@ -158,17 +158,9 @@ impl Executor<'_> {
     fn user_files(&self) -> Vec<crate::results::UserFileFacts> {
         let mut out: Vec<crate::results::UserFileFacts> = Vec::new();
         for s in &self.study.steps {
-            let Some(Ok(facts)) = s.params.kind().user_files().map(|f| f.facts()) else {
-                continue;
-            };
-            for f in facts {
+            for f in s.params.kind().user_files() {
                 if !out.iter().any(|o| o.path == f.path && o.table == f.table) {
-                    out.push(crate::results::UserFileFacts {
-                        table: f.table.clone(),
-                        path: f.path.clone(),
-                        bytes: f.bytes,
-                        rows: f.rows,
-                    });
+                    out.push(f);
                 }
             }
         }

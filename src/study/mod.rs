@@ -273,10 +273,10 @@ fn load_step_files(
         line_col: Some((line, col)),
         message,
     };
-    let users: Vec<crate::workload::sql_file::ContenderUse<'_>> = file
+    let users: Vec<crate::workload::kind::ContenderUse<'_>> = file
         .contenders
         .iter()
-        .map(|c| crate::workload::sql_file::ContenderUse {
+        .map(|c| crate::workload::kind::ContenderUse {
             name: &c.name,
             engine: &c.engine,
             target: c.target.is_some(),

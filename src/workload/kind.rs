@@ -2,8 +2,6 @@
 //! decoding, checks, how it runs, and the properties the study's checks, the servers' sizing
 //! and a sharded run ask of it — and what a step needs of the dataset's tables.
 
-use super::sql_file::ContenderUse;
-use super::user_files::UserFiles;
 use super::{StepCtx, StepError, StepOutput};
 use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath};
@@ -106,9 +104,10 @@ pub trait StepKind {
         Ok(())
     }
 
-    /// The user's data files the step loads, once read (their facts go in the manifest).
-    fn user_files(&self) -> Option<&std::sync::Arc<UserFiles>> {
-        None
+    /// The user's data files the step loads, as the manifest records them (a file that
+    /// cannot be read is left out here, and fails its step).
+    fn user_files(&self) -> Vec<crate::results::UserFileFacts> {
+        Vec::new()
     }
 
     /// Run the step.
@@ -177,6 +176,18 @@ pub fn describe(tables: &[String]) -> String {
         [first, .., last] => format!("tables {first} to {last}"),
         [] => "the dataset's tables".to_string(),
     }
+}
+
+/// A contender as a step's files beside the study are read for it.
+pub struct ContenderUse<'a> {
+    pub name: &'a str,
+    /// Its `engine` as written (`mariadb`, `postgres`, …).
+    pub engine: &'a str,
+    /// It runs on someone else's server (a `target`).
+    pub target: bool,
+    /// The variants its engine reads, most specific first (its family says which; none:
+    /// it runs no SQL).
+    pub variants: &'static [&'static str],
 }
 
 /// What a step's files beside the study are read against.

@@ -187,8 +187,19 @@ impl super::StepKind for LoadParams {
         self.resolve_files(beside.base)
             .map_err(|(path, message)| super::kind::BesideError::At(path, message))
     }
-    fn user_files(&self) -> Option<&std::sync::Arc<super::user_files::UserFiles>> {
-        LoadParams::user_files(self)
+    fn user_files(&self) -> Vec<crate::results::UserFileFacts> {
+        let Some(Ok(facts)) = LoadParams::user_files(self).map(|f| f.facts()) else {
+            return Vec::new();
+        };
+        facts
+            .iter()
+            .map(|f| crate::results::UserFileFacts {
+                table: f.table.clone(),
+                path: f.path.clone(),
+                bytes: f.bytes,
+                rows: f.rows,
+            })
+            .collect()
     }
     fn check_dataset(&self, generator: Generator, rows: u64) -> Result<(), DecodeError> {
         self.check_rows(generator, rows)

@@ -6,6 +6,7 @@
 //! This file owns the step: its parameters, the variant lookup, the statement splitter, the
 //! checks made on statements sent to someone else's server, and the step's figures.
 
+use super::kind::ContenderUse;
 use super::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::results::{Better, Metric, Unit};
@@ -50,18 +51,6 @@ pub struct Variants {
     /// The variant each engine of the study runs, by engine name, chosen when the study
     /// was read.
     pub chosen: BTreeMap<String, String>,
-}
-
-/// A contender as the `sql` step sees it when the study is read.
-pub struct ContenderUse<'a> {
-    pub name: &'a str,
-    /// Its `engine` as written (`mariadb`, `postgres`, …).
-    pub engine: &'a str,
-    /// It runs on someone else's server (a `target`).
-    pub target: bool,
-    /// The variants its engine reads, most specific first (its family says which; none:
-    /// it runs no SQL).
-    pub variants: &'static [&'static str],
 }
 
 /// Why a `sql` step's files could not be used.
