@@ -87,12 +87,6 @@ impl std::fmt::Debug for Format {
     }
 }
 
-impl PartialEq for Format {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name == other.0.name
-    }
-}
-
 impl Format {
     /// The format called `name`, if there is one.
     pub fn named(name: &str) -> Option<Format> {

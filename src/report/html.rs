@@ -7,7 +7,9 @@
 //! The page is built by *panels*: functions from a step's data (its `Metric`s and its
 //! generic series files) to figures. A new step kind gets charts by producing metrics and
 //! series; a new kind of chart is one more function in [`PANELS`]. Nothing here names a step
-//! kind.
+//! kind; two panels still know a figure's or an op's name a kind gives it — numbered queries'
+//! `qNN_hot_s`/`qNN_cold_s` (`query_figure`) and TPC-C's `new_order` op (`new_orders`) —
+//! until figures carry what their chart needs.
 
 use super::format;
 use super::page::page;

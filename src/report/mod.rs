@@ -1,7 +1,9 @@
 //! Rendering results for people and scripts: a side-by-side table (text or Markdown) with its
 //! context, the summary as JSON, or a self-contained HTML page with charts; and the
 //! comparison of two runs. Reads only what is in the run directories, and works from each
-//! step's `Metric`s and generic per-second series, never from step-kind names.
+//! step's `Metric`s and generic per-second series, never from step-kind names (a few figure
+//! and op names a kind gives, each named where it is read: `findings.rs`' `best_qps` and
+//! `qNN_hot_s`, `html.rs`' `new_order`). The formats are one table, [`FORMATS`].
 
 pub mod compare;
 pub mod csv;
