@@ -76,6 +76,20 @@ fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
 
 const KIB: usize = 1024;
 
+/// A closed-loop run of `clients` clients for `secs` seconds, and its two op kinds' names.
+fn closed_run(clients: usize, secs: u64) -> (RunSpec, Vec<String>) {
+    let spec = RunSpec {
+        clients,
+        bound: Bound::Duration(Duration::from_secs(secs)),
+        warmup_s: 0,
+        pacing: Pacing::Closed,
+        seed: 1,
+        team: None,
+        threads: None,
+    };
+    (spec, vec!["a".to_string(), "b".to_string()])
+}
+
 /// Client 0 is stuck in its third operation for `stuck`; the others run 1 ms operations of
 /// two kinds.
 struct Stuck {
@@ -97,16 +111,7 @@ impl Worker for Stuck {
 /// The most bytes the runner held over a run in which one of three clients is stuck for
 /// `stuck_s` seconds (the run lasts one second more).
 fn runner_peak_with_a_stuck_client(stuck_s: u64) -> usize {
-    let spec = RunSpec {
-        clients: 3,
-        bound: Bound::Duration(Duration::from_secs(stuck_s + 1)),
-        warmup_s: 0,
-        pacing: Pacing::Closed,
-        seed: 1,
-        team: None,
-        threads: None,
-    };
-    let names = vec!["a".to_string(), "b".to_string()];
+    let (spec, names) = closed_run(3, stuck_s + 1);
     let stop = AtomicBool::new(false);
     let stuck = Duration::from_secs(stuck_s);
     let (out, peak) = peak_during(|| {
@@ -145,16 +150,7 @@ fn a_stuck_client_does_not_make_the_runner_hold_more_per_second() {
 /// Two clients running 1 ms operations of two kinds for `secs` seconds: the bytes the run's
 /// outcome holds once it is handed back, and the seconds it emitted.
 fn held_after_a_run_of(secs: u64) -> (usize, u64) {
-    let spec = RunSpec {
-        clients: 2,
-        bound: Bound::Duration(Duration::from_secs(secs)),
-        warmup_s: 0,
-        pacing: Pacing::Closed,
-        seed: 1,
-        team: None,
-        threads: None,
-    };
-    let names = vec!["a".to_string(), "b".to_string()];
+    let (spec, names) = closed_run(2, secs);
     let stop = AtomicBool::new(false);
     let mut emitted = 0;
     let before = HELD.load(Ordering::Relaxed);

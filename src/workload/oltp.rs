@@ -908,6 +908,8 @@ fn run_levels(
     let mut r = Ran::default();
     let threads_of_levels = p.levels.threads.levels();
     let timing = (first_tick, p.levels.duration_s);
+    // A cluster's seconds feed the throughput around a lost node.
+    let on_cluster = engine.cluster().is_some();
     let (levels, interrupted) =
         super::sweep::walk(ctx, &threads_of_levels, timing, |li, threads, tick_base| {
             let spec = RunSpec {
@@ -944,7 +946,7 @@ fn run_levels(
                     runner::run_closed(&spec, &names, make, ctx.stop, |iv| {
                         ctx.seconds.append_shifted(iv, tick_base, Some(threads));
                         second(iv.into());
-                        if engine.cluster().is_some() {
+                        if on_cluster {
                             r.rates.push(iv.ops_per_s);
                         }
                         if let Some((k, c)) = kill

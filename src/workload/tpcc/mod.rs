@@ -442,20 +442,31 @@ fn capacity(
         pacing: p.pace.pacing(per_tpmc()),
     };
     let counters = Counters::new(warehouses);
-    let make = |li: usize, client: usize| {
-        TpccWorker::new(
-            ctx.engine,
-            p,
-            &counters,
-            warehouses,
-            c,
-            0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
-            client,
-        )
-        .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
-    };
+    let make = |li: usize, client: usize| terminal(ctx, p, &counters, (warehouses, c), li, client);
     let title = ctx.title("TPC-C transactions");
     super::sweep::search(ctx, &spec, &p.pace, slo, per_tpmc(), title, "tpmC", make)
+}
+
+/// Terminal `client` of level `li`: its own stream of the dataset's seed, counting into
+/// `counters`.
+fn terminal<'a>(
+    ctx: &StepCtx<'_>,
+    p: &'a TpccParams,
+    counters: &'a Counters,
+    (warehouses, c): (u64, Constants),
+    li: usize,
+    client: usize,
+) -> crate::engine::Result<Box<dyn runner::Worker + 'a>> {
+    TpccWorker::new(
+        ctx.engine,
+        p,
+        counters,
+        warehouses,
+        c,
+        0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
+        client,
+    )
+    .map(|w| Box::new(w) as Box<dyn runner::Worker + 'a>)
 }
 
 fn run_levels(
@@ -486,18 +497,7 @@ fn run_levels(
             let counters = Counters::new(warehouses);
             ctx.progress
                 .status(&format!("{threads} terminals connecting"));
-            let make = |client: usize| {
-                TpccWorker::new(
-                    ctx.engine,
-                    p,
-                    &counters,
-                    warehouses,
-                    c,
-                    0x7bcc_5eed ^ (li as u64) << 32 ^ ctx.dataset_seed,
-                    client,
-                )
-                .map(|w| Box::new(w) as Box<dyn runner::Worker + '_>)
-            };
+            let make = |client: usize| terminal(ctx, p, &counters, (warehouses, c), li, client);
             let progress = ctx.progress;
             let mut new_orders_per_10s: Vec<u64> = Vec::new();
             let (out, runs) = hot_ddl::alongside(ctx.engine, ctx.own(&p.ddl), ctx.stop, |second| {
