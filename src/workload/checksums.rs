@@ -3,9 +3,9 @@
 //! once they have applied everything the primary wrote. A contender of one server has no
 //! copies: the step is skipped on it, saying so.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::replication::follow::Follower;
 use super::replication::verify;
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::engine::cluster::{self, Clustered};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
@@ -45,7 +45,7 @@ struct Compared {
     what: String,
 }
 
-impl super::StepKind for ChecksumsParams {
+impl super::kind::StepKind for ChecksumsParams {
     fn validate(&self) -> Result<(), crate::decode::DecodeError> {
         ChecksumsParams::validate(self)
     }

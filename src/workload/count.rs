@@ -1,7 +1,8 @@
 //! `count`: `SELECT COUNT(*)` on the table, timed — after a restart that drops the OS page
 //! cache (`cold = true`, the original study's first query after a restart) or as it is.
 
-use super::{ColdRestart, StepCtx, StepError, StepOutput, cold_restart, restart_note, summary};
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
+use super::restart::{ColdRestart, cold_restart, restart_note};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
 use std::time::Instant;
@@ -14,7 +15,7 @@ pub struct CountParams {
     pub cold: bool,
 }
 
-impl super::StepKind for CountParams {
+impl super::kind::StepKind for CountParams {
     fn restarts(&self) -> Option<&'static str> {
         self.cold.then_some("cold")
     }

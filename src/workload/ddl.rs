@@ -1,7 +1,7 @@
 //! `ddl`: one schema change (create/drop index, add/drop/rename column), timed, in each
 //! engine's own syntax.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{Dialect, Session};
 use crate::results::{Better, Metric, Unit};
@@ -291,7 +291,7 @@ pub fn apply(
     )))
 }
 
-impl super::StepKind for DdlParams {
+impl super::kind::StepKind for DdlParams {
     fn validate(&self) -> Result<(), DecodeError> {
         DdlParams::validate(self)
     }

@@ -1,14 +1,14 @@
 //! `footprint`: bytes the table takes on disk, from the files (as `ls -l` would show) and,
 //! beside it, as the engine itself reports.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FootprintParams {}
-impl super::StepKind for FootprintParams {
+impl super::kind::StepKind for FootprintParams {
     fn is_sql(&self) -> bool {
         false
     }
@@ -23,7 +23,7 @@ impl super::StepKind for FootprintParams {
 pub fn run(_p: &FootprintParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let names: Vec<&str> = ctx.tables.iter().map(|t| t.name.as_str()).collect();
     // Bytes are the same on any device: read them at the host disk's full speed.
-    let unthrottled = super::Unthrottled::begin(ctx.engine)?;
+    let unthrottled = super::restart::Unthrottled::begin(ctx.engine)?;
     let f = ctx.engine.footprint(&names)?;
     if let Some(u) = unthrottled {
         u.finish()?;

@@ -10,8 +10,8 @@
 //! metadata lock while it waits for a row lock of one queued behind the change is a deadlock
 //! no detector sees (it lasts `innodb_lock_wait_timeout`, 50 s by default).
 
+use super::ctx::{StepError, StepOutput};
 use super::ddl::{self, DdlAction, DdlParams};
-use super::{StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::Engine;
 use crate::results::IntervalRecord;
@@ -459,7 +459,7 @@ pub fn outcome(out: StepOutput, failed: Vec<String>) -> Result<StepOutput, StepE
     }
     Err(StepError::Failed(
         format!("schema changes under load failed: {}", failed.join("; ")),
-        super::Kept(Box::new(out)),
+        super::ctx::Kept(Box::new(out)),
     ))
 }
 

@@ -2,7 +2,7 @@
 //! decoding, checks, how it runs, and the properties the study's checks, the servers' sizing
 //! and a sharded run ask of it — and what a step needs of the dataset's tables.
 
-use super::{StepCtx, StepError, StepOutput};
+use super::ctx::{StepCtx, StepError, StepOutput};
 use crate::dataset::Generator;
 use crate::decode::{DecodeError, KeyPath};
 
@@ -229,6 +229,15 @@ pub fn own_sql_stays_inside(
         return Err(BesideError::At(key, super::sql_reach::on_target(&why, c)));
     }
     Ok(())
+}
+
+/// A step kind's parameters decoded from TOML text as a study's step would be, for tests.
+#[cfg(test)]
+pub(crate) fn params_of<P>(text: &str) -> Result<P, DecodeError>
+where
+    P: StepKind + serde::de::DeserializeOwned,
+{
+    P::decode("", toml::from_str::<toml::Value>(text).expect("TOML"))
 }
 
 #[cfg(test)]

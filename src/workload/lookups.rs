@@ -4,9 +4,9 @@
 //! over a sweep of client counts, with QPS, latency and the data device's reads, busy share
 //! and IOPS for each second. Runs on SQL engines and on document engines alike.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::oltp::placeholders;
 use super::sweep::{self, Levels, SweepSpec};
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::permutation::Permutation;
 use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath, by_name};
@@ -227,7 +227,7 @@ struct Level {
     dbduel_cpu_us_per_lookup: f64,
 }
 
-impl super::StepKind for LookupsParams {
+impl super::kind::StepKind for LookupsParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(
             v,
@@ -263,7 +263,7 @@ pub fn run(p: &LookupsParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError
     let table = ctx.table().name.clone();
     let rows = ctx.dataset_rows;
     let names = vec!["lookup".to_string()];
-    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
+    let start = super::restart::SweepStart::begin(p.levels.cold_start, ctx)?;
     let mut notes: Vec<String> = start.as_ref().map(|s| s.note("step")).into_iter().collect();
     // One order for the whole step: a later level goes on where the last one stopped, so no
     // key is read twice until every key has been read once.
@@ -464,7 +464,7 @@ mod tests {
     use super::*;
 
     fn params(keys: &str) -> LookupsParams {
-        let p: LookupsParams = crate::workload::params_of(&format!(
+        let p: LookupsParams = crate::workload::kind::params_of(&format!(
             "keys = \"{keys}\"\nthreads = [16, 24]\nduration_s = 10\n"
         ))
         .expect("params");
@@ -515,11 +515,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let e = crate::workload::params_of::<LookupsParams>(
+        let e = crate::workload::kind::params_of::<LookupsParams>(
             "keys = \"small\"\nthreads = 4\nduration_s = 10\n",
         );
         assert!(e.is_err());
-        let p: LookupsParams = crate::workload::params_of(
+        let p: LookupsParams = crate::workload::kind::params_of(
             "keys = \"full-random\"\nthreads = 4\nduration_s = 10\nsmall_fraction = 0\n",
         )
         .expect("parses");

@@ -13,6 +13,7 @@ pub mod footprint;
 pub mod hot_ddl;
 pub mod kind;
 pub mod load;
+pub mod loading;
 pub mod lookups;
 pub mod oltp;
 pub mod pacing;
@@ -158,15 +159,6 @@ pub fn run(params: &StepParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepErr
         )));
     }
     params.kind().run(ctx)
-}
-
-/// A step kind's parameters decoded from TOML text as a study's step would be, for tests.
-#[cfg(test)]
-pub(crate) fn params_of<P>(text: &str) -> Result<P, DecodeError>
-where
-    P: StepKind + serde::de::DeserializeOwned,
-{
-    P::decode("", toml::from_str::<toml::Value>(text).expect("TOML"))
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! loop or at a target rate. A level's figure is the mean over its final fraction, as the
 //! original study took the final 15 of 60 minutes.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::flight::{Flight, Request};
 use super::sweep::Levels;
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::distribution::Distribution;
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::sbtest::{C_GROUPS, PAD_GROUPS, digit_groups};
@@ -183,7 +183,7 @@ impl OltpParams {
         t.insert("duration_s".into(), (duration_s as i64).into());
         t.insert("final_fraction".into(), 1.0.into());
         t.insert("distribution".into(), "uniform".into());
-        <Self as super::StepKind>::decode("oltp", toml::Value::Table(t))
+        <Self as super::kind::StepKind>::decode("oltp", toml::Value::Table(t))
             .expect("oltp_insert's parameters are valid")
     }
 
@@ -1012,7 +1012,7 @@ fn level_of(p: &OltpParams, threads: u64, out: &runner::RunOutcome, first_tick: 
     }
 }
 
-impl super::StepKind for OltpParams {
+impl super::kind::StepKind for OltpParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(
             v,
@@ -1141,7 +1141,7 @@ fn cluster_figures(
 pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let engine = ctx.engine;
     let tables: Vec<String> = ctx.tables.iter().map(|t| t.name.clone()).collect();
-    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
+    let start = super::restart::SweepStart::begin(p.levels.cold_start, ctx)?;
     let spread = client_nodes(engine, p.nodes);
     if let Some(slo) = &p.pace.slo {
         return run_slo(p, slo, ctx, spread.as_deref());
@@ -1209,7 +1209,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "pacing": p.pace.details(),
             "levels": levels,
             "best": best,
-            "cold_start": start.as_ref().map(super::SweepStart::details),
+            "cold_start": start.as_ref().map(super::restart::SweepStart::details),
             "ddl": hot_changes,
             "hot_rows": p.hot_rows,
             "jobs": p.jobs,
@@ -1223,7 +1223,7 @@ pub fn run(p: &OltpParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         // is a failure of the run.
         return Err(StepError::Failed(
             format!("{lost}; the figures stand, with the throughput before and after"),
-            super::Kept(Box::new(out)),
+            super::ctx::Kept(Box::new(out)),
         ));
     }
     super::hot_ddl::outcome(out, failed)
@@ -1418,7 +1418,7 @@ mod tests {
         let text = format!(
             "workload = \"read_write\"\nthreads = [1, 2]\nduration_s = {duration_s}\nfinal_fraction = {final_fraction}\nwarmup_s = {warmup_s}\n"
         );
-        let p: OltpParams = crate::workload::params_of(&text).expect("params");
+        let p: OltpParams = crate::workload::kind::params_of(&text).expect("params");
         p.validate().expect("valid");
         p
     }
@@ -1440,7 +1440,7 @@ mod tests {
     fn jobs_need_a_closed_loop_on_one_connection_a_client() {
         let check = |extra: &str| {
             let text = format!("workload = \"read_only\"\nthreads = 8\nduration_s = 5\n{extra}");
-            let p: OltpParams = crate::workload::params_of(&text).expect("params");
+            let p: OltpParams = crate::workload::kind::params_of(&text).expect("params");
             p.validate()
                 .err()
                 .map(|e| format!("{:?}: {}", e.path, e.message))

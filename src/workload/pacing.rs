@@ -188,7 +188,7 @@ impl Pace {
                     "slo searches for the highest rate that meets it: leave rate out (bound the search with slo's max_rate)",
                 ));
             }
-            slo.validate()?;
+            slo.validate(MAX_RATE)?;
         }
         Ok(())
     }

@@ -11,8 +11,8 @@
 //! queries as soon as it is connected, which is what mysqlslap's "seconds to run all
 //! queries" measures.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::sweep::MAX_CLIENTS;
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{self, Session, StmtId, Value};
@@ -359,7 +359,7 @@ impl runner::Overlapped for QueryWorker<'_> {
     }
 }
 
-impl super::StepKind for QueriesParams {
+impl super::kind::StepKind for QueriesParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
     }

@@ -1,7 +1,7 @@
 //! What steps do to their engine around their work: a cold restart (the `count` step's, a
 //! sweep's `cold_start`), a device profile turned off for a while, one statement timed.
 
-use super::{StepCtx, StepError};
+use super::ctx::{StepCtx, StepError};
 use crate::engine::{Engine, EngineError, RestartOutcome};
 
 /// An engine with its device profile turned off for a while (a load, or a step whose figure

@@ -6,7 +6,7 @@
 //! one paced level of the step (its own warm-up, `probe_s` seconds); this module owns the
 //! goal, the judging of a probe, the search, and the step's figures of it.
 
-use super::{StepError, StepOutput, summary};
+use super::ctx::{StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
@@ -51,7 +51,7 @@ fn d_max_probes() -> u32 {
 
 impl Slo {
     /// At least one goal; each in range; paths relative to the step.
-    pub fn validate(&self) -> Result<(), DecodeError> {
+    pub fn validate(&self, max_rate: f64) -> Result<(), DecodeError> {
         let at = |k: &str, m: &str| Err(DecodeError::at(KeyPath::root().key("slo").key(k), m));
         if self.p99_ms.is_none() && self.p95_ms.is_none() && self.error_rate.is_none() {
             return Err(DecodeError::at(
@@ -78,9 +78,12 @@ impl Slo {
         }
         if self
             .max_rate
-            .is_some_and(|r| !(r.is_finite() && r > 0.0 && r <= super::pacing::MAX_RATE))
+            .is_some_and(|r| !(r.is_finite() && r > 0.0 && r <= max_rate))
         {
-            return at("max_rate", "max_rate must be above 0 and at most 10000000");
+            return at(
+                "max_rate",
+                &format!("max_rate must be above 0 and at most {max_rate}"),
+            );
         }
         if !(self.precision > 0.0 && self.precision < 1.0) {
             return at(
@@ -183,7 +186,7 @@ pub fn judge(slo: &Slo, asked: f64, m: &Measured) -> Result<(), String> {
 
 /// A search runs on one machine: a sharded run's shards would each judge their own share of
 /// the rate and choose their next probe apart.
-pub fn unsharded(ctx: &super::StepCtx<'_>) -> Result<(), StepError> {
+pub fn unsharded(ctx: &super::ctx::StepCtx<'_>) -> Result<(), StepError> {
     match ctx.team {
         Some(_) => Err(StepError::Check(
             "slo is not yet supported on a sharded run (each shard would judge only its share); run the search without --shard".into(),

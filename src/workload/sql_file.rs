@@ -6,8 +6,8 @@
 //! This file owns the step: its parameters, the variant lookup, the statement splitter, the
 //! checks made on statements sent to someone else's server, and the step's figures.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::kind::ContenderUse;
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::results::{Better, Metric, Unit};
 use serde::Deserialize;
@@ -327,7 +327,7 @@ fn push(out: &mut Vec<Statement>, cur: &mut String, start: Option<(usize, usize)
     }
 }
 
-impl super::StepKind for SqlParams {
+impl super::kind::StepKind for SqlParams {
     fn validate(&self) -> Result<(), DecodeError> {
         SqlParams::validate(self)
     }

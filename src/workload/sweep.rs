@@ -3,7 +3,7 @@
 //! rates it chooses), and the data device is read at the runner's own ticks so
 //! every second's device figures line up with that second's operations.
 
-use super::{StepCtx, StepError, StepOutput};
+use super::ctx::{StepCtx, StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine;
 use crate::metrics::Latency;

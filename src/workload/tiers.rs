@@ -6,11 +6,11 @@
 //! transactions a second, latency, and the data device's reads, writes, IOPS and busy share
 //! each second, as the post's nmon screens showed them.
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::kind::{GeneratorNeed, TableNeed};
 use super::lookups::Keys;
 use super::oltp::placeholders;
 use super::sweep::{self, LevelRun, Levels, SweepSpec, Threads};
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tiers40::{self, TIERS40_COLUMNS, Tiers40};
 use crate::decode::{DecodeError, KeyPath, by_name};
@@ -184,7 +184,7 @@ fn next_row(s: &mut dyn Session, name: &str, dialect: engine::Dialect) -> engine
     Ok(number * tiers40::ROWS_PER_ID + seq)
 }
 
-impl super::StepKind for TrickleParams {
+impl super::kind::StepKind for TrickleParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(v, crate::decode::decode, |p: &mut Self, pace| p.pace = pace)
     }
@@ -205,7 +205,7 @@ impl super::StepKind for TrickleParams {
     }
 }
 
-impl super::StepKind for TripleParams {
+impl super::kind::StepKind for TripleParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(
             v,
@@ -358,7 +358,7 @@ pub fn run_triple(p: &TripleParams, ctx: &StepCtx<'_>) -> Result<StepOutput, Ste
         Keys::SmallRandom => ((data.rows as f64 * p.small_fraction) as u64).max(1),
         _ => data.rows.max(1),
     };
-    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
+    let start = super::restart::SweepStart::begin(p.levels.cold_start, ctx)?;
     let names = vec!["transaction".to_string()];
     let spec = SweepSpec {
         levels: p.levels.threads.levels(),
@@ -554,14 +554,16 @@ mod tests {
 
     #[test]
     fn parameters_are_checked_with_their_names() {
-        let p: TripleParams =
-            crate::workload::params_of("keys = \"permutation\"\nthreads = 4\nduration_s = 5\n")
-                .unwrap();
+        let p: TripleParams = crate::workload::kind::params_of(
+            "keys = \"permutation\"\nthreads = 4\nduration_s = 5\n",
+        )
+        .unwrap();
         let e = format!("{:?}", p.validate().unwrap_err());
         assert!(e.contains("keys") && e.contains("full-random"), "{e}");
-        let p: TripleParams =
-            crate::workload::params_of("keys = \"small-random\"\nthreads = 4\nduration_s = 5\n")
-                .unwrap();
+        let p: TripleParams = crate::workload::kind::params_of(
+            "keys = \"small-random\"\nthreads = 4\nduration_s = 5\n",
+        )
+        .unwrap();
         p.validate().unwrap();
         assert_eq!(p.small_fraction, 0.05);
         let p: TrickleParams = toml::from_str("clients = 0\nduration_s = 5\n").unwrap();

@@ -3,7 +3,7 @@
 //! matched: 81099  Changed: 80952`: a row set to the value it already had is matched, not
 //! changed); PostgreSQL's command tag and SQLite's `changes()` count every matched row.
 
-use super::{StepCtx, StepError, StepOutput, summary};
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::Changes;
 use crate::results::{Better, Metric, Unit};
@@ -30,7 +30,7 @@ impl UpdateParams {
     }
 }
 
-impl super::StepKind for UpdateParams {
+impl super::kind::StepKind for UpdateParams {
     // The study's own statement reaches a target only inside dbduel's database, as a `sql`
     // step's and a `script` step's do.
     fn read_beside(

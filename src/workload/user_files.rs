@@ -6,7 +6,7 @@
 //!
 //! This file owns the files' format keys, finding and counting the files, and the step's run.
 
-use super::{StepCtx, StepError, StepOutput};
+use super::ctx::{StepCtx, StepError, StepOutput};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{FileFormat, FileLoad, LoadOutcome, Value};
 use std::collections::BTreeMap;
@@ -336,7 +336,7 @@ pub fn run(
     } else {
         vec![0; facts.len()]
     };
-    let parallel = super::load::tables_at_once(parallel, engine, facts.len());
+    let parallel = super::loading::tables_at_once(parallel, engine, facts.len());
     let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
     ctx.progress.status(&format!(
         "loading {total_rows} rows from {} file(s), {parallel} at a time",
@@ -347,7 +347,7 @@ pub fn run(
     let t = Instant::now();
     let mut slots: Vec<Option<LoadOutcome>> = (0..facts.len()).map(|_| None).collect();
     for wave in &waves {
-        let done = super::load::in_parallel(wave.len(), parallel, |j| {
+        let done = super::loading::in_parallel(wave.len(), parallel, |j| {
             let i = wave[j];
             engine.load_file(&FileLoad {
                 table: &facts[i].table,
@@ -366,7 +366,7 @@ pub fn run(
     if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(StepError::Run(crate::runner::RunError::Interrupted));
     }
-    let warned = super::load::Warned::of_names(&names, &outcomes);
+    let warned = super::loading::Warned::of_names(&names, &outcomes);
     if let Some(w) = &warned
         && w.serious
         && !allow_warnings
@@ -409,7 +409,7 @@ fn output(
     facts: &[FileFacts],
     outcomes: &[LoadOutcome],
     order: &[Vec<&str>],
-    warned: Option<super::load::Warned>,
+    warned: Option<super::loading::Warned>,
     parallel: usize,
     elapsed: f64,
     allow_warnings: bool,
@@ -419,7 +419,7 @@ fn output(
     let total_rows: u64 = facts.iter().map(|f| f.rows).sum();
     let bytes: u64 = facts.iter().map(|f| f.bytes).sum();
     let (mut s, method) =
-        super::load::loaded_summary(ctx.title("load of your files"), loaded, elapsed, outcomes);
+        super::loading::loaded_summary(ctx.title("load of your files"), loaded, elapsed, outcomes);
     let mut note = format!(
         "{method}; {} file(s), {bytes} bytes, {total_rows} records",
         facts.len()

@@ -7,7 +7,7 @@ use super::follow::{Follower, Until};
 use super::{Apply, ReplicationParams, verify, writers};
 use crate::engine::replication::{Position, ReplicaState, Replicated};
 use crate::results::{Better, Metric, Unit};
-use crate::workload::{StepCtx, StepError, StepOutput, summary};
+use crate::workload::ctx::{StepCtx, StepError, StepOutput, summary};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

@@ -9,7 +9,7 @@ use super::{ReplicationParams, verify, writers};
 use crate::engine::replication::Replicated;
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
-use crate::workload::{StepCtx, StepError, StepOutput, summary};
+use crate::workload::ctx::{StepCtx, StepError, StepOutput, summary};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 
 use crate::engine::replication::{Position, ReplicaState, Replicated};
 use crate::sysmon::watch::CpuWatch;
-use crate::workload::StepError;
+use crate::workload::ctx::StepError;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

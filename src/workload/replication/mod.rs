@@ -14,7 +14,7 @@ pub mod restore;
 pub mod verify;
 pub mod writers;
 
-use super::{StepCtx, StepError};
+use super::ctx::{StepCtx, StepError};
 use crate::decode::{DecodeError, KeyPath, by_name};
 use serde::Deserialize;
 
@@ -301,7 +301,7 @@ impl ReplicationParams {
     }
 }
 
-impl super::StepKind for ReplicationParams {
+impl super::kind::StepKind for ReplicationParams {
     fn decode(kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         let method = match kind {
             "catch-up" => Method::CatchUp,
@@ -324,13 +324,13 @@ impl super::StepKind for ReplicationParams {
             super::kind::TableNeed::all("inserts (as sysbench's oltp_insert) into", tables)
         })
     }
-    fn run(&self, ctx: &StepCtx<'_>) -> Result<super::StepOutput, StepError> {
+    fn run(&self, ctx: &StepCtx<'_>) -> Result<super::ctx::StepOutput, StepError> {
         run(self, ctx)
     }
 }
 
 /// Run a replication step.
-pub fn run(p: &ReplicationParams, ctx: &StepCtx<'_>) -> Result<super::StepOutput, StepError> {
+pub fn run(p: &ReplicationParams, ctx: &StepCtx<'_>) -> Result<super::ctx::StepOutput, StepError> {
     let Some(repl) = ctx.engine.replication() else {
         return Err(StepError::Skipped(format!(
             "contender {} is a single server; replication steps need a topology (give it replicas = [...])",

@@ -8,7 +8,7 @@
 
 use super::originals::{CommitWait, Originals, PausedReplica, injected_failure};
 use crate::engine::replication::Replicated;
-use crate::workload::StepCtx;
+use crate::workload::ctx::StepCtx;
 use std::path::PathBuf;
 
 /// Restores on drop what the step changed so far.

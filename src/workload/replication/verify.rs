@@ -2,7 +2,7 @@
 //! replicas have caught up. A difference fails the step and names the replica and the table.
 
 use crate::engine::replication::{Replicated, TableSum};
-use crate::workload::StepError;
+use crate::workload::ctx::StepError;
 use serde::Serialize;
 
 /// What the check found (when it passed).

@@ -7,8 +7,8 @@ use crate::dataset::rng::SplitMix64;
 use crate::engine::{self, Dialect, Session, StmtId, Value};
 use crate::results::IntervalRecord;
 use crate::runner::{self, Bound, Pacing, RunOutcome, RunSpec, Worker};
+use crate::workload::ctx::{StepCtx, StepError};
 use crate::workload::oltp::OltpParams;
-use crate::workload::{StepCtx, StepError};
 use std::time::Duration;
 
 /// The table the bitmap writers fill; the step creates it.
@@ -28,7 +28,7 @@ pub fn summary(
 ) -> crate::results::StepSummary {
     use crate::results::{Better, Metric, Unit};
     let writes_s = out.measured_s.max(1e-9);
-    let mut s = crate::workload::summary(title);
+    let mut s = crate::workload::ctx::summary(title);
     s.elapsed_s = Some(elapsed_s);
     s.rows = Some(written);
     s.ops_per_s = Some(out.ops as f64 / writes_s);

@@ -16,8 +16,8 @@ pub mod parse;
 pub mod sql;
 pub mod vars;
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::sweep::{self, LevelRun, MAX_CLIENTS, SweepSpec, Threads};
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{self, Session};
@@ -360,7 +360,7 @@ impl ScriptParams {
     }
 }
 
-impl super::StepKind for ScriptParams {
+impl super::kind::StepKind for ScriptParams {
     // Scripts run on every contender: checked for a target's when there is one.
     fn read_beside(
         &mut self,

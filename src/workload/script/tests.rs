@@ -454,7 +454,7 @@ fn builtin_scripts_parse() {
 #[test]
 fn step_parameters_are_checked() {
     let p = |t: &str| {
-        let p = crate::workload::params_of::<ScriptParams>(t)?;
+        let p = crate::workload::kind::params_of::<ScriptParams>(t)?;
         p.validate().map(|_| p)
     };
     assert!(p("scripts = [\"builtin:tpcb-like\"]\nclients = 2\nper_client = 10").is_ok());

@@ -9,7 +9,7 @@
 //! initial orders were all delivered by Delivery transactions, which the specification's own
 //! population is not (2,100 delivered at load with `C_DELIVERY_CNT` 0); it is left out.
 
-use super::super::{StepCtx, StepError, StepOutput, summary};
+use super::super::ctx::{StepCtx, StepError, StepOutput, summary};
 use crate::results::{Better, Metric, Unit};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -106,7 +106,7 @@ struct Outcome {
     elapsed_s: f64,
 }
 
-impl crate::workload::StepKind for CheckParams {
+impl crate::workload::kind::StepKind for CheckParams {
     fn generator(&self) -> Option<crate::workload::kind::GeneratorNeed> {
         Some(super::TPCC)
     }
@@ -212,6 +212,6 @@ pub fn run(_p: &CheckParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError>
         .join("; ");
     Err(StepError::Failed(
         format!("the database is inconsistent: {why}"),
-        super::super::Kept(Box::new(out)),
+        super::super::ctx::Kept(Box::new(out)),
     ))
 }

@@ -16,9 +16,9 @@ mod statements;
 mod stock_level;
 pub mod txn;
 
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
 use super::hot_ddl::{self, HotChange, HotRun};
 use super::sweep::Levels;
-use super::{StepCtx, StepError, StepOutput, summary};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::Constants;
 use crate::decode::{DecodeError, KeyPath, by_name};
@@ -297,7 +297,7 @@ struct Level {
     transactions_by_warehouse: Option<Vec<u64>>,
 }
 
-impl super::StepKind for TpccParams {
+impl super::kind::StepKind for TpccParams {
     fn decode(_kind: &str, v: toml::Value) -> Result<Self, DecodeError> {
         super::pacing::decode_with(
             v,
@@ -351,7 +351,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let load_c = Constants::load(ctx.dataset_seed);
     let c = Constants::run(ctx.dataset_seed, load_c);
     let names: Vec<String> = TXNS.iter().map(|t| t.name().to_string()).collect();
-    let start = super::SweepStart::begin(p.levels.cold_start, ctx)?;
+    let start = super::restart::SweepStart::begin(p.levels.cold_start, ctx)?;
     if let Some(slo) = &p.pace.slo {
         return capacity(p, ctx, slo, warehouses, c, &names);
     }
@@ -402,7 +402,7 @@ pub fn run(p: &TpccParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
             "pacing": p.pace.details(),
             "levels": levels,
             "best": best,
-            "cold_start": start.as_ref().map(super::SweepStart::details),
+            "cold_start": start.as_ref().map(super::restart::SweepStart::details),
             "ddl": hot_changes,
         }),
         seconds,
@@ -748,7 +748,7 @@ fn notes(
     levels: &[Level],
     best: &Level,
     warehouses: u64,
-    start: Option<&super::SweepStart>,
+    start: Option<&super::restart::SweepStart>,
 ) -> String {
     let mut notes = vec![format!(
         "{warehouses} warehouse(s); {}; each level's figure is the mean of its last {:.0}% ({} of {} s); tpmC counts New-Order transactions completed, the 1% rolled back on purpose included",
@@ -856,32 +856,36 @@ mod tests {
     #[test]
     fn parameters_are_checked_where_they_are_written() {
         let p: TpccParams =
-            crate::workload::params_of("threads = [1, 4]\nduration_s = 10\n").unwrap();
+            crate::workload::kind::params_of("threads = [1, 4]\nduration_s = 10\n").unwrap();
         p.validate().unwrap();
         assert_eq!(p.skipped_s(), 0);
         assert_eq!(p.think_time, ThinkTime::None);
         let p: TpccParams =
-            crate::workload::params_of("threads = 2\nduration_s = 10\nretries = 5000\n").unwrap();
+            crate::workload::kind::params_of("threads = 2\nduration_s = 10\nretries = 5000\n")
+                .unwrap();
         assert_eq!(
             p.validate().unwrap_err().path.to_string(),
             "retries".to_string()
         );
         assert!(
-            crate::workload::params_of::<TpccParams>("threads = 2\nduration_s = 10\nmix = 1\n")
-                .is_err()
+            crate::workload::kind::params_of::<TpccParams>(
+                "threads = 2\nduration_s = 10\nmix = 1\n"
+            )
+            .is_err()
         );
     }
 
     #[test]
     fn the_home_warehouse_rule_is_fixed_unless_asked_and_checked_where_written() {
-        let p: TpccParams = crate::workload::params_of("threads = 2\nduration_s = 10\n").unwrap();
+        let p: TpccParams =
+            crate::workload::kind::params_of("threads = 2\nduration_s = 10\n").unwrap();
         assert_eq!(p.home_warehouse, HomeWarehouse::Fixed);
-        let p: TpccParams = crate::workload::params_of(
+        let p: TpccParams = crate::workload::kind::params_of(
             "threads = 2\nduration_s = 10\nhome_warehouse = \"random\"\n",
         )
         .unwrap();
         assert_eq!(p.home_warehouse, HomeWarehouse::Random);
-        let e = crate::workload::params_of::<TpccParams>(
+        let e = crate::workload::kind::params_of::<TpccParams>(
             "threads = 2\nduration_s = 10\nhome_warehouse = \"sometimes\"\n",
         )
         .unwrap_err();

@@ -20,7 +20,8 @@ pub mod refresh;
 pub mod spec;
 pub mod throughput;
 
-use super::{ColdRestart, StepCtx, StepError, StepOutput, cold_restart, restart_note, summary};
+use super::ctx::{StepCtx, StepError, StepOutput, summary};
+use super::restart::{ColdRestart, cold_restart, restart_note};
 use crate::dataset::tpch::{Tpch, UNITS_PER_SF};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{EngineError, RestartOutcome, Session, TIMEOUT, Value};
@@ -69,7 +70,7 @@ fn yes() -> bool {
     true
 }
 
-impl super::StepKind for PowerParams {
+impl super::kind::StepKind for PowerParams {
     fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if self.hot_runs > 100 {
@@ -691,7 +692,7 @@ pub(crate) fn verdict(
     } else {
         Err(StepError::Failed(
             failed.join("; "),
-            super::Kept(Box::new(out)),
+            super::ctx::Kept(Box::new(out)),
         ))
     }
 }

@@ -16,7 +16,7 @@ use crate::dataset::tpch::Tpch;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{Dialect, Engine};
 use crate::results::{Better, Metric, Unit};
-use crate::workload::{StepCtx, StepError, StepOutput, summary};
+use crate::workload::ctx::{StepCtx, StepError, StepOutput, summary};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ fn yes() -> bool {
 /// The most streams a step may ask for.
 const MAX_STREAMS: u32 = 100;
 
-impl crate::workload::StepKind for ThroughputParams {
+impl crate::workload::kind::StepKind for ThroughputParams {
     fn validate(&self) -> Result<(), DecodeError> {
         let at = |k: &str, m: String| Err(DecodeError::at(KeyPath::root().key(k), m));
         if let Some(s) = self.streams.filter(|s| !(1..=MAX_STREAMS).contains(s)) {
