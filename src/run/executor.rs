@@ -14,6 +14,7 @@ use crate::progress::Progress;
 use crate::results::{ContenderFacts, DatasetFacts, Host, Status, StepSummary};
 use crate::study::{Contender, Study};
 use crate::sysmon;
+use crate::workload::StepCtx;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -365,22 +366,28 @@ impl Executor<'_> {
         let earlier = super::journal::earlier_step_files(self.dir, self.study, pass, step);
         let before = super::journal::own_earlier_step_files(self.dir, self.study, pass, step);
         let step_env = StepEnv {
-            engine: env.engine,
-            study: self.study,
+            ctx: StepCtx {
+                contender: &pass.name,
+                step: &step.name,
+                title: step.title.as_deref(),
+                engine: env.engine,
+                tables: &env.data.tables,
+                dataset_files: &env.data.files,
+                dataset_rows: self.study.file.dataset.scale(),
+                dataset_seed: self.study.file.dataset.seed,
+                data_device: env.data_device,
+                progress: self.progress,
+                stop: self.stop,
+                team: team.as_ref(),
+                seconds: &seconds,
+                originals: Some(&originals),
+                earlier: &earlier,
+                before: &before,
+                sampler: None,
+            },
             step,
-            contender: &pass.name,
-            tables: &env.data.tables,
-            dataset_files: &env.data.files,
             host: self.host,
-            data_device: env.data_device,
-            progress: self.progress,
-            stop: self.stop,
-            team: team.as_ref(),
-            seconds: &seconds,
             system_log: Some(super::journal::system_log_path(self.dir, pass, step)),
-            originals: &originals,
-            earlier: &earlier,
-            before: &before,
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;

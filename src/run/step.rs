@@ -4,10 +4,8 @@
 
 use super::events::StepFiles;
 use crate::engine::Engine;
-use crate::progress::Progress;
 use crate::results::{Better, Host, Metric, Status, StepSummary, Unit};
-use crate::shard::Team;
-use crate::study::{Step, Study};
+use crate::study::Step;
 use crate::sysmon;
 use crate::workload::{self, StepCtx, StepError};
 use std::collections::BTreeMap;
@@ -15,37 +13,17 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// What a step runs with.
+/// What a step runs with: its context as the workload sees it (the run's stop flag in it, no
+/// sampler yet: `measure` gives the step a stop of its own and its sampler), and what the
+/// record of it needs besides.
 pub struct StepEnv<'a> {
-    /// The contender's engine, opened.
-    pub engine: &'a dyn Engine,
-    pub study: &'a Study,
+    /// The step's context, built once by the executor.
+    pub ctx: StepCtx<'a>,
     pub step: &'a Step,
-    /// The contender's name.
-    pub contender: &'a str,
-    /// The dataset's tables and their generated files.
-    pub tables: &'a [crate::dataset::TableDef],
-    pub dataset_files: &'a [PathBuf],
     /// The machine (its cores and memory, against which dbduel's own use is judged).
     pub host: &'a Host,
-    /// The device the contender's data is on, when known.
-    pub data_device: Option<&'a str>,
-    /// Where the step says what it is doing.
-    pub progress: &'a Progress,
-    /// The run's stop flag (Ctrl-C).
-    pub stop: &'a AtomicBool,
-    /// This shard's part of a step divided among the shards' clients.
-    pub team: Option<&'a Team>,
-    /// The step's per-second file, written as each second closes.
-    pub seconds: &'a crate::results::SecondsLog,
     /// Where the sampler appends each second's sample as it is taken (None: nowhere).
     pub system_log: Option<PathBuf>,
-    /// Where a step that changes a topology keeps the originals (in the run directory).
-    pub originals: &'a std::path::Path,
-    /// The same step's result files of the contenders that ran it before, in this run.
-    pub earlier: &'a [(String, PathBuf)],
-    /// This contender's result files of the steps before this one, in this pass.
-    pub before: &'a [(String, PathBuf)],
 }
 
 /// What a step left behind before its record is made.
@@ -78,7 +56,7 @@ fn panicked(env: &StepEnv, payload: &(dyn std::any::Any + Send)) -> (StepSummary
         samples: Vec::new(),
         details: serde_json::Value::Null,
         server_counters: None,
-        error: Some(format!("{} · {}: {why}", env.contender, env.step.name)),
+        error: Some(format!("{} · {}: {why}", env.ctx.contender, env.step.name)),
     };
     (summary, files)
 }
@@ -105,7 +83,7 @@ fn measured_step(env: &StepEnv) -> (StepSummary, StepFiles) {
 
 /// Run the step's workload, sampled and watched; its server's counters over it.
 fn measure(env: &StepEnv) -> Measured {
-    let engine = env.engine;
+    let engine = env.ctx.engine;
     let start = Instant::now();
     let system_log = env.system_log.clone().map_or_else(
         crate::results::SecondsLog::discard,
@@ -130,28 +108,14 @@ fn measure(env: &StepEnv) -> Measured {
     // within a fraction of a second, whatever the step is doing.
     let step_stop = AtomicBool::new(false);
     let ctx = StepCtx {
-        contender: env.contender,
-        step: &env.step.name,
-        title: env.step.title.as_deref(),
-        engine,
-        tables: env.tables,
-        dataset_files: env.dataset_files,
-        dataset_rows: env.study.file.dataset.scale(),
-        dataset_seed: env.study.file.dataset.seed,
-        data_device: env.data_device,
-        progress: env.progress,
         stop: &step_stop,
-        team: env.team,
-        seconds: env.seconds,
-        originals: Some(env.originals),
-        earlier: env.earlier,
-        before: env.before,
         sampler: Some(&sampler),
+        ..env.ctx
     };
     let counters_before = engine.counters().ok().flatten();
     let pid_before = engine.server_pid();
     let own = sysmon::own::OwnMeter::begin();
-    let (result, server_died) = watched(engine, env.stop, &step_stop, start, || {
+    let (result, server_died) = watched(engine, env.ctx.stop, &step_stop, start, || {
         injected_panic(&env.step.name);
         workload::run(&env.step.params, &ctx)
     });
@@ -192,7 +156,7 @@ fn figures(
     samples: &[sysmon::SystemSample],
     own: sysmon::own::OwnUse,
 ) -> (StepSummary, serde_json::Value, Option<String>) {
-    let (engine, host, step) = (env.engine, env.host, env.step);
+    let (engine, host, step) = (env.ctx.engine, env.host, env.step);
     let mut s = out.summary;
     s.name = step.name.clone();
     s.kind = step.kind.clone();
@@ -233,7 +197,7 @@ fn figures(
             None => format!("FAILED: {why}"),
         });
     }
-    let error = wrong.map(|why| format!("{} · {}: {why}", env.contender, step.name));
+    let error = wrong.map(|why| format!("{} · {}: {why}", env.ctx.contender, step.name));
     (s, out.details, error)
 }
 
@@ -260,15 +224,16 @@ fn failure(env: &StepEnv, e: StepError) -> (StepSummary, serde_json::Value, Opti
         ),
         // A step's work ended by a stop (a load's stream cut, a restart command killed)
         // fails with the stop's error: interrupted, not failed.
-        e if env.stop.load(Ordering::Relaxed) => (
+        e if env.ctx.stop.load(Ordering::Relaxed) => (
             record(Status::Interrupted, format!("interrupted: {e}")),
             serde_json::Value::Null,
             None,
         ),
         e => {
-            let msg = format!("{} · {}: {e}", env.contender, step.name);
+            let msg = format!("{} · {}: {e}", env.ctx.contender, step.name);
             // The server's own account of what went wrong.
             let log = env
+                .ctx
                 .engine
                 .server_log()
                 .map(|p| crate::sandbox::tail(&p, 30));

@@ -1,5 +1,5 @@
 //! What a step works with and what it hands back: its context (`StepCtx`, built once per
-//! step by the run and passed on), its output, and why it could not produce one.
+//! step by the run's executor and passed on), its output, and why it could not produce one.
 
 use crate::dataset::TableDef;
 use crate::engine::{Engine, EngineError};
@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// What a step works with.
+#[derive(Clone, Copy)]
 pub struct StepCtx<'a> {
     pub contender: &'a str,
     pub step: &'a str,
