@@ -202,121 +202,160 @@ pub use super::sql_reach::{outside_own_database, qualified_table};
 /// `$tag$…$tag$`) and comments (`-- …`, `# …` at a line's start, `/* … */`); each
 /// statement with the line and column it starts at, comments and blank statements left out.
 /// An unclosed quote or comment is an error at where it opens.
-pub fn split(text: &str) -> Result<Vec<Statement>, (usize, usize, String)> {
-    let chars: Vec<char> = text.chars().collect();
+pub fn split(text: &str) -> Result<Vec<Statement>, SplitError> {
+    let mut s = Cursor {
+        chars: text.chars().collect(),
+        i: 0,
+        line: 1,
+        col: 1,
+        cur: String::new(),
+    };
     let mut out = Vec::new();
-    let (mut line, mut col) = (1usize, 1usize);
-    let mut cur = String::new();
     let mut start: Option<(usize, usize)> = None;
-    let mut i = 0;
-    // Advance over chars[i], keeping line and column.
-    macro_rules! take {
-        ($keep:expr) => {{
-            let c = chars[i];
-            if $keep {
-                cur.push(c);
-            }
-            if c == '\n' {
-                line += 1;
-                col = 1;
-            } else {
-                col += 1;
-            }
-            i += 1;
-        }};
-    }
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        let at_line_start = cur.trim().is_empty()
-            && (i == 0
-                || chars[..i]
-                    .iter()
-                    .rev()
-                    .take_while(|c| **c != '\n')
-                    .all(|c| c.is_whitespace()));
-        if (c == '-' && next == Some('-')) || (c == '#' && at_line_start) {
-            while i < chars.len() && chars[i] != '\n' {
-                take!(false);
+    while let Some(c) = s.at(0) {
+        let next = s.at(1);
+        if (c == '-' && next == Some('-')) || (c == '#' && s.at_line_start()) {
+            while s.at(0).is_some_and(|c| c != '\n') {
+                s.take(false);
             }
             continue;
         }
         if c == '/' && next == Some('*') {
-            let open = (line, col);
-            take!(false);
-            take!(false);
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                take!(false);
-            }
-            if i >= chars.len() {
-                return Err((open.0, open.1, "this comment is never closed (`*/`)".into()));
-            }
-            take!(false);
-            take!(false);
-            cur.push(' ');
+            s.block_comment()?;
             continue;
         }
         if c.is_whitespace() && start.is_none() {
-            take!(false);
+            s.take(false);
             continue;
         }
         if start.is_none() {
-            start = Some((line, col));
+            start = Some(s.here());
         }
         match c {
             ';' => {
-                take!(false);
-                push(&mut out, &mut cur, start.take());
+                s.take(false);
+                push(&mut out, &mut s.cur, start.take());
             }
-            '\'' | '"' | '`' => {
-                let open = (line, col);
-                take!(true);
-                loop {
-                    if i >= chars.len() {
-                        return Err((open.0, open.1, format!("this {c}quote{c} is never closed")));
-                    }
-                    let d = chars[i];
-                    if d == '\\' && c == '\'' && i + 1 < chars.len() {
-                        take!(true);
-                        take!(true);
-                        continue;
-                    }
-                    take!(true);
-                    if d == c {
-                        break;
-                    }
-                }
-            }
-            '$' => {
-                // $tag$ … $tag$ (a PostgreSQL function body); `$1` is a placeholder.
-                let Some(tag_len) = super::sql_lex::dollar_tag(&chars, i) else {
-                    take!(true);
-                    continue;
-                };
-                let tag: String = chars[i..i + tag_len + 2].iter().collect();
-                let open = (line, col);
-                for _ in 0..tag.chars().count() {
-                    take!(true);
-                }
-                let tag_chars: Vec<char> = tag.chars().collect();
-                loop {
-                    if i >= chars.len() {
-                        return Err((open.0, open.1, format!("this {tag} quote is never closed")));
-                    }
-                    if chars[i..].starts_with(&tag_chars) {
-                        for _ in 0..tag_chars.len() {
-                            take!(true);
-                        }
-                        break;
-                    }
-                    take!(true);
-                }
-            }
-            _ => take!(true),
+            '\'' | '"' | '`' => s.quoted(c)?,
+            '$' => s.dollar_quoted()?,
+            _ => s.take(true),
         }
     }
-    push(&mut out, &mut cur, start);
+    push(&mut out, &mut s.cur, start);
     Ok(out)
+}
+
+/// Where a text that does not split is wrong: its line, its column and why.
+type SplitError = (usize, usize, String);
+
+/// Where [`split`] is in the text: the character, its line and column, and the statement so
+/// far.
+struct Cursor {
+    chars: Vec<char>,
+    i: usize,
+    line: usize,
+    col: usize,
+    cur: String,
+}
+
+impl Cursor {
+    /// The character `k` after the current one.
+    fn at(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).copied()
+    }
+
+    fn here(&self) -> (usize, usize) {
+        (self.line, self.col)
+    }
+
+    /// Advance over the current character, keeping it in the statement when `keep`.
+    fn take(&mut self, keep: bool) {
+        let c = self.chars[self.i];
+        if keep {
+            self.cur.push(c);
+        }
+        if c == '\n' {
+            self.line += 1;
+            self.col = 1;
+        } else {
+            self.col += 1;
+        }
+        self.i += 1;
+    }
+
+    fn take_n(&mut self, n: usize, keep: bool) {
+        for _ in 0..n {
+            self.take(keep);
+        }
+    }
+
+    /// Nothing but blanks before the current character, in the statement and on its line.
+    fn at_line_start(&self) -> bool {
+        self.cur.trim().is_empty()
+            && self.chars[..self.i]
+                .iter()
+                .rev()
+                .take_while(|c| **c != '\n')
+                .all(|c| c.is_whitespace())
+    }
+
+    /// A `/* … */` comment, left out of the statement (a space in its place).
+    fn block_comment(&mut self) -> Result<(), SplitError> {
+        let open = self.here();
+        self.take_n(2, false);
+        while self.at(0).is_some() && !(self.at(0) == Some('*') && self.at(1) == Some('/')) {
+            self.take(false);
+        }
+        if self.at(0).is_none() {
+            return Err((open.0, open.1, "this comment is never closed (`*/`)".into()));
+        }
+        self.take_n(2, false);
+        self.cur.push(' ');
+        Ok(())
+    }
+
+    /// A string or name quoted by `q`, kept whole; a backslash escapes the next character
+    /// in a '…' string only (a backtick or double-quoted name knows no escape).
+    fn quoted(&mut self, q: char) -> Result<(), SplitError> {
+        let open = self.here();
+        self.take(true);
+        loop {
+            let Some(d) = self.at(0) else {
+                return Err((open.0, open.1, format!("this {q}quote{q} is never closed")));
+            };
+            if d == '\\' && q == '\'' && self.at(1).is_some() {
+                self.take_n(2, true);
+                continue;
+            }
+            self.take(true);
+            if d == q {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `$tag$ … $tag$` (a PostgreSQL function body), kept whole; a `$` that opens none (`$1`,
+    /// a placeholder) is kept as it is.
+    fn dollar_quoted(&mut self) -> Result<(), SplitError> {
+        let Some(tag_len) = super::sql_lex::dollar_tag(&self.chars, self.i) else {
+            self.take(true);
+            return Ok(());
+        };
+        let tag: Vec<char> = self.chars[self.i..self.i + tag_len + 2].to_vec();
+        let open = self.here();
+        self.take_n(tag.len(), true);
+        loop {
+            if self.at(0).is_none() {
+                let tag: String = tag.iter().collect();
+                return Err((open.0, open.1, format!("this {tag} quote is never closed")));
+            }
+            if self.chars[self.i..].starts_with(&tag) {
+                self.take_n(tag.len(), true);
+                return Ok(());
+            }
+            self.take(true);
+        }
+    }
 }
 
 fn push(out: &mut Vec<Statement>, cur: &mut String, start: Option<(usize, usize)>) {

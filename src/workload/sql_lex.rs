@@ -124,24 +124,7 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
                 executable = false;
                 i += 2;
             }
-            '/' if next == Some('*') => {
-                // `/*!NNNNN` and MariaDB's `/*M!NNNNN` open SQL, not a comment.
-                let marker = match (chars.get(i + 2), chars.get(i + 3)) {
-                    (Some('!'), _) if my => Some(3),
-                    (Some('M'), Some('!')) if my => Some(4),
-                    _ => None,
-                };
-                match marker {
-                    Some(n) => {
-                        executable = true;
-                        i += n;
-                        while chars.get(i).is_some_and(char::is_ascii_digit) {
-                            i += 1;
-                        }
-                    }
-                    None => i = block_comment_end(&chars, i, !my),
-                }
-            }
+            '/' if next == Some('*') => (executable, i) = after_slash_star(&chars, i, my),
             '\'' => {
                 // PostgreSQL's E'…' takes backslash escapes; its word E was pushed already.
                 let e_string = !my
@@ -154,66 +137,30 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
                 out.push(Token { tok: Tok::Str, at });
             }
             '"' => {
-                let end = quoted_end(&chars, i, '"', backslash_dq);
-                let text: String = chars[i + 1..end.saturating_sub(1).max(i + 1)]
-                    .iter()
-                    .collect();
-                push(Tok::Ident(text.replace("\"\"", "\"")));
-                i = end;
+                let tok;
+                (tok, i) = quoted_ident(&chars, i, '"', backslash_dq);
+                push(tok);
             }
+            // A backtick identifier knows no escape: only a doubled backtick.
             '`' if my => {
-                // A backtick identifier knows no escape: only a doubled backtick.
-                let end = quoted_end(&chars, i, '`', false);
-                let text: String = chars[i + 1..end.saturating_sub(1).max(i + 1)]
-                    .iter()
-                    .collect();
-                push(Tok::Ident(text.replace("``", "`")));
-                i = end;
+                let tok;
+                (tok, i) = quoted_ident(&chars, i, '`', false);
+                push(tok);
             }
-            '$' if !my => match dollar_tag(&chars, i) {
-                Some(len) => {
-                    let tag: Vec<char> = chars[i..i + len + 2].to_vec();
-                    let mut j = i + tag.len();
-                    while j < chars.len() && !chars[j..].starts_with(&tag) {
-                        j += 1;
-                    }
-                    push(Tok::Str);
-                    i = (j + tag.len()).min(chars.len());
-                }
-                None => {
-                    push(Tok::Punct('$'));
-                    i += 1;
-                }
-            },
+            '$' if !my => {
+                let tok;
+                (tok, i) = dollar(&chars, i);
+                push(tok);
+            }
             _ if c.is_ascii_digit() || (c == '.' && next.is_some_and(|d| d.is_ascii_digit())) => {
-                let start = i;
-                while i < chars.len() && word_char(chars[i]) {
-                    i += 1;
-                }
-                let digits = chars[start..i].iter().all(char::is_ascii_digit);
-                if my && !digits && c != '.' {
-                    // MariaDB's names may start with digits (`1db.t`).
-                    push(Tok::Word(
-                        chars[start..i].iter().collect::<String>().to_uppercase(),
-                    ));
-                    continue;
-                }
-                if chars.get(i) == Some(&'.') && c != '.' {
-                    i += 1;
-                }
-                while i < chars.len() && (word_char(chars[i]) || chars[i] == '.') {
-                    i += 1;
-                }
-                push(Tok::Num);
+                let tok;
+                (tok, i) = number(&chars, i, my);
+                push(tok);
             }
             _ if word_char(c) => {
-                let start = i;
-                while i < chars.len() && word_char(chars[i]) {
-                    i += 1;
-                }
-                push(Tok::Word(
-                    chars[start..i].iter().collect::<String>().to_uppercase(),
-                ));
+                let end = word_end(&chars, i);
+                push(word(&chars[i..end]));
+                i = end;
             }
             _ => {
                 push(Tok::Punct(c));
@@ -222,6 +169,81 @@ pub fn lex(sql: &str, dialect: Dialect) -> Vec<Token> {
         }
     }
     out
+}
+
+/// After `/*` at `chars[i]`: MariaDB's `/*!NNNNN` and `/*M!NNNNN` open SQL, not a comment
+/// (true, and the index past the marker); anything else is a comment (false, and the index
+/// past it).
+fn after_slash_star(chars: &[char], i: usize, my: bool) -> (bool, usize) {
+    let marker = match (chars.get(i + 2), chars.get(i + 3)) {
+        (Some('!'), _) if my => 3,
+        (Some('M'), Some('!')) if my => 4,
+        _ => return (false, block_comment_end(chars, i, !my)),
+    };
+    let mut i = i + marker;
+    while chars.get(i).is_some_and(char::is_ascii_digit) {
+        i += 1;
+    }
+    (true, i)
+}
+
+/// A name quoted by `q` at `chars[open]`: its text, a doubled quote made one, and the index
+/// past it.
+fn quoted_ident(chars: &[char], open: usize, q: char, escapes: bool) -> (Tok, usize) {
+    let end = quoted_end(chars, open, q, escapes);
+    let text: String = chars[open + 1..end.saturating_sub(1).max(open + 1)]
+        .iter()
+        .collect();
+    (
+        Tok::Ident(text.replace(&format!("{q}{q}"), &q.to_string())),
+        end,
+    )
+}
+
+/// PostgreSQL's `$tag$ … $tag$` at `chars[i]` (a string), or a lone `$`: the token and the
+/// index past it.
+fn dollar(chars: &[char], i: usize) -> (Tok, usize) {
+    let Some(len) = dollar_tag(chars, i) else {
+        return (Tok::Punct('$'), i + 1);
+    };
+    let tag = &chars[i..i + len + 2];
+    let mut j = i + tag.len();
+    while j < chars.len() && !chars[j..].starts_with(tag) {
+        j += 1;
+    }
+    (Tok::Str, (j + tag.len()).min(chars.len()))
+}
+
+/// A number at `chars[start]` (`12`, `1.5`, `.5`, `1e3`), or in MariaDB a name that starts
+/// with digits (`1db.t`): the token and the index past it.
+fn number(chars: &[char], start: usize, my: bool) -> (Tok, usize) {
+    let c = chars[start];
+    let mut i = word_end(chars, start);
+    let digits = chars[start..i].iter().all(char::is_ascii_digit);
+    if my && !digits && c != '.' {
+        return (word(&chars[start..i]), i);
+    }
+    if chars.get(i) == Some(&'.') && c != '.' {
+        i += 1;
+    }
+    while i < chars.len() && (word_char(chars[i]) || chars[i] == '.') {
+        i += 1;
+    }
+    (Tok::Num, i)
+}
+
+/// The index past the word characters from `chars[start]`.
+fn word_end(chars: &[char], start: usize) -> usize {
+    let mut i = start;
+    while i < chars.len() && word_char(chars[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// A word, upper-cased.
+fn word(chars: &[char]) -> Tok {
+    Tok::Word(chars.iter().collect::<String>().to_uppercase())
 }
 
 /// The index just past the quote `q` opened at `chars[open]` (doubled quotes stay inside;
