@@ -12,7 +12,7 @@
 
 use super::format;
 use super::study::device_profiles;
-use crate::results::{Manifest, Status, StepSummary, Summary, Unit};
+use crate::results::{Manifest, Metric, Role, Status, StepSummary, Summary, Unit};
 use crate::sandbox::device_profile::DeviceProfile;
 use serde_json::Value;
 
@@ -83,10 +83,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
 /// Pairs of steps of one kind that draw keys, one from the cache's keys (`small-random`), one
 /// from the whole table's (`full-random`), with what their lead rate counts: (cached step,
 /// whole-table step, unit words). Ordered by the unit words.
-fn key_falls(
-    s: &Summary,
-    steps: &[(String, String, String)],
-) -> Vec<(String, String, &'static str)> {
+fn key_falls(s: &Summary, steps: &[(String, String, String)]) -> Vec<(String, String, String)> {
     let mut kinds: Vec<&str> = Vec::new();
     for (_, _, kind) in steps {
         if !kinds.contains(&kind.as_str()) {
@@ -102,33 +99,30 @@ fn key_falls(
             out.push((a.clone(), b.clone(), lead_words(s, a)));
         }
     }
-    out.sort_by_key(|x| x.2);
+    out.sort_by(|a, b| a.2.cmp(&b.2));
     out
 }
 
-/// What a step's lead rate counts, by its figure: a best QPS counts lookups, a TPS
-/// transactions.
-fn lead_words(s: &Summary, step: &str) -> &'static str {
-    let by_qps = s
+/// What a step's lead rate counts, as its lead figure says (lookups, transactions), a second;
+/// transactions when it has none.
+fn lead_words(s: &Summary, step: &str) -> String {
+    let counts = s
         .contenders
         .iter()
         .flat_map(|c| c.steps.iter().filter(|x| x.name == step))
         .flat_map(|x| x.metrics.iter())
-        .any(|m| m.key == "best_qps");
-    if by_qps {
-        "lookups/s"
-    } else {
-        "transactions/s"
-    }
+        .find_map(|m| match &m.role {
+            Some(Role::Lead { counts }) => Some(counts.as_str()),
+            _ => None,
+        });
+    format!("{}/s", counts.unwrap_or("transactions"))
 }
 
 /// Whether a step's figures give the rate of the work it ran (queries, lookups or
 /// transactions a second) — not a load's rows, a size or a DDL's seconds.
 fn rate_of_work(st: &StepSummary) -> bool {
     st.metrics.iter().any(|m| {
-        m.unit == Unit::PerSecond
-            && (matches!(m.key.as_str(), "best_qps" | "tps" | "ops_per_s")
-                || m.key.starts_with("tps_t"))
+        m.unit == Unit::PerSecond && matches!(m.role, Some(Role::Lead { .. } | Role::Rate))
     })
 }
 
@@ -236,63 +230,58 @@ fn lead(s: &Summary, contender: &str, step: &str) -> Option<f64> {
         .find(|x| x.name == step && x.status == Status::Ok)?;
     st.metrics
         .iter()
-        .find(|m| m.key == "best_qps" || m.key == "tps")
+        .find(|m| matches!(m.role, Some(Role::Lead { .. })))
         .map(|m| m.value)
         .or(st.ops_per_s)
         .filter(|v| *v > 0.0)
 }
 
-/// Per step with numbered queries' best hot seconds (`q01_hot_s` …) and per contender, the
-/// queries it runs fastest of all (by how much ahead of the next) and slowest (how many times
-/// the fastest's time), when two or more contenders ran them.
+/// Per step with numbered queries' best hot seconds (figures whose role is a query's, hot)
+/// and per contender, the queries it runs fastest of all (by how much ahead of the next) and
+/// slowest (how many times the fastest's time), when two or more contenders ran them.
 fn query_wins(s: &Summary) -> Vec<String> {
     let mut steps: Vec<&str> = Vec::new();
     for st in s.contenders.iter().flat_map(|c| c.steps.iter()) {
-        if st.metrics.iter().any(|m| is_query_hot(&m.key)) && !steps.contains(&st.name.as_str()) {
+        if st.metrics.iter().any(|m| hot_query(m).is_some()) && !steps.contains(&st.name.as_str()) {
             steps.push(&st.name);
         }
     }
     let mut out = Vec::new();
     for step in steps {
-        let mut keys: Vec<&str> = Vec::new();
-        let of = |c: &crate::results::ContenderSummary, key: &str| {
+        let of = |c: &crate::results::ContenderSummary, number: u32| {
             c.steps
                 .iter()
                 .find(|x| x.name == step)?
                 .metrics
                 .iter()
-                .find(|m| m.key == key)
+                .find(|m| hot_query(m) == Some(number))
                 .map(|m| m.value)
                 .filter(|v| *v > 0.0)
         };
-        for c in &s.contenders {
-            for m in c
-                .steps
-                .iter()
-                .filter(|x| x.name == step)
-                .flat_map(|x| x.metrics.iter())
-            {
-                if is_query_hot(&m.key) && !keys.contains(&m.key.as_str()) {
-                    keys.push(&m.key);
-                }
-            }
-        }
-        // In query order (`q01` < `q02`), whatever order the step ran them in.
-        keys.sort_unstable();
+        // In query order (Q1 < Q2), whatever order the step ran them in.
+        let mut numbers: Vec<u32> = s
+            .contenders
+            .iter()
+            .flat_map(|c| c.steps.iter().filter(|x| x.name == step))
+            .flat_map(|x| x.metrics.iter())
+            .filter_map(hot_query)
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
         let mut wins: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
         let mut losses: Vec<Vec<String>> = vec![Vec::new(); s.contenders.len()];
-        for key in keys {
+        for number in numbers {
             let mut times: Vec<(usize, f64)> = s
                 .contenders
                 .iter()
                 .enumerate()
-                .filter_map(|(i, c)| Some((i, of(c, key)?)))
+                .filter_map(|(i, c)| Some((i, of(c, number)?)))
                 .collect();
             if times.len() < 2 {
                 continue;
             }
             times.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let q = format!("Q{}", key[1..3].trim_start_matches('0'));
+            let q = format!("Q{number}");
             let (best, next, worst) = (times[0], times[1], times[times.len() - 1]);
             wins[best.0].push(format!("{q} (×{} ahead)", ratio(next.1 / best.1)));
             losses[worst.0].push(format!("{q} (×{})", ratio(worst.1 / best.1)));
@@ -322,14 +311,12 @@ fn query_wins(s: &Summary) -> Vec<String> {
     out
 }
 
-/// `q07_hot_s`: a numbered query's best hot seconds.
-fn is_query_hot(key: &str) -> bool {
-    let b = key.as_bytes();
-    key.len() == 9
-        && b[0] == b'q'
-        && b[1].is_ascii_digit()
-        && b[2].is_ascii_digit()
-        && key.ends_with("_hot_s")
+/// A numbered query's best hot seconds: the query's number.
+fn hot_query(m: &Metric) -> Option<u32> {
+    match &m.role {
+        Some(Role::Query { number, phase }) if phase == "hot" => Some(*number),
+        _ => None,
+    }
 }
 
 /// A ratio with three significant digits (×0.0153, ×0.33, ×1.12).
@@ -373,26 +360,38 @@ mod tests {
 
     fn step(name: &str, qps: f64) -> StepSummary {
         let mut s = StepSummary::without_figures(name, "lookups", Status::Ok, "");
-        s.metrics.push(Metric::new(
-            "best_qps",
-            "best QPS",
-            qps,
-            crate::results::Unit::PerSecond,
-            crate::results::Better::Higher,
-        ));
+        s.metrics.push(
+            Metric::new(
+                "best_qps",
+                "best QPS",
+                qps,
+                crate::results::Unit::PerSecond,
+                crate::results::Better::Higher,
+            )
+            .with_role(Role::Lead {
+                counts: "lookups".into(),
+            }),
+        );
         s
     }
 
     fn queries(name: &str, hot: &[(&str, f64)]) -> StepSummary {
         let mut s = StepSummary::without_figures(name, "tpch-power", Status::Ok, "");
         for (k, v) in hot {
-            s.metrics.push(Metric::new(
-                k,
-                k,
-                *v,
-                crate::results::Unit::Seconds,
-                crate::results::Better::Lower,
-            ));
+            // `q02_hot_s`: query 2, hot
+            s.metrics.push(
+                Metric::new(
+                    k,
+                    k,
+                    *v,
+                    crate::results::Unit::Seconds,
+                    crate::results::Better::Lower,
+                )
+                .with_role(Role::Query {
+                    number: k[1..3].parse().expect("a number"),
+                    phase: k[4..k.len() - 2].into(),
+                }),
+            );
         }
         s
     }
@@ -488,6 +487,9 @@ mod tests {
             let mut st = step(name, 0.0);
             st.metrics[0].key = "tps".into();
             st.metrics[0].value = v;
+            st.metrics[0].role = Some(Role::Lead {
+                counts: "transactions".into(),
+            });
             st
         };
         let contender = |name: &str, cpu: f64, io: f64, ins: f64| ContenderSummary {

@@ -1,9 +1,9 @@
 //! Rendering results for people and scripts: a side-by-side table (text or Markdown) with its
 //! context, the summary as JSON, or a self-contained HTML page with charts; and the
 //! comparison of two runs. Reads only what is in the run directories, and works from each
-//! step's `Metric`s and generic per-second series, never from step-kind names (a few figure
-//! and op names a kind gives, each named where it is read: `findings.rs`' `best_qps` and
-//! `qNN_hot_s`, `html.rs`' `new_order`). The formats are one table, [`FORMATS`].
+//! step's `Metric`s (what a chart or a finding needs of a figure, its `Role`, the step kind
+//! gives) and generic per-second series, never from step-kind or figure names. The formats
+//! are one table, [`FORMATS`]; the HTML's charts are panels, a file each under `html/`.
 
 pub mod compare;
 pub mod csv;

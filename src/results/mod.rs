@@ -128,7 +128,9 @@ impl RunDir {
     }
 
     pub fn read_summary(&self) -> Result<Summary, ResultsError> {
-        read_versioned(&self.path.join("summary.json"))
+        let mut s: Summary = read_versioned(&self.path.join("summary.json"))?;
+        s.give_older_figures_roles();
+        Ok(s)
     }
 
     pub fn read_manifest(&self) -> Result<Manifest, ResultsError> {

@@ -78,6 +78,78 @@ pub struct Metric {
     /// is not a plain sum (counts, rates) or maximum (seconds, bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<Derived>,
+    /// What the figure is, where a chart or a finding needs more than its unit; set by the
+    /// step kind that makes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+/// What a figure is, for the report's charts and findings: the step kind that makes a figure
+/// says so, and the report reads this, never the figure's key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "is")]
+pub enum Role {
+    /// The rate a step's findings lead with, and what one of it counts (`lookups`,
+    /// `transactions`).
+    Lead { counts: String },
+    /// Another rate of the work the step ran (a level's, or its operations a second).
+    Rate,
+    /// A numbered query's seconds: the query's number and its phase (`hot`: the best of its
+    /// warm runs, `cold`: its first run).
+    Query { number: u32, phase: String },
+    /// A count of one op kind's completions, drawn per 10 s over the step's seconds and by
+    /// clients: the op as its per-second records name it, and the completions as a chart
+    /// calls them (`name`) and for short (`short`).
+    Per10s {
+        op: String,
+        name: String,
+        short: String,
+    },
+}
+
+impl Role {
+    /// The role of a figure written before figures carried one (run directories of an
+    /// earlier dbduel), from the key its step kind gave it then: the one place those keys
+    /// are read.
+    fn of_older_key(key: &str) -> Option<Role> {
+        // `q07_hot_s`, `q22_cold_s`: a query's number in two digits, then its phase
+        let query = key
+            .strip_prefix('q')
+            .and_then(|k| k.strip_suffix("_s"))
+            .and_then(|k| k.split_once('_'))
+            .filter(|(n, phase)| {
+                n.len() == 2
+                    && n.bytes().all(|b| b.is_ascii_digit())
+                    && matches!(*phase, "hot" | "cold")
+            });
+        match key {
+            "best_qps" => Some(Role::Lead {
+                counts: "lookups".into(),
+            }),
+            "tps" => Some(Role::Lead {
+                counts: "transactions".into(),
+            }),
+            "ops_per_s" => Some(Role::Rate),
+            "tpmc" => Some(Role::new_orders()),
+            k if k.starts_with("tps_t") => Some(Role::Rate),
+            _ => {
+                let (n, phase) = query?;
+                Some(Role::Query {
+                    number: n.parse().ok()?,
+                    phase: phase.into(),
+                })
+            }
+        }
+    }
+
+    /// TPC-C's New-Order transactions, counted by its `new_order` op.
+    pub fn new_orders() -> Role {
+        Role::Per10s {
+            op: "new_order".into(),
+            name: "New-Order transactions".into(),
+            short: "New-Orders".into(),
+        }
+    }
 }
 
 /// Where a figure comes from, for a merge of shards to compute it again exactly.
@@ -131,7 +203,14 @@ impl Metric {
             samples: Vec::new(),
             spread: None,
             from: None,
+            role: None,
         }
+    }
+
+    /// Say what the figure is (see [`Role`]).
+    pub fn with_role(mut self, role: Role) -> Self {
+        self.role = Some(role);
+        self
     }
 
     /// A latency quantile of the measured operations (see [`Derived::Quantile`]).
@@ -252,6 +331,21 @@ pub struct Summary {
     /// `ok`, `failed` or `interrupted` for the whole run.
     pub status: Status,
     pub contenders: Vec<ContenderSummary>,
+}
+
+impl Summary {
+    /// Give each figure written before figures carried a [`Role`] the role its key meant.
+    pub fn give_older_figures_roles(&mut self) {
+        for m in self
+            .contenders
+            .iter_mut()
+            .flat_map(|c| c.steps.iter_mut())
+            .flat_map(|st| st.metrics.iter_mut())
+            .filter(|m| m.role.is_none())
+        {
+            m.role = Role::of_older_key(&m.key);
+        }
+    }
 }
 
 /// dbduel's own identity.
@@ -426,4 +520,71 @@ pub struct ReferenceSpec {
     pub scale: Option<String>,
     /// `"STEP.FIGURE_KEY" = value`, in the figure's own unit (seconds, bytes, …).
     pub figures: BTreeMap<String, f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_of_an_earlier_dbduel_get_the_role_their_key_meant() {
+        let roles = |key: &str| Role::of_older_key(key);
+        assert_eq!(
+            roles("q07_hot_s"),
+            Some(Role::Query {
+                number: 7,
+                phase: "hot".into()
+            })
+        );
+        assert_eq!(
+            roles("q22_cold_s"),
+            Some(Role::Query {
+                number: 22,
+                phase: "cold".into()
+            })
+        );
+        for not_a_query in ["geomean_hot_s", "qps", "q7_hot_s", "q07_warm_s"] {
+            assert_eq!(roles(not_a_query), None, "{not_a_query}");
+        }
+        assert_eq!(roles("tps_t16"), Some(Role::Rate));
+        assert_eq!(roles("tpmc"), Some(Role::new_orders()));
+        assert!(matches!(roles("best_qps"), Some(Role::Lead { counts }) if counts == "lookups"));
+        // a role a figure carries is kept; one it lacks comes from its key
+        let mut st = StepSummary::without_figures("s", "k", Status::Ok, "");
+        st.metrics = vec![
+            Metric::new("tps", "TPS", 1.0, Unit::PerSecond, Better::Higher).with_role(Role::Rate),
+            Metric::new("q01_hot_s", "Q1 hot", 1.0, Unit::Seconds, Better::Lower),
+            Metric::new("rows", "rows", 1.0, Unit::Count, Better::None),
+        ];
+        let mut s = Summary {
+            schema_version: 1,
+            study: "t".into(),
+            scale: None,
+            started_at: String::new(),
+            finished_at: None,
+            status: Status::Ok,
+            contenders: vec![ContenderSummary {
+                name: "c".into(),
+                engine: "e".into(),
+                steps: vec![st],
+            }],
+        };
+        s.give_older_figures_roles();
+        let got: Vec<Option<Role>> = s.contenders[0].steps[0]
+            .metrics
+            .iter()
+            .map(|m| m.role.clone())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Some(Role::Rate),
+                Some(Role::Query {
+                    number: 1,
+                    phase: "hot".into()
+                }),
+                None
+            ]
+        );
+    }
 }

@@ -128,6 +128,7 @@ fn merged_metric(kept: &[&Part], m: &Metric) -> Metric {
         .filter(|x| x.is_finite())
         .collect();
     let mut merged = Metric::new(&m.key, &m.label, m.value, m.unit, m.better).with_samples(samples);
+    merged.role = m.role.clone();
     // A count (a client level, rows) is one of the values seen, never a mean of two.
     if m.unit == Unit::Count
         && let Some(sp) = &merged.spread

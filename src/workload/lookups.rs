@@ -13,7 +13,7 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::documents::DocSession;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Role, Unit};
 use crate::runner::Worker;
 use crate::sysmon::DeviceIo;
 use serde::{Deserialize, Serialize};
@@ -408,6 +408,9 @@ fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
             Unit::PerSecond,
             Better::Higher,
         )
+        .with_role(Role::Lead {
+            counts: "lookups".into(),
+        })
         .derived(Derived::Best {
             prefix: "qps_t".into(),
         }),

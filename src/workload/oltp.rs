@@ -14,7 +14,7 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::cluster::Clustered;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Role, Unit};
 use crate::runner::{self, Bound, RunSpec, Worker};
 use serde::Deserialize;
 use std::time::Duration;
@@ -1240,13 +1240,16 @@ fn level_metrics(levels: &[Level], best: &Level, errors: u64) -> Vec<Metric> {
         } else {
             String::new()
         };
-        m.push(Metric::new(
-            &format!("tps_t{}", l.threads),
-            &format!("TPS{sfx}"),
-            l.tps,
-            Unit::PerSecond,
-            Better::Higher,
-        ));
+        m.push(
+            Metric::new(
+                &format!("tps_t{}", l.threads),
+                &format!("TPS{sfx}"),
+                l.tps,
+                Unit::PerSecond,
+                Better::Higher,
+            )
+            .with_role(Role::Rate),
+        );
         if let Some(lat) = l.latency_us {
             m.push(
                 Metric::new(

@@ -17,7 +17,7 @@ use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Role, Unit};
 use crate::runner::{self, Bound, Clock, RunSpec, Worker};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -630,6 +630,7 @@ fn query_metrics(
             Unit::PerSecond,
             Better::Higher,
         )
+        .with_role(Role::Rate)
         .derived(Derived::Rate {
             count: "ops".into(),
         }),

@@ -15,7 +15,7 @@ use crate::dataset::rng::SplitMix64;
 use crate::dataset::tiers40::{self, TIERS40_COLUMNS, Tiers40};
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::{self, Session, StmtId, Value};
-use crate::results::{Better, Metric, StepSummary, Unit};
+use crate::results::{Better, Metric, Role, StepSummary, Unit};
 use crate::runner::Worker;
 use crate::sysmon::DeviceIo;
 use serde::{Deserialize, Serialize};
@@ -513,7 +513,11 @@ fn level(l: &LevelRun) -> Level {
 /// device figures.
 fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
     let mut m = vec![
-        Metric::new("tps", "TPS", best.tps, Unit::PerSecond, Better::Higher),
+        Metric::new("tps", "TPS", best.tps, Unit::PerSecond, Better::Higher).with_role(
+            Role::Lead {
+                counts: "transactions".into(),
+            },
+        ),
         Metric::new(
             "best_threads",
             "at clients",
@@ -524,13 +528,16 @@ fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
     ];
     for l in levels {
         let t = l.threads;
-        m.push(Metric::new(
-            &format!("tps_t{t}"),
-            &format!("TPS @{t}"),
-            l.tps,
-            Unit::PerSecond,
-            Better::Higher,
-        ));
+        m.push(
+            Metric::new(
+                &format!("tps_t{t}"),
+                &format!("TPS @{t}"),
+                l.tps,
+                Unit::PerSecond,
+                Better::Higher,
+            )
+            .with_role(Role::Rate),
+        );
         if let Some(lat) = &l.latency_us {
             m.extend(sweep::latency_figures(t, lat, &["p50", "p99", "max"]));
         }

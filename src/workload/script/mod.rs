@@ -22,7 +22,7 @@ use crate::dataset::rng::SplitMix64;
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{self, Session};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Role, Unit};
 use crate::runner::{self, Bound, RunSpec, Worker};
 use expr::Val;
 use interp::{Client, Program, StmtStats};
@@ -745,13 +745,16 @@ fn figures(
     }
     for l in levels {
         let t = l.threads;
-        m.push(Metric::new(
-            &format!("tps_t{t}"),
-            &format!("TPS @{t}"),
-            l.rate(),
-            Unit::PerSecond,
-            Better::Higher,
-        ));
+        m.push(
+            Metric::new(
+                &format!("tps_t{t}"),
+                &format!("TPS @{t}"),
+                l.rate(),
+                Unit::PerSecond,
+                Better::Higher,
+            )
+            .with_role(Role::Rate),
+        );
         if let Some(lat) = l.latency() {
             m.extend(sweep::latency_figures(
                 t,

@@ -23,7 +23,7 @@ use crate::dataset::rng::SplitMix64;
 use crate::dataset::tpcc::Constants;
 use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Unit};
+use crate::results::{Better, Derived, Metric, Role, Unit};
 use crate::runner::{self, Bound, RunSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -635,13 +635,15 @@ fn metrics(levels: &[Level], best: &Level) -> Vec<Metric> {
         }
     };
     let mut m = vec![
-        Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher).derived(if sweep {
-            Derived::Best {
-                prefix: "tpmc_t".into(),
-            }
-        } else {
-            Derived::Sum
-        }),
+        Metric::new("tpmc", "tpmC", best.tpmc, Unit::Count, Better::Higher)
+            .derived(if sweep {
+                Derived::Best {
+                    prefix: "tpmc_t".into(),
+                }
+            } else {
+                Derived::Sum
+            })
+            .with_role(Role::new_orders()),
         Metric::new(
             "efficiency_pct",
             "efficiency",

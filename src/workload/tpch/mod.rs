@@ -25,7 +25,7 @@ use super::restart::{ColdRestart, cold_restart, restart_note};
 use crate::dataset::tpch::{Tpch, UNITS_PER_SF};
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::{EngineError, RestartOutcome, Session, TIMEOUT, Value};
-use crate::results::{Better, Metric, Unit};
+use crate::results::{Better, Metric, Role, Unit};
 use answer::Answer;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -523,18 +523,30 @@ fn seconds(key: String, label: String, v: f64) -> Metric {
     Metric::new(&key, &label, v, Unit::Seconds, Better::Lower)
 }
 
+/// Query `number`'s seconds in `phase` (`cold`, `hot`).
+fn query_seconds(number: u32, phase: &str, v: f64) -> Metric {
+    seconds(
+        format!("q{number:02}_{phase}_s"),
+        format!("Q{number} {phase}"),
+        v,
+    )
+    .with_role(Role::Query {
+        number,
+        phase: phase.into(),
+    })
+}
+
 /// Figures of `runs` at scale factor `sf`. A geometric mean needs every query's seconds (a
 /// query timed out leaves none); Power@Size needs all 22 and, unless `refresh = false`,
 /// RF1's and RF2's. It is over each query's first run: the one in the specification's order.
 fn figures(runs: &[QueryRun], refreshed: Option<&Refreshed>, sf: f64) -> Figures {
     let mut metrics = Vec::new();
     for r in runs {
-        let (q, tag) = (r.query, format!("q{:02}", r.query));
         if let Some(c) = r.cold_s {
-            metrics.push(seconds(format!("{tag}_cold_s"), format!("Q{q} cold"), c));
+            metrics.push(query_seconds(r.query.into(), "cold", c));
         }
         if let Some(b) = r.best_s {
-            metrics.push(seconds(format!("{tag}_hot_s"), format!("Q{q} hot"), b));
+            metrics.push(query_seconds(r.query.into(), "hot", b));
         }
     }
     if let Some(r) = refreshed {
