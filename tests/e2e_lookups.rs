@@ -67,6 +67,13 @@ fn missing_keys_are_misses_and_findings_are_in_words() {
         let s = step(&summary, "lite", st);
         assert_eq!(figure(s, "misses"), Some(0.0), "{st}: {s:#}");
         assert!(figure(s, "best_qps").unwrap() > 100.0, "{s:#}");
+        // the lead figure says what it counts, for the findings' words
+        let best = &s["metrics"][0];
+        assert_eq!(best["key"], "best_qps", "{s:#}");
+        assert_eq!(
+            best["role"],
+            serde_json::json!({ "is": "lead", "counts": "lookups" })
+        );
     }
     let hot = lookups_of(&dir, "lite", "hot");
     let levels = hot["details"]["levels"].as_array().unwrap();

@@ -55,6 +55,12 @@ fn every_contender_runs_the_mix_and_stays_consistent() {
             ),
             "{c}"
         );
+        // tpmC says it counts New-Orders, which the report draws per 10 s
+        let tpmc = step(&summary, c, "tpcc")["metrics"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["key"] == "tpmc"))
+            .expect("tpmC");
+        assert_eq!(tpmc["role"]["op"], "new_order", "{c}: {tpmc:#}");
         let j = read_json(&dir.join(c).join("tpcc.json"));
         assert_eq!(j["status"], "ok", "{c}: {j:#}");
         let levels = j["details"]["levels"].as_array().unwrap();

@@ -105,6 +105,16 @@ fn every_query_answers_alike_on_sqlite_mariadb_postgres_and_mysql() {
     for (i, c) in names.iter().enumerate() {
         let s = step(&summary, c, "power");
         assert_eq!(s["status"], "ok", "{c}: {s:#}");
+        // each query's seconds say which query and phase they are, for the report's chart
+        let q7 = s["metrics"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m["key"] == "q07_hot_s"))
+            .expect("Q7's hot seconds");
+        assert_eq!(
+            q7["role"],
+            serde_json::json!({ "is": "query", "number": 7, "phase": "hot" }),
+            "{c}"
+        );
         let note = s["note"].as_str().expect("note");
         assert!(
             note.starts_with("TPC-H-like, not audited; SF 0.01; RF1, 22 queries, RF2;"),
