@@ -1,7 +1,8 @@
 //! The executor: walks the [`Plan`] — the dataset once, then each round's passes, each pass
 //! opening its contender's engine from nothing and running every step through the shard
-//! gate — and emits [`RunEvent`]s. It knows nothing of the run directory's files or of the
-//! terminal: consumers do.
+//! gate — and emits [`RunEvent`]s. It writes no file and prints nothing: consumers do (the
+//! journal the run directory, the status lines the terminal). It asks the journal only
+//! where a step's files go, to hand the step its per-second file and its earlier results.
 
 use super::events::{RunEvent, Sinks};
 use super::gate::{Admit, Gate};

@@ -1,10 +1,13 @@
-//! Worker threads driving sessions in a closed loop: one OS thread per client, one connection
-//! each, latency recorded into thread-local histograms and handed to the collector once per
-//! one-second tick (never one message per operation), errors counted by kind.
+//! Worker threads driving sessions in a closed or an open loop: one OS thread per client, one
+//! connection each, latency recorded into thread-local histograms and handed to the collector
+//! once per one-second tick (never one message per operation), errors counted by kind.
 //!
 //! Closed loop: each client starts its next operation when the previous one ends, so latency
 //! is measured from the actual start of each operation (this is what mysqlslap and sysbench
-//! do; it hides queueing delay, which the report says).
+//! do; it hides queueing delay, which the report says). Open loop (`RunSpec`'s rate,
+//! `rate.rs`): each operation is due at its scheduled time, whatever the previous ones took,
+//! and its latency runs from that time, so queueing is measured; operations started late and
+//! those dropped at the end are counted.
 //!
 //! Connecting is timed too: every client thread is created first, then all are released at
 //! once to connect (as mysqlslap releases its threads), and each connect is timed on its own
