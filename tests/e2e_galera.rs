@@ -127,8 +127,8 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     lock.execute("UNLOCK TABLES")
         .expect("release node 3's applier");
     assert_eq!(reader.join().expect("reader").expect("causal count"), 4);
-    // Every node runs as dbduel's dedicated account (never root, never the host's `mysql`),
-    // from a private directory.
+    // Every node runs as an account of its own sandbox's (never root, never the host's
+    // `mysql`, never another node's), from a private directory.
     let found = dbduel::sandbox::find(root.path());
     assert_eq!(found.len(), 3, "one sandbox a node");
     let private: Vec<PathBuf> = found
@@ -138,23 +138,28 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     assert_eq!(private.len(), 3);
     let pids: Vec<i32> = (0..3).filter_map(|i| c.node_pid(i)).collect();
     assert_eq!(pids.len(), 3);
-    for pid in &pids {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-        let uid = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|l| l.split_whitespace().next())
-            .expect("uid");
-        if dbduel::sandbox::user::is_root() {
-            let account = dbduel::sandbox::user::lookup(dbduel::sandbox::user::SERVER_ACCOUNT)
-                .expect("dbduel's account");
-            assert_eq!(
-                uid,
-                account.uid.to_string(),
-                "node {pid} runs as {}",
-                account.name
-            );
-        }
+    let mut uids: Vec<u32> = pids
+        .iter()
+        .map(|pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|u| u.parse().ok())
+                .expect("uid")
+        })
+        .collect();
+    uids.sort_unstable();
+    if dbduel::sandbox::user::is_root() {
+        let mut accounts: Vec<u32> = found
+            .iter()
+            .map(|f| f.manifest.account.as_ref().expect("the node's account").uid)
+            .collect();
+        accounts.sort_unstable();
+        accounts.dedup();
+        assert_eq!(accounts.len(), 3, "an account a node");
+        assert_eq!(uids, accounts, "each node runs as its sandbox's account");
     }
     // A node another account starts, on the cluster's name and node 1's address, joins
     // neither in clear nor with a certificate of its own CA: the cluster stays three.

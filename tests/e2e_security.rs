@@ -1,8 +1,9 @@
 //! Private servers nobody else can enter: every sandbox flavor (MariaDB, PostgreSQL, FerretDB)
 //! refuses a local connection without the sandbox's secret, confines the server's own file
-//! reads and writes, runs as dbduel's dedicated account (never root, never Debian's `mysql`
-//! or `postgres`), starts with none of dbduel's environment, and never writes the secret into
-//! what it prints or the run directory.
+//! reads and writes, runs as an account of its own sandbox's (never root, never Debian's
+//! `mysql` or `postgres`, never another sandbox's: one server reads nothing of another's, and
+//! the account goes with the sandbox), starts with none of dbduel's environment, and never
+//! writes the secret into what it prints or the run directory.
 
 mod common;
 
@@ -280,6 +281,71 @@ fn a_postgres_sandbox_lets_in_only_the_secret() {
     assert_eq!(methods, ["scram-sha-256"]);
     assert_unprivileged_and_clean(pid_of(&up.manifest));
     assert_nowhere_in(&up.dir, &up.secret);
+}
+
+/// Two sandboxes, two accounts: a PostgreSQL superuser of one (who can read any file its
+/// server's OS account can, `pg_read_file`) is refused the other's data directory by the
+/// kernel, and each account is removed with its sandbox. (Dbduel not being root, every server
+/// runs as dbduel's own user and this does not apply: the README's safety section says so.)
+#[test]
+fn each_sandbox_has_an_account_of_its_own_that_reads_nothing_of_another() {
+    if !common::have_postgres() || !is_root() {
+        return;
+    }
+    let (ra, rb) = (
+        tempfile::tempdir().expect("tmp"),
+        tempfile::tempdir().expect("tmp"),
+    );
+    let a = sandbox_up(ra.path(), "postgres");
+    let b = sandbox_up(rb.path(), "postgres");
+    let account = |up: &Up| -> dbduel::sandbox::ServiceUser {
+        serde_json::from_value(up.manifest["account"].clone()).expect("the sandbox's account")
+    };
+    let (ua, ub) = (account(&a), account(&b));
+    assert_ne!(ua.uid, ub.uid, "{ua:?} {ub:?}");
+    use std::os::unix::fs::MetadataExt;
+    for (up, u) in [(&a, &ua), (&b, &ub)] {
+        let uid = std::fs::metadata(format!("/proc/{}", pid_of(&up.manifest)))
+            .unwrap()
+            .uid();
+        assert_eq!(uid, u.uid, "the server runs as its sandbox's account");
+    }
+    let port = b.manifest["port"].as_u64().expect("port") as u16;
+    let mut c = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("dbduel")
+        .dbname("postgres")
+        .password(&b.secret)
+        .connect(postgres::NoTls)
+        .expect("b's secret lets dbduel into b");
+    // b's superuser reads b's own files ...
+    let own = format!("{}/PG_VERSION", b.manifest["datadir"].as_str().unwrap());
+    let v: String = c
+        .query_one("SELECT pg_read_file($1)", &[&own])
+        .expect("its own file")
+        .get(0);
+    assert!(v.trim().parse::<u32>().is_ok(), "{v}");
+    // ... and not a's, which a's account alone may open.
+    let theirs = format!("{}/PG_VERSION", a.manifest["datadir"].as_str().unwrap());
+    let e = c
+        .query_one("SELECT pg_read_file($1)", &[&theirs])
+        .expect_err("another sandbox's file");
+    assert!(
+        e.as_db_error()
+            .is_some_and(|d| d.message().contains("Permission denied")),
+        "{e:?}"
+    );
+    drop(c);
+    drop(a);
+    drop(b);
+    for u in [ua, ub] {
+        assert!(
+            dbduel::sandbox::user::lookup(&u.name).is_none(),
+            "{} outlived its sandbox",
+            u.name
+        );
+    }
 }
 
 /// A run kept running (`--keep`) of the one-step study on `engine`, with the marker in its

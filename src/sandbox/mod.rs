@@ -71,6 +71,9 @@ pub struct SandboxManifest {
     /// data lives on a device the user named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_home: Option<PathBuf>,
+    /// The account dbduel made for this sandbox's server (dbduel being root), removed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<ServiceUser>,
     /// Server process id while running (it leads its own process group).
     pub pid: Option<i32>,
     /// When that process started, so that a pid reused by another process after a crash or
@@ -311,12 +314,18 @@ impl Sandbox {
         // The sandbox's files (its secret, its log, a socket) are dbduel's user's alone.
         std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .map_err(|e| io_err("cannot set permissions on", dir, e))?;
-        let layout = Layout::new(
-            &absolute(dir),
-            free_port()?,
-            recipe.service_user()?,
-            recipe.data_root(),
-        )?;
+        let owner = recipe.service_user()?;
+        let layout = match free_port()
+            .and_then(|port| Layout::new(&absolute(dir), port, owner.clone(), recipe.data_root()))
+        {
+            Ok(l) => l,
+            Err(e) => {
+                if let Some(u) = &owner {
+                    let _ = user::remove_sandbox_account(u);
+                }
+                return Err(e);
+            }
+        };
         let config = recipe.config(&layout);
         std::fs::write(&layout.config_file, &config)
             .map_err(|e| io_err("cannot write", &layout.config_file, e))?;
@@ -333,6 +342,7 @@ impl Sandbox {
             log_file: layout.log_file.clone(),
             private_dir: layout.private.clone(),
             data_home: layout.data_home.clone(),
+            account: layout.owner.clone(),
             pid: None,
             pid_stamp: None,
             owner_pid: std::process::id() as i32,
@@ -642,6 +652,9 @@ impl Drop for Sandbox {
             if let Some(private) = &self.layout.private {
                 let _ = user::remove_private_dir(private);
             }
+            if let Some(u) = &self.layout.owner {
+                let _ = user::remove_sandbox_account(u);
+            }
         }
     }
 }
@@ -662,6 +675,13 @@ fn remove_dir(layout: &Layout) -> Result<()> {
     }
     if let Some(home) = &layout.data_home
         && let Err(e) = user::remove_data_home(home, &layout.dir)
+    {
+        refused.push(e.to_string());
+    }
+    // Its account, once nothing of it is left to own.
+    if refused.is_empty()
+        && let Some(u) = &layout.owner
+        && let Err(e) = user::remove_sandbox_account(u)
     {
         refused.push(e.to_string());
     }
@@ -836,20 +856,24 @@ fn identify_found(path: &Path, m: &SandboxManifest, pid: i32) -> process::Identi
         .collect();
     let names: Vec<&Path> = names.iter().map(PathBuf::as_path).collect();
     match process::identify(pid, m.pid_stamp.as_ref(), &names) {
-        process::Identity::Server if !process::runs_as(pid, &server_uids()) => {
+        process::Identity::Server if !process::runs_as(pid, &server_uids(m)) => {
             process::Identity::Stranger(
-                "it runs as neither dbduel's user nor its servers' account".into(),
+                "it runs as neither dbduel's user nor the sandbox's account".into(),
             )
         }
         other => other,
     }
 }
 
-/// The users a sandbox's server can run as: dbduel's own, and its servers' account.
-fn server_uids() -> Vec<u32> {
+/// The users a sandbox's server can run as: dbduel's own, and the sandbox's account (for a
+/// sandbox an older dbduel made, the account its servers shared).
+fn server_uids(m: &SandboxManifest) -> Vec<u32> {
     // SAFETY: geteuid has no preconditions.
     let mut uids = vec![unsafe { libc::geteuid() }];
-    uids.extend(user::lookup(user::SERVER_ACCOUNT).map(|u| u.uid));
+    match &m.account {
+        Some(a) => uids.push(a.uid),
+        None => uids.extend(user::lookup(user::SERVER_ACCOUNT).map(|u| u.uid)),
+    }
     uids
 }
 
@@ -897,7 +921,7 @@ pub fn remove_found(f: &Found) -> Result<Vec<String>> {
         log_file: m.log_file.clone(),
         pid_file: f.path.join("server.pid"),
         port: m.port,
-        owner: None,
+        owner: m.account.clone(),
         private: m.private_dir.clone(),
         data_home: m.data_home.clone(),
     };
@@ -1031,6 +1055,7 @@ mod tests {
                 log_file: PathBuf::from("/tmp/l"),
                 private_dir: None,
                 data_home: None,
+                account: None,
                 pid: Some(1),
                 pid_stamp: None,
                 owner_pid: 1,

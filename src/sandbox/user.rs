@@ -1,5 +1,6 @@
-//! The unprivileged OS user a server runs as when dbduel is root (PostgreSQL refuses to run
-//! as root), and the private directories such a server writes into.
+//! The unprivileged OS account a sandbox's server runs as when dbduel is root (PostgreSQL
+//! refuses to run as root): one of the sandbox's own, made and removed with it; and the
+//! private directories such a server writes into.
 
 use super::{Result, SandboxError};
 use std::ffi::CString;
@@ -10,7 +11,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// An OS account.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServiceUser {
     pub name: String,
     pub uid: u32,
@@ -38,39 +39,6 @@ pub fn lookup(name: &str) -> Option<ServiceUser> {
         name: name.to_string(),
         uid,
         gid,
-    })
-}
-
-/// The first of `names` that exists, or `names[last]` created as a system account.
-pub fn ensure(names: &[&str]) -> Result<ServiceUser> {
-    for n in names {
-        if let Some(u) = lookup(n) {
-            return Ok(u);
-        }
-    }
-    let name = names.last().copied().unwrap_or("dbduel");
-    let out = std::process::Command::new("useradd")
-        .args([
-            "--system",
-            "--no-create-home",
-            "--shell",
-            "/usr/sbin/nologin",
-            name,
-        ])
-        .output()
-        .map_err(|e| SandboxError::Failed {
-            what: format!("creating the OS user `{name}` (useradd)"),
-            detail: e.to_string(),
-        })?;
-    if !out.status.success() && lookup(name).is_none() {
-        return Err(SandboxError::Failed {
-            what: format!("creating the OS user `{name}` (useradd)"),
-            detail: String::from_utf8_lossy(&out.stderr).into_owned(),
-        });
-    }
-    lookup(name).ok_or_else(|| SandboxError::Failed {
-        what: format!("creating the OS user `{name}`"),
-        detail: "useradd succeeded but the user is not there".into(),
     })
 }
 
@@ -468,18 +436,99 @@ pub fn chown(path: &Path, user: &ServiceUser) -> Result<()> {
     })
 }
 
-/// The dedicated account servers run as when dbduel is root: created by dbduel for its
-/// servers alone, so it owns nothing else on the host (not Debian's `mysql` or `postgres`,
-/// which own the host's own clusters).
+/// The account every sandbox's server ran as before each got its own: a server an older
+/// dbduel left running may still run as it.
 pub const SERVER_ACCOUNT: &str = "dbduel-server";
 
-/// The account a server runs as: [`SERVER_ACCOUNT`] (created on first use) when dbduel is
-/// root, dbduel's own user otherwise (`None`).
-pub fn server_account() -> Result<Option<ServiceUser>> {
-    if is_root() {
-        ensure(&[SERVER_ACCOUNT]).map(Some)
+/// How the accounts dbduel makes for its sandboxes begin; nothing else is ever removed.
+pub const SANDBOX_ACCOUNT_PREFIX: &str = "dbduel-s";
+
+/// The account a sandbox's server runs as: when dbduel is root, a new account of the
+/// sandbox's own — its own uid and group, made here and removed with the sandbox
+/// ([`remove_sandbox_account`]), as systemd's dynamic users are — so that one sandbox's
+/// server (a PostgreSQL superuser's `pg_read_file` or `COPY … TO PROGRAM`, say) can read
+/// nothing of another's; dbduel's own user otherwise (`None`).
+pub fn sandbox_account() -> Result<Option<ServiceUser>> {
+    if !is_root() {
+        return Ok(None);
+    }
+    let failed = |detail: String| SandboxError::Failed {
+        what: "creating the sandbox's OS account (useradd)".into(),
+        detail,
+    };
+    for _ in 0..8 {
+        let mut bytes = [0u8; 4];
+        std::io::Read::read_exact(
+            &mut File::open("/dev/urandom").map_err(|e| failed(e.to_string()))?,
+            &mut bytes,
+        )
+        .map_err(|e| failed(e.to_string()))?;
+        let name = format!("{SANDBOX_ACCOUNT_PREFIX}{:08x}", u32::from_le_bytes(bytes));
+        if lookup(&name).is_some() {
+            continue;
+        }
+        let out = account_tool(
+            "useradd",
+            &[
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                &name,
+            ],
+        )
+        .map_err(|e| failed(e.to_string()))?;
+        if !out.status.success() {
+            return Err(failed(String::from_utf8_lossy(&out.stderr).into_owned()));
+        }
+        return lookup(&name)
+            .map(Some)
+            .ok_or_else(|| failed(format!("useradd made no account `{name}`")));
+    }
+    Err(failed("no free account name in 8 tries".into()))
+}
+
+/// `useradd` or `userdel` with `args`, tried again while another one holds the account files'
+/// lock (sandboxes made side by side, by several runs at once).
+fn account_tool(tool: &str, args: &[&str]) -> std::io::Result<std::process::Output> {
+    let mut tries = 0;
+    loop {
+        let out = std::process::Command::new(tool).args(args).output()?;
+        let locked = String::from_utf8_lossy(&out.stderr).contains("lock");
+        if out.status.success() || !locked || tries == 100 {
+            return Ok(out);
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_millis(50 + tries * 5));
+    }
+}
+
+/// Remove a sandbox's account (and its group) once its server is gone: only an account
+/// dbduel makes ([`SANDBOX_ACCOUNT_PREFIX`]) that still has the uid it was made with; one
+/// already gone is fine.
+pub fn remove_sandbox_account(account: &ServiceUser) -> Result<()> {
+    let Some(now) = lookup(&account.name) else {
+        return Ok(());
+    };
+    if !account.name.starts_with(SANDBOX_ACCOUNT_PREFIX) || now.uid != account.uid {
+        return Err(SandboxError::Io(format!(
+            "refusing to remove the account {}: not the one dbduel made for this sandbox",
+            account.name
+        )));
+    }
+    let out = account_tool("userdel", &[&account.name])
+        .map_err(|e| SandboxError::Io(format!("cannot run userdel: {e}")))?;
+    if out.status.success() || lookup(&account.name).is_none() {
+        Ok(())
     } else {
-        Ok(None)
+        Err(SandboxError::Io(format!(
+            "cannot remove the account {}: {}",
+            account.name,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
     }
 }
 

@@ -361,7 +361,7 @@ impl Recipe for MariadbRecipe {
         // Never root: a server that can write files as root gives root to any account that
         // can log in to it. (A Galera node as root could not serve a state transfer either:
         // its rsync drops to `nobody` and cannot read a root-owned 0700 data directory.)
-        crate::sandbox::user::server_account()
+        crate::sandbox::user::sandbox_account()
     }
 
     fn client_ca(&self, l: &Layout) -> Option<PathBuf> {

@@ -88,7 +88,7 @@ impl Recipe for FerretdbRecipe {
     }
 
     fn service_user(&self) -> Result<Option<ServiceUser>> {
-        crate::sandbox::user::server_account()
+        crate::sandbox::user::sandbox_account()
     }
 
     fn init(&self, l: &Layout) -> Result<()> {

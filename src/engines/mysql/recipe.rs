@@ -176,7 +176,7 @@ impl Recipe for MysqlRecipe {
     fn service_user(&self) -> Result<Option<crate::sandbox::ServiceUser>> {
         // Never root: a server that can write files as root gives root to any account that
         // can log in to it.
-        crate::sandbox::user::server_account()
+        crate::sandbox::user::sandbox_account()
     }
 
     fn memory_limit_bytes(&self) -> Option<u64> {

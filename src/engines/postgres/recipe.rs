@@ -189,7 +189,7 @@ impl Recipe for PostgresRecipe {
     }
 
     fn service_user(&self) -> Result<Option<ServiceUser>> {
-        user::server_account()
+        user::sandbox_account()
     }
 
     fn client_ca(&self, l: &Layout) -> Option<PathBuf> {
