@@ -102,7 +102,7 @@ fn a_sandbox_dropped_while_running_stops_and_leaves_no_private_directory() {
         .private_dir
         .clone()
         .expect("a private directory");
-    assert!(private.join("data").is_dir());
+    assert!(sb.layout.datadir.starts_with(&private) && sb.layout.datadir.is_dir());
     drop(sb);
     assert!(!sandbox::alive(pid));
     assert!(
@@ -506,7 +506,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
              GRANT ALL ON DATABASE w TO md",
         )
         .unwrap();
-    let hba = sb.layout.datadir.join("pg_hba.conf");
+    let hba = sb.layout.conf_dir().join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();
     std::fs::write(
         &hba,

@@ -348,6 +348,79 @@ fn each_sandbox_has_an_account_of_its_own_that_reads_nothing_of_another() {
     }
 }
 
+/// What a server only reads — its configuration, its host-based authentication — is root's,
+/// in a directory root owns that the server's account may only read: a PostgreSQL superuser
+/// (who writes files as that account, `COPY … TO`) can change neither it nor anything beside
+/// it, so no setting of dbduel's is undone before the next start. On a dbduel without this
+/// the configuration sat in a directory of the account's.
+#[test]
+fn what_a_server_only_reads_is_roots_and_its_account_cannot_change_it() {
+    if !common::have_postgres() || !is_root() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let root = tempfile::tempdir().expect("tmp");
+    let up = sandbox_up(root.path(), "postgres");
+    let account: dbduel::sandbox::ServiceUser =
+        serde_json::from_value(up.manifest["account"].clone()).expect("the sandbox's account");
+    let config = PathBuf::from(up.manifest["config_file"].as_str().expect("config_file"));
+    let conf_dir = config.parent().expect("its directory").to_path_buf();
+    let m = std::fs::metadata(&conf_dir).expect("stat");
+    assert_eq!(
+        (m.uid(), m.gid(), m.mode() & 0o777),
+        (0, account.gid, 0o750)
+    );
+    let m = std::fs::metadata(&config).expect("stat");
+    assert_eq!(
+        (m.uid(), m.mode() & 0o022),
+        (0, 0),
+        "root's, written by no one else"
+    );
+    let datadir = up.manifest["datadir"]
+        .as_str()
+        .expect("datadir")
+        .to_string();
+    let port = up.manifest["port"].as_u64().expect("port") as u16;
+    let mut c = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("dbduel")
+        .dbname("postgres")
+        .password(&up.secret)
+        .connect(postgres::NoTls)
+        .expect("the secret lets dbduel in");
+    let mut shown = |what: &str| -> String {
+        c.query_one(&format!("SHOW {what}"), &[])
+            .expect(what)
+            .get(0)
+    };
+    assert_eq!(shown("config_file"), config.display().to_string());
+    let hba = conf_dir.join("pg_hba.conf");
+    assert_eq!(shown("hba_file"), hba.display().to_string());
+    let before = std::fs::read_to_string(&config).expect("the configuration");
+    for target in [config.clone(), hba, conf_dir.join("planted.conf")] {
+        let e = c
+            .batch_execute(&format!(
+                "COPY (SELECT 'listen_addresses = ''*''') TO '{}'",
+                target.display()
+            ))
+            .expect_err("the account writes nothing there");
+        assert!(
+            e.as_db_error()
+                .is_some_and(|d| d.message().contains("Permission denied")),
+            "{}: {e:?}",
+            target.display()
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+    assert!(!conf_dir.join("planted.conf").exists());
+    // The server's own directory is writable by it, as a server's must be.
+    let own = format!("{datadir}/written-by-the-server");
+    c.batch_execute(&format!("COPY (SELECT 1) TO '{own}'"))
+        .expect("its own directory");
+    assert_eq!(std::fs::metadata(&own).expect("written").uid(), account.uid);
+}
+
 /// A run kept running (`--keep`) of the one-step study on `engine`, with the marker in its
 /// environment: the run directory and the kept sandbox's manifest.
 fn kept_run(root: &Path, engine: &str) -> (PathBuf, serde_json::Value, PathBuf) {

@@ -614,3 +614,36 @@ fn a_tpcc_sweep_draws_new_orders_per_10_s_against_the_client_count() {
         );
     }
 }
+
+/// A figure's role comes from a run directory's summary.json, which someone else may have
+/// written: the names it gives a chart are text on the page, never markup.
+#[test]
+fn a_role_from_the_summary_is_text_on_the_page_not_markup() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("run");
+    copy_dir(Path::new(RUN_TPCC), &dir);
+    let path = dir.join("summary.json");
+    let mut s = common::read_json(&path);
+    for c in s["contenders"].as_array_mut().expect("contenders") {
+        for st in c["steps"].as_array_mut().expect("steps") {
+            for m in st["metrics"].as_array_mut().expect("metrics") {
+                if m["key"] == "tpmc" {
+                    m["role"] = serde_json::json!({
+                        "is": "per10s",
+                        "op": "new_order",
+                        "name": "<script>alert(1)</script>",
+                        "short": "<b onclick=alert(2)>"
+                    });
+                }
+            }
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&s).expect("json")).expect("write");
+    let html = report(dir.to_str().unwrap(), "html");
+    assert_self_contained(&html);
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt; per 10 s"),
+        "the planted name is shown as text"
+    );
+    assert!(html.contains("&lt;b onclick=alert(2)&gt;") && !html.contains("<b onclick"));
+}

@@ -1,7 +1,7 @@
 //! Certificates dbduel makes for its own servers: a certificate authority made for one
 //! sandbox (or one Galera cluster) and a key and certificate it signs for each server, for
 //! 127.0.0.1 and `localhost`. The CA's key is dropped once the servers' are signed, so
-//! nothing else can ever be signed under it; the files are 0600, the server account's; no
+//! nothing else can ever be signed under it; the files are root's, readable by the server's account and no other; no
 //! key is ever written into a manifest or a result.
 
 use super::{ServiceUser, secret};
@@ -84,11 +84,13 @@ pub fn for_sandbox(name: &str) -> Result<ServerCerts, String> {
 }
 
 impl ServerCerts {
-    /// Write the files (0600, `owner`'s when given).
+    /// Write the files, in the directory of what the server only reads: dbduel's, 0600, or
+    /// readable by `owner`'s group when given (0640) — the server reads its key and cannot
+    /// change it (PostgreSQL takes a key of root's at 0640).
     pub fn write(&self, f: &Files, owner: Option<&ServiceUser>) -> super::Result<()> {
-        secret::write_private_for(&f.ca, &self.ca, owner)?;
-        secret::write_private_for(&f.cert, &self.cert, owner)?;
-        secret::write_private_for(&f.key, &self.key, owner)
+        secret::write_readable_by(&f.ca, &self.ca, owner)?;
+        secret::write_readable_by(&f.cert, &self.cert, owner)?;
+        secret::write_readable_by(&f.key, &self.key, owner)
     }
 }
 

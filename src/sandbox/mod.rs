@@ -4,6 +4,7 @@
 //! and remove sandboxes left behind by a crash. Each server flavor is a `Recipe` in its own
 //! file; this module knows nothing of any one server.
 
+pub mod beneath;
 pub mod binaries;
 pub mod certs;
 pub mod device_profile;
@@ -140,7 +141,10 @@ impl Layout {
             Some(root) => Some(user::data_home(root, dir, owner.as_ref())?),
             None => None,
         };
-        let base = private.clone().unwrap_or_else(|| dir.to_path_buf());
+        // What the server only reads is in `conf`, which it cannot change; what it writes,
+        // in `base`, its own.
+        let conf = private.clone().unwrap_or_else(|| dir.to_path_buf());
+        let base = server_dir(owner.as_ref(), private.as_deref(), dir);
         let socket = base.join("server.sock");
         if socket.as_os_str().len() >= SOCKET_PATH_MAX {
             return Err(SandboxError::Io(format!(
@@ -153,11 +157,9 @@ impl Layout {
             datadir: data_home.as_deref().unwrap_or(&base).join("data"),
             socket,
             // A server running as another user reads its configuration itself (and so do the
-            // tools it starts, such as Galera's state-transfer scripts): keep it where it can.
-            config_file: match &private {
-                Some(p) => p.join("server.cnf"),
-                None => dir.join("server.cnf"),
-            },
+            // tools it starts, such as Galera's state-transfer scripts): keep it where it can
+            // read it and not change it.
+            config_file: conf.join("server.cnf"),
             log_file: dir.join("server.log"),
             pid_file: base.join("server.pid"),
             port,
@@ -173,10 +175,37 @@ impl Layout {
         self.datadir.parent().unwrap_or(&self.dir)
     }
 
-    /// The directory the server itself may write into: the private one when it runs as
-    /// another user, else the sandbox's.
-    pub fn server_dir(&self) -> &Path {
+    /// The directory the server itself may write into: its account's own in the private
+    /// directory when it runs as another user, else the private or the sandbox's directory.
+    /// Root writes into it only through [`Layout::beneath`].
+    pub fn server_dir(&self) -> PathBuf {
+        server_dir(self.owner.as_ref(), self.private.as_deref(), &self.dir)
+    }
+
+    /// The directory of what the server only reads (its configuration, certificates, the
+    /// accounts' SQL): root's when the server runs as another user, readable by the server's
+    /// group, so the server cannot change what it is started with.
+    pub fn conf_dir(&self) -> &Path {
         self.private.as_deref().unwrap_or(&self.dir)
+    }
+
+    /// A trusted directory to write `path` (inside what the server's account owns) beneath:
+    /// the private directory, the sandbox's or the contender's `data_dir`, whichever holds
+    /// it; no link the account plants below is followed ([`beneath::Beneath`]).
+    pub fn beneath(&self, path: &Path) -> Result<beneath::Beneath> {
+        let data_root = self.data_home.as_deref().and_then(Path::parent);
+        let base = [self.private.as_deref(), data_root, Some(self.dir.as_path())]
+            .into_iter()
+            .flatten()
+            .filter(|b| path.starts_with(b))
+            .max_by_key(|b| b.as_os_str().len())
+            .ok_or_else(|| {
+                SandboxError::Io(format!(
+                    "{} is in none of the sandbox's directories",
+                    path.display()
+                ))
+            })?;
+        beneath::Beneath::open(base)
     }
 
     /// A command for `program` that runs as the sandbox's owner, in the server's
@@ -207,6 +236,16 @@ impl Layout {
         }
         cmd.env("HOME", self.server_dir());
         cmd
+    }
+}
+
+/// [`Layout::server_dir`] of a sandbox in `dir` whose server runs as `owner` (None: dbduel's
+/// user), with the `private` directory made for it.
+fn server_dir(owner: Option<&ServiceUser>, private: Option<&Path>, dir: &Path) -> PathBuf {
+    match (owner, private) {
+        (Some(_), Some(p)) => p.join(user::SERVER_SUBDIR),
+        (_, Some(p)) => p.to_path_buf(),
+        _ => dir.to_path_buf(),
     }
 }
 
@@ -701,7 +740,10 @@ fn remove_dir(layout: &Layout) -> Result<()> {
 fn remove_socket(layout: &Layout) -> Result<()> {
     let s = &layout.socket;
     let inside = |d: &Path| s.parent() == Some(d);
-    if inside(&layout.dir) || layout.private.as_deref().is_some_and(inside) {
+    if inside(&layout.dir)
+        || inside(&layout.server_dir())
+        || layout.private.as_deref().is_some_and(inside)
+    {
         return Ok(()); // it goes with its directory
     }
     let meta = match std::fs::symlink_metadata(s) {
@@ -852,7 +894,13 @@ fn identify_found(path: &Path, m: &SandboxManifest, pid: i32) -> process::Identi
     }
     let names: Vec<PathBuf> = bases
         .iter()
-        .flat_map(|b| [b.join("server.cnf"), b.join("data")])
+        .flat_map(|b| {
+            [
+                b.join("server.cnf"),
+                b.join("data"),
+                b.join(user::SERVER_SUBDIR).join("data"),
+            ]
+        })
         .collect();
     let names: Vec<&Path> = names.iter().map(PathBuf::as_path).collect();
     match process::identify(pid, m.pid_stamp.as_ref(), &names) {

@@ -8,7 +8,7 @@
 use super::{Result, SandboxError};
 use std::fmt;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// File name of the secret in a sandbox directory.
@@ -97,8 +97,12 @@ pub fn read(dir: &Path) -> Result<SandboxSecret> {
 }
 
 /// Write `text` into a new file at `p` that only its owner can read (0600 from the start, no
-/// following a link planted there), owned by `owner` when given.
+/// following a link planted there).
 pub fn write_private(p: &Path, text: &str) -> Result<()> {
+    write_new(p, text).map(drop)
+}
+
+fn write_new(p: &Path, text: &str) -> Result<std::fs::File> {
     let err = |e: std::io::Error| SandboxError::Io(format!("cannot write {}: {e}", p.display()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -108,22 +112,26 @@ pub fn write_private(p: &Path, text: &str) -> Result<()> {
         .open(p)
         .map_err(err)?;
     f.write_all(text.as_bytes()).map_err(err)?;
-    f.sync_all().map_err(err)
+    f.sync_all().map_err(err)?;
+    Ok(f)
 }
 
-/// [`write_private`], then give the file to `owner` (through the open file, not the path), so
-/// that a server running as that account can read it.
-pub fn write_private_for(p: &Path, text: &str, owner: Option<&super::ServiceUser>) -> Result<()> {
-    write_private(p, text)?;
+/// Write a file a server only reads — its certificates, the accounts' SQL, a password file
+/// for its init tool — at `p`, in the directory of what it only reads ([`Layout::conf_dir`]):
+/// [`write_private`], and when the server runs as `owner`, open to that account's group to
+/// read (0640, through the open file): the account reads it and cannot change it.
+///
+/// [`Layout::conf_dir`]: super::Layout::conf_dir
+pub fn write_readable_by(p: &Path, text: &str, owner: Option<&super::ServiceUser>) -> Result<()> {
+    let f = write_new(p, text)?;
     if let Some(u) = owner {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(p)
-            .map_err(|e| SandboxError::Io(format!("cannot open {}: {e}", p.display())))?;
-        std::os::unix::fs::fchown(&f, Some(u.uid), Some(u.gid)).map_err(|e| {
+        std::os::unix::fs::fchown(&f, None, Some(u.gid)).map_err(|e| {
             SandboxError::Io(format!("cannot chown {} to {}: {e}", p.display(), u.name))
         })?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o640))
+            .map_err(|e| {
+                SandboxError::Io(format!("cannot set permissions on {}: {e}", p.display()))
+            })?;
     }
     Ok(())
 }

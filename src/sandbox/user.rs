@@ -157,9 +157,10 @@ pub fn is_private_dir(d: &Path) -> bool {
     plain(d) && d.parent().is_some_and(is_private_root)
 }
 
-/// A new directory only `user` (or, with none, dbduel's own user) can use, for a sandbox
-/// whose own directory is `sandbox_dir` (which the user may be unable to reach: it may sit
-/// under a 0700 home or temp directory, or be too deep for a socket's path).
+/// A new directory for a sandbox whose own directory is `sandbox_dir` (which the server's
+/// account may be unable to reach: it may sit under a 0700 home or temp directory, or be too
+/// deep for a socket's path): dbduel's own user's (0700) with no `user`; with one, dbduel's
+/// and readable by that account's group (0750), holding [`SERVER_SUBDIR`], the account's.
 pub fn private_dir(user: Option<&ServiceUser>, sandbox_dir: &Path) -> Result<PathBuf> {
     private_dir_in(&private_root()?, user, sandbox_dir)
 }
@@ -178,13 +179,38 @@ fn private_dir_in(root: &Path, user: Option<&ServiceUser>, sandbox_dir: &Path) -
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
         });
-    new_dir(
+    let made = new_dir(
         &dir,
         root,
         &format!("{}-{:08x}", std::process::id(), tag as u32),
-        user,
-    )
+        None,
+    )?;
+    if let Some(u) = user {
+        // Root's, open to the account's group to read: what the server only reads (its
+        // configuration, certificates, the accounts' SQL) stays out of its reach to change;
+        // what it writes is in SERVER_SUBDIR, the account's own.
+        let at = open_dir(None, &made, true)
+            .map_err(|e| SandboxError::Io(format!("cannot open {}: {e}", made.display())))?;
+        std::os::unix::fs::fchown(&at, None, Some(u.gid)).map_err(|e| {
+            SandboxError::Io(format!(
+                "cannot chown {} to {}: {e}",
+                made.display(),
+                u.name
+            ))
+        })?;
+        at.set_permissions(std::fs::Permissions::from_mode(0o750))
+            .map_err(|e| {
+                SandboxError::Io(format!("cannot set permissions on {}: {e}", made.display()))
+            })?;
+        super::beneath::Beneath::open(&made)?.mkdir(Path::new(SERVER_SUBDIR), 0o700, Some(u))?;
+    }
+    Ok(made)
 }
+
+/// The directory, in a private directory made for another account, that the account owns and
+/// its server writes into (data, socket, temporary files); the private directory itself is
+/// root's.
+pub const SERVER_SUBDIR: &str = "srv";
 
 /// What to do about a private root dbduel will not use.
 const ROOT_ADVICE: &str = "dbduel makes it itself (owned by its user, mode 0711); check what it is, remove it, or set TMPDIR to a directory of your own";
@@ -425,17 +451,6 @@ fn remove_ours(d: &Path, ours: bool, what: &str) -> Result<()> {
     }
 }
 
-/// Give `path` to `user`; a symbolic link at `path` is changed itself, never followed.
-pub fn chown(path: &Path, user: &ServiceUser) -> Result<()> {
-    std::os::unix::fs::lchown(path, Some(user.uid), Some(user.gid)).map_err(|e| {
-        SandboxError::Io(format!(
-            "cannot chown {} to {}: {e}",
-            path.display(),
-            user.name
-        ))
-    })
-}
-
 /// The account every sandbox's server ran as before each got its own: a server an older
 /// dbduel left running may still run as it.
 pub const SERVER_ACCOUNT: &str = "dbduel-server";
@@ -566,8 +581,15 @@ mod tests {
         let d =
             private_dir_in(&root, Some(&someone()), Path::new("/r/run/c/sandbox")).expect("made");
         assert_eq!(mode(&root), 0o711);
-        assert_eq!(mode(&d), 0o700);
-        assert_eq!(std::fs::metadata(&d).expect("stat").uid(), someone().uid);
+        // dbduel's, open to the account's group to read; what the server writes is below.
+        assert_eq!(mode(&d), 0o750);
+        let (meta, me) = (std::fs::metadata(&d).expect("stat"), unsafe {
+            libc::geteuid()
+        });
+        assert_eq!((meta.uid(), meta.gid()), (me, someone().gid));
+        let srv = d.join(SERVER_SUBDIR);
+        assert_eq!(mode(&srv), 0o700);
+        assert_eq!(std::fs::metadata(&srv).expect("stat").uid(), someone().uid);
         assert_eq!(d.parent(), Some(root.as_path()));
         // Taken again as it is.
         private_dir_in(&root, Some(&someone()), Path::new("/r/run/c/sandbox")).expect("again");

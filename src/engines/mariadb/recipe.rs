@@ -178,9 +178,9 @@ pub struct MariadbRecipe {
     pub tls: Option<crate::sandbox::certs::ServerCerts>,
 }
 
-/// A sandbox's client TLS files, in its server directory.
+/// A sandbox's client TLS files, with what the server only reads.
 pub(crate) fn client_tls_files(l: &Layout) -> crate::sandbox::certs::Files {
-    crate::sandbox::certs::Files::in_dir(l.server_dir(), "tls")
+    crate::sandbox::certs::Files::in_dir(l.conf_dir(), "tls")
 }
 
 /// The target URL of a MariaDB or MySQL sandbox on `port` (`dbduel sandbox up`), which checks
@@ -277,9 +277,9 @@ pub struct GaleraNode {
     pub tls: crate::sandbox::certs::ServerCerts,
 }
 
-/// A Galera node's TLS files, in its server directory.
+/// A Galera node's TLS files, with what the server only reads.
 fn galera_files(l: &Layout) -> crate::sandbox::certs::Files {
-    crate::sandbox::certs::Files::in_dir(l.server_dir(), "galera")
+    crate::sandbox::certs::Files::in_dir(l.conf_dir(), "galera")
 }
 
 impl GaleraNode {
@@ -498,10 +498,10 @@ impl Recipe for MariadbRecipe {
         if let Some(t) = &self.tls {
             t.write(&client_tls_files(l), l.owner.as_ref())?;
         }
-        // The accounts' SQL holds the secret: a 0600 file of the server's account (which
-        // reads it), gone once read.
-        let sql_file = l.server_dir().join("accounts.sql");
-        secret::write_private_for(
+        // The accounts' SQL holds the secret: a file only the server's account reads (and
+        // cannot change), gone once read.
+        let sql_file = l.conf_dir().join("accounts.sql");
+        secret::write_readable_by(
             &sql_file,
             &accounts_sql(&secret::read(&l.dir)?),
             l.owner.as_ref(),
@@ -573,12 +573,7 @@ impl Recipe for MariadbRecipe {
 /// Make the `secure_file_priv` directory, the server's account's.
 fn make_files_dir(l: &Layout) -> Result<()> {
     let d = l.server_dir().join(FILES_DIR);
-    std::fs::create_dir(&d)
-        .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", d.display())))?;
-    match &l.owner {
-        Some(u) => crate::sandbox::user::chown(&d, u),
-        None => Ok(()),
-    }
+    l.beneath(&d)?.mkdir(&d, 0o700, l.owner.as_ref())
 }
 
 /// Whether the server's plugin directory has `file`.

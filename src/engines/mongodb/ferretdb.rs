@@ -92,12 +92,8 @@ impl Recipe for FerretdbRecipe {
     }
 
     fn init(&self, l: &Layout) -> Result<()> {
-        std::fs::create_dir_all(&l.datadir)
-            .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", l.datadir.display())))?;
-        match &l.owner {
-            Some(u) => crate::sandbox::user::chown(&l.datadir, u),
-            None => Ok(()),
-        }
+        l.beneath(&l.datadir)?
+            .mkdir(&l.datadir, 0o700, l.owner.as_ref())
     }
 
     fn command(&self, l: &Layout) -> Command {

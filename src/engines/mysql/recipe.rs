@@ -282,24 +282,23 @@ impl Recipe for MysqlRecipe {
         }
         let home = self.home()?.to_path_buf();
         let files = Self::files_dir(l);
-        std::fs::create_dir_all(&files)
-            .map_err(|e| SandboxError::Io(format!("cannot create {}: {e}", files.display())))?;
+        l.beneath(&files)?.mkdir(&files, 0o700, l.owner.as_ref())?;
         match self.version.init {
             Init::CopyTemplate => {
-                copy_tree(&home.join("data-template/mysql"), &l.datadir)?;
+                let template = home.join("data-template/mysql");
+                l.beneath(&l.datadir)?
+                    .copy_tree(&template, &l.datadir, l.owner.as_ref())?;
                 // The packager's server id would be every sandbox's: each makes its own.
                 let _ = std::fs::remove_file(l.datadir.join("auto.cnf"));
-                own_tree(l, &l.datadir)?;
-                own_tree(l, &files)?;
                 let sql = template_accounts_sql(&secret::read(&l.dir)?);
                 self.run_once(l, &["--bootstrap".into()], Some(&sql))
             }
             Init::InitializeInsecure => {
-                own_tree(l, &files)?;
-                // It holds the secret: 0600, the server's account's (it reads it), gone once read.
-                let init_file = l.server_dir().join("accounts.sql");
+                // It holds the secret: only the server's account reads it (and cannot change
+                // it), gone once read.
+                let init_file = l.conf_dir().join("accounts.sql");
                 let sql = accounts_sql(&secret::read(&l.dir)?);
-                secret::write_private_for(&init_file, &sql, l.owner.as_ref())?;
+                secret::write_readable_by(&init_file, &sql, l.owner.as_ref())?;
                 let r = self.run_once(
                     l,
                     &[
@@ -329,37 +328,6 @@ impl Recipe for MysqlRecipe {
     fn start_timeout(&self) -> Duration {
         Duration::from_secs(120)
     }
-}
-
-/// Copy the directory tree `from` to `to` (which must not exist yet).
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    let io =
-        |p: &Path, e: std::io::Error| SandboxError::Io(format!("cannot copy {}: {e}", p.display()));
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let entry = entry.map_err(|e| io(from, e))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().map_err(|e| io(&src, e))?.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
-        }
-    }
-    Ok(())
-}
-
-/// Give `path` (and all under it) to the sandbox's owner, when the server runs as another
-/// account than dbduel's.
-fn own_tree(l: &Layout, path: &Path) -> Result<()> {
-    let Some(u) = &l.owner else { return Ok(()) };
-    let io = |e: std::io::Error| SandboxError::Io(format!("cannot chown {}: {e}", path.display()));
-    std::os::unix::fs::lchown(path, Some(u.uid), Some(u.gid)).map_err(io)?;
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).map_err(io)? {
-            own_tree(l, &entry.map_err(io)?.path())?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

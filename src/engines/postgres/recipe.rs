@@ -14,7 +14,6 @@ use crate::sandbox::device_profile::DeviceProfile;
 use crate::sandbox::secret::{self, SandboxSecret};
 use crate::sandbox::{Layout, Recipe, Result, SandboxError, ServiceUser, user};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -114,9 +113,14 @@ pub struct PostgresRecipe {
     pub tls: Option<crate::sandbox::certs::ServerCerts>,
 }
 
-/// A sandbox's client TLS files, in its server directory.
+/// A sandbox's client TLS files, with what the server only reads.
 fn client_tls_files(l: &Layout) -> crate::sandbox::certs::Files {
-    crate::sandbox::certs::Files::in_dir(l.server_dir(), "tls")
+    crate::sandbox::certs::Files::in_dir(l.conf_dir(), "tls")
+}
+
+/// The host-based authentication file the server reads, with what it only reads.
+pub fn hba_file(l: &Layout) -> PathBuf {
+    l.conf_dir().join("pg_hba.conf")
 }
 
 /// The standby's password file (libpq's passfile format), in the server's own directory: the
@@ -201,9 +205,17 @@ impl Recipe for PostgresRecipe {
     }
 
     fn config(&self, l: &Layout) -> String {
-        let mut s = String::from("# Written by dbduel for one sandbox.\n");
+        // initdb's settings first (the data directory's file, which the server's account
+        // may change), then dbduel's, which win: this file is root's when the server runs as
+        // another account, and so is the host-based authentication file it names.
+        let mut s = format!(
+            "# Written by dbduel for one sandbox.\ninclude {}\n",
+            quote(&l.datadir.join("postgresql.conf").display().to_string())
+        );
         let socket_dir = l.socket.parent().unwrap_or(Path::new("/tmp"));
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {}\n", quote(v)));
+        put("data_directory", &l.datadir.display().to_string());
+        put("hba_file", &hba_file(l).display().to_string());
         put("listen_addresses", "127.0.0.1");
         put("unix_socket_directories", &socket_dir.display().to_string());
         if self.tls.is_some() {
@@ -225,10 +237,10 @@ impl Recipe for PostgresRecipe {
         }
         // initdb reads the superuser's password from a file the server's account can read,
         // gone once read; a standby keeps its passfile.
-        let pwfile = l.server_dir().join("initdb.pw");
+        let pwfile = l.conf_dir().join("initdb.pw");
         let (what, mut cmd) = match self.base_backup_of {
             None => {
-                secret::write_private_for(
+                secret::write_readable_by(
                     &pwfile,
                     &format!("{}\n", secret.expose()),
                     l.owner.as_ref(),
@@ -242,10 +254,13 @@ impl Recipe for PostgresRecipe {
                 ("initdb", c)
             }
             Some(port) => {
+                // libpq reads a passfile only when it is 0600: the account's own.
                 let passfile = l.server_dir().join(PASSFILE);
-                secret::write_private_for(
+                let line = format!("127.0.0.1:{port}:*:{SUPERUSER}:{}\n", secret.expose());
+                l.beneath(&passfile)?.write_new(
                     &passfile,
-                    &format!("127.0.0.1:{port}:*:{SUPERUSER}:{}\n", secret.expose()),
+                    line.as_bytes(),
+                    0o600,
                     l.owner.as_ref(),
                 )?;
                 // -R writes standby.signal and primary_conninfo (naming the passfile): the
@@ -273,18 +288,15 @@ impl Recipe for PostgresRecipe {
                 detail: lines[lines.len().saturating_sub(15)..].join("\n"),
             });
         }
-        // The server reads its own postgresql.conf; the later settings win.
-        let conf = l.datadir.join("postgresql.conf");
-        let text = std::fs::read_to_string(&l.config_file).map_err(|e| {
-            SandboxError::Io(format!("cannot read {}: {e}", l.config_file.display()))
-        })?;
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&conf)
-            .map_err(|e| SandboxError::Io(format!("cannot open {}: {e}", conf.display())))?;
-        f.write_all(format!("\n{text}").as_bytes())
-            .map_err(|e| SandboxError::Io(format!("cannot write {}: {e}", conf.display())))?;
-        Ok(())
+        // The host-based authentication initdb wrote (or the primary's, copied), where the
+        // server reads it and cannot change it.
+        let hba = l.datadir.join("pg_hba.conf");
+        let text = l.beneath(&hba)?.read(&hba)?;
+        secret::write_readable_by(
+            &hba_file(l),
+            &String::from_utf8_lossy(&text),
+            l.owner.as_ref(),
+        )
     }
 
     fn command(&self, l: &Layout) -> Command {
@@ -295,6 +307,8 @@ impl Recipe for PostgresRecipe {
         // The port is given here, not in the file, so a retry on a new port needs no rewrite.
         cmd.arg("-D")
             .arg(&l.datadir)
+            .arg("-c")
+            .arg(format!("config_file={}", l.config_file.display()))
             .arg("-c")
             .arg(format!("port={}", l.port));
         cmd
