@@ -131,6 +131,9 @@ fn three_nodes_sync_take_writes_everywhere_agree_and_leave_nothing() {
     // `mysql`, never another node's), from a private directory.
     let found = dbduel::sandbox::find(root.path());
     assert_eq!(found.len(), 3, "one sandbox a node");
+    for f in &found {
+        common::assert_closed_to_strangers(&f.manifest);
+    }
     let private: Vec<PathBuf> = found
         .iter()
         .filter_map(|f| f.manifest.private_dir.clone())

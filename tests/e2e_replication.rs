@@ -224,9 +224,13 @@ fn open_target(
 }
 
 /// The ports of the primary and of the first member whose role starts with `replica_role`,
-/// among the sandboxes under `dir`.
+/// among the sandboxes under `dir`; each of them (a MariaDB replica, a PostgreSQL standby and
+/// their primaries) closed to another local account.
 fn ports_by_role(dir: &Path, replica_role: &str) -> (u16, u16) {
     let found = dbduel::sandbox::find(dir);
+    for f in &found {
+        common::assert_closed_to_strangers(&f.manifest);
+    }
     let port = |prefix: &str| {
         found
             .iter()

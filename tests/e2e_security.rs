@@ -88,6 +88,11 @@ fn sandbox_up(root: &Path, engine: &str) -> Up {
     up
 }
 
+/// The sandbox's manifest, as dbduel reads it.
+fn manifest_of(up: &Up) -> dbduel::sandbox::SandboxManifest {
+    serde_json::from_value(up.manifest.clone()).expect("a sandbox manifest")
+}
+
 fn pid_of(manifest: &serde_json::Value) -> i32 {
     manifest["pid"].as_i64().expect("a running server") as i32
 }
@@ -226,6 +231,7 @@ fn a_mariadb_sandbox_lets_in_only_the_secret_and_writes_files_only_in_its_own_pl
     assert_unprivileged_and_clean(pid_of(&up.manifest));
     assert_started_as_its_account(&up.manifest);
     assert_nowhere_in(&up.dir, &up.secret);
+    common::assert_closed_to_strangers(&manifest_of(&up));
 }
 
 #[test]
@@ -248,15 +254,28 @@ fn a_postgres_sandbox_lets_in_only_the_secret() {
         cfg.connect(postgres::NoTls)
     };
     // The superuser without a password or with a wrong one, `postgres` without one: refused.
+    // The server's own refusal: a wrong password is its "password authentication failed"
+    // (28P01); with none, the server asked for one (the client has none to give).
     for (user, pw) in [
         ("dbduel", None),
         ("dbduel", Some("wrong")),
         ("postgres", None),
+        ("postgres", Some("wrong")),
     ] {
-        assert!(
-            connect(user, pw).is_err(),
-            "{user} entered with password {pw:?}"
-        );
+        let e = connect(user, pw)
+            .err()
+            .unwrap_or_else(|| panic!("{user} entered with password {pw:?}"));
+        match pw {
+            Some(_) => assert_eq!(
+                e.code(),
+                Some(&postgres::error::SqlState::INVALID_PASSWORD),
+                "{user}: {e:?}"
+            ),
+            None => assert!(
+                format!("{e:?}").contains("password missing"),
+                "{user}: {e:?}"
+            ),
+        }
     }
     let mut c = connect("dbduel", Some(&up.secret)).expect("the secret lets dbduel in");
     let row = c.query_one("SHOW listen_addresses", &[]).unwrap();
@@ -281,6 +300,7 @@ fn a_postgres_sandbox_lets_in_only_the_secret() {
     assert_eq!(methods, ["scram-sha-256"]);
     assert_unprivileged_and_clean(pid_of(&up.manifest));
     assert_nowhere_in(&up.dir, &up.secret);
+    common::assert_closed_to_strangers(&manifest_of(&up));
 }
 
 /// Two sandboxes, two accounts: a PostgreSQL superuser of one (who can read any file its
@@ -484,6 +504,9 @@ fn a_ferretdb_sandbox_listens_on_no_tcp_port_only_on_a_private_socket() {
     let mode = std::fs::metadata(parent).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "{} is open to others", parent.display());
     assert_unprivileged_and_clean(pid);
+    common::assert_closed_to_strangers(
+        &serde_json::from_value(manifest.clone()).expect("a sandbox manifest"),
+    );
     let secret = dbduel::sandbox::secret::read(&dir.join("work/srv/sandbox")).unwrap();
     assert_nowhere_in(&dir, secret.expose());
 }
@@ -509,4 +532,30 @@ fn a_mariadb_run_keeps_the_secret_out_of_its_results_and_its_servers_environment
         "refused without: {refused}, in with: {entered}"
     );
     assert!(uid_env.is_ok() && nowhere.is_ok());
+}
+
+/// The second account's probe tells a refusal from a reach: a file anyone may read, and a
+/// socket anyone may connect to, fail it.
+#[test]
+fn the_strangers_probe_fails_on_what_anyone_can_reach() {
+    let Some(s) = common::Stranger::new() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let sock = tmp.path().join("open.sock");
+    let _l = std::os::unix::net::UnixListener::bind(&sock).expect("bind");
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    for (socks, paths) in [
+        (vec![], vec![Path::new("/etc/passwd")]),
+        (vec![sock.as_path()], vec![]),
+    ] {
+        let reached = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.assert_refused(&socks, &paths)
+        }));
+        assert!(reached.is_err(), "{socks:?} {paths:?} passed as refused");
+    }
+    // What only root may open is refused.
+    s.assert_refused(&[], &[Path::new("/etc/shadow")]);
 }

@@ -346,3 +346,143 @@ pub fn two_runs_at_once(study: &Path, out: &Path) -> ((i32, String), (i32, Strin
         ),
     )
 }
+
+/// Another local account, made by the test (dbduel being root) and removed when dropped: the
+/// "second OS account" the security tests act as.
+pub struct Stranger {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Stranger {
+    /// A new account, or None when the test is not root (it cannot make one; an ordinary
+    /// user's servers run as that user, and the README says what that means).
+    pub fn new() -> Option<Stranger> {
+        if !dbduel::sandbox::user::is_root() {
+            return None;
+        }
+        let name = format!("dbduel-t{:06x}", std::process::id() ^ rand_u32());
+        let ok = Command::new("useradd")
+            .args([
+                "--system",
+                "--user-group",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+            ])
+            .arg(&name)
+            .status()
+            .expect("useradd runs")
+            .success();
+        assert!(ok, "useradd {name}");
+        let u = dbduel::sandbox::user::lookup(&name).expect("the account just made");
+        Some(Stranger {
+            name,
+            uid: u.uid,
+            gid: u.gid,
+        })
+    }
+
+    /// What the account gets when it connects to each Unix socket of `sockets` and opens each
+    /// of `paths`: every one must be refused by the kernel (EACCES: it cannot even reach
+    /// them), else the test fails naming what it reached.
+    pub fn assert_refused(&self, sockets: &[&Path], paths: &[&Path]) {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::process::CommandExt;
+        let socks: Vec<libc::sockaddr_un> = sockets
+            .iter()
+            .map(|p| {
+                // SAFETY: sockaddr_un is plain data; all zero is a valid value.
+                let mut a: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+                a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+                let b = p.as_os_str().as_bytes();
+                assert!(b.len() < a.sun_path.len(), "{}", p.display());
+                for (d, s) in a.sun_path.iter_mut().zip(b) {
+                    *d = *s as libc::c_char;
+                }
+                a
+            })
+            .collect();
+        let files: Vec<std::ffi::CString> = paths
+            .iter()
+            .map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).expect("a path"))
+            .collect();
+        let mut cmd = Command::new("/bin/true");
+        cmd.uid(self.uid).gid(self.gid);
+        // SAFETY: the closure runs in the child after fork, as the stranger (std sets the ids
+        // first), and calls only async-signal-safe functions (socket, connect, open, _exit)
+        // on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let refused =
+                    || std::io::Error::last_os_error().raw_os_error() == Some(libc::EACCES);
+                for (i, a) in socks.iter().enumerate() {
+                    let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+                    let r = libc::connect(
+                        fd,
+                        (a as *const libc::sockaddr_un).cast(),
+                        std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+                    );
+                    if r == 0 || !refused() {
+                        libc::_exit(10 + i as i32);
+                    }
+                }
+                for (i, f) in files.iter().enumerate() {
+                    let fd = libc::open(f.as_ptr(), libc::O_RDONLY);
+                    if fd >= 0 || !refused() {
+                        libc::_exit(50 + i as i32);
+                    }
+                }
+                libc::_exit(0)
+            });
+        }
+        let code = cmd.status().expect("the stranger's probe runs").code();
+        match code {
+            Some(0) => {}
+            Some(c @ 10..=49) => panic!(
+                "{} reached the socket {} (or was refused for another reason than permission)",
+                self.name,
+                sockets[c as usize - 10].display()
+            ),
+            Some(c @ 50..=99) => panic!(
+                "{} opened {} (or was refused for another reason than permission)",
+                self.name,
+                paths[c as usize - 50].display()
+            ),
+            other => panic!("the stranger's probe ended with {other:?}"),
+        }
+    }
+}
+
+impl Drop for Stranger {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).status();
+    }
+}
+
+/// A few random bits (for names), from the kernel.
+fn rand_u32() -> u32 {
+    let mut b = [0u8; 4];
+    // SAFETY: the pointer and length name `b`; getrandom writes at most that much.
+    unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    u32::from_le_bytes(b) & 0xff_ffff
+}
+
+/// A sandbox's manifest's socket, data directory and configuration: what another account must
+/// reach none of.
+pub fn sandbox_paths(m: &dbduel::sandbox::SandboxManifest) -> (PathBuf, Vec<PathBuf>) {
+    (
+        m.socket.clone(),
+        vec![m.datadir.clone(), m.config_file.clone()],
+    )
+}
+
+/// [`Stranger::assert_refused`] on a sandbox's socket, data directory and configuration, as
+/// root (as anyone else nothing is checked).
+pub fn assert_closed_to_strangers(m: &dbduel::sandbox::SandboxManifest) {
+    let Some(s) = Stranger::new() else { return };
+    let (sock, paths) = sandbox_paths(m);
+    let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    s.assert_refused(&[&sock], &paths);
+}
