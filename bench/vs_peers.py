@@ -852,6 +852,103 @@ def fresh_database(family, sb, name):
                        check=True, capture_output=True, env=env)
 
 
+# ---------------------------------------------------------------- loads: sysbench prepare
+
+
+def databases(port, env):
+    """The databases of the sandbox at `port`."""
+    return {d for [d] in mysql_query(port, env, "SHOW DATABASES")}
+
+
+def sbtest_rows(port, env, db):
+    """The rows of sbtest1..TABLES in `db`, counted by the server."""
+    return sum(int(mysql_query(port, env, f"SELECT COUNT(*) FROM `{db}`.sbtest{i}")[0][0])
+               for i in range(1, TABLES + 1))
+
+
+def load_part(a, out, part="mariadb"):
+    """`sysbench oltp_read_write prepare` (A) against dbduel's load step (B) of the same sbtest
+    tables — TABLES tables of BENCH_LOAD_ROWS rows, the primary key and the secondary index
+    k_N — on one sandbox of `part`, alternating A B, B A, …; each side loads into a database
+    that did not exist before it, with BENCH_LOAD_THREADS threads (sysbench's --threads, which
+    it spreads over the tables; dbduel's `parallel`), and its rows are counted by the server
+    afterwards. Each side's time is its whole command's wall time (dbduel's includes making
+    the rows, its preflight and its report); a round's ratio is sysbench's over dbduel's
+    (above 1: dbduel faster)."""
+    engine, _, _ = SYSBENCH_SERVERS[part]
+    sb = sbtest_sandbox(a, part)
+    port, env = sb["port"], password_env(sb)
+    rows, threads = a.load_rows, a.load_threads
+    key = f"{part}-load"
+    log(f"{key}: {part} {sb.get('server_version')} on port {port}: {TABLES} sbtest tables × "
+        f"{rows:,} rows, {threads} threads, {a.load_rounds} round(s) of A B")
+    target = f"mysql://root@127.0.0.1:{port}/dbduel_load"
+
+    def peer(label):
+        mysql_query(port, env, "DROP DATABASE IF EXISTS sbprep; CREATE DATABASE sbprep")
+        r = run_client(["sysbench", "oltp_read_write", "--db-driver=mysql",
+                        "--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-user=root",
+                        "--mysql-db=sbprep", f"--tables={TABLES}", f"--table-size={rows}",
+                        f"--threads={threads}", "prepare"],
+                       os.path.join(a.work, f"{label}.log"), env=env)
+        must(r, f"sysbench prepare ({label})")
+        n = sbtest_rows(port, env, "sbprep")
+        mysql_query(port, env, "DROP DATABASE sbprep")
+        log(f"  {label}: {r['wall_s']:.1f} s, {r['cpu_s']:.1f} s of client CPU, {n:,} rows")
+        return {"wall_s": r["wall_s"], "client_cpu_s": r["cpu_s"], "rows": n}
+
+    def ours(label):
+        before = databases(port, env)
+        study = dbduel_study(target, engine, f'kind = "load"\nparallel = {threads}',
+                             password_file=secret_file(sb),
+                             dataset=f'generator = "sbtest"\ntables = {TABLES}\nrows = {rows}')
+        r = dbduel_run(a.dbduel, a.work, label, study)
+        made = sorted(databases(port, env) - before)
+        if len(made) != 1:
+            raise SystemExit(f"error: {label}: expected one database made by dbduel, found {made}")
+        n = sbtest_rows(port, env, made[0])
+        mysql_query(port, env, f"DROP DATABASE `{made[0]}`")
+        # Where dbduel's time goes: making the rows (the run's manifest), loading them and
+        # building the secondary indexes (the load step's details); the rest is the run's
+        # own (preflight, counting the rows, the report).
+        d = r["step"]["details"]
+        [manifest] = glob.glob(os.path.join(a.work, "runs", label, "*", "manifest.json"))
+        with open(manifest) as f:
+            generate_s = json.load(f)["dataset"]["generate_s"]
+        log(f"  {label}: {r['wall_s']:.1f} s ({generate_s:.1f} s making the rows, "
+            f"{d['load_s']:.1f} s loading them by {d['method']}, {d['index_s']:.1f} s building "
+            f"the indexes), {r['cpu_s']:.1f} s of client CPU, {n:,} rows")
+        return {"wall_s": r["wall_s"], "generate_s": generate_s, "load_s": d["load_s"],
+                "index_s": d["index_s"], "method": d["method"], "client_cpu_s": r["cpu_s"],
+                "rows": n}
+
+    both = alternating(a.load_rounds, peer, ours, key)
+    runs = {"sysbench": both["peer"], "dbduel": both["dbduel"]}
+    for who, ms in runs.items():
+        for m in ms:
+            if m["rows"] != TABLES * rows:
+                raise SystemExit(f"error: {key}: {who} loaded {m['rows']:,} rows, "
+                                 f"not {TABLES * rows:,}")
+    ratios = [p["wall_s"] / o["wall_s"] for p, o in zip(runs["sysbench"], runs["dbduel"])]
+    out[key] = {"server_version": sb.get("server_version"), "port": port, "tables": TABLES,
+                "rows_per_table": rows, "threads": threads, "runs": runs,
+                "ratio": median_interval(ratios)}
+
+
+def print_load(key, r):
+    """One load pair's line: each side's median time and the ratio with its interval."""
+    med = lambda ms, k: sorted(m[k] for m in ms)[len(ms) // 2]
+    i, ours = r["ratio"], r["runs"]["dbduel"]
+    print(f"{key} ({r['server_version']}): {r['tables']} sbtest tables × {r['rows_per_table']:,} "
+          f"rows, {r['threads']} threads: sysbench prepare {med(r['runs']['sysbench'], 'wall_s'):.1f} s, "
+          f"dbduel {med(ours, 'wall_s'):.1f} s; ratio {i['median']:.2f}× "
+          f"[{i['lo']:.2f}, {i['hi']:.2f}] over {i['n']} round(s), {i['confidence']:.0%} "
+          "(above 1: dbduel faster)")
+    print(f"  dbduel's time (medians): {med(ours, 'generate_s'):.1f} s making the rows, "
+          f"{med(ours, 'load_s'):.1f} s loading them ({ours[0]['method']}), "
+          f"{med(ours, 'index_s'):.1f} s building the indexes, the rest its run's own")
+
+
 def parse_go_tpc_tpch(text):
     """go-tpc's closing summary of `tpch run`: each query's mean seconds, {1: 2.31, …}, and
     the queries that failed."""
@@ -1329,6 +1426,11 @@ def main():
                       os.environ.get("BENCH_TPCH_QUERIES", " ".join(map(str, range(1, 23)))).split()]
     a.tpch_servers = os.environ.get("BENCH_TPCH_SERVERS", "mariadb postgres").split()
     a.tpch_timeout_s = env_int("BENCH_TPCH_TIMEOUT_S", 600)
+    # The load pair (`load`): sysbench prepare against dbduel's load step, not in the default
+    # parts (a round loads BENCH_LOAD_ROWS rows into each of TABLES tables, twice).
+    a.load_rows = env_int("BENCH_LOAD_ROWS", 1_000_000)
+    a.load_threads = env_int("BENCH_LOAD_THREADS", os.cpu_count() or 2)
+    a.load_rounds = env_int("BENCH_LOAD_ROUNDS", 3)
     parts = os.environ.get(
         "BENCH_PARTS", "mariadb mysql postgres mariadb-tls postgres-tls tpcc tpch").split()
 
@@ -1371,6 +1473,8 @@ def main():
         tpcc_part(a, out)
     if "tpch" in parts:
         tpch_part(a, out)
+    if "load" in parts:
+        load_part(a, out, "mariadb")
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres",
                "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb"}
@@ -1395,6 +1499,8 @@ def main():
     if "tpch" in out:
         print()
         print_tpch(out["tpch"])
+    if "mariadb-load" in out:
+        print_load("mariadb-load", out["mariadb-load"])
     print(f"raw results: {path}")
 
 

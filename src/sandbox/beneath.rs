@@ -33,6 +33,8 @@ impl Beneath {
     }
 
     /// Open `path` (absolute, under the trusted directory; or relative to it) with `flags`.
+    /// `RESOLVE_NO_SYMLINKS` refuses a link at the last component as well as on the way
+    /// (ELOOP), so no `O_NOFOLLOW` is needed (with `O_DIRECTORY` it would say ENOTDIR instead).
     fn open_at(&self, path: &Path, flags: OFlags, mode: u32) -> Result<File> {
         let rel = self.relative(path)?;
         let shown = self.path.join(&rel);

@@ -574,6 +574,34 @@ mod tests {
         std::fs::symlink_metadata(p).expect("stat").mode() & 0o7777
     }
 
+    /// A manifest names the account to remove: one it plants — the host's own, or a sandbox
+    /// account under another uid than it was made with (another sandbox's, renamed) — is
+    /// refused and left in place.
+    #[test]
+    fn a_planted_manifests_account_is_never_removed() {
+        if !is_root() {
+            return;
+        }
+        let root = lookup("root").expect("root");
+        let e = remove_sandbox_account(&root).expect_err("the host's root");
+        assert!(e.to_string().contains("not the one dbduel made"), "{e}");
+        assert!(lookup("root").is_some());
+        let made = sandbox_account()
+            .expect("made")
+            .expect("an account, being root");
+        let other = ServiceUser {
+            uid: made.uid + 1,
+            ..made.clone()
+        };
+        let e = remove_sandbox_account(&other).expect_err("another uid under its name");
+        assert!(e.to_string().contains("not the one dbduel made"), "{e}");
+        assert!(lookup(&made.name).is_some(), "left in place");
+        remove_sandbox_account(&made).expect("its own is removed");
+        assert!(lookup(&made.name).is_none());
+        // One already gone is fine.
+        remove_sandbox_account(&made).expect("already gone");
+    }
+
     #[test]
     fn a_private_root_is_made_private_and_its_directories_given_away() {
         let tmp = tempfile::tempdir().expect("tmp");
