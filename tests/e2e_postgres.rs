@@ -915,3 +915,62 @@ fn a_second_run_of_one_study_on_one_target_is_refused_and_the_first_keeps_its_ta
     assert_eq!(rows, 2000);
     theirs.finish(false).expect("removed");
 }
+
+/// A superuser's `ALTER SYSTEM` (a study's `sql` step can send one) cannot undo what keeps a
+/// sandbox private: after a restart the server still listens on loopback only and still
+/// reads dbduel's host-based authentication, not one it wrote itself that lets anyone in.
+#[test]
+fn alter_system_cannot_open_a_sandbox_at_its_restart() {
+    if !common::have_postgres() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let mut sb = Sandbox::create(
+        Box::new(PostgresRecipe::default()),
+        "altered",
+        &root.path().join("altered"),
+    )
+    .expect("create");
+    sb.start().expect("start");
+    let mut c = client(sb.layout.port, "postgres");
+    let evil = sb.layout.datadir.join("evil_hba.conf");
+    for sql in [
+        format!(
+            "COPY (SELECT 'host all all 0.0.0.0/0 trust') TO '{}'",
+            evil.display()
+        ),
+        "ALTER SYSTEM SET listen_addresses = '*'".to_string(),
+        format!("ALTER SYSTEM SET hba_file = '{}'", evil.display()),
+    ] {
+        c.batch_execute(&sql).expect("a superuser may send these");
+    }
+    drop(c);
+    sb.restart().expect("restart");
+    let mut c = client(sb.layout.port, "postgres");
+    let shown = |c: &mut postgres::Client, what: &str| -> String {
+        c.query_one(&format!("SHOW {what}"), &[])
+            .expect(what)
+            .get(0)
+    };
+    assert_eq!(shown(&mut c, "listen_addresses"), "127.0.0.1");
+    assert_eq!(
+        shown(&mut c, "hba_file"),
+        sb.layout
+            .conf_dir()
+            .join("pg_hba.conf")
+            .display()
+            .to_string()
+    );
+    drop(c);
+    let no_password = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(sb.layout.port)
+        .user("dbduel")
+        .dbname("postgres")
+        .connect(postgres::NoTls);
+    assert!(
+        format!("{:?}", no_password.err().expect("refused")).contains("password missing"),
+        "the server asks for a password still"
+    );
+    sb.destroy().expect("destroy");
+}

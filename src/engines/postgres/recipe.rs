@@ -128,6 +128,27 @@ pub fn hba_file(l: &Layout) -> PathBuf {
 const PASSFILE: &str = "pgpass";
 
 impl PostgresRecipe {
+    /// The settings that keep the server dbduel's — its files, where it listens, whom it lets
+    /// in, its TLS. They are in its configuration file and on its command line too, which
+    /// outranks every file: the data directory's, and `postgresql.auto.conf`, which a
+    /// superuser's `ALTER SYSTEM` writes, so a study's SQL cannot undo them at a restart.
+    fn kept_settings(&self, l: &Layout) -> Vec<(&'static str, String)> {
+        let socket_dir = l.socket.parent().unwrap_or(Path::new("/tmp"));
+        let mut v = vec![
+            ("data_directory", l.datadir.display().to_string()),
+            ("hba_file", hba_file(l).display().to_string()),
+            ("listen_addresses", "127.0.0.1".to_string()),
+            ("unix_socket_directories", socket_dir.display().to_string()),
+        ];
+        if self.tls.is_some() {
+            let f = client_tls_files(l);
+            v.push(("ssl", "on".to_string()));
+            v.push(("ssl_cert_file", f.cert.display().to_string()));
+            v.push(("ssl_key_file", f.key.display().to_string()));
+        }
+        v
+    }
+
     /// The directory of `initdb` and `postgres`: the server directory's, else Debian's.
     fn bin_dir(&self) -> Option<PathBuf> {
         match &self.server_dir {
@@ -212,17 +233,9 @@ impl Recipe for PostgresRecipe {
             "# Written by dbduel for one sandbox.\ninclude {}\n",
             quote(&l.datadir.join("postgresql.conf").display().to_string())
         );
-        let socket_dir = l.socket.parent().unwrap_or(Path::new("/tmp"));
         let mut put = |k: &str, v: &str| s.push_str(&format!("{k} = {}\n", quote(v)));
-        put("data_directory", &l.datadir.display().to_string());
-        put("hba_file", &hba_file(l).display().to_string());
-        put("listen_addresses", "127.0.0.1");
-        put("unix_socket_directories", &socket_dir.display().to_string());
-        if self.tls.is_some() {
-            let f = client_tls_files(l);
-            put("ssl", "on");
-            put("ssl_cert_file", &f.cert.display().to_string());
-            put("ssl_key_file", &f.key.display().to_string());
+        for (k, v) in self.kept_settings(l) {
+            put(k, &v);
         }
         for (k, v) in &self.settings {
             put(k, v);
@@ -311,6 +324,9 @@ impl Recipe for PostgresRecipe {
             .arg(format!("config_file={}", l.config_file.display()))
             .arg("-c")
             .arg(format!("port={}", l.port));
+        for (k, v) in self.kept_settings(l) {
+            cmd.arg("-c").arg(format!("{k}={v}"));
+        }
         cmd
     }
 
