@@ -1475,6 +1475,7 @@ def main():
         tpch_part(a, out)
     if "load" in parts:
         load_part(a, out, "mariadb")
+        load_part(a, out, "mysql")
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres",
                "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb"}
@@ -1499,8 +1500,9 @@ def main():
     if "tpch" in out:
         print()
         print_tpch(out["tpch"])
-    if "mariadb-load" in out:
-        print_load("mariadb-load", out["mariadb-load"])
+    for key in ("mariadb-load", "mysql-load"):
+        if key in out:
+            print_load(key, out[key])
     print(f"raw results: {path}")
 
 
