@@ -21,6 +21,14 @@ fn client(port: u16, db: &str) -> postgres::Client {
         .expect("connect to sandbox")
 }
 
+/// A PostgreSQL sandbox of the default recipe named `name` under `root`, started.
+fn started(root: &std::path::Path, name: &str) -> Sandbox {
+    let mut sb = Sandbox::create(Box::new(PostgresRecipe::default()), name, &root.join(name))
+        .expect("create");
+    sb.start().expect("start");
+    sb
+}
+
 fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
@@ -89,13 +97,7 @@ fn a_sandbox_dropped_while_running_stops_and_leaves_no_private_directory() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut sb = Sandbox::create(
-        Box::new(PostgresRecipe::default()),
-        "dropped",
-        &root.path().join("dropped"),
-    )
-    .expect("create");
-    sb.start().expect("start");
+    let sb = started(root.path(), "dropped");
     let pid = sb.pid().expect("pid");
     let private = sb
         .manifest
@@ -392,13 +394,7 @@ fn the_wire_client_speaks_every_result_shape_and_password_method() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut sb = Sandbox::create(
-        Box::new(PostgresRecipe::default()),
-        "wire",
-        &root.path().join("wire"),
-    )
-    .expect("create");
-    sb.start().expect("start");
+    let sb = started(root.path(), "wire");
     let port = sb.layout.port;
     let mut admin = client(port, "postgres");
     admin.batch_execute("CREATE DATABASE w").unwrap();
@@ -925,13 +921,7 @@ fn alter_system_cannot_open_a_sandbox_at_its_restart() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let mut sb = Sandbox::create(
-        Box::new(PostgresRecipe::default()),
-        "altered",
-        &root.path().join("altered"),
-    )
-    .expect("create");
-    sb.start().expect("start");
+    let mut sb = started(root.path(), "altered");
     let mut c = client(sb.layout.port, "postgres");
     let evil = sb.layout.datadir.join("evil_hba.conf");
     for sql in [
@@ -947,14 +937,9 @@ fn alter_system_cannot_open_a_sandbox_at_its_restart() {
     drop(c);
     sb.restart().expect("restart");
     let mut c = client(sb.layout.port, "postgres");
-    let shown = |c: &mut postgres::Client, what: &str| -> String {
-        c.query_one(&format!("SHOW {what}"), &[])
-            .expect(what)
-            .get(0)
-    };
-    assert_eq!(shown(&mut c, "listen_addresses"), "127.0.0.1");
+    assert_eq!(common::pg_show(&mut c, "listen_addresses"), "127.0.0.1");
     assert_eq!(
-        shown(&mut c, "hba_file"),
+        common::pg_show(&mut c, "hba_file"),
         sb.layout
             .conf_dir()
             .join("pg_hba.conf")

@@ -88,6 +88,18 @@ fn sandbox_up(root: &Path, engine: &str) -> Up {
     up
 }
 
+/// dbduel's PostgreSQL superuser on the PostgreSQL sandbox `up`, signed in with its secret.
+fn pg_superuser(up: &Up) -> postgres::Client {
+    postgres::Config::new()
+        .host("127.0.0.1")
+        .port(up.manifest["port"].as_u64().expect("port") as u16)
+        .user("dbduel")
+        .dbname("postgres")
+        .password(&up.secret)
+        .connect(postgres::NoTls)
+        .expect("the secret lets dbduel in")
+}
+
 /// The sandbox's manifest, as dbduel reads it.
 fn manifest_of(up: &Up) -> dbduel::sandbox::SandboxManifest {
     serde_json::from_value(up.manifest.clone()).expect("a sandbox manifest")
@@ -318,9 +330,7 @@ fn each_sandbox_has_an_account_of_its_own_that_reads_nothing_of_another() {
     );
     let a = sandbox_up(ra.path(), "postgres");
     let b = sandbox_up(rb.path(), "postgres");
-    let account = |up: &Up| -> dbduel::sandbox::ServiceUser {
-        serde_json::from_value(up.manifest["account"].clone()).expect("the sandbox's account")
-    };
+    let account = |up: &Up| manifest_of(up).account.expect("the sandbox's account");
     let (ua, ub) = (account(&a), account(&b));
     assert_ne!(ua.uid, ub.uid, "{ua:?} {ub:?}");
     use std::os::unix::fs::MetadataExt;
@@ -330,15 +340,7 @@ fn each_sandbox_has_an_account_of_its_own_that_reads_nothing_of_another() {
             .uid();
         assert_eq!(uid, u.uid, "the server runs as its sandbox's account");
     }
-    let port = b.manifest["port"].as_u64().expect("port") as u16;
-    let mut c = postgres::Config::new()
-        .host("127.0.0.1")
-        .port(port)
-        .user("dbduel")
-        .dbname("postgres")
-        .password(&b.secret)
-        .connect(postgres::NoTls)
-        .expect("b's secret lets dbduel into b");
+    let mut c = pg_superuser(&b);
     // b's superuser reads b's own files ...
     let own = format!("{}/PG_VERSION", b.manifest["datadir"].as_str().unwrap());
     let v: String = c
@@ -381,8 +383,7 @@ fn what_a_server_only_reads_is_roots_and_its_account_cannot_change_it() {
     use std::os::unix::fs::MetadataExt;
     let root = tempfile::tempdir().expect("tmp");
     let up = sandbox_up(root.path(), "postgres");
-    let account: dbduel::sandbox::ServiceUser =
-        serde_json::from_value(up.manifest["account"].clone()).expect("the sandbox's account");
+    let account = manifest_of(&up).account.expect("the sandbox's account");
     let config = PathBuf::from(up.manifest["config_file"].as_str().expect("config_file"));
     let conf_dir = config.parent().expect("its directory").to_path_buf();
     let m = std::fs::metadata(&conf_dir).expect("stat");
@@ -400,23 +401,16 @@ fn what_a_server_only_reads_is_roots_and_its_account_cannot_change_it() {
         .as_str()
         .expect("datadir")
         .to_string();
-    let port = up.manifest["port"].as_u64().expect("port") as u16;
-    let mut c = postgres::Config::new()
-        .host("127.0.0.1")
-        .port(port)
-        .user("dbduel")
-        .dbname("postgres")
-        .password(&up.secret)
-        .connect(postgres::NoTls)
-        .expect("the secret lets dbduel in");
-    let mut shown = |what: &str| -> String {
-        c.query_one(&format!("SHOW {what}"), &[])
-            .expect(what)
-            .get(0)
-    };
-    assert_eq!(shown("config_file"), config.display().to_string());
+    let mut c = pg_superuser(&up);
+    assert_eq!(
+        common::pg_show(&mut c, "config_file"),
+        config.display().to_string()
+    );
     let hba = conf_dir.join("pg_hba.conf");
-    assert_eq!(shown("hba_file"), hba.display().to_string());
+    assert_eq!(
+        common::pg_show(&mut c, "hba_file"),
+        hba.display().to_string()
+    );
     let before = std::fs::read_to_string(&config).expect("the configuration");
     for target in [config.clone(), hba, conf_dir.join("planted.conf")] {
         let e = c

@@ -310,21 +310,14 @@ fn a_step_run_on_a_busy_machine_is_shown_not_judged() {
     // of the machine: the regression is no longer a verdict, and says why.
     let dir = tempfile::tempdir().expect("tmp");
     let copy = dir.path().join("shootout-busy");
-    copy_dir(Path::new(RUN_HEAVY), &copy);
-    let path = copy.join("summary.json");
-    let mut summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    for c in summary["contenders"].as_array_mut().unwrap() {
-        for s in c["steps"].as_array_mut().unwrap() {
-            if s["name"] == "range-queries" {
-                s["machine"] = serde_json::json!({
-                    "others_cpu_pct": 48.0, "steal_pct": 0.0,
-                    "min_available_mem_pct": 60.0, "span_s": 11.0
-                });
-            }
+    copy_with_steps_edited(RUN_HEAVY, &copy, |s| {
+        if s["name"] == "range-queries" {
+            s["machine"] = serde_json::json!({
+                "others_cpu_pct": 48.0, "steal_pct": 0.0,
+                "min_available_mem_pct": 60.0, "span_s": 11.0
+            });
         }
-    }
-    std::fs::write(&path, summary.to_string()).unwrap();
+    });
     let busy = copy.to_str().unwrap();
     let (code, out, err) = common::run(&["compare", RUN_A, busy, "--fail-on-regression"]);
     assert_eq!(code, 0, "a disturbed step is no regression: {out}{err}");
@@ -396,6 +389,19 @@ fn a_corrupt_series_line_is_left_out_not_fatal() {
         html.contains("1 unreadable line(s) in range-queries.intervals.ndjson were left out"),
         "the page says what it left out"
     );
+}
+
+/// The run directory `from` copied to `to`, each step of its summary.json passed to `edit`.
+fn copy_with_steps_edited(from: &str, to: &Path, mut edit: impl FnMut(&mut serde_json::Value)) {
+    copy_dir(Path::new(from), to);
+    let path = to.join("summary.json");
+    let mut summary = common::read_json(&path);
+    for c in summary["contenders"].as_array_mut().expect("contenders") {
+        for s in c["steps"].as_array_mut().expect("steps") {
+            edit(s);
+        }
+    }
+    std::fs::write(&path, summary.to_string()).expect("write");
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -621,24 +627,18 @@ fn a_tpcc_sweep_draws_new_orders_per_10_s_against_the_client_count() {
 fn a_role_from_the_summary_is_text_on_the_page_not_markup() {
     let tmp = tempfile::tempdir().expect("tmp");
     let dir = tmp.path().join("run");
-    copy_dir(Path::new(RUN_TPCC), &dir);
-    let path = dir.join("summary.json");
-    let mut s = common::read_json(&path);
-    for c in s["contenders"].as_array_mut().expect("contenders") {
-        for st in c["steps"].as_array_mut().expect("steps") {
-            for m in st["metrics"].as_array_mut().expect("metrics") {
-                if m["key"] == "tpmc" {
-                    m["role"] = serde_json::json!({
-                        "is": "per10s",
-                        "op": "new_order",
-                        "name": "<script>alert(1)</script>",
-                        "short": "<b onclick=alert(2)>"
-                    });
-                }
+    copy_with_steps_edited(RUN_TPCC, &dir, |st| {
+        for m in st["metrics"].as_array_mut().expect("metrics") {
+            if m["key"] == "tpmc" {
+                m["role"] = serde_json::json!({
+                    "is": "per10s",
+                    "op": "new_order",
+                    "name": "<script>alert(1)</script>",
+                    "short": "<b onclick=alert(2)>"
+                });
             }
         }
-    }
-    std::fs::write(&path, serde_json::to_vec(&s).expect("json")).expect("write");
+    });
     let html = report(dir.to_str().unwrap(), "html");
     assert_self_contained(&html);
     assert!(

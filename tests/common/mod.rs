@@ -486,3 +486,10 @@ pub fn assert_closed_to_strangers(m: &dbduel::sandbox::SandboxManifest) {
     let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     s.assert_refused(&[&sock], &paths);
 }
+
+/// A PostgreSQL setting as the server shows it (`SHOW what`).
+pub fn pg_show(c: &mut postgres::Client, what: &str) -> String {
+    c.query_one(&format!("SHOW {what}"), &[])
+        .expect(what)
+        .get(0)
+}
