@@ -20,9 +20,22 @@ use std::time::{Duration, Instant};
 fn have_postgres() -> bool {
     have_server(
         "PostgreSQL",
-        dbduel::engines::postgres::recipe::bin_dir()
-            .is_some_and(|b| b.join("pg_basebackup").exists()),
+        dbduel::engines::postgres::recipe::bin_dir().is_some_and(|b| b.join("postgres").exists()),
     )
+}
+
+/// The topology study on a PostgreSQL contender with one standby (`version`: the server's).
+fn postgres_study(version: Option<&str>) -> String {
+    let version = version.map_or(String::new(), |v| format!("version = \"{v}\"\n"));
+    let text = STUDY.replace(
+        "engine = \"mariadb\"\noptions = { buffer_pool_mb = 64, replicas = [\n    { name = \"serial\" },\n    { name = \"optimistic-2\", parallel_mode = \"optimistic\", parallel_threads = 2 },\n] }",
+        &format!("engine = \"postgres\"\n{version}options = {{ shared_buffers_mb = 64, replicas = [{{ name = \"standby\" }}] }}"),
+    );
+    assert!(
+        text.contains("engine = \"postgres\""),
+        "the study's contender changed"
+    );
+    text
 }
 
 /// A small topology through every replication step; the PostgreSQL test swaps its contender.
@@ -321,15 +334,7 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
     }
     let root = tempfile::tempdir().expect("tmp");
     let study = root.path().join("repl-pg.toml");
-    let text = STUDY
-        .replace(
-            "engine = \"mariadb\"\noptions = { buffer_pool_mb = 64, replicas = [\n    { name = \"serial\" },\n    { name = \"optimistic-2\", parallel_mode = \"optimistic\", parallel_threads = 2 },\n] }",
-            "engine = \"postgres\"\noptions = { shared_buffers_mb = 64, replicas = [{ name = \"standby\" }] }",
-        );
-    assert!(
-        text.contains("engine = \"postgres\""),
-        "the study's contender changed"
-    );
+    let text = postgres_study(None);
     let out = root.path().join("out");
     let (dir, summary) = common::run_study_ok(&study, &text, &out);
     let c = step(&summary, "topo", "catch-up");
@@ -428,6 +433,51 @@ fn a_postgres_standby_catches_up_and_a_row_it_lacks_fails_the_check() {
     drop(primary);
     engine.finish(false).expect("removed");
     assert!(processes_mentioning(root.path().to_str().expect("utf-8")).is_empty());
+}
+
+/// The server cache's PostgreSQL 18 has no `pg_basebackup`: its standby is made by dbduel's
+/// own base backup, of the same version, and applies all the primary committed.
+#[test]
+fn a_postgres_18_standby_catches_up_with_equal_checksums() {
+    if !common::have_cached("postgres-18.1") {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let study = root.path().join("repl-pg18.toml");
+    let out = root.path().join("out");
+    let (dir, summary) = common::run_study_ok(&study, &postgres_study(Some("18")), &out);
+    let c = step(&summary, "topo", "catch-up");
+    assert_eq!(c["status"], "ok", "{c:#}");
+    assert!(
+        c["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("checksums equal on 1 replica(s)")),
+        "{c:#}"
+    );
+    let details = read_json(&dir.join("topo/catch-up.json"))["details"].clone();
+    let written = details["transactions_written"].as_u64().expect("written");
+    assert!(written > 100, "{details:#}");
+    assert_eq!(
+        details["replicas"][0]["transactions"].as_u64(),
+        Some(written),
+        "{details:#}"
+    );
+    // Both servers are the cache's 18.
+    let m = read_json(&dir.join("manifest.json"));
+    let topo = &m["contenders"][0];
+    assert!(
+        topo["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("18.")),
+        "{topo:#}"
+    );
+    assert!(
+        topo["effective"]["replica.standby.server"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("PostgreSQL 18.")),
+        "{topo:#}"
+    );
+    assert!(processes_mentioning(dir.to_str().expect("utf-8")).is_empty());
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Server versions beside the system's: MariaDB 11.4 and PostgreSQL 17 from the server cache
-//! (`scripts/install-servers`) run the shootout and oltp as contenders, the run says which
+//! Server versions beside the system's: MariaDB 11.4 and PostgreSQL 17 and 18 from the server
+//! cache (`scripts/install-servers`) run the shootout and oltp as contenders, the run says which
 //! server ran and where it came from, and `compare` names a version change.
 
 mod common;
@@ -234,4 +234,55 @@ fn sandbox_up_starts_the_cached_versions() {
     assert!(sandbox::find(&out).is_empty());
     let leftover = common::processes_mentioning(out_s);
     assert!(leftover.is_empty(), "{leftover:?}");
+}
+
+/// PostgreSQL 18 from the server cache: the shootout runs; oltp runs at `io_method = "sync"`
+/// (what 17 did), which the manifest records with 18's other defaults, and each step's
+/// statements are the ones the server counted (pg_stat_statements, across its cold restart).
+#[test]
+fn postgres_18_runs_the_shootout_and_oltp_as_its_server_counts() {
+    if !common::have_cached("postgres-18.1") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pg18 = [("postgres", "18")];
+    let out = tmp.path().join("shootout");
+    let (code, stdout, stderr) = run_study("shootout", &out, &["postgres"], &pg18, TINY_SHOOTOUT);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    common::assert_shootout_ok(&read_json(&dir.join("summary.json")), "postgres");
+    let f = facts(&dir, "postgres");
+    assert_eq!(f["version"], "18.1", "{f:#}");
+    assert_eq!(f["effective"]["io_method"], "worker", "18's default: {f:#}");
+    assert_eq!(
+        f["effective"]["data_checksums"], "on",
+        "18's default: {f:#}"
+    );
+    nothing_left(&out);
+
+    let out = tmp.path().join("oltp");
+    let mut sets = TINY_OLTP.to_vec();
+    sets.extend([
+        "contender.postgres.options.io_method=\"sync\"",
+        "step.point-select.final_fraction=1.0",
+        "step.read-only.final_fraction=1.0",
+        "step.read-write.final_fraction=1.0",
+    ]);
+    let (code, stdout, stderr) = run_study("oltp", &out, &["postgres"], &pg18, &sets);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    assert_eq!(facts(&dir, "postgres")["effective"]["io_method"], "sync");
+    // sysbench's selects an event: one point select; 10 and 4 ranges; the same and writes.
+    for (st, selects) in [("point-select", 1), ("read-only", 14), ("read-write", 14)] {
+        let j = read_json(&dir.join("postgres").join(format!("{st}.json")));
+        let events = j["details"]["levels"][0]["events"].as_u64().unwrap();
+        assert!(events > 10, "{st}: {events} events");
+        let calls = j["server_counters"]["select_calls"].as_u64().unwrap();
+        let want = selects * events;
+        assert!(
+            calls.abs_diff(want) <= want / 50 + 2,
+            "{st}: the server ran {calls} SELECTs, dbduel {want} in {events} events"
+        );
+    }
+    nothing_left(&out);
 }

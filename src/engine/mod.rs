@@ -441,6 +441,11 @@ pub trait Engine: Send + Sync {
         pids.dedup();
         pids
     }
+    /// Do [`Engine::counters`] go on counting across a clean restart (PostgreSQL's
+    /// cumulative statistics are saved at shutdown), rather than from zero (MySQL's status)?
+    fn counters_survive_restart(&self) -> bool {
+        false
+    }
     /// The server's own activity counters (e.g. MariaDB `Com_select`), to set beside what
     /// dbduel counted. `None` for engines without them.
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {

@@ -128,8 +128,11 @@ fn measure(env: &StepEnv) -> Measured {
             .unwrap_or(0),
     );
     // A server restarted inside the step (a cold count, a sweep's cold start) counts from
-    // zero again: its counters afterwards are what the step did since.
-    let restarted = pid_before.is_some() && engine.server_pid() != pid_before;
+    // zero again, unless it keeps its counters: then afterwards they are what the step did
+    // since it started.
+    let restarted = pid_before.is_some()
+        && engine.server_pid() != pid_before
+        && !engine.counters_survive_restart();
     let server_counters = match (counters_before, engine.counters().ok().flatten()) {
         (Some(_), Some(after)) if restarted => Some(after),
         (Some(before), Some(after)) => Some(counter_delta(&before, &after)),

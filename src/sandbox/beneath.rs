@@ -8,6 +8,7 @@ use super::{Result, SandboxError, ServiceUser};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use std::fs::File;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -37,15 +38,19 @@ impl Beneath {
     /// (ELOOP), so no `O_NOFOLLOW` is needed (with `O_DIRECTORY` it would say ENOTDIR instead).
     fn open_at(&self, path: &Path, flags: OFlags, mode: u32) -> Result<File> {
         let rel = self.relative(path)?;
-        let shown = self.path.join(&rel);
+        self.open_rel(&rel, flags, mode)
+            .map_err(|e| refused(&self.path.join(&rel), e))
+    }
+
+    /// [`Beneath::open_at`] of a path already relative, with the system's error.
+    fn open_rel(&self, rel: &Path, flags: OFlags, mode: u32) -> std::io::Result<File> {
         let fd = rustix::fs::openat2(
             &self.dir,
-            &rel,
+            rel,
             flags | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
             ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        )
-        .map_err(|e| refused(&shown, e.into()))?;
+        )?;
         Ok(File::from(fd))
     }
 
@@ -160,6 +165,121 @@ impl Beneath {
     }
 }
 
+/// What a copy from another account's tree does with one entry (by its path below the tree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// Copy it (a directory with all it holds).
+    All,
+    /// A directory made empty at the copy; a file left out.
+    Empty,
+    /// Left out.
+    Skip,
+}
+
+impl Beneath {
+    /// Copy the tree `from` below `src` (a directory another account owns: every file in it
+    /// must be `source_uid`'s when given) to `to` below this directory (made here), each
+    /// directory and file given to `owner`, each entry as `take` says for its path below
+    /// `from`. No link is followed, on either side: one in the tree stops the copy. A file
+    /// that is gone by the time it is opened is left out (the tree of a running server).
+    /// Returns the bytes copied.
+    pub fn copy_tree_from(
+        &self,
+        src: &Beneath,
+        from: &Path,
+        to: &Path,
+        owner: Option<&ServiceUser>,
+        source_uid: Option<u32>,
+        take: &dyn Fn(&Path) -> Take,
+    ) -> Result<u64> {
+        let from = src.relative(from)?;
+        let to = self.relative(to)?;
+        self.mkdir(&to, 0o700, owner)?;
+        let walk = Walk {
+            src,
+            owner,
+            source_uid,
+            take,
+        };
+        walk.dir(self, &from, &to, Path::new(""))
+    }
+}
+
+/// One copy of another account's tree ([`Beneath::copy_tree_from`]).
+struct Walk<'a> {
+    src: &'a Beneath,
+    owner: Option<&'a ServiceUser>,
+    source_uid: Option<u32>,
+    take: &'a dyn Fn(&Path) -> Take,
+}
+
+impl Walk<'_> {
+    fn dir(&self, dst: &Beneath, from: &Path, to: &Path, below: &Path) -> Result<u64> {
+        let shown = self.src.path.join(from);
+        let io =
+            |e: std::io::Error| SandboxError::Io(format!("cannot copy {}: {e}", shown.display()));
+        let d = self
+            .src
+            .open_at(from, OFlags::RDONLY | OFlags::DIRECTORY, 0)?;
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&d).map_err(|e| io(e.into()))? {
+            let name = entry
+                .map_err(|e| io(e.into()))?
+                .file_name()
+                .to_bytes()
+                .to_vec();
+            if name != b"." && name != b".." {
+                names.push(std::ffi::OsString::from_vec(name));
+            }
+        }
+        let mut bytes = 0;
+        for name in names {
+            let rel = below.join(&name);
+            let take = (self.take)(&rel);
+            if take == Take::Skip {
+                continue;
+            }
+            let (src_path, dst_path) = (from.join(&name), to.join(&name));
+            // Non-blocking, so a pipe planted in the tree cannot hold the copy.
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+            let f = match self.src.open_rel(&src_path, flags, 0) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(refused(&self.src.path.join(&src_path), e)),
+            };
+            let st = rustix::fs::fstat(&f).map_err(|e| io(e.into()))?;
+            match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+                rustix::fs::FileType::Directory => {
+                    dst.mkdir(&dst_path, st.st_mode & 0o700, self.owner)?;
+                    if take == Take::All {
+                        bytes += self.dir(dst, &src_path, &dst_path, &rel)?;
+                    }
+                }
+                rustix::fs::FileType::RegularFile if take == Take::All => {
+                    if let Some(uid) = self.source_uid
+                        && st.st_uid != uid
+                    {
+                        return Err(SandboxError::Io(format!(
+                            "refusing to copy {}: it belongs to uid {}, not to the account whose tree it is in",
+                            self.src.path.join(&src_path).display(),
+                            st.st_uid
+                        )));
+                    }
+                    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+                    let mode = st.st_mode & 0o700;
+                    let mut out = dst.open_at(&dst_path, flags, mode)?;
+                    give(&out, &dst_path, self.owner, mode)?;
+                    let mut f = f;
+                    bytes += std::io::copy(&mut f, &mut out).map_err(io)?;
+                }
+                // Sockets, pipes and devices are the running server's, not its data.
+                _ => {}
+            }
+        }
+        Ok(bytes)
+    }
+}
+
 /// Give the open `f` (at `path`) to `owner` and set its `mode`.
 fn give(f: &File, path: &Path, owner: Option<&ServiceUser>, mode: u32) -> Result<()> {
     if let Some(u) = owner {
@@ -179,11 +299,11 @@ fn give(f: &File, path: &Path, owner: Option<&ServiceUser>, mode: u32) -> Result
 fn refused(path: &Path, e: std::io::Error) -> SandboxError {
     match e.raw_os_error() {
         Some(libc::ELOOP) => SandboxError::Io(format!(
-            "refusing to write {}: a symbolic link is on its way (the server's account may have planted it); dbduel writes only through real directories",
+            "refusing {}: a symbolic link is on its way (the server's account may have planted it); dbduel writes and copies only through real directories",
             path.display()
         )),
         Some(libc::EXDEV) => SandboxError::Io(format!(
-            "refusing to write {}: its path leaves the sandbox's directory",
+            "refusing {}: its path leaves the sandbox's directory",
             path.display()
         )),
         _ => SandboxError::Io(format!("cannot open {}: {e}", path.display())),
@@ -269,5 +389,86 @@ mod tests {
         std::os::unix::fs::symlink(tmp.path(), base.join("held")).expect("link");
         assert!(b.copy_tree(&from, &base.join("held/data"), None).is_err());
         assert!(!tmp.path().join("data").exists());
+    }
+
+    #[test]
+    fn another_accounts_tree_is_copied_as_taken_and_never_through_a_link() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (theirs, ours) = (tmp.path().join("theirs"), tmp.path().join("ours"));
+        std::fs::create_dir_all(theirs.join("data/base/1")).expect("mkdir");
+        std::fs::create_dir_all(theirs.join("data/pg_wal")).expect("mkdir");
+        std::fs::create_dir(&ours).expect("mkdir");
+        std::fs::write(theirs.join("data/base/1/1259"), "rows").expect("write");
+        std::fs::write(theirs.join("data/pg_wal/000001"), "wal").expect("write");
+        std::fs::write(theirs.join("data/postmaster.pid"), "42").expect("write");
+        let fifo = theirs.join("data/pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("fifo");
+        let (src, dst) = (
+            Beneath::open(&theirs).expect("open"),
+            Beneath::open(&ours).expect("open"),
+        );
+        let take = |p: &Path| match p.to_str() {
+            Some("pg_wal") => Take::Empty,
+            Some("postmaster.pid") => Take::Skip,
+            _ => Take::All,
+        };
+        let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&theirs).expect("stat"));
+        let n = dst
+            .copy_tree_from(
+                &src,
+                Path::new("data"),
+                Path::new("copy"),
+                None,
+                Some(uid),
+                &take,
+            )
+            .expect("copied");
+        assert_eq!(n, 4, "only the table's bytes");
+        assert_eq!(
+            std::fs::read_to_string(ours.join("copy/base/1/1259")).unwrap(),
+            "rows"
+        );
+        assert!(ours.join("copy/pg_wal").is_dir());
+        assert_eq!(
+            std::fs::read_dir(ours.join("copy/pg_wal")).unwrap().count(),
+            0
+        );
+        assert!(!ours.join("copy/postmaster.pid").exists());
+        assert!(!ours.join("copy/pipe").exists(), "a pipe is not data");
+        // A file of another owner's is refused.
+        let e = dst
+            .copy_tree_from(
+                &src,
+                Path::new("data"),
+                Path::new("again"),
+                None,
+                Some(uid + 1),
+                &take,
+            )
+            .expect_err("not the account's");
+        assert!(e.to_string().contains("belongs to uid"), "{e}");
+        // A link planted in the tree stops the copy; what it points at is never read.
+        std::fs::write(tmp.path().join("secret"), "root's").expect("write");
+        std::os::unix::fs::symlink(tmp.path().join("secret"), theirs.join("data/base/1/2600"))
+            .expect("link");
+        let e = dst
+            .copy_tree_from(
+                &src,
+                Path::new("data"),
+                Path::new("linked"),
+                None,
+                Some(uid),
+                &take,
+            )
+            .expect_err("a link");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(!ours.join("linked/base/1/2600").exists());
     }
 }

@@ -4,6 +4,7 @@
 //! with the lean wire client of `engines::wire::pg`, which costs the client far less CPU a statement. Loads with `COPY ... FROM STDIN`; the VACUUM/ANALYZE policy after a
 //! load is an explicit option.
 
+pub mod base_backup;
 pub mod lease;
 pub mod recipe;
 pub mod topology;
@@ -33,6 +34,9 @@ use topology::{PostgresReplica, PostgresTopology, primary_defaults};
 
 const SYNC_COMMIT: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
 const WAL_LEVELS: &[&str] = &["minimal", "replica", "logical"];
+const IO_METHODS: &[&str] = &["worker", "sync", "io_uring"];
+/// The first version with `io_method` (asynchronous I/O).
+const IO_METHOD_SINCE: u32 = 18;
 const AFTER_LOAD: &[&str] = &["none", "analyze", "vacuum_analyze"];
 
 /// Contender options for `engine = "postgres"`.
@@ -48,6 +52,10 @@ pub struct PostgresOptions {
     /// wal_level: minimal, replica (default) or logical.
     #[serde(default)]
     pub wal_level: Option<String>,
+    /// io_method (PostgreSQL 18 and later): worker (18's default), sync (what 17 did) or
+    /// io_uring (when the server was built with it).
+    #[serde(default)]
+    pub io_method: Option<String>,
     /// max_wal_size, MiB (default 1024).
     #[serde(default)]
     pub max_wal_size_mb: Option<u64>,
@@ -299,6 +307,9 @@ impl PostgresOptions {
         if let Some(v) = &self.wal_level {
             one_of("wal_level", v, WAL_LEVELS)?;
         }
+        if let Some(v) = &self.io_method {
+            one_of("io_method", v, IO_METHODS)?;
+        }
         one_of("after_load", &self.after_load, AFTER_LOAD)?;
         if self
             .shared_buffers_mb
@@ -338,33 +349,38 @@ impl PostgresOptions {
             ("data_dir", self.data_dir.is_some()),
             ("synchronous_commit", self.synchronous_commit.is_some()),
             ("wal_level", self.wal_level.is_some()),
+            ("io_method", self.io_method.is_some()),
             ("max_wal_size_mb", self.max_wal_size_mb.is_some()),
             ("server", !self.server.is_empty()),
         ];
         refuse_sandbox_options(&sandbox_only)
     }
 
-    /// Standbys are made by `pg_basebackup` of the server's own version: only the system's
-    /// installation has it (the cached 17 has none). Errors are placed at the contender's
-    /// `version` or `basedir`.
+    /// `io_method` needs PostgreSQL 18: refused, at the option, for a version or the
+    /// system's server before it (a basedir's version is known once resolved: [`Self::preflight`]).
     fn check_version(&self) -> std::result::Result<(), DecodeError> {
-        if self.replicas.is_empty() || self.binary.is_system() {
+        let Some(m) = &self.io_method else {
             return Ok(());
-        }
-        let standbys = versions::capabilities(&self.binary).is_some_and(|c| c.standbys);
-        if standbys {
-            return Ok(());
-        }
-        let (key, what) = match (&self.binary.version, &self.binary.basedir) {
-            (Some(v), _) => ("version", format!("PostgreSQL {v} from the server cache")),
-            (None, _) => ("basedir", "a basedir's server".to_string()),
         };
-        Err(DecodeError::at(
-            KeyPath::root().key(key),
-            format!(
-                "{what} cannot have replicas: a standby is made by pg_basebackup of the server's own version, and only the system's PostgreSQL comes with it; leave {key} out for a topology, or remove the replicas"
-            ),
-        ))
+        let (what, version) = match (&self.binary.version, &self.binary.basedir) {
+            (Some(v), _) => (format!("version = {v:?}"), v.clone()),
+            (None, Some(_)) => return Ok(()),
+            (None, None) => {
+                let system = versions::BINARIES
+                    .series
+                    .iter()
+                    .find(|(_, o)| *o == crate::engines::versions::Origin::System)
+                    .map_or("", |(s, _)| s);
+                ("the system's server".to_string(), system.to_string())
+            }
+        };
+        match io_method_refused(m, &version, &what) {
+            Some(msg) => Err(crate::engines::in_options(DecodeError::at(
+                KeyPath::root().key("io_method"),
+                msg,
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Sandboxes: is the chosen server installed and does it start? Targets: does the
@@ -375,6 +391,12 @@ impl PostgresOptions {
             None => {
                 let mut o = self.clone();
                 o.common.resolve_binary(&versions::BINARIES)?;
+                if let (Some(m), Some(b)) = (&o.io_method, &o.common.resolved) {
+                    let what = format!("the server in {}", b.origin);
+                    if let Some(msg) = io_method_refused(m, &b.version, &what) {
+                        return Err(EngineError::new("usage", format!("io_method: {msg}")));
+                    }
+                }
                 o.recipe(1).check_installed().map_err(sandbox_err)
             }
             Some(t) => PgWire::connect(t, "postgres")
@@ -395,6 +417,9 @@ impl PostgresOptions {
         );
         let sync = self.synchronous_commit.as_deref().unwrap_or("on");
         s.insert("synchronous_commit".into(), sync.to_string());
+        if let Some(m) = &self.io_method {
+            s.insert("io_method".into(), m.clone());
+        }
         let wal_level = self.wal_level.as_deref().unwrap_or("replica");
         s.insert("wal_level".into(), wal_level.to_string());
         if wal_level == "minimal" {
@@ -430,6 +455,16 @@ impl PostgresOptions {
             tls: None,
         }
     }
+}
+
+/// Why `io_method = m` cannot be set on `version` (`what` names the server), if it cannot.
+fn io_method_refused(m: &str, version: &str, what: &str) -> Option<String> {
+    let major: u32 = version.split('.').next()?.parse().ok()?;
+    (major < IO_METHOD_SINCE).then(|| {
+        format!(
+            "io_method = {m:?} needs PostgreSQL {IO_METHOD_SINCE} or later, and {what} is PostgreSQL {major}: choose version = \"{IO_METHOD_SINCE}\", or leave io_method out"
+        )
+    })
 }
 
 pub(super) fn pg_err(e: postgres::Error) -> EngineError {
@@ -598,14 +633,14 @@ impl PostgresEngine {
         } else if !engine.opts.replicas.is_empty() {
             // Standbys copy the primary as it now is (the study's database included) and
             // stream the rest; their settings are the primary's, as a base backup copies.
-            let base = engine.opts.recipe(ctx.max_clients).settings;
+            let primary_recipe = engine.opts.recipe(ctx.max_clients);
             engine.topology = Some(PostgresTopology::provision(
                 &engine.server,
                 &engine.reach,
                 ctx,
                 &engine.database,
                 &engine.opts.replicas,
-                &base,
+                &primary_recipe,
             )?);
         }
         Ok(engine)
@@ -735,6 +770,8 @@ impl Engine for PostgresEngine {
             "shared_buffers",
             "synchronous_commit",
             "wal_level",
+            "io_method",
+            "data_checksums",
             "max_wal_size",
             "max_connections",
             "fsync",
@@ -767,6 +804,7 @@ impl Engine for PostgresEngine {
                 for (k, v) in f.settings {
                     settings.insert(format!("replica.{}.{k}", f.name), v);
                 }
+                settings.insert(format!("replica.{}.server", f.name), f.version);
             }
         }
         if let Server::External(t) = &self.server {
@@ -1020,6 +1058,12 @@ impl Engine for PostgresEngine {
         self.topology
             .as_ref()
             .map(|t| t as &dyn crate::engine::replication::Replicated)
+    }
+
+    fn counters_survive_restart(&self) -> bool {
+        // pg_stat_database (15 and later) and pg_stat_statements are written out at a clean
+        // shutdown and read back at the start.
+        true
     }
 
     fn counters(&self) -> Result<Option<BTreeMap<String, u64>>> {

@@ -95,9 +95,9 @@ pub fn bin_dir() -> Option<PathBuf> {
 #[derive(Debug, Clone, Default)]
 pub struct PostgresRecipe {
     pub settings: BTreeMap<String, String>,
-    /// Make the data directory a streaming standby of the server on this loopback port
-    /// (`pg_basebackup -R`) instead of a new cluster (`initdb`).
-    pub base_backup_of: Option<u16>,
+    /// Make the data directory a streaming standby of this running server, from a base
+    /// backup of it (base_backup.rs), instead of a new cluster (`initdb`).
+    pub base_backup_of: Option<super::base_backup::Source>,
     /// Run the server in a memory cgroup of this many MiB.
     pub memory_limit_mb: Option<u64>,
     /// Throttle the server's block I/O to this profile.
@@ -240,6 +240,18 @@ impl Recipe for PostgresRecipe {
         for (k, v) in &self.settings {
             put(k, v);
         }
+        if let Some(src) = &self.base_backup_of {
+            // The standby streams from the primary, reading the secret from its passfile.
+            let passfile = l.server_dir().join(PASSFILE);
+            put(
+                "primary_conninfo",
+                &format!(
+                    "host=127.0.0.1 port={} user={SUPERUSER} passfile={} sslmode=prefer",
+                    src.port,
+                    passfile.display()
+                ),
+            );
+        }
         s
     }
 
@@ -251,7 +263,7 @@ impl Recipe for PostgresRecipe {
         // initdb reads the superuser's password from a file the server's account can read,
         // gone once read; a standby keeps its passfile.
         let pwfile = l.conf_dir().join("initdb.pw");
-        let (what, mut cmd) = match self.base_backup_of {
+        match &self.base_backup_of {
             None => {
                 secret::write_readable_by(
                     &pwfile,
@@ -264,42 +276,33 @@ impl Recipe for PostgresRecipe {
                     .args(["-U", SUPERUSER, "--auth=scram-sha-256"])
                     .arg(format!("--pwfile={}", pwfile.display()))
                     .args(["--encoding=UTF8", "--locale=C", "--no-instructions"]);
-                ("initdb", c)
+                let out = c.output();
+                let _ = std::fs::remove_file(&pwfile);
+                let out = out.map_err(|e| SandboxError::Failed {
+                    what: "initdb".into(),
+                    detail: e.to_string(),
+                })?;
+                if !out.status.success() {
+                    let text = String::from_utf8_lossy(&out.stderr);
+                    let lines: Vec<&str> = text.lines().collect();
+                    return Err(SandboxError::Failed {
+                        what: format!("initdb into {}", l.datadir.display()),
+                        detail: lines[lines.len().saturating_sub(15)..].join("\n"),
+                    });
+                }
             }
-            Some(port) => {
+            Some(src) => {
                 // libpq reads a passfile only when it is 0600: the account's own.
                 let passfile = l.server_dir().join(PASSFILE);
-                let line = format!("127.0.0.1:{port}:*:{SUPERUSER}:{}\n", secret.expose());
+                let line = format!("127.0.0.1:{}:*:{SUPERUSER}:{}\n", src.port, secret.expose());
                 l.beneath(&passfile)?.write_new(
                     &passfile,
                     line.as_bytes(),
                     0o600,
                     l.owner.as_ref(),
                 )?;
-                // -R writes standby.signal and primary_conninfo (naming the passfile): the
-                // copy starts streaming.
-                let mut c = l.command(self.bin("pg_basebackup")?);
-                c.env("PGPASSFILE", &passfile)
-                    .arg("-D")
-                    .arg(&l.datadir)
-                    .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", SUPERUSER])
-                    .args(["-R", "-X", "stream", "--checkpoint=fast", "--no-password"]);
-                ("pg_basebackup", c)
+                super::base_backup::copy(src, &secret, l)?;
             }
-        };
-        let out = cmd.output();
-        let _ = std::fs::remove_file(&pwfile);
-        let out = out.map_err(|e| SandboxError::Failed {
-            what: what.into(),
-            detail: e.to_string(),
-        })?;
-        if !out.status.success() {
-            let text = String::from_utf8_lossy(&out.stderr);
-            let lines: Vec<&str> = text.lines().collect();
-            return Err(SandboxError::Failed {
-                what: format!("{what} into {}", l.datadir.display()),
-                detail: lines[lines.len().saturating_sub(15)..].join("\n"),
-            });
         }
         // The host-based authentication initdb wrote (or the primary's, copied), where the
         // server reads it and cannot change it.

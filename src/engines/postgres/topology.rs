@@ -1,6 +1,6 @@
 //! PostgreSQL replication topologies: a contender's `replicas = [...]` become physical
-//! streaming standbys, each a sandbox made by `pg_basebackup -R` from the contender's primary,
-//! and the `Replicated` capability over them — positions as WAL bytes (LSN) and transaction
+//! streaming standbys, each a sandbox made from a base backup of the contender's primary
+//! (base_backup.rs), and the `Replicated` capability over them — positions as WAL bytes (LSN) and transaction
 //! ids, apply paused with `pg_wal_replay_pause()`, checksums as per-table row hashes.
 
 use crate::decode::{DecodeError, KeyPath};
@@ -100,7 +100,7 @@ impl PostgresTopology {
         ctx: &OpenCtx<'_>,
         database: &str,
         replicas: &[PostgresReplica],
-        base: &BTreeMap<String, String>,
+        primary_recipe: &PostgresRecipe,
     ) -> Result<PostgresTopology> {
         if let Some(mut sb) = primary.sandbox() {
             sb.set_role(&format!("primary of {} standbys", replicas.len()))
@@ -112,9 +112,22 @@ impl PostgresTopology {
             Some(Err(e)) => return Err(sandbox_err(e)),
             None => None,
         };
+        let layout = match primary.sandbox() {
+            Some(sb) => sb.layout.clone(),
+            None => {
+                return Err(EngineError::new(
+                    "usage",
+                    "standbys are provisioned only for a sandbox primary",
+                ));
+            }
+        };
+        let source = super::base_backup::Source {
+            port: primary_reach.port,
+            layout,
+        };
         let mut members = Vec::with_capacity(replicas.len());
         for r in replicas {
-            let mut settings = base.clone();
+            let mut settings = primary_recipe.settings.clone();
             settings.insert("hot_standby".into(), "on".into());
             // validated when the study was read
             for (k, v) in extra_settings(&r.server, &super::recipe::SETTINGS).unwrap_or_default() {
@@ -122,12 +135,12 @@ impl PostgresTopology {
             }
             let recipe = PostgresRecipe {
                 settings,
-                base_backup_of: Some(primary_reach.port),
+                base_backup_of: Some(source.clone()),
                 memory_limit_mb: None,
                 device_profile: None,
                 data_dir: None,
-                // Standbys run only the system's server (see versions.rs).
-                server_dir: None,
+                // The primary's server: a standby's data is of its version.
+                server_dir: primary_recipe.server_dir.clone(),
                 secret: secret.clone(),
                 tls: None,
             };
