@@ -1,5 +1,5 @@
 //! The built-in upgrade check at a tiny scale: `upgrade` and `upgrade-tpcc` run all their
-//! contenders (MariaDB 10.11 and 11.4, MySQL 5.7 and 8.0, PostgreSQL 15, 17 and 18 — in
+//! contenders (MariaDB 10.11, 11.4 and 11.8, MySQL 5.7 and 8.0, PostgreSQL 15, 17 and 18 — in
 //! `upgrade` 18 twice, at sync and at asynchronous I/O) to the end, and the report sets each
 //! newer version's figures beside its own older one's as ratios.
 
@@ -10,8 +10,9 @@ use dbduel::sandbox;
 use std::path::Path;
 
 /// (newer, older): each pair of the `upgrade` study, the newer judged against the older.
-const PAIRS: [(&str, &str); 5] = [
+const PAIRS: [(&str, &str); 6] = [
     ("mariadb-11.4", "mariadb-10.11"),
+    ("mariadb-11.8", "mariadb-11.4"),
     ("mysql-8.0", "mysql-5.7"),
     ("postgres-17", "postgres-15"),
     ("postgres-18-sync", "postgres-17"),
@@ -19,8 +20,9 @@ const PAIRS: [(&str, &str); 5] = [
 ];
 
 /// The `upgrade-tpcc` study's pairs: PostgreSQL 18 at its default I/O only.
-const TPCC_PAIRS: [(&str, &str); 4] = [
+const TPCC_PAIRS: [(&str, &str); 5] = [
     ("mariadb-11.4", "mariadb-10.11"),
+    ("mariadb-11.8", "mariadb-11.4"),
     ("mysql-8.0", "mysql-5.7"),
     ("postgres-17", "postgres-15"),
     ("postgres-18", "postgres-17"),
@@ -32,6 +34,7 @@ fn have_all() -> bool {
         & common::have_postgres()
         & [
             "mariadb-11.4.5",
+            "mariadb-11.8.9",
             "mysql-5.7.22",
             "mysql-8.0.15",
             "postgres-17.5",
@@ -122,7 +125,7 @@ fn nothing_left(out: &Path) {
 // The two studies are two tests, so the harness runs them side by side: each spends most of
 // its time waiting for servers to initialise and start.
 #[test]
-fn upgrade_runs_all_eight_and_judges_each_newer_version_against_its_own() {
+fn upgrade_runs_all_nine_and_judges_each_newer_version_against_its_own() {
     if !have_all() {
         return;
     }
@@ -142,7 +145,7 @@ fn upgrade_runs_all_eight_and_judges_each_newer_version_against_its_own() {
     );
     let summary = all_ok(
         &dir,
-        8,
+        9,
         &[
             "load",
             "footprint",
@@ -174,7 +177,7 @@ fn upgrade_runs_all_eight_and_judges_each_newer_version_against_its_own() {
 }
 
 #[test]
-fn upgrade_tpcc_runs_all_seven_and_judges_each_newer_version_against_its_own() {
+fn upgrade_tpcc_runs_all_eight_and_judges_each_newer_version_against_its_own() {
     if !have_all() {
         return;
     }
@@ -190,7 +193,7 @@ fn upgrade_tpcc_runs_all_seven_and_judges_each_newer_version_against_its_own() {
             "step.tpcc.warmup_s=0",
         ],
     );
-    let summary = all_ok(&dir, 7, &["load", "tpcc", "consistency"]);
+    let summary = all_ok(&dir, 8, &["load", "tpcc", "consistency"]);
     ratios_shown(&dir, &text, &summary, &TPCC_PAIRS, ("load", "elapsed_s"));
     nothing_left(&out);
 }

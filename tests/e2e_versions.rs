@@ -286,3 +286,73 @@ fn postgres_18_runs_the_shootout_and_oltp_as_its_server_counts() {
     }
     nothing_left(&out);
 }
+
+/// MariaDB 11.8 from the server cache (Debian trixie's packages, relinked to their own C
+/// runtime): InnoDB and MyRocks (its plugin is in the package) run the shootout, and oltp's
+/// statements on InnoDB are the ones the server counted.
+#[test]
+fn mariadb_11_8_runs_innodb_and_myrocks_as_its_server_counts() {
+    if !common::have_cached("mariadb-11.8.9") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let both = [("innodb", "11.8"), ("myrocks", "11.8")];
+    let out = tmp.path().join("shootout");
+    let (code, stdout, stderr) = run_study(
+        "shootout",
+        &out,
+        &["innodb", "myrocks"],
+        &both,
+        TINY_SHOOTOUT,
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    for c in ["innodb", "myrocks"] {
+        common::assert_shootout_ok(&summary, c);
+        let f = facts(&dir, c);
+        assert_eq!(
+            f["version"], "11.8.9-MariaDB-0+deb13u1 from Debian",
+            "{f:#}"
+        );
+        let origin = f["effective"]["server_binary"].as_str().unwrap_or_default();
+        assert!(
+            origin.starts_with("cache mariadb-11.8.9 from debian trixie "),
+            "{f:#}"
+        );
+    }
+    nothing_left(&out);
+
+    let out = tmp.path().join("oltp");
+    let mut sets = TINY_OLTP.to_vec();
+    sets.extend([
+        "step.point-select.final_fraction=1.0",
+        "step.read-only.final_fraction=1.0",
+        "step.read-write.final_fraction=1.0",
+    ]);
+    let (code, stdout, stderr) = run_study("oltp", &out, &["innodb"], &both[..1], &sets);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let dir = run_dir(&stderr);
+    // sysbench's statements an event: selects, then updates, deletes and inserts.
+    for (st, per_event) in [
+        ("point-select", [1, 0, 0, 0]),
+        ("read-only", [14, 0, 0, 0]),
+        ("read-write", [14, 2, 1, 1]),
+    ] {
+        let j = read_json(&dir.join("innodb").join(format!("{st}.json")));
+        let events = j["details"]["levels"][0]["events"].as_u64().unwrap();
+        assert!(events > 10, "{st}: {events} events");
+        let c = &j["server_counters"];
+        for (name, n) in ["Com_select", "Com_update", "Com_delete", "Com_insert"]
+            .into_iter()
+            .zip(per_event)
+        {
+            let (got, want) = (c[name].as_u64().unwrap_or(0), n * events);
+            assert!(
+                got.abs_diff(want) <= want / 50 + 2,
+                "{st}: the server counted {name} = {got}, dbduel {want} in {events} events"
+            );
+        }
+    }
+    nothing_left(&out);
+}

@@ -487,8 +487,9 @@ impl MariadbOptions {
         refuse_sandbox_options(&sandbox_only)
     }
 
-    /// What the chosen version can do: a cached server has none of Debian's plugins (MyRocks,
-    /// Galera); errors are placed at the contender's `version`.
+    /// What the chosen version can do: a cached server has no Galera provider, and MyRocks
+    /// only when made of Debian's packages (11.8); errors are placed at the contender's
+    /// `version`.
     fn check_version(&self) -> std::result::Result<(), DecodeError> {
         let Some(caps) = versions::capabilities(&self.binary) else {
             return Ok(());

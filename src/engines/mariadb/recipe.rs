@@ -399,7 +399,12 @@ impl Recipe for MariadbRecipe {
                 hint: "run `make install-servers` (Debian: apt-get install stunnel4)".into(),
             });
         }
-        if self.rocksdb && !plugin_dir_has("ha_rocksdb.so") {
+        // The plugins of the server directory, else Debian's.
+        let has_plugin = |file: &str| match &self.server_dir {
+            Some(d) => d.join("lib/plugin").join(file).exists(),
+            None => plugin_dir_has(file),
+        };
+        if self.rocksdb && !has_plugin("ha_rocksdb.so") {
             return Err(SandboxError::Missing {
                 what: "the MyRocks plugin (ha_rocksdb.so)".into(),
                 hint: "run `make install-servers` (Debian: apt-get install mariadb-plugin-rocksdb)"
@@ -408,11 +413,7 @@ impl Recipe for MariadbRecipe {
         }
         if let Some(p) = self.settings.get("plugin_load_add") {
             let file = format!("{p}.so");
-            let here = match &self.server_dir {
-                Some(d) => d.join("lib/plugin").join(&file).exists(),
-                None => plugin_dir_has(&file),
-            };
-            if !here {
+            if !has_plugin(&file) {
                 return Err(SandboxError::Missing {
                     what: format!("the MariaDB plugin {file}"),
                     hint: format!(

@@ -1125,3 +1125,21 @@ impl Engine for PostgresEngine {
         replicas.unwrap_or(Ok(()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_method_needs_18_whatever_names_the_version() {
+        assert_eq!(io_method_refused("sync", "18", "v"), None);
+        assert_eq!(io_method_refused("worker", "18.1", "v"), None);
+        assert_eq!(io_method_refused("worker", "19beta1", "v"), None);
+        let e = io_method_refused("sync", "17.5", "the server in basedir /opt/pg").unwrap();
+        assert!(
+            e.contains("needs PostgreSQL 18") && e.contains("basedir /opt/pg is PostgreSQL 17"),
+            "{e}"
+        );
+        assert!(io_method_refused("sync", "15", "v").is_some());
+    }
+}
