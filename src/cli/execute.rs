@@ -16,6 +16,7 @@ pub(super) fn execute_study(
     out: PathBuf,
     keep: bool,
     shard: Option<execute::Sharding>,
+    rounds: Option<execute::auto_rounds::RoundRule>,
     quiet: bool,
     metrics: Option<std::net::SocketAddr>,
 ) -> Result<execute::RunReport, Failure> {
@@ -46,7 +47,12 @@ pub(super) fn execute_study(
     if metrics.is_some() {
         more.push(&mut feed);
     }
-    let opts = RunOptions { out, keep, shard };
+    let opts = RunOptions {
+        out,
+        keep,
+        shard,
+        rounds,
+    };
     let report = execute::run_with(study, &opts, &mut progress, stop, &mut more)
         .map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;
     if let Some(e) = html.error {

@@ -28,9 +28,16 @@ pub struct RunArgs {
     /// Run every contender's steps N times, interleaved across contenders (the order of
     /// each round is recorded); each figure is then its median with a confidence interval,
     /// and "tie" where the intervals overlap. 5 or more let differences be judged.
-    /// Same as --set study.repeat=N.
-    #[arg(long, value_name = "N")]
-    repeat: Option<u32>,
+    /// Same as --set study.repeat=N. `auto[:MAX]`: rounds go on (at least 5, at most MAX,
+    /// default 15) until every judged figure's interval is within 5% of its median — a
+    /// precision rule, never "until a difference shows"; the report says the rounds each
+    /// figure needed and what stopped the run.
+    #[arg(long, value_name = "N|auto[:MAX]", value_parser = parse_repeat)]
+    repeat: Option<Repeat>,
+    /// Start no round that would end past this much time from the first round's start, at
+    /// the pace of the rounds run (`90s`, `30m`, `1h30m`): a step is never cut short.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    budget: Option<std::time::Duration>,
     /// Show every figure also as a ratio to this contender's (×0.52: 0.52 times its
     /// figure). Same as --set study.baseline=NAME.
     #[arg(long, value_name = "NAME")]
@@ -145,7 +152,10 @@ pub(super) fn exec(args: RunArgs, quiet: bool) -> Result<i32, Failure> {
         print_plan(&study);
         return Ok(exit::OK);
     }
-    let report = execute_study(&study, args.out, args.keep, sharding, quiet, metrics)?;
+    let rounds = round_rule(args.repeat, args.budget);
+    let report = execute_study(
+        &study, args.out, args.keep, sharding, rounds, quiet, metrics,
+    )?;
     out!(
         "{}",
         report::render(
@@ -172,8 +182,11 @@ fn load(args: &RunArgs, sharding: Option<&execute::Sharding>) -> Result<Study, F
         m
     });
     let mut sets = args.sets.clone();
-    if let Some(n) = args.repeat {
-        sets.push(format!("study.repeat={n}"));
+    match args.repeat {
+        Some(Repeat::Fixed(n)) => sets.push(format!("study.repeat={n}")),
+        // The plan holds the most rounds; the run decides how many it needs.
+        Some(Repeat::Auto(max)) => sets.push(format!("study.repeat={max}")),
+        None => {}
     }
     if let Some(b) = &args.baseline {
         sets.push(format!("study.baseline={b:?}"));
@@ -203,4 +216,102 @@ fn load(args: &RunArgs, sharding: Option<&execute::Sharding>) -> Result<Study, F
             .map_err(|e| Failure::bad_input(format!("--shard {}: {e}", sh.shard)))?;
     }
     Ok(study)
+}
+
+/// `--repeat`: a number of rounds, or `auto[:MAX]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    Fixed(u32),
+    Auto(u32),
+}
+
+fn parse_repeat(s: &str) -> Result<Repeat, String> {
+    use crate::results::spread::MIN_SAMPLES;
+    let max = match s.strip_prefix("auto") {
+        None => {
+            return s
+                .parse()
+                .map(Repeat::Fixed)
+                .map_err(|_| format!("{s:?} is not a number of rounds, nor auto or auto:MAX"));
+        }
+        Some("") => crate::run::auto_rounds::DEFAULT_MAX as u32,
+        Some(rest) => rest
+            .strip_prefix(':')
+            .and_then(|m| m.parse().ok())
+            .ok_or_else(|| format!("{s:?}: write auto, or auto:MAX with MAX a number of rounds"))?,
+    };
+    if (max as usize) < MIN_SAMPLES {
+        return Err(format!(
+            "auto:{max}: an interval needs {MIN_SAMPLES} rounds before it can be judged; give MAX of {MIN_SAMPLES} or more"
+        ));
+    }
+    Ok(Repeat::Auto(max))
+}
+
+/// `90s`, `30m`, `2h`, `1h30m`. (Three suffixes: not worth a crate.)
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("{s:?} is not a duration: write it as 90s, 30m, 2h or 1h30m");
+    let (mut total, mut digits) = (0u64, String::new());
+    for c in s.trim().chars() {
+        match c {
+            '0'..='9' => digits.push(c),
+            's' | 'm' | 'h' if !digits.is_empty() => {
+                let n: u64 = digits.parse().map_err(|_| bad())?;
+                let unit = match c {
+                    's' => 1,
+                    'm' => 60,
+                    _ => 3600,
+                };
+                total = n
+                    .checked_mul(unit)
+                    .and_then(|x| total.checked_add(x))
+                    .ok_or_else(bad)?;
+                digits.clear();
+            }
+            _ => return Err(bad()),
+        }
+    }
+    if !digits.is_empty() || total == 0 {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs(total))
+}
+
+/// What decides the rounds beyond the plan's, when anything does.
+fn round_rule(
+    repeat: Option<Repeat>,
+    budget: Option<std::time::Duration>,
+) -> Option<crate::run::auto_rounds::RoundRule> {
+    let auto = matches!(repeat, Some(Repeat::Auto(_)));
+    (auto || budget.is_some()).then_some(crate::run::auto_rounds::RoundRule {
+        auto,
+        threshold: crate::run::auto_rounds::DEFAULT_THRESHOLD,
+        budget,
+    })
+}
+
+#[cfg(test)]
+mod round_flags {
+    use super::*;
+
+    #[test]
+    fn repeat_takes_a_number_or_auto_with_its_most() {
+        assert_eq!(parse_repeat("5"), Ok(Repeat::Fixed(5)));
+        assert_eq!(parse_repeat("auto"), Ok(Repeat::Auto(15)));
+        assert_eq!(parse_repeat("auto:9"), Ok(Repeat::Auto(9)));
+        assert!(parse_repeat("auto:3").unwrap_err().contains("5 rounds"));
+        assert!(parse_repeat("auto9").is_err());
+        assert!(parse_repeat("many").is_err());
+    }
+
+    #[test]
+    fn a_budget_is_a_duration_in_seconds_minutes_or_hours() {
+        let d = |s: &str| parse_duration(s).map(|d| d.as_secs());
+        assert_eq!(d("90s"), Ok(90));
+        assert_eq!(d("30m"), Ok(1800));
+        assert_eq!(d("1h30m"), Ok(5400));
+        for bad in ["", "30", "m", "5d", "0s", "1.5h"] {
+            assert!(d(bad).is_err(), "{bad}");
+        }
+    }
 }

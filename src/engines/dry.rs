@@ -19,6 +19,11 @@ pub struct DryOptions {
     /// open-loop queueing); 0: returns at once.
     #[serde(default)]
     pub delay_us: u64,
+    /// Each opening of the engine (each round of a repeated run) takes `delay_us` times a
+    /// factor drawn at random within ±this percent: a machine whose speed drifts between
+    /// rounds, for testing how rounds are judged; 0: none.
+    #[serde(default)]
+    pub round_jitter_pct: f64,
     /// Every Nth statement a session runs fails with an error of kind `injected` (a
     /// deliberately failing engine, e.g. to show how errors are counted); 0: none fails.
     #[serde(default)]
@@ -84,7 +89,17 @@ impl crate::engine::EngineKind for DryOptions {
     }
 
     fn open(&self, _ctx: &crate::engine::OpenCtx<'_>) -> Result<Box<dyn Engine>> {
-        Ok(Box::new(DryEngine::new(self.clone())))
+        let mut o = self.clone();
+        if o.round_jitter_pct > 0.0 {
+            let mut b = [0u8; 8];
+            std::fs::File::open("/dev/urandom")
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+                .map_err(|e| crate::engine::EngineError::new("io", e.to_string()))?;
+            let u = (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64;
+            let factor = 1.0 + o.round_jitter_pct / 100.0 * (2.0 * u - 1.0);
+            o.delay_us = (o.delay_us as f64 * factor).round() as u64;
+        }
+        Ok(Box::new(DryEngine::new(o)))
     }
 }
 

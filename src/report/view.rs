@@ -290,18 +290,81 @@ fn cell(f: &Metric, base: Option<&Metric>) -> String {
     }
 }
 
-/// How a repeated run was made and how to read its figures; `None` for a single round.
+/// How a repeated run was made and how to read its figures; `None` for a single round
+/// whose rounds nothing decided.
 fn rounds_line(m: &Manifest) -> Option<String> {
     let n = m.rounds.len();
+    let decided = m.auto_rounds.as_ref().map(decided_text);
     if n < 2 {
-        return None;
+        return decided.map(|d| format!("rounds: {}; {d}", n.max(1)));
     }
     let orders: Vec<String> = m.rounds.iter().map(|o| o.join(" ")).collect();
     let conf = crate::results::spread::confidence_for(n) * 100.0;
-    Some(format!(
+    let mut line = format!(
         "rounds: {n}, contenders interleaved ({}); each figure is the median of its rounds, [lo–hi] the interval holding the true median with {conf:.1}% confidence (order statistics, any distribution); \"tie\" where intervals overlap; timelines are round 1's",
         orders.join(" | ")
-    ))
+    );
+    if let Some(d) = decided {
+        line.push_str("; ");
+        line.push_str(&d);
+    }
+    Some(line)
+}
+
+/// What decided an auto run's rounds, and the rounds each judged figure needed (the most
+/// any contender needed; `undecided` where one never got there).
+fn decided_text(a: &crate::results::AutoRoundsFacts) -> String {
+    let pct = format!("{}%", a.threshold * 100.0);
+    let why = match a.stopped_by.as_str() {
+        "precision" => format!(
+            "--repeat auto stopped after {} of at most {}: every judged figure's interval within {pct} of its median",
+            a.rounds_run, a.max
+        ),
+        "budget" => format!(
+            "the budget of {} stopped it after {} of at most {} rounds",
+            format::seconds(a.budget_s.unwrap_or(0.0)),
+            a.rounds_run,
+            a.max
+        ),
+        "interrupted" => format!("interrupted after {} round(s)", a.rounds_run),
+        _ if a.auto => format!(
+            "--repeat auto ran its most, {} rounds: not every judged figure got within {pct} of its median",
+            a.max
+        ),
+        _ => format!("{} round(s), the plan's", a.rounds_run),
+    };
+    if !a.auto {
+        return why;
+    }
+    let mut order: Vec<(String, String)> = Vec::new();
+    for f in &a.figures {
+        let k = (f.step.clone(), f.label.clone());
+        if !order.contains(&k) {
+            order.push(k);
+        }
+    }
+    let needs: Vec<String> = order
+        .iter()
+        .map(|(step, label)| {
+            let of: Vec<&crate::results::FigureRounds> = a
+                .figures
+                .iter()
+                .filter(|f| &f.step == step && &f.label == label)
+                .collect();
+            let undecided: Vec<&str> = of
+                .iter()
+                .filter(|f| f.needed.is_none())
+                .map(|f| f.contender.as_str())
+                .collect();
+            let most = of.iter().filter_map(|f| f.needed).max();
+            match (undecided.is_empty(), most) {
+                (true, Some(r)) => format!("{step} {label} {r}"),
+                (false, _) => format!("{step} {label} undecided ({})", undecided.join(", ")),
+                (true, None) => format!("{step} {label} -"),
+            }
+        })
+        .collect();
+    format!("{why}; rounds each figure needed: {}", needs.join(", "))
 }
 
 /// Which contender did best on one figure, from one ranking of the contenders' values.

@@ -479,6 +479,42 @@ pub struct Manifest {
     /// A sharded run: this shard; a merged run: every shard, in index order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardFacts>,
+    /// `--repeat auto` or `--budget`: how the run decided its rounds, and what each judged
+    /// figure needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_rounds: Option<AutoRoundsFacts>,
+}
+
+/// How a run with `--repeat auto` (or a `--budget`) decided how many rounds to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoRoundsFacts {
+    /// `--repeat auto`: rounds until every judged figure was precise.
+    pub auto: bool,
+    /// The most rounds the run could have had.
+    pub max: usize,
+    /// An interval no wider than this share of its median is precise.
+    pub threshold: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    pub rounds_run: usize,
+    /// `precision`, `max`, `budget` or `interrupted`.
+    pub stopped_by: String,
+    /// Each judged figure of each contender.
+    pub figures: Vec<FigureRounds>,
+}
+
+/// One judged figure of one contender over an auto run's rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureRounds {
+    pub step: String,
+    /// The metric's key, and its label.
+    pub figure: String,
+    pub label: String,
+    pub contender: String,
+    /// Rounds that measured it.
+    pub rounds: usize,
+    /// Rounds it took to become, and stay, precise; `None`: it never did (undecided).
+    pub needed: Option<usize>,
 }
 
 /// One shard of a run split over several processes or machines, as it ran.

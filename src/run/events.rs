@@ -79,6 +79,11 @@ pub enum RunEvent<'a> {
     },
     /// Every pass of round `round` ran.
     RoundDone { round: usize },
+    /// `--repeat auto` or `--budget` decided the run's last round: what stopped it, and the
+    /// rounds each judged figure needed.
+    RoundsDecided {
+        facts: &'a crate::results::AutoRoundsFacts,
+    },
     /// The run is over: `rounds_run` rounds began, `interrupted` when it was stopped.
     RunFinished {
         rounds_run: usize,

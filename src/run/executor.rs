@@ -35,6 +35,8 @@ pub struct Executor<'a> {
     /// Where steps say what they are doing.
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
+    /// The judged figures of the rounds run, for `--repeat auto`.
+    pub tally: std::cell::RefCell<super::auto_rounds::Tally>,
 }
 
 /// The dataset's tables and where their files are.
@@ -170,22 +172,60 @@ impl Executor<'_> {
     }
 
     /// Every round's passes; how many rounds began. An interrupted first round still lists
-    /// every contender (as not run); later rounds simply stop.
+    /// every contender (as not run); later rounds simply stop, and so do the rounds a
+    /// [`RoundRule`](super::auto_rounds::RoundRule) decides against, between rounds only.
     fn rounds(&self, data: &Data, sinks: &mut Sinks) -> Result<usize, ExecError> {
+        use super::auto_rounds::Stop;
+        let began = Instant::now();
         let mut rounds_run = 0;
+        let mut stop = Stop::Max;
         for round in &self.plan.rounds {
             for pass in &round.passes {
                 if round.number > 1 && self.stopped() {
-                    return Ok(rounds_run);
+                    stop = Stop::Interrupted;
+                    break;
                 }
                 rounds_run = round.number;
                 self.pass(pass, data, sinks)?;
             }
+            if stop == Stop::Interrupted {
+                break;
+            }
             sinks.emit(RunEvent::RoundDone {
                 round: round.number,
             })?;
+            if let Some(why) = self.enough(round.number, began) {
+                stop = why;
+                break;
+            }
+        }
+        if let Some(rule) = &self.opts.rounds {
+            let facts = self
+                .tally
+                .borrow()
+                .facts(rule, self.plan.rounds.len(), rounds_run, stop);
+            sinks.emit(RunEvent::RoundsDecided { facts: &facts })?;
         }
         Ok(rounds_run)
+    }
+
+    /// After round `done` (of the plan's, `began` when the first started): whether the rule
+    /// stops the run here, and why.
+    fn enough(&self, done: usize, began: Instant) -> Option<super::auto_rounds::Stop> {
+        use super::auto_rounds::Stop;
+        let rule = self.opts.rounds.as_ref()?;
+        if done >= self.plan.rounds.len() {
+            return None;
+        }
+        if rule.auto && self.tally.borrow_mut().decide(done, rule.threshold) {
+            return Some(Stop::Precise);
+        }
+        // No round starts that would end past the budget, at the pace of those run.
+        let spent = began.elapsed();
+        let pace = spent / done as u32;
+        rule.budget
+            .is_some_and(|b| spent + pace > b)
+            .then_some(Stop::Budget)
     }
 
     /// One pass of one contender: start its engine, run every step, stop it.
@@ -392,6 +432,7 @@ impl Executor<'_> {
         };
         let (summary, files) = gate.during(team.as_ref(), || run_step(&step_env));
         seconds.finish()?;
+        self.tally.borrow_mut().add(&pass.name, &summary);
         sinks.emit(RunEvent::StepFinished {
             pass,
             step,

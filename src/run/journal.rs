@@ -309,6 +309,10 @@ impl RunConsumer for Journal<'_> {
                 late_start_ms,
             } => self.shard_clock(pass, *clock_offset_ms, *late_start_ms),
             RunEvent::ContenderClosed { .. } => self.closed()?,
+            RunEvent::RoundsDecided { facts } => {
+                self.manifest.auto_rounds = Some((*facts).clone());
+                self.write_manifest()?;
+            }
             RunEvent::RunFinished {
                 rounds_run,
                 interrupted,
@@ -372,6 +376,7 @@ fn manifest(study: &Study, opts: &RunOptions, host: &Host, started: SystemTime) 
                 run_dir: None,
             })
             .collect(),
+        auto_rounds: None,
     }
 }
 
@@ -406,6 +411,7 @@ mod tests {
             out: out.path().to_path_buf(),
             keep: false,
             shard: None,
+            rounds: None,
         };
         let dir = create_dir(out.path(), &plan.label).unwrap();
         let path = dir.path.clone();

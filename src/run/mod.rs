@@ -5,6 +5,7 @@
 //! directory after each step, so nothing finished is lost, and the `status` lines print
 //! them.
 
+pub mod auto_rounds;
 mod dataset;
 pub mod events;
 pub mod executor;
@@ -34,6 +35,8 @@ pub struct RunOptions {
     pub keep: bool,
     /// Run one shard of the study (see [`crate::shard`]).
     pub shard: Option<Sharding>,
+    /// `--repeat auto`, `--budget`: rounds decided as the run goes (the plan's are the most).
+    pub rounds: Option<auto_rounds::RoundRule>,
 }
 
 /// Which shard to run, and how the shards meet.
@@ -109,6 +112,7 @@ pub fn run_with(
         started,
         progress,
         stop,
+        tally: Default::default(),
     };
     let mut sinks: Vec<&mut dyn RunConsumer> = vec![&mut journal, &mut lines];
     for m in more.iter_mut() {
