@@ -56,7 +56,7 @@ fn steady_contenders_far_apart_stop_at_the_fewest_rounds_that_judge() {
         assert!(needed <= run, "{f:#}");
     }
     assert!(
-        stdout.contains(&format!("--repeat auto stopped after {run} of at most 15: every judged figure's interval within 5% of its median")),
+        stdout.contains(&format!("--repeat auto stopped after {run} of at most 15: every judged figure's interval within ±5% of its median")),
         "{stdout}"
     );
     assert!(
@@ -93,7 +93,7 @@ fn close_contenders_on_a_drifting_machine_run_to_max_undecided() {
         "{a:#}"
     );
     assert!(
-        stdout.contains("--repeat auto ran its most, 6 rounds: not every judged figure got within 5% of its median")
+        stdout.contains("--repeat auto ran its most, 6 rounds: not every judged figure got within ±5% of its median")
             && stdout.contains("undecided ("),
         "{stdout}"
     );

@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// each round is recorded); each figure is then its median with a confidence interval,
     /// and "tie" where the intervals overlap. 5 or more let differences be judged.
     /// Same as --set study.repeat=N. `auto[:MAX]`: rounds go on (at least 5, at most MAX,
-    /// default 15) until every judged figure's interval is within 5% of its median — a
+    /// default 15) until every judged figure's interval is within ±5% of its median — a
     /// precision rule, never "until a difference shows"; the report says the rounds each
     /// figure needed and what stopped the run.
     #[arg(long, value_name = "N|auto[:MAX]", value_parser = parse_repeat)]

@@ -317,7 +317,7 @@ fn decided_text(a: &crate::results::AutoRoundsFacts) -> String {
     let pct = format!("{}%", a.threshold * 100.0);
     let why = match a.stopped_by.as_str() {
         "precision" => format!(
-            "--repeat auto stopped after {} of at most {}: every judged figure's interval within {pct} of its median",
+            "--repeat auto stopped after {} of at most {}: every judged figure's interval within ±{pct} of its median",
             a.rounds_run, a.max
         ),
         "budget" => format!(
@@ -328,7 +328,7 @@ fn decided_text(a: &crate::results::AutoRoundsFacts) -> String {
         ),
         "interrupted" => format!("interrupted after {} round(s)", a.rounds_run),
         _ if a.auto => format!(
-            "--repeat auto ran its most, {} rounds: not every judged figure got within {pct} of its median",
+            "--repeat auto ran its most, {} rounds: not every judged figure got within ±{pct} of its median",
             a.max
         ),
         _ => format!("{} round(s), the plan's", a.rounds_run),

@@ -492,7 +492,7 @@ pub struct AutoRoundsFacts {
     pub auto: bool,
     /// The most rounds the run could have had.
     pub max: usize,
-    /// An interval no wider than this share of its median is precise.
+    /// An interval within ± this share of its median is precise.
     pub threshold: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,

@@ -199,6 +199,9 @@ impl Executor<'_> {
                 break;
             }
         }
+        if self.stopped() {
+            stop = Stop::Interrupted;
+        }
         if let Some(rule) = &self.opts.rounds {
             let facts = self
                 .tally

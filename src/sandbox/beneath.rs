@@ -218,9 +218,15 @@ impl Walk<'_> {
         let shown = self.src.path.join(from);
         let io =
             |e: std::io::Error| SandboxError::Io(format!("cannot copy {}: {e}", shown.display()));
-        let d = self
+        // A directory the running server removed since it was listed is left out too.
+        let d = match self
             .src
-            .open_at(from, OFlags::RDONLY | OFlags::DIRECTORY, 0)?;
+            .open_rel(from, OFlags::RDONLY | OFlags::DIRECTORY, 0)
+        {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(refused(&shown, e)),
+        };
         let mut names = Vec::new();
         for entry in rustix::fs::Dir::read_from(&d).map_err(|e| io(e.into()))? {
             let name = entry

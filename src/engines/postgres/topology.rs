@@ -1,7 +1,8 @@
 //! PostgreSQL replication topologies: a contender's `replicas = [...]` become physical
 //! streaming standbys, each a sandbox made from a base backup of the contender's primary
-//! (base_backup.rs), and the `Replicated` capability over them — positions as WAL bytes (LSN) and transaction
-//! ids, apply paused with `pg_wal_replay_pause()`, checksums as per-table row hashes.
+//! (base_backup.rs), and the `Replicated` capability over them — positions as WAL bytes
+//! (LSN) and transaction ids, apply paused with `pg_wal_replay_pause()`, checksums as
+//! per-table row hashes.
 
 use crate::decode::{DecodeError, KeyPath};
 use crate::engine::replication::{Position, ReplicaFacts, ReplicaState, Replicated, TableSum};
