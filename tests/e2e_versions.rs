@@ -56,6 +56,14 @@ const TINY_OLTP: &[&str] = &[
     "step.read-write.duration_s=2",
 ];
 
+/// Each oltp step's figures over its whole level, so its events are every statement the
+/// server counted.
+const WHOLE_LEVELS: &[&str] = &[
+    "step.point-select.final_fraction=1.0",
+    "step.read-only.final_fraction=1.0",
+    "step.read-write.final_fraction=1.0",
+];
+
 /// The contender's facts in the run's manifest.
 fn facts(dir: &Path, name: &str) -> serde_json::Value {
     let m = read_json(&dir.join("manifest.json"));
@@ -262,12 +270,8 @@ fn postgres_18_runs_the_shootout_and_oltp_as_its_server_counts() {
 
     let out = tmp.path().join("oltp");
     let mut sets = TINY_OLTP.to_vec();
-    sets.extend([
-        "contender.postgres.options.io_method=\"sync\"",
-        "step.point-select.final_fraction=1.0",
-        "step.read-only.final_fraction=1.0",
-        "step.read-write.final_fraction=1.0",
-    ]);
+    sets.extend(WHOLE_LEVELS);
+    sets.push("contender.postgres.options.io_method=\"sync\"");
     let (code, stdout, stderr) = run_study("oltp", &out, &["postgres"], &pg18, &sets);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);
@@ -325,11 +329,7 @@ fn mariadb_11_8_runs_innodb_and_myrocks_as_its_server_counts() {
 
     let out = tmp.path().join("oltp");
     let mut sets = TINY_OLTP.to_vec();
-    sets.extend([
-        "step.point-select.final_fraction=1.0",
-        "step.read-only.final_fraction=1.0",
-        "step.read-write.final_fraction=1.0",
-    ]);
+    sets.extend(WHOLE_LEVELS);
     let (code, stdout, stderr) = run_study("oltp", &out, &["innodb"], &both[..1], &sets);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let dir = run_dir(&stderr);

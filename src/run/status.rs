@@ -97,22 +97,23 @@ impl RunConsumer for StatusLines<'_> {
                 pass,
                 stop_error: Some(e),
             } => p.note(&format!("{}: stopping the engine: {e}", pass.name)),
-            RunEvent::RoundsDecided { facts } => {
-                let undecided = facts.figures.iter().filter(|f| f.needed.is_none()).count();
-                p.note(&format!(
-                    "rounds: {} of at most {}, stopped by {}{}",
-                    facts.rounds_run,
-                    facts.max,
-                    facts.stopped_by,
-                    if facts.auto && undecided > 0 {
-                        format!(" ({undecided} judged figure(s) never within the threshold)")
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
+            RunEvent::RoundsDecided { facts } => p.note(&rounds_decided(facts)),
             _ => {}
         }
         Ok(())
     }
+}
+
+/// What stopped a run's rounds, in one line.
+fn rounds_decided(facts: &crate::results::AutoRoundsFacts) -> String {
+    let undecided = facts.figures.iter().filter(|f| f.needed.is_none()).count();
+    let tail = if facts.auto && undecided > 0 {
+        format!(" ({undecided} judged figure(s) never within the threshold)")
+    } else {
+        String::new()
+    };
+    format!(
+        "rounds: {} of at most {}, stopped by {}{tail}",
+        facts.rounds_run, facts.max, facts.stopped_by
+    )
 }
