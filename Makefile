@@ -8,7 +8,10 @@ DBDUEL := $(or $(CARGO_TARGET_DIR),target)/release/dbduel
 
 .PHONY: demo build test test-fast lint fmt install-servers install-browser install-slurm install-k8s-schema bench clean
 
-demo: build
+# The first command: dbduel without its server engines (the `servers` feature; about half the
+# build, docs/commands.md), then the default study on SQLite. `make build` builds every engine.
+demo:
+	$(CARGO) build --release --locked --no-default-features
 	$(DBDUEL) run shootout
 
 build:
@@ -40,6 +43,7 @@ lint:
 	scripts/ensure-rust-components
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) clippy --lib --bins --locked --no-default-features -- -D warnings
 
 test: install-servers install-browser install-slurm install-k8s-schema lint
 	$(CARGO) test --locked

@@ -77,6 +77,26 @@ fn steady_contenders_far_apart_stop_at_the_fewest_rounds_that_judge() {
 }
 
 #[test]
+fn a_rerun_of_an_auto_run_follows_its_rule_again_not_max_fixed_rounds() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (out, dir, _, _) = run_auto(&["steady", "steady-slower"], &["--repeat", "auto"]);
+    let root = out.path().join("again");
+    let (code, stdout, stderr) = run(&[
+        "rerun",
+        dir.to_str().unwrap(),
+        "--out",
+        root.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+    let again = run_dir(&stderr);
+    let a = read_json(&again.join("manifest.json"))["auto_rounds"].clone();
+    assert_eq!(a["auto"], true, "{a:#}");
+    assert_eq!(a["max"], 15, "{a:#}");
+    assert_eq!(a["stopped_by"], "precision", "{a:#}");
+    assert!(a["rounds_run"].as_u64().unwrap() < 15, "{a:#}");
+}
+
+#[test]
 fn close_contenders_on_a_drifting_machine_run_to_max_undecided() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (_out, dir, stdout, _) =

@@ -133,7 +133,13 @@ pub(super) fn exec(args: RerunArgs, quiet: bool) -> Result<i32, Failure> {
     // Checked as a study file is, but no password file is read before it is allowed.
     allow_manifest_actions(&read(false)?, args.allow_restart_command)?;
     let study = read(true)?;
-    let report = execute_study(&study, args.out, args.keep, None, None, quiet, None)?;
+    // An auto run's rounds are decided again by its own rule (its study holds MAX rounds).
+    let rounds = before
+        .manifest
+        .auto_rounds
+        .as_ref()
+        .map(crate::run::auto_rounds::RoundRule::as_ran);
+    let report = execute_study(&study, args.out, args.keep, None, rounds, quiet, None)?;
     crate::errln!("results: {}", report.dir.path.display());
     let after =
         report::load(&report.dir.path).map_err(|e| Failure::new(exit::FAILED, e.to_string()))?;

@@ -3,16 +3,22 @@
 //! turns a contender's `engine = "..."` and options into one of them. Nothing outside this
 //! module names an engine.
 
+pub mod absent;
 pub mod dry;
+#[cfg(feature = "servers")]
 pub mod mariadb;
 pub mod members;
+#[cfg(feature = "servers")]
 pub mod mongodb;
+#[cfg(feature = "servers")]
 pub mod mysql;
 pub mod options;
+#[cfg(feature = "servers")]
 pub mod postgres;
 pub mod server;
 pub mod sqlite;
 pub mod versions;
+#[cfg(feature = "servers")]
 pub mod wire;
 
 use crate::decode::{DecodeError, KeyPath};
@@ -55,21 +61,40 @@ pub struct Family {
     pub url_schemes: &'static [&'static str],
 }
 
-/// Every engine this build can run. A new engine is its module and one line here.
+/// What a build without the `servers` feature (`make demo`'s) says of the engines it lacks.
+pub const WITHOUT_SERVERS: &str = "this dbduel was built without its server engines (`make demo` builds the embedded ones only, to be quick): `make build` builds every engine";
+
+/// Every engine this build can run. A new engine is its module and one line here (and, for a
+/// server family, its stand-in in [`absent`] for a build without servers).
 pub const REGISTRY: &[&Family] = &[
     &sqlite::FAMILY,
+    #[cfg(feature = "servers")]
     &mariadb::FAMILY,
+    #[cfg(not(feature = "servers"))]
+    &absent::MARIADB,
+    #[cfg(feature = "servers")]
     &mysql::FAMILY,
+    #[cfg(not(feature = "servers"))]
+    &absent::MYSQL,
+    #[cfg(feature = "servers")]
     &postgres::FAMILY,
+    #[cfg(not(feature = "servers"))]
+    &absent::POSTGRES,
+    #[cfg(feature = "servers")]
     &mongodb::FAMILY,
+    #[cfg(not(feature = "servers"))]
+    &absent::MONGODB,
     &dry::FAMILY,
 ];
 
 /// The server families whose contenders choose a `version` (or `basedir`): their version
 /// tables, for `dbduel sandbox versions`. A family with versions is one line here.
 pub const VERSIONED: &[&versions::FamilyBinaries] = &[
+    #[cfg(feature = "servers")]
     &mariadb::versions::BINARIES,
+    #[cfg(feature = "servers")]
     &mysql::versions::BINARIES,
+    #[cfg(feature = "servers")]
     &postgres::versions::BINARIES,
 ];
 

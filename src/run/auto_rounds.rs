@@ -32,6 +32,19 @@ pub struct RoundRule {
     pub budget: Option<Duration>,
 }
 
+impl RoundRule {
+    /// The rule a past run's rounds followed, as its manifest records it: `dbduel rerun`
+    /// follows it again (the study it reads back holds MAX rounds), so an auto run is
+    /// reproduced by the same procedure, not by MAX fixed rounds.
+    pub fn as_ran(facts: &AutoRoundsFacts) -> RoundRule {
+        RoundRule {
+            auto: facts.auto,
+            threshold: facts.threshold,
+            budget: facts.budget_s.map(Duration::from_secs_f64),
+        }
+    }
+}
+
 /// Why a run stopped adding rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {

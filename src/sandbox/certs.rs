@@ -44,6 +44,7 @@ impl Files {
 /// A new CA named `name` and a certificate of each of `servers` servers under it; their
 /// common names are `{name}-node-N` (no space: Galera's state transfer passes one as
 /// `CN:secret@host`).
+#[cfg(feature = "servers")]
 pub fn make(name: &str, servers: usize) -> Result<Vec<ServerCerts>, String> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, SanType};
     let err = |e: rcgen::Error| format!("cannot make the certificates of {name}: {e}");
@@ -77,10 +78,16 @@ pub fn make(name: &str, servers: usize) -> Result<Vec<ServerCerts>, String> {
 /// The certificates of one sandbox named `name`: a CA of its own (`dbduel-{name}-ca`) and
 /// the server's certificate under it.
 pub fn for_sandbox(name: &str) -> Result<ServerCerts, String> {
-    let mut certs = make(&format!("dbduel-{name}"), 1)?;
-    certs
+    #[cfg(feature = "servers")]
+    return make(&format!("dbduel-{name}"), 1)?
         .pop()
-        .ok_or_else(|| format!("no certificate was made for {name}"))
+        .ok_or_else(|| format!("no certificate was made for {name}"));
+    // Certificates are made with what only the server engines bring.
+    #[cfg(not(feature = "servers"))]
+    Err(format!(
+        "no certificates for {name}: {}",
+        crate::engines::WITHOUT_SERVERS
+    ))
 }
 
 impl ServerCerts {
