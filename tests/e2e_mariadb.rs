@@ -338,8 +338,8 @@ fn no_server_is_left_after_a_run() {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
-/// The shoot-out's forced-copy column changes run as 2015 ran them: the server rebuilt the
-/// table (`ALGORITHM=COPY`), beside today's instant change of the same column.
+/// The shoot-out's forced-copy column changes run as a rebuild: the server rebuilt the
+/// table by copy (`ALGORITHM=COPY`, dbduel's stand-in for the original's in-place rebuild), beside today's instant change of the same column.
 #[test]
 fn a_forced_copy_column_change_records_copy() {
     if !common::have_mariadb() {
@@ -946,7 +946,7 @@ fn load_warnings_are_the_servers_own() {
     };
 
     // Every value truncated, more warnings than the OK packet's 16 bits can say — as in the
-    // 2015 study ("65535 warnings", then "Warnings: 641098").
+    // shoot-out's original study ("65535 warnings", then "Warnings: 641098").
     let file = root.path().join("long.tsv");
     tsv(&file, 1..=70_000, "abcdef");
     let out = load(&table("narrow"), &file);
@@ -1009,7 +1009,7 @@ fn load_warnings_are_the_servers_own() {
     engine.finish(false).expect("finish");
 }
 
-/// Load, clients that connect before the clock, the 2015 study's mysqlslap shape (1,000 new
+/// Load, clients that connect before the clock, the original study's mysqlslap shape (1,000 new
 /// connections, one query each, timed from the first connect), and the same UPDATE twice;
 /// `capped` allows 10 connections (with room for all 40 in its listen queue, so each is
 /// refused rather than left waiting), so its 40 clients cannot all connect.

@@ -89,7 +89,7 @@ pub const GENERATORS: &[Descriptor] = &[
 /// A dataset generator a study can ask for by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Generator {
-    /// The log table of the 2015 blog post: see [`UserLogs`].
+    /// The log table of the shoot-out's original blog post: see [`UserLogs`].
     UserLogs,
     /// sysbench's `sbtest` tables: see [`sbtest::Sbtest`].
     Sbtest,

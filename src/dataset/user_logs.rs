@@ -1,6 +1,6 @@
-//! The `user_logs` dataset: a deterministic, seekable generator of the 2015 blog post's log
-//! table (`id`, `uid`, ~800 bytes of repetitive log text per row) and its TSV writer for
-//! `LOAD DATA INFILE`-style bulk loads.
+//! The `user_logs` dataset: a deterministic, seekable generator of the log table of the
+//! shoot-out's original blog post (`id`, `uid`, ~800 bytes of repetitive log text per row)
+//! and its TSV writer for `LOAD DATA INFILE`-style bulk loads.
 //!
 //! Every row is a pure function of `(seed, i)`: any range of rows can be produced by any
 //! thread, in any order, and the bytes never change for a given seed.

@@ -40,8 +40,8 @@ pub struct DdlParams {
     #[serde(default)]
     pub to: Option<String>,
     /// The `ALTER TABLE` algorithm to force (`copy`, `inplace`, `instant`, `nocopy`) instead
-    /// of the cheapest the server accepts: `copy` rebuilds the table, as every change did in
-    /// 2015. An engine without algorithms (SQLite, PostgreSQL) skips the step, saying so.
+    /// of the cheapest the server accepts: `copy` rebuilds the table by copying it (the
+    /// shoot-out's stand-in for the rebuild its original's servers did in place). An engine without algorithms (SQLite, PostgreSQL) skips the step, saying so.
     #[serde(default)]
     pub algorithm: Option<String>,
 }

@@ -4,7 +4,7 @@
 //! steps after it, as the 2010 storage study pre-loaded 25 M rows for its insert run after
 //! its 64 M-row select runs.
 //!
-//! The engine's warnings are part of the result: the 2015 study's LOAD DATA raised one for
+//! The engine's warnings are part of the result: the shoot-out's original study's LOAD DATA raised one for
 //! every row (`Warnings: 641098`), a data problem hidden behind a fast time. Their count and
 //! the first few are recorded; a load whose warnings say values were truncated or changed, or
 //! rows rejected, fails unless the step sets `allow_warnings = true`.

@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn matched_and_changed_are_both_shown_where_the_engine_gives_both() {
-        // MariaDB's words for MySQL's run in the 2015 study.
+        // MariaDB's words for MySQL's run in the shoot-out's original study.
         let ch = crate::engines::wire::mysql::changes_from_ok(
             80952,
             0,

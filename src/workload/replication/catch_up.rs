@@ -1,5 +1,5 @@
-//! `catch-up`, the seed's method: with every replica only fetching (apply stopped), writers
-//! run on the primary for a while; then the replicas apply what they fetched — one at a time
+//! `catch-up`: with every replica only fetching (apply stopped: dbduel's method; the seed
+//! started replication only after its writes), writers run on the primary for a while; then the replicas apply what they fetched — one at a time
 //! from the same starting point, or together — and dbduel measures each one's apply rate,
 //! rows, CPU and time to catch up. All replicas apply the identical stream.
 
