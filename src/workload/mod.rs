@@ -32,6 +32,7 @@ pub mod tpcc;
 pub mod tpch;
 pub mod update;
 pub mod user_files;
+pub mod ycsb;
 
 use crate::decode::{DecodeError, KeyPath};
 pub use ctx::{Kept, StepCtx, StepError, StepOutput, summary};
