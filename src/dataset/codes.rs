@@ -1,4 +1,4 @@
-//! Activation codes, the table of the 2013 MySQL-vs-MongoDB study: an integer key `1..=rows`,
+//! Activation codes, the table of the MySQL-vs-MongoDB study (seed 004): an integer key `1..=rows`,
 //! a 16-symbol code, its batch, a status and two Unix timestamps, deterministic for a seed
 //! and cheap enough to generate at several million rows a second on one core.
 

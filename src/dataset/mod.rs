@@ -13,6 +13,7 @@ pub mod tpcc;
 pub mod tpch;
 pub mod tpch_text;
 pub mod user_logs;
+pub mod ycsb;
 
 pub use user_logs::UserLogs;
 
@@ -75,6 +76,14 @@ pub const GENERATORS: &[Descriptor] = &[
         generator: Generator::Tiers40,
     },
     Descriptor {
+        name: "ycsb",
+        sizing: Sizing::Rows {
+            max_tables: 1,
+            max_rows: MAX_ROWS,
+        },
+        generator: Generator::Ycsb,
+    },
+    Descriptor {
         name: "tpcc",
         sizing: Sizing::Warehouses,
         generator: Generator::Tpcc,
@@ -97,6 +106,8 @@ pub enum Generator {
     Codes,
     /// The storage study's 40 tables: see [`tiers40::Tiers40`].
     Tiers40,
+    /// YCSB's `usertable` of records: see [`ycsb::Ycsb`].
+    Ycsb,
     /// TPC-C's nine tables for a number of warehouses: see [`tpcc::Tpcc`].
     Tpcc,
     /// TPC-H's eight tables at a scale factor: see [`tpch::Tpch`].
@@ -130,6 +141,7 @@ impl Generator {
             Generator::Sbtest => sbtest::SBTEST_COLUMNS,
             Generator::Codes => codes::CODES_COLUMNS,
             Generator::Tiers40 => tiers40::TIERS40_COLUMNS,
+            Generator::Ycsb => ycsb::YCSB_COLUMNS,
             Generator::Tpcc | Generator::Tpch => &[],
         }
     }
@@ -229,13 +241,22 @@ pub struct ForeignKeyDef {
 impl Generator {
     /// The tables this generator fills for a dataset: `user_logs` and `codes` fill one table
     /// named `table`; `sbtest` fills `sbtest1..=sbtestN`, each with its secondary index `k_N`;
-    /// `tiers40` fills `tbl_200…` with the seed's unique key and index; `tpcc` fills TPC-C's
+    /// `tiers40` fills `tbl_200…` with the seed's unique key and index; `ycsb` fills YCSB's
+    /// `usertable`; `tpcc` fills TPC-C's
     /// nine tables for `rows` warehouses; `tpch` fills TPC-H's eight tables at `rows`
     /// hundredths of a scale factor. `rows` is each table's count otherwise.
     pub fn tables(&self, table: &str, tables: u64, rows: u64, seed: u64) -> Vec<TableDef> {
         match self {
             Generator::Tpcc => tpcc::tables(seed, rows),
             Generator::Tpch => tpch::tables(seed, rows),
+            Generator::Ycsb => vec![TableDef {
+                name: ycsb::TABLE.to_string(),
+                columns: self.columns(),
+                unique: Vec::new(),
+                indexes: Vec::new(),
+                rows,
+                foreign_keys: Vec::new(),
+            }],
             Generator::UserLogs | Generator::Codes => vec![TableDef {
                 name: table.to_string(),
                 columns: self.columns(),
@@ -285,6 +306,7 @@ impl Generator {
             Generator::Sbtest => (190, 1.5),
             Generator::Codes => (52, 3.0),
             Generator::Tiers40 => (380, 1.5),
+            Generator::Ycsb => (1_034, 1.5),
             Generator::Tpcc => (78_400_000, 1.5),
             // a hundredth of a scale factor
             Generator::Tpch => (TPCH_BYTES_PER_UNIT, 1.5),
@@ -306,6 +328,7 @@ impl Generator {
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
             Generator::Codes => codes::Codes { seed, rows }.write_tsv_file(path),
             Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv_file(n, path),
+            Generator::Ycsb => ycsb::Ycsb { seed, rows }.write_tsv_file(path),
             Generator::Tpcc => tpcc::Tpcc {
                 seed,
                 warehouses: rows,
@@ -341,6 +364,7 @@ impl Generator {
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv(n + 1, out),
             Generator::Codes => codes::Codes { seed, rows }.write_tsv(out),
             Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv(n, out),
+            Generator::Ycsb => ycsb::Ycsb { seed, rows }.write_tsv(out),
             Generator::Tpcc => {
                 let t = tpcc::TABLES.get(n as usize).copied().ok_or_else(|| {
                     std::io::Error::other(format!("tpcc has no table number {n}"))

@@ -13,7 +13,7 @@ use crate::decode::{DecodeError, KeyPath, by_name};
 use crate::engine::documents::DocSession;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
-use crate::results::{Better, Derived, Metric, Role, Unit};
+use crate::results::{Better, Metric, Unit};
 use crate::runner::Worker;
 use crate::sysmon::DeviceIo;
 use serde::{Deserialize, Serialize};
@@ -400,31 +400,12 @@ fn keys_note(p: &LookupsParams, rows: u64, total: u64, order: Option<&Order>) ->
 /// The step's figures: the best level's QPS first (reports lead with it), then each level's
 /// QPS, latency percentiles and data-device reads.
 fn figures(levels: &[Level], best: &Level) -> Vec<Metric> {
-    let mut m = vec![
-        Metric::new(
-            "best_qps",
-            "best QPS",
-            best.qps,
-            Unit::PerSecond,
-            Better::Higher,
-        )
-        .with_role(Role::Lead {
-            counts: "lookups".into(),
-        })
-        .derived(Derived::Best {
-            prefix: "qps_t".into(),
-        }),
-        Metric::new(
-            "best_threads",
-            "at clients",
-            best.threads as f64,
-            Unit::Count,
-            Better::None,
-        )
-        .derived(Derived::BestLevel {
-            prefix: "qps_t".into(),
-        }),
-    ];
+    let mut m = Vec::from(sweep::best_figures(
+        ("best_qps", "best QPS", "lookups"),
+        "qps_t",
+        best.qps,
+        best.threads,
+    ));
     for l in levels {
         let t = l.threads;
         m.push(Metric::new(

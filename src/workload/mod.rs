@@ -104,6 +104,7 @@ kinds! {
     "ddl" => Ddl(ddl::DdlParams),
     "oltp" => Oltp(oltp::OltpParams),
     "lookups" => Lookups(lookups::LookupsParams),
+    "ycsb" => Ycsb(ycsb::step::YcsbParams),
     "insert-trickle" => Trickle(tiers::TrickleParams),
     "select-triple" => Triple(tiers::TripleParams),
     "catch-up" | "commit-wait" | "replica-lag" => Replication(replication::ReplicationParams),
@@ -188,7 +189,10 @@ mod tests {
             .copied()
             .filter(|k| divides_clients(k))
             .collect();
-        assert_eq!(divided, ["queries", "oltp", "lookups", "tpcc", "script"]);
+        assert_eq!(
+            divided,
+            ["queries", "oltp", "lookups", "ycsb", "tpcc", "script"]
+        );
         assert!(!divides_clients("no-such-kind"));
     }
 }

@@ -426,6 +426,36 @@ pub fn latency_figures(t: u64, lat: &Latency, which: &[&str]) -> Vec<Metric> {
         .collect()
 }
 
+/// The best level's rate as the figure reports lead with (`key`, `label`, counting `counts`)
+/// and the clients it ran at, both found again among the levels' `prefix…` figures when
+/// shards are merged.
+pub fn best_figures(
+    (key, label, counts): (&str, &str, &str),
+    prefix: &str,
+    rate: f64,
+    threads: u64,
+) -> [Metric; 2] {
+    [
+        Metric::new(key, label, rate, Unit::PerSecond, Better::Higher)
+            .with_role(crate::results::Role::Lead {
+                counts: counts.into(),
+            })
+            .derived(Derived::Best {
+                prefix: prefix.into(),
+            }),
+        Metric::new(
+            "best_threads",
+            "at clients",
+            threads as f64,
+            Unit::Count,
+            Better::None,
+        )
+        .derived(Derived::BestLevel {
+            prefix: prefix.into(),
+        }),
+    ]
+}
+
 /// The latency figure `key` (p50, p95, p99 or max) of `lat` as metric `id`, with the quantile
 /// a merge of shards computes it again from (over the clients' histograms at `level`, or the
 /// step's when `None`).

@@ -38,7 +38,7 @@ fn warmup_ranges(series: &[Option<&StepSeries>]) -> Vec<(f64, f64)> {
 }
 
 /// The completions a step's figures say are counted per 10 s (TPC-C's New-Order transactions
-/// in each 10 s of the step, ticks 0–9, 10–19, …: the 2012 original's axis). None for steps
+/// in each 10 s of the step, ticks 0–9, 10–19, …: the original's axis). None for steps
 /// without such a figure, or with no such completions.
 fn per_10s_timeline(v: &PanelView<'_>, shade: &[(f64, f64, String)]) -> Option<Figure> {
     let count_fmt = |x: f64| format::count(x);

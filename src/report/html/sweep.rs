@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 /// carry one: throughput is the mean over each level's measured (non-warm-up) seconds; p99 is
 /// the level's own, from its merged histogram, where the step recorded it (a mean of
 /// per-second p99s would understate the tail), else the mean of its seconds' p99. A sweep
-/// whose figures count completions per 10 s (TPC-C's) also gets the 2012 original's own
+/// whose figures count completions per 10 s (TPC-C's) also gets the original's own
 /// chart: New-Order transactions per 10 s against the client count.
 pub(super) fn sweep_curves(v: &PanelView<'_>) -> Vec<Figure> {
     let levels: BTreeSet<u64> = v

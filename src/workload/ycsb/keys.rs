@@ -11,6 +11,7 @@
 //! what a run touches must be YCSB's to compare with its figures.
 
 use crate::dataset::rng::SplitMix64;
+pub use crate::dataset::ycsb::{fnv_hash64, key_name};
 
 /// YCSB's zipfian constant (`ZipfianGenerator.ZIPFIAN_CONSTANT`).
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
@@ -22,30 +23,6 @@ const SCRAMBLED_ITEMS: u64 = 10_000_000_000;
 /// YCSB's zipfian over `0..=SCRAMBLED_ITEMS` draws from one item more.
 const SCRAMBLED_DRAWN: u64 = SCRAMBLED_ITEMS + 1;
 const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
-
-/// YCSB's 64-bit FNV-1a over the eight bytes of `v`, lowest first, made non-negative as
-/// Java's `Math.abs` makes it (`Utils.fnvhash64`).
-pub fn fnv_hash64(v: u64) -> u64 {
-    const OFFSET_BASIS: u64 = 0xCBF2_9CE4_8422_2325;
-    const PRIME: u64 = 1_099_511_628_211;
-    let mut h = OFFSET_BASIS;
-    let mut v = v;
-    for _ in 0..8 {
-        h ^= v & 0xff;
-        h = h.wrapping_mul(PRIME);
-        v >>= 8;
-    }
-    // Java's Math.abs(Long.MIN_VALUE) is Long.MIN_VALUE; as an unsigned value, 2^63.
-    (h as i64).unsigned_abs()
-}
-
-/// The name of key number `n` as YCSB builds it (`CoreWorkload.buildKeyName`): `user` and
-/// the number, hashed unless the inserts are ordered, left-padded with zeros to
-/// `zero_padding` digits.
-pub fn key_name(n: u64, hashed: bool, zero_padding: usize) -> String {
-    let n = if hashed { fnv_hash64(n) } else { n };
-    format!("user{n:0zero_padding$}")
-}
 
 /// ζ(n, θ) = Σ_{i=1..n} 1/i^θ, from `from` items already summed to `sum` (YCSB extends
 /// its zeta this way when the item count grows).

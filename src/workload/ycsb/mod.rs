@@ -1,6 +1,6 @@
-//! YCSB's core workloads (issue: the `ycsb` step and dataset): the key choosers and key
-//! names of `CoreWorkload` ([`keys`]) and its workload files ([`properties`]). The step that
-//! runs them on every engine builds on these.
+//! YCSB's core workloads: the key choosers of `CoreWorkload` ([`keys`]), its workload files
+//! ([`properties`]) and the `ycsb` step that runs them on the `ycsb` dataset ([`step`]).
 
 pub mod keys;
 pub mod properties;
+pub mod step;
