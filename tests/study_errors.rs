@@ -153,6 +153,7 @@ fn builtin_studies_are_valid_and_printable() {
         "upgrade-tpcc",
         "tpch",
         "tpch-validation",
+        "ycsb",
         "harness",
     ] {
         let (code, text, _) = common::run(&["studies", "show", name]);
@@ -214,6 +215,7 @@ fn every_builtin_study_ships_a_quick_and_a_full_scale() {
         "cluster",
         "harness",
         "replication",
+        "ycsb",
     ] {
         assert!(list.contains(name), "{name} in\n{list}");
         for scale in ["quick", "full"] {

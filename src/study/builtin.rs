@@ -19,6 +19,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
     ("tpch", include_str!("../../studies/tpch.toml")),
+    ("ycsb", include_str!("../../studies/ycsb.toml")),
     (
         "tpch-validation",
         include_str!("../../studies/tpch-validation.toml"),
