@@ -26,4 +26,18 @@ pub trait DocSession: Send {
     /// Look up the document whose `_id` is `id`, reading it whole: 1 when found, 0 when
     /// there is none (a miss, not an error).
     fn find_by_id(&mut self, collection: &str, id: i64) -> Result<u64>;
+    /// YCSB's read as its MongoDB binding runs it: the document whose text `_id` is `key`,
+    /// whole or only `field`; 1 when found, 0 when not.
+    fn read_by_key(&mut self, collection: &str, key: &str, field: Option<&str>) -> Result<u64>;
+    /// YCSB's update: `$set` these fields of the document `key`; the documents changed.
+    fn update_by_key(
+        &mut self,
+        collection: &str,
+        key: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<u64>;
+    /// YCSB's insert: a document of `_id` `key` and these fields; 1.
+    fn insert_doc(&mut self, collection: &str, key: &str, fields: &[(&str, &str)]) -> Result<u64>;
+    /// YCSB's scan: up to `n` documents from `_id` `key` on, in `_id` order; the documents read.
+    fn scan_from(&mut self, collection: &str, key: &str, n: u64) -> Result<u64>;
 }

@@ -497,6 +497,66 @@ impl DocSession for MongodbSession {
             .map_err(mongo_err)?;
         Ok(u64::from(found.is_some()))
     }
+
+    fn read_by_key(&mut self, collection: &str, key: &str, field: Option<&str>) -> Result<u64> {
+        let coll = self.db.collection::<Document>(collection);
+        let find = coll.find_one(doc! { "_id": key });
+        let found = match field {
+            Some(f) => find.projection(doc! { f: 1 }).run(),
+            None => find.run(),
+        }
+        .map_err(mongo_err)?;
+        Ok(u64::from(found.is_some()))
+    }
+
+    fn update_by_key(
+        &mut self,
+        collection: &str,
+        key: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<u64> {
+        let mut set = Document::new();
+        for (f, v) in fields {
+            set.insert(*f, *v);
+        }
+        let r = self
+            .db
+            .collection::<Document>(collection)
+            .update_one(doc! { "_id": key }, doc! { "$set": set })
+            .run()
+            .map_err(mongo_err)?;
+        Ok(r.matched_count)
+    }
+
+    fn insert_doc(&mut self, collection: &str, key: &str, fields: &[(&str, &str)]) -> Result<u64> {
+        let mut d = doc! { "_id": key };
+        for (f, v) in fields {
+            d.insert(*f, *v);
+        }
+        self.db
+            .collection::<Document>(collection)
+            .insert_one(d)
+            .run()
+            .map_err(mongo_err)?;
+        Ok(1)
+    }
+
+    fn scan_from(&mut self, collection: &str, key: &str, n: u64) -> Result<u64> {
+        let cursor = self
+            .db
+            .collection::<Document>(collection)
+            .find(doc! { "_id": { "$gte": key } })
+            .sort(doc! { "_id": 1 })
+            .limit(i64::try_from(n).unwrap_or(i64::MAX))
+            .run()
+            .map_err(mongo_err)?;
+        let mut read = 0;
+        for d in cursor {
+            d.map_err(mongo_err)?;
+            read += 1;
+        }
+        Ok(read)
+    }
 }
 
 impl Engine for MongodbEngine {

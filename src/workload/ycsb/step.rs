@@ -6,14 +6,16 @@
 //! operation's latency (read, update, insert, scan, read-modify-write) at every percentile;
 //! the mix each client actually ran is printed beside the file's proportions.
 //!
-//! The statements are those of YCSB's JDBC binding. A document engine does not run it yet
-//! (the step is SQL; the MongoDB engine's contenders skip it, saying so).
+//! On a SQL engine the statements are those of YCSB's JDBC binding; on a document engine the
+//! operations are its MongoDB binding's (`find` by `_id`, `$set`, `insert_one`, a `find` from
+//! an `_id` on, sorted, limited).
 
 use super::keys::{KeyChooser, ScanLength, ZIPFIAN_CONSTANT, Zipfian};
 use super::properties::{self, ScanLengthDistribution, Workload};
 use crate::dataset::rng::SplitMix64;
 use crate::dataset::ycsb as records;
 use crate::decode::{DecodeError, KeyPath};
+use crate::engine::documents::DocSession;
 use crate::engine::{self, Session, StmtId, Value};
 use crate::metrics::Latency;
 use crate::results::{Better, Metric, Unit};
@@ -118,6 +120,9 @@ impl crate::workload::kind::StepKind for YcsbParams {
     }
     fn divides_clients() -> bool {
         true
+    }
+    fn is_sql(&self) -> bool {
+        false
     }
     fn validate(&self) -> Result<(), DecodeError> {
         if self.workload.trim().is_empty() {
@@ -256,17 +261,37 @@ fn prepare(
     Ok(s)
 }
 
-/// One client: its session, statements, random stream, choosers and reused values.
+/// Where a client's operations go: prepared statements on a SQL engine (YCSB's JDBC
+/// binding's), or a document engine's session (its MongoDB binding's operations).
+enum Target {
+    Sql {
+        session: Box<dyn Session>,
+        stmts: Statements,
+    },
+    Doc {
+        session: Box<dyn DocSession>,
+        read_all: bool,
+        write_all: bool,
+    },
+}
+
+/// The fields' names, as documents and columns carry them.
+const FIELD_NAMES: [&str; records::FIELDS] = [
+    "field0", "field1", "field2", "field3", "field4", "field5", "field6", "field7", "field8",
+    "field9",
+];
+
+/// One client: where its operations go, its random stream, choosers and reused values.
 struct YcsbWorker {
-    session: Box<dyn Session>,
-    stmts: Statements,
+    target: Target,
     rng: SplitMix64,
     /// Cumulative shares of [`OPS`].
     cumulative: [f64; 5],
     keys: KeyChooser,
     scan_length: ScanLength,
     records: Records,
-    /// `[key, field0 … field9]` for an insert or a full update (key last then), reused.
+    /// `[key, field0 … field9]` for an insert, `[field0 … field9, key]` for a full update,
+    /// reused.
     values: Vec<Value>,
     /// `[value, key]` of a one-field update; `[key]` of a read; `[key, n]` of a scan.
     pair: [Value; 2],
@@ -282,6 +307,14 @@ fn set_text(v: &mut Value, f: impl FnOnce(&mut String)) {
     if let Value::Text(s) = v {
         s.clear();
         f(s);
+    }
+}
+
+/// A reused text value's text.
+fn text(v: &Value) -> &str {
+    match v {
+        Value::Text(s) => s,
+        _ => "",
     }
 }
 
@@ -309,41 +342,72 @@ impl YcsbWorker {
 
     fn read(&mut self, key: u64) -> engine::Result<u64> {
         set_text(&mut self.one[0], |s| key_text(s, key));
-        let stmt = match self.stmts.read_all {
-            Some(s) => s,
-            None => self.stmts.read_one[self.rng.below(records::FIELDS as u32) as usize],
-        };
-        self.session.run(stmt, &self.one)
+        let field = self.rng.below(records::FIELDS as u32) as usize;
+        match &mut self.target {
+            Target::Sql { session, stmts } => {
+                let stmt = stmts.read_all.unwrap_or_else(|| stmts.read_one[field]);
+                session.run(stmt, &self.one)
+            }
+            Target::Doc {
+                session, read_all, ..
+            } => session.read_by_key(
+                records::TABLE,
+                text(&self.one[0]),
+                (!*read_all).then_some(FIELD_NAMES[field]),
+            ),
+        }
     }
 
     fn update(&mut self, key: u64) -> engine::Result<u64> {
-        match self.stmts.update_all {
-            Some(stmt) => {
-                for v in self.values[..records::FIELDS].iter_mut() {
-                    set_text(v, |s| field_text(&mut self.rng, s));
-                }
-                set_text(&mut self.values[records::FIELDS], |s| key_text(s, key));
-                self.session.run(stmt, &self.values)
+        let field = self.rng.below(records::FIELDS as u32) as usize;
+        let all = match &self.target {
+            Target::Sql { stmts, .. } => stmts.update_all.is_some(),
+            Target::Doc { write_all, .. } => *write_all,
+        };
+        if all {
+            for v in self.values[..records::FIELDS].iter_mut() {
+                set_text(v, |s| field_text(&mut self.rng, s));
             }
-            None => {
-                let f = self.rng.below(records::FIELDS as u32) as usize;
-                set_text(&mut self.pair[0], |s| field_text(&mut self.rng, s));
-                set_text(&mut self.pair[1], |s| key_text(s, key));
-                self.session.run(self.stmts.update_one[f], &self.pair)
+            set_text(&mut self.values[records::FIELDS], |s| key_text(s, key));
+        } else {
+            set_text(&mut self.pair[0], |s| field_text(&mut self.rng, s));
+            set_text(&mut self.pair[1], |s| key_text(s, key));
+        }
+        match &mut self.target {
+            Target::Sql { session, stmts } => match stmts.update_all {
+                Some(stmt) => session.run(stmt, &self.values),
+                None => session.run(stmts.update_one[field], &self.pair),
+            },
+            Target::Doc { session, .. } if all => {
+                let fields: [(&str, &str); records::FIELDS] =
+                    std::array::from_fn(|i| (FIELD_NAMES[i], text(&self.values[i])));
+                session.update_by_key(records::TABLE, text(&self.values[records::FIELDS]), &fields)
             }
+            Target::Doc { session, .. } => session.update_by_key(
+                records::TABLE,
+                text(&self.pair[1]),
+                &[(FIELD_NAMES[field], text(&self.pair[0]))],
+            ),
         }
     }
 
     fn insert(&mut self) -> engine::Result<u64> {
-        let Some(stmt) = self.stmts.insert else {
-            return Ok(0);
-        };
         let n = self.records.loaded + self.records.next_insert.fetch_add(1, Ordering::Relaxed);
         set_text(&mut self.values[0], |s| key_text(s, n));
         for v in self.values[1..].iter_mut() {
             set_text(v, |s| field_text(&mut self.rng, s));
         }
-        let r = self.session.run(stmt, &self.values);
+        let r = match &mut self.target {
+            Target::Sql { session, stmts } => match stmts.insert {
+                Some(stmt) => session.run(stmt, &self.values),
+                None => return Ok(0),
+            },
+            Target::Doc { session, .. } => {
+                let fields: [(&str, &str); records::FIELDS] =
+                    std::array::from_fn(|i| (FIELD_NAMES[i], text(&self.values[i + 1])));
+                session.insert_doc(records::TABLE, text(&self.values[0]), &fields)
+            }
+        };
         if r.is_ok() {
             self.records.inserted.fetch_add(1, Ordering::Relaxed);
         }
@@ -351,12 +415,18 @@ impl YcsbWorker {
     }
 
     fn scan(&mut self, key: u64) -> engine::Result<u64> {
-        let Some(stmt) = self.stmts.scan else {
-            return Ok(0);
-        };
         set_text(&mut self.scan[0], |s| key_text(s, key));
-        self.scan[1] = Value::Int(self.scan_length.next(&mut self.rng) as i64);
-        self.session.run(stmt, &self.scan)
+        let n = self.scan_length.next(&mut self.rng);
+        self.scan[1] = Value::Int(n as i64);
+        match &mut self.target {
+            Target::Sql { session, stmts } => match stmts.scan {
+                Some(stmt) => session.run(stmt, &self.scan),
+                None => Ok(0),
+            },
+            Target::Doc { session, .. } => {
+                session.scan_from(records::TABLE, text(&self.scan[0]), n)
+            }
+        }
     }
 }
 
@@ -407,12 +477,21 @@ fn worker(
     records: Records,
     seed: u64,
 ) -> engine::Result<Box<dyn Worker>> {
-    let mut session = engine.connect()?;
-    let stmts = prepare(session.as_mut(), w, engine.dialect())?;
+    let target = match engine.documents() {
+        Some(docs) => Target::Doc {
+            session: docs.session()?,
+            read_all: w.read_all_fields,
+            write_all: w.write_all_fields,
+        },
+        None => {
+            let mut session = engine.connect()?;
+            let stmts = prepare(session.as_mut(), w, engine.dialect())?;
+            Target::Sql { session, stmts }
+        }
+    };
     let text = || Value::Text(String::with_capacity(128));
     Ok(Box::new(YcsbWorker {
-        session,
-        stmts,
+        target,
         rng: SplitMix64(seed),
         cumulative: cumulative(w),
         keys: KeyChooser::new(w.request_distribution, records.existing()),
@@ -491,14 +570,16 @@ pub fn run(p: &YcsbParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let mut notes: Vec<String> = start.as_ref().map(|s| s.note("step")).into_iter().collect();
     // The records there are now: the dataset's, and what an earlier step inserted (counted
     // before the clock; an insert takes the next number, as YCSB's `insertstart` would).
-    let at_start = engine
-        .connect()
-        .and_then(|mut s| s.query_i64(&format!("SELECT COUNT(*) FROM {}", records::TABLE)))
-        .map_err(|e| {
-            StepError::Check(format!("counting the records of {}: {e}", records::TABLE))
-        })?;
+    let at_start = match engine.documents() {
+        Some(docs) => docs.count(records::TABLE),
+        None => engine
+            .connect()
+            .and_then(|mut s| s.query_i64(&format!("SELECT COUNT(*) FROM {}", records::TABLE)))
+            .map(|n| u64::try_from(n).unwrap_or(0)),
+    }
+    .map_err(|e| StepError::Check(format!("counting the records of {}: {e}", records::TABLE)))?;
     let records = Records {
-        loaded: u64::try_from(at_start).unwrap_or(0),
+        loaded: at_start,
         next_insert: Arc::new(AtomicU64::new(0)),
         inserted: Arc::new(AtomicU64::new(0)),
     };
