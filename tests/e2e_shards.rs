@@ -918,3 +918,98 @@ fn k8s_objects_match_the_golden_and_the_api_schema() {
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("completionsPerPod"), "{said}");
 }
+
+/// YCSB's workload B over two shards on one MariaDB target: the merged level's operations of
+/// each kind are the shards' added up, and its per-operation p99 that of the shards' histograms
+/// of that operation.
+#[test]
+fn a_sharded_ycsb_workload_merges_its_operations_by_kind() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let root = tempfile::tempdir().expect("tmp");
+    let server = mariadb_target(root.path(), "64M");
+    let port = server.layout.port;
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
+    let path = root.path().join("ycsb.toml");
+    let study_text = common::fill(
+        include_str!("studies/shard_one_step_kind.toml"),
+        &[
+            ("kind", "ycsb"),
+            ("dataset", "generator = \"ycsb\"\nrows = 2000"),
+            ("target", &target),
+            (
+                "step_toml",
+                "kind = \"ycsb\"\nworkload = \"b\"\nthreads = [4]\nduration_s = 2",
+            ),
+        ],
+    );
+    std::fs::write(&path, study_text).unwrap();
+    let out = root.path().join("out");
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            start_shard(&path, &out, |c| {
+                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-ycsb"]);
+            })
+        })
+        .collect();
+    let dirs: Vec<PathBuf> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let o = r.wait_with_output().unwrap();
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
+            run_dir(&err)
+        })
+        .collect();
+    let merged = root.path().join("merged-ycsb");
+    let (code, _, stderr) = merge(&dirs, &merged, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let ops_of = |r: &serde_json::Value, name: &str| -> u64 {
+        r["details"]["levels"][0]["per_op"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .and_then(|o| o["count"].as_u64())
+            .unwrap_or(0)
+    };
+    let shard_records: Vec<serde_json::Value> = dirs
+        .iter()
+        .map(|d| read_json(&d.join("db/s.json")))
+        .collect();
+    let record = read_json(&merged.join("db/s.json"));
+    for name in ["read", "update"] {
+        let sum: u64 = shard_records.iter().map(|r| ops_of(r, name)).sum();
+        assert!(sum > 0, "{name}");
+        assert_eq!(
+            ops_of(&record, name),
+            sum,
+            "{name}: merged against the shards' sum"
+        );
+    }
+    // the per-operation p99 of the merged level is that of the shards' read histograms
+    let mut union = dbduel::metrics::new_hist();
+    for d in &dirs {
+        let ivs = std::fs::read_to_string(d.join("db/s.intervals.ndjson")).unwrap();
+        for line in ivs.lines() {
+            let iv: serde_json::Value = serde_json::from_str(line).unwrap();
+            for op in iv["per_op"].as_array().unwrap() {
+                if op["op"] == "read"
+                    && let Some(h) = op["hist"].as_str()
+                {
+                    dbduel::metrics::merge(&mut union, &dbduel::metrics::decode(h).unwrap());
+                }
+            }
+        }
+    }
+    let summary = read_json(&merged.join("summary.json"));
+    let s = step(&summary, "db", "s");
+    assert_eq!(
+        figure(s, "read_p99_us_t4") as u64,
+        dbduel::metrics::quantile(&union, 0.99),
+        "read p99 from the shards' read histograms"
+    );
+    server.destroy().expect("destroy");
+}

@@ -89,8 +89,8 @@ fn ops(j: &serde_json::Value) -> std::collections::BTreeMap<String, u64> {
     let mut out = std::collections::BTreeMap::new();
     for l in j["details"]["levels"].as_array().unwrap() {
         for o in l["per_op"].as_array().unwrap() {
-            *out.entry(o["op"].as_str().unwrap().to_string())
-                .or_insert(0) += o["ops"].as_u64().unwrap();
+            *out.entry(o["name"].as_str().unwrap().to_string())
+                .or_insert(0) += o["count"].as_u64().unwrap();
         }
     }
     out

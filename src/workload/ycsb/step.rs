@@ -511,13 +511,14 @@ fn worker(
     }))
 }
 
-/// One operation's figures at a level.
+/// One operation's figures at a level, named as every step kind's per-operation items are
+/// (a shard merge adds them up by name and takes each one's latency and share again).
 #[derive(Debug, Clone, Serialize)]
 struct OpLevel {
-    op: &'static str,
-    ops: u64,
-    /// Its share of the level's operations.
-    share: f64,
+    name: &'static str,
+    count: u64,
+    /// Its share of the level's operations, percent.
+    share_pct: f64,
     latency_us: Option<Latency>,
 }
 
@@ -541,10 +542,10 @@ impl Level {
             .iter()
             .zip(&l.out.per_op)
             .filter(|(_, h)| !h.is_empty())
-            .map(|(&op, h)| OpLevel {
-                op,
-                ops: h.len(),
-                share: h.len() as f64 / total.max(1) as f64,
+            .map(|(&name, h)| OpLevel {
+                name,
+                count: h.len(),
+                share_pct: h.len() as f64 * 100.0 / total.max(1) as f64,
                 latency_us: Latency::of(h),
             })
             .collect();
@@ -663,8 +664,8 @@ fn first_note(
     let mut ran = [0u64; 5];
     for l in levels {
         for o in &l.per_op {
-            if let Some(i) = OPS.iter().position(|&n| n == o.op) {
-                ran[i] += o.ops;
+            if let Some(i) = OPS.iter().position(|&n| n == o.name) {
+                ran[i] += o.count;
             }
         }
     }
@@ -771,13 +772,13 @@ fn figures(levels: &[Level], best: &Level, inserted: u64) -> Vec<Metric> {
             ] {
                 m.push(
                     Metric::new(
-                        &format!("{}_{key}_us_t{t}", o.op.replace('-', "_")),
-                        &format!("{} {key} @{t}", o.op),
+                        &format!("{}_{key}_us_t{t}", o.name.replace('-', "_")),
+                        &format!("{} {key} @{t}", o.name),
                         v as f64,
                         Unit::Micros,
                         Better::Lower,
                     )
-                    .quantile(q, Some(t), &[o.op]),
+                    .quantile(q, Some(t), &[o.name]),
                 );
             }
         }
