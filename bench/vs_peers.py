@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -1180,6 +1181,126 @@ def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extr
     }
 
 
+# ---------------------------------------------------------------- YCSB: go-ycsb
+
+YCSB_RECORDS = 100_000
+# go-ycsb's binding and its connection properties, by the server a part runs on.
+YCSB_SERVERS = {"ycsb-mariadb": ("mariadb", "mysql"), "ycsb-postgres": ("postgres", "pg")}
+# The core workloads the pairs run, as YCSB ships them (dbduel's `workload = "a"` is the same).
+YCSB_WORKLOADS = {
+    "a": "readproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\n",
+    "c": "readproportion=1\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\n",
+}
+
+
+def go_ycsb_bin():
+    """The go-ycsb scripts/install-go-ycsb builds."""
+    b = shutil.which("go-ycsb")
+    if not b:
+        raise SystemExit("error: go-ycsb is not installed: run scripts/install-go-ycsb")
+    return b
+
+
+def parse_go_ycsb(text):
+    """go-ycsb's closing summary ("Run finished", then one `OP - Takes(s): …, Count: …, OPS: …`
+    line an operation kind, TOTAL among them): the operations, their rate, the errors
+    (`*_ERROR` kinds) and each kind's count."""
+    tail = text.rsplit("Run finished", 1)[-1]
+    kinds = {}
+    for line in tail.splitlines():
+        m = re.match(r"^(\S+)\s+- Takes\(s\): ([\d.]+), Count: (\d+), OPS: ([\d.]+)", line)
+        if m:
+            kinds[m.group(1)] = {"count": int(m.group(3)), "ops": float(m.group(4))}
+    total = kinds.get("TOTAL")
+    if not total:
+        raise SystemExit("error: go-ycsb printed no TOTAL line:\n" + text[-2000:])
+    errors = sum(k["count"] for n, k in kinds.items() if n.endswith("_ERROR"))
+    return {"ops": total["count"], "ops_per_s": total["ops"], "errors": errors,
+            "kinds": {n: k["count"] for n, k in kinds.items() if n != "TOTAL"}}
+
+
+def ycsb_part(a, out, part):
+    """go-ycsb (A) and dbduel's ycsb step (B) on one sandbox of `part` holding one usertable
+    of YCSB_RECORDS records loaded by dbduel: workloads A and C at each thread count, both
+    clients logged in as the sandbox's superuser, go-ycsb with the same workload properties
+    and YCSB's scrambled zipfian. The rate compared is operations a second, the CPU each
+    client's per operation."""
+    family, binding = YCSB_SERVERS[part]
+    opts = ("storage_engine = \"innodb\", buffer_pool_mb = 1024, server = { max_connections = 1000 }"
+            if family == "mariadb" else
+            "shared_buffers_mb = 1024, stat_statements = false, server = { max_connections = 1000 }")
+    sb = provision(a.dbduel, a.work, part, f"""[study]
+name = "ycsb"
+description = "bench/vs-peers: one YCSB usertable in one {family} sandbox"
+[dataset]
+generator = "ycsb"
+rows = {YCSB_RECORDS}
+[[contender]]
+name = "db"
+engine = "{family}"
+options = {{ {opts} }}
+[[step]]
+name = "load"
+kind = "load"
+""")
+    port, pid = sb["port"], sb["pid"]
+    with open(secret_file(sb)) as f:
+        password = f.read().strip()
+    if family == "mariadb":
+        db, user = "dbduel_ycsb", "root"
+        target = f"mysql://root@127.0.0.1:{port}/{db}"
+        conn = [f"mysql.host=127.0.0.1", f"mysql.port={port}", "mysql.user=root",
+                f"mysql.password={password}", f"mysql.db={db}"]
+    else:
+        db, user = "dbduel_ycsb", "dbduel"
+        target = f"postgres://dbduel@127.0.0.1:{port}/{db}?sslmode=disable"
+        conn = ["pg.host=127.0.0.1", f"pg.port={port}", "pg.user=dbduel",
+                f"pg.password={password}", f"pg.db={db}", "pg.sslmode=disable"]
+    go_ycsb = go_ycsb_bin()
+    out[part] = {"server_version": sb.get("server_version"), "port": port, "user": user,
+                 "records": YCSB_RECORDS, "pairs": []}
+    log(f"{part}: {family} {sb.get('server_version')} on port {port}: {YCSB_RECORDS:,} records")
+    files = {}
+    for w, props in YCSB_WORKLOADS.items():
+        path = os.path.join(a.work, f"workload{w}")
+        with open(path, "w") as f:
+            f.write("workload=core\nreadallfields=true\nrequestdistribution=zipfian\n" + props)
+        files[w] = path
+
+    def peer(workload, threads, label):
+        w = workload.split()[-1]
+        argv = [go_ycsb, "run", binding, "-P", files[w], "--threads", str(threads),
+                "-p", f"recordcount={YCSB_RECORDS}", "-p", "operationcount=1000000000",
+                "-p", f"maxexecutiontime={a.duration}"]
+        for c in conn:
+            argv += ["-p", c]
+        s0 = tree_cpu_s(pid)
+        r = run_client(argv, os.path.join(a.work, f"{label}.log"))
+        must(r, f"go-ycsb ({label})")
+        s1 = tree_cpu_s(pid)
+        f = parse_go_ycsb(r["output"])
+        return measured(r, f["ops_per_s"], f["ops"], f["errors"], None, s1 - s0, None, f)
+
+    def ours(workload, threads, label):
+        w = workload.split()[-1]
+        step = f'kind = "ycsb"\nworkload = "{w}"\nthreads = {threads}\nduration_s = {a.duration}'
+        s0 = tree_cpu_s(pid)
+        r = dbduel_run(a.dbduel, a.work, label,
+                       dbduel_study(target, family, step, password_file=secret_file(sb),
+                                    dataset=f"generator = \"ycsb\"\nrows = {YCSB_RECORDS}"))
+        s1 = tree_cpu_s(pid)
+        lv = r["step"]["details"]["levels"][0]
+        mix = {o["name"]: o["count"] for o in lv["per_op"]}
+        return measured(r, lv["ops_per_s"], lv["ops"], lv["errors"],
+                        (lv["latency_us"] or {}).get("p95"), s1 - s0, None,
+                        {"kinds": mix, "measured_s": lv["measured_s"]})
+
+    for w in YCSB_WORKLOADS:
+        for threads in a.threads:
+            out[part]["pairs"].append(
+                pair(part, f"workload {w}", "go-ycsb", threads, a.rounds, peer, ours))
+
+
 def median_interval(xs):
     """The median of `xs` with the order-statistic (binomial) interval dbduel's `--repeat`
     gives a figure (src/results/spread.rs): sorted, [x(k), x(n+1-k)] for the largest k whose
@@ -1473,12 +1594,16 @@ def main():
         tpcc_part(a, out)
     if "tpch" in parts:
         tpch_part(a, out)
+    if "ycsb" in parts:
+        ycsb_part(a, out, "ycsb-mariadb")
+        ycsb_part(a, out, "ycsb-postgres")
     if "load" in parts:
         load_part(a, out, "mariadb")
         load_part(a, out, "mysql")
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres",
-               "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb"}
+               "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb",
+               "ycsb-mariadb": "mariadb", "ycsb-postgres": "postgres"}
     def version(part):
         m = re.search(r"\d+(\.\d+)+", out[part].get("server_version") or "")
         return m.group(0) if m else "?"

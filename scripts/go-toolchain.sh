@@ -1,4 +1,4 @@
-# Sourced by scripts/install-ferretdb and scripts/install-go-tpc: sets $GO to a Go of 1.24 or
+# Sourced by scripts/install-ferretdb and scripts/go-tool.sh: sets $GO to a Go of 1.24 or
 # newer — the machine's own, or a pinned toolchain fetched from the Go module proxy and checked
 # against its SHA-256 — and $SUDO for writing under $PREFIX. Needs `say` and `PREFIX`.
 
