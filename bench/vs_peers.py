@@ -26,8 +26,10 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 CLK = os.sysconf("SC_CLK_TCK")
@@ -99,8 +101,10 @@ def tcp_segments_sent():
     return int(rows[1][rows[0].index("OutSegs")])
 
 
-def run_client(argv, log_path, peak_rss=False, env=None, cwd=None):
-    """Run one client to completion; its exit code, wall time, CPU (user, system) and output,
+def run_client(argv, log_path, peak_rss=False, env=None, cwd=None, interrupt_after_s=None):
+    """Run one client to completion (or, with `interrupt_after_s`, until it ends after a
+    SIGINT sent that many seconds after its start: a client whose run stops only so);
+    its exit code, wall time, CPU (user, system) and output,
     and with `peak_rss` its peak resident memory. That is taken by GNU time (`%M`), not from
     our own wait4: a forked child keeps the forking process's peak RSS across exec, so wait4
     would report at least this Python process's size for any client; time's own is ~2 MB."""
@@ -111,7 +115,13 @@ def run_client(argv, log_path, peak_rss=False, env=None, cwd=None):
         argv = ["/usr/bin/time", "-f", "%M", "-o", rss_path, *argv]
     with open(log_path, "w") as out:
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        timer = None
+        if interrupt_after_s is not None:
+            timer = threading.Timer(interrupt_after_s, p.send_signal, (signal.SIGINT,))
+            timer.start()
         _, status, ru = os.wait4(p.pid, 0)
+        if timer:
+            timer.cancel()
     p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
     h1, seg1 = host_cpu_s(), tcp_segments_sent()
@@ -1220,11 +1230,11 @@ def parse_go_ycsb(text):
 
 
 def ycsb_part(a, out, part):
-    """go-ycsb (A) and dbduel's ycsb step (B) on one sandbox of `part` holding one usertable
-    of YCSB_RECORDS records loaded by dbduel: workloads A and C at each thread count, both
-    clients logged in as the sandbox's superuser, go-ycsb with the same workload properties
-    and YCSB's scrambled zipfian. The rate compared is operations a second, the CPU each
-    client's per operation."""
+    """go-ycsb (A) and dbduel's ycsb step (B) on one sandbox of `part`, each on its own
+    usertable of YCSB_RECORDS records (dbduel's loaded by dbduel, go-ycsb's by `go-ycsb
+    load`): workloads A and C at each thread count, both clients logged in as the sandbox's
+    superuser, go-ycsb with the same workload properties and YCSB's scrambled zipfian. The
+    rate compared is operations a second, the CPU each client's per operation."""
     family, binding = YCSB_SERVERS[part]
     opts = ("storage_engine = \"innodb\", buffer_pool_mb = 1024, server = { max_connections = 1000 }"
             if family == "mariadb" else
@@ -1246,17 +1256,22 @@ kind = "load"
     port, pid = sb["port"], sb["pid"]
     with open(secret_file(sb)) as f:
         password = f.read().strip()
+    # go-ycsb runs on a copy of its own, loaded by `go-ycsb load`: its key names are not
+    # YCSB's (its FNV-1a hashes a record number's bytes big-endian, YCSB's lowest byte
+    # first), so on dbduel's table — YCSB's keys — nearly every key it drew would be missing.
+    db, peer_db = "dbduel_ycsb", "goycsb"
     if family == "mariadb":
-        db, user = "dbduel_ycsb", "root"
+        user = "root"
         target = f"mysql://root@127.0.0.1:{port}/{db}"
         conn = [f"mysql.host=127.0.0.1", f"mysql.port={port}", "mysql.user=root",
-                f"mysql.password={password}", f"mysql.db={db}"]
+                f"mysql.password={password}", f"mysql.db={peer_db}"]
     else:
-        db, user = "dbduel_ycsb", "dbduel"
+        user = "dbduel"
         target = f"postgres://dbduel@127.0.0.1:{port}/{db}?sslmode=disable"
         conn = ["pg.host=127.0.0.1", f"pg.port={port}", "pg.user=dbduel",
-                f"pg.password={password}", f"pg.db={db}", "pg.sslmode=disable"]
+                f"pg.password={password}", f"pg.db={peer_db}", "pg.sslmode=disable"]
     go_ycsb = go_ycsb_bin()
+    fresh_database(family, sb, peer_db)
     out[part] = {"server_version": sb.get("server_version"), "port": port, "user": user,
                  "records": YCSB_RECORDS, "pairs": []}
     log(f"{part}: {family} {sb.get('server_version')} on port {port}: {YCSB_RECORDS:,} records")
@@ -1266,16 +1281,28 @@ kind = "load"
         with open(path, "w") as f:
             f.write("workload=core\nreadallfields=true\nrequestdistribution=zipfian\n" + props)
         files[w] = path
+    argv = [go_ycsb, "load", binding, "-P", files["a"], "--threads", str(os.cpu_count() or 2),
+            "-p", f"recordcount={YCSB_RECORDS}"]
+    for c in conn:
+        argv += ["-p", c]
+    r = run_client(argv, os.path.join(a.work, f"{part}-go-ycsb-load.log"))
+    must(r, "go-ycsb load")
+    loaded = parse_go_ycsb(r["output"])
+    if loaded["errors"] or loaded["ops"] != YCSB_RECORDS:
+        raise SystemExit(f"error: go-ycsb load inserted {loaded['ops']:,} records with "
+                         f"{loaded['errors']} errors, not {YCSB_RECORDS:,}")
+    log(f"  go-ycsb load: {YCSB_RECORDS:,} records into its own database in {r['wall_s']:.1f} s")
 
     def peer(workload, threads, label):
         w = workload.split()[-1]
+        # go-ycsb v1.0.3 reads `maxexecutiontime` but never stops on it: it runs until
+        # operationcount, or until a SIGINT, after which it prints its summary of the run so far.
         argv = [go_ycsb, "run", binding, "-P", files[w], "--threads", str(threads),
-                "-p", f"recordcount={YCSB_RECORDS}", "-p", "operationcount=1000000000",
-                "-p", f"maxexecutiontime={a.duration}"]
+                "-p", f"recordcount={YCSB_RECORDS}", "-p", "operationcount=1000000000"]
         for c in conn:
             argv += ["-p", c]
         s0 = tree_cpu_s(pid)
-        r = run_client(argv, os.path.join(a.work, f"{label}.log"))
+        r = run_client(argv, os.path.join(a.work, f"{label}.log"), interrupt_after_s=a.duration)
         must(r, f"go-ycsb ({label})")
         s1 = tree_cpu_s(pid)
         f = parse_go_ycsb(r["output"])

@@ -96,6 +96,27 @@ fn shards(study: &Path, out: &Path, n: u32, group: &str, only: Option<u32>) -> V
         .collect()
 }
 
+/// The study at `path` as shards 0/2 and 1/2 of `group`, started at once; their run
+/// directories, each shard having succeeded.
+fn two_shards(path: &Path, out: &Path, group: &str) -> Vec<PathBuf> {
+    let runs: Vec<_> = (0..2)
+        .map(|i| {
+            start_shard(path, out, |c| {
+                c.args(["--shard", &format!("{i}/2"), "--run-group", group]);
+            })
+        })
+        .collect();
+    runs.into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let o = r.wait_with_output().unwrap();
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
+            run_dir(&err)
+        })
+        .collect()
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -755,24 +776,7 @@ fn merged_sweep_is_merged_at_every_level() {
         ],
     );
     std::fs::write(&path, study_text).unwrap();
-    let out = root.path().join("out");
-    let runs: Vec<_> = (0..2)
-        .map(|i| {
-            start_shard(&path, &out, |c| {
-                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-sweep"]);
-            })
-        })
-        .collect();
-    let dirs: Vec<PathBuf> = runs
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let o = r.wait_with_output().unwrap();
-            let err = text(&o.stderr);
-            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
-            run_dir(&err)
-        })
-        .collect();
+    let dirs = two_shards(&path, &root.path().join("out"), "e2e-sweep");
     let merged = root.path().join("merged-sweep");
     let (code, _, stderr) = merge(&dirs, &merged, &[]);
     assert_eq!(code, 0, "{stderr}");
@@ -945,24 +949,7 @@ fn a_sharded_ycsb_workload_merges_its_operations_by_kind() {
         ],
     );
     std::fs::write(&path, study_text).unwrap();
-    let out = root.path().join("out");
-    let runs: Vec<_> = (0..2)
-        .map(|i| {
-            start_shard(&path, &out, |c| {
-                c.args(["--shard", &format!("{i}/2"), "--run-group", "e2e-ycsb"]);
-            })
-        })
-        .collect();
-    let dirs: Vec<PathBuf> = runs
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let o = r.wait_with_output().unwrap();
-            let err = text(&o.stderr);
-            assert_eq!(o.status.code(), Some(0), "shard {i}: {err}");
-            run_dir(&err)
-        })
-        .collect();
+    let dirs = two_shards(&path, &root.path().join("out"), "e2e-ycsb");
     let merged = root.path().join("merged-ycsb");
     let (code, _, stderr) = merge(&dirs, &merged, &[]);
     assert_eq!(code, 0, "{stderr}");

@@ -328,13 +328,12 @@ impl Generator {
             Generator::Sbtest => sbtest::Sbtest { seed, rows, tables }.write_tsv_file(n + 1, path),
             Generator::Codes => codes::Codes { seed, rows }.write_tsv_file(path),
             Generator::Tiers40 => tiers40::Tiers40 { seed, rows, tables }.write_tsv_file(n, path),
-            Generator::Ycsb => ycsb::Ycsb { seed, rows }.write_tsv_file(path),
             Generator::Tpcc => tpcc::Tpcc {
                 seed,
                 warehouses: rows,
             }
             .write_tsv_file(n, path),
-            Generator::Tpch => {
+            Generator::Tpch | Generator::Ycsb => {
                 let file = std::fs::File::create(path)?;
                 let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
                 let bytes = self.write_tsv_to(seed, rows, tables, n, &mut out)?;

@@ -8,8 +8,7 @@
 
 use super::rng::SplitMix64;
 use super::{Column, ColumnType, col};
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io::{self, Write};
 
 /// The table's name, YCSB's default (`table`).
 pub const TABLE: &str = "usertable";
@@ -105,40 +104,29 @@ pub struct Ycsb {
 }
 
 impl Ycsb {
-    /// Write the records as `ycsb_key\tfield0\t…\tfield9` lines, in key order; returns bytes
-    /// written. Holds each record's number and sort key (32 bytes a record) to order them.
+    /// Write the records as `ycsb_key\tfield0\t…\tfield9` lines, in key order, to `out` (a
+    /// buffered writer: a line a write); returns bytes written. Holds each record's number
+    /// and sort key (32 bytes a record) to order them.
     pub fn write_tsv<W: Write>(&self, mut out: W) -> io::Result<u64> {
         let mut order: Vec<(u128, u64)> = (0..self.rows)
             .map(|n| (text_order(if HASHED { fnv_hash64(n) } else { n }), n))
             .collect();
         order.sort_unstable();
-        let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+        let mut row: Vec<u8> = Vec::with_capacity(2048);
         let mut bytes = 0u64;
         for (_, n) in order {
             let mut rng = SplitMix64::stream(self.seed, n);
-            buf.extend_from_slice(key_name(n, HASHED, ZERO_PADDING).as_bytes());
+            row.clear();
+            row.extend_from_slice(key_name(n, HASHED, ZERO_PADDING).as_bytes());
             for _ in 0..FIELDS {
-                buf.push(b'\t');
-                fill_field(&mut rng, FIELD_LENGTH, &mut buf);
+                row.push(b'\t');
+                fill_field(&mut rng, FIELD_LENGTH, &mut row);
             }
-            buf.push(b'\n');
-            if buf.len() > (1 << 16) - 2048 {
-                out.write_all(&buf)?;
-                bytes += buf.len() as u64;
-                buf.clear();
-            }
+            row.push(b'\n');
+            out.write_all(&row)?;
+            bytes += row.len() as u64;
         }
-        out.write_all(&buf)?;
-        bytes += buf.len() as u64;
         out.flush()?;
-        Ok(bytes)
-    }
-
-    /// Write the table to a file at `path` (created or truncated), synced; returns bytes.
-    pub fn write_tsv_file(&self, path: &Path) -> io::Result<u64> {
-        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-        let bytes = self.write_tsv(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(bytes)
     }
 }
