@@ -117,6 +117,35 @@ fn two_shards(path: &Path, out: &Path, group: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// One step of `kind` on `dataset` as the only step of two shards on a MariaDB target
+/// started under `root`, then merged: the target (to destroy), the shards' run directories
+/// and the merged one.
+fn two_shards_merged(
+    root: &Path,
+    (kind, dataset): (&str, &str),
+    step_toml: &str,
+) -> (Sandbox, Vec<PathBuf>, PathBuf) {
+    let server = mariadb_target(root, "64M");
+    let port = server.layout.port;
+    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
+    let path = root.join(format!("{kind}.toml"));
+    let study_text = common::fill(
+        include_str!("studies/shard_one_step_kind.toml"),
+        &[
+            ("kind", kind),
+            ("dataset", dataset),
+            ("target", &target),
+            ("step_toml", step_toml),
+        ],
+    );
+    std::fs::write(&path, study_text).unwrap();
+    let dirs = two_shards(&path, &root.join("out"), &format!("e2e-{kind}"));
+    let merged = root.join(format!("merged-{kind}"));
+    let (code, _, stderr) = merge(&dirs, &merged, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    (server, dirs, merged)
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -759,27 +788,11 @@ fn merged_sweep_is_merged_at_every_level() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let server = mariadb_target(root.path(), "64M");
-    let port = server.layout.port;
-    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
-    let path = root.path().join("sweep.toml");
-    let study_text = common::fill(
-        include_str!("studies/shard_one_step_kind.toml"),
-        &[
-            ("kind", "oltp"),
-            ("dataset", "generator = \"sbtest\"\nrows = 2000"),
-            ("target", &target),
-            (
-                "step_toml",
-                "kind = \"oltp\"\nworkload = \"point_select\"\nthreads = [2, 4]\nduration_s = 2",
-            ),
-        ],
+    let (server, dirs, merged) = two_shards_merged(
+        root.path(),
+        ("oltp", "generator = \"sbtest\"\nrows = 2000"),
+        "kind = \"oltp\"\nworkload = \"point_select\"\nthreads = [2, 4]\nduration_s = 2",
     );
-    std::fs::write(&path, study_text).unwrap();
-    let dirs = two_shards(&path, &root.path().join("out"), "e2e-sweep");
-    let merged = root.path().join("merged-sweep");
-    let (code, _, stderr) = merge(&dirs, &merged, &[]);
-    assert_eq!(code, 0, "{stderr}");
     let shard_records: Vec<serde_json::Value> = dirs
         .iter()
         .map(|d| read_json(&d.join("db/s.json")))
@@ -932,27 +945,11 @@ fn a_sharded_ycsb_workload_merges_its_operations_by_kind() {
         return;
     }
     let root = tempfile::tempdir().expect("tmp");
-    let server = mariadb_target(root.path(), "64M");
-    let port = server.layout.port;
-    let target = common::target_with_secret(&format!("mysql://root@127.0.0.1:{port}"), port);
-    let path = root.path().join("ycsb.toml");
-    let study_text = common::fill(
-        include_str!("studies/shard_one_step_kind.toml"),
-        &[
-            ("kind", "ycsb"),
-            ("dataset", "generator = \"ycsb\"\nrows = 2000"),
-            ("target", &target),
-            (
-                "step_toml",
-                "kind = \"ycsb\"\nworkload = \"b\"\nthreads = [4]\nduration_s = 2",
-            ),
-        ],
+    let (server, dirs, merged) = two_shards_merged(
+        root.path(),
+        ("ycsb", "generator = \"ycsb\"\nrows = 2000"),
+        "kind = \"ycsb\"\nworkload = \"b\"\nthreads = [4]\nduration_s = 2",
     );
-    std::fs::write(&path, study_text).unwrap();
-    let dirs = two_shards(&path, &root.path().join("out"), "e2e-ycsb");
-    let merged = root.path().join("merged-ycsb");
-    let (code, _, stderr) = merge(&dirs, &merged, &[]);
-    assert_eq!(code, 0, "{stderr}");
     let ops_of = |r: &serde_json::Value, name: &str| -> u64 {
         r["details"]["levels"][0]["per_op"]
             .as_array()
