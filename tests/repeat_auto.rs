@@ -37,38 +37,50 @@ fn steady_contenders_far_apart_stop_at_the_fewest_rounds_that_judge() {
     let (_out, dir, stdout, stderr) = run_auto(&["steady", "steady-slower"], &["--repeat", "auto"]);
     let m = read_json(&dir.join("manifest.json"));
     let a = &m["auto_rounds"];
-    assert_eq!(a["stopped_by"], "precision", "{a:#}");
     assert_eq!(a["max"], 15);
     // TPS is steady: the fewest rounds that judge. The tail (p99 of some 50 statements a
-    // round) may need a few more on a busy machine; the run stops as soon as it is precise.
+    // round) may need more on a busy machine — on a clean-clone CI run it once stayed
+    // undecided to MAX —; the run stops as soon as every figure is precise.
     let run = a["rounds_run"].as_u64().unwrap();
-    assert!((5..15).contains(&run), "{a:#}");
     assert_eq!(
         m["rounds"].as_array().unwrap().len() as u64,
         run,
         "the rounds that ran"
     );
     for f in a["figures"].as_array().unwrap() {
-        let needed = f["needed"].as_u64().unwrap();
         if f["figure"] == "tps_t1" {
-            assert_eq!(needed, 5, "{f:#}");
+            assert_eq!(f["needed"], 5, "{f:#}");
         }
-        assert!(needed <= run, "{f:#}");
+        if let Some(needed) = f["needed"].as_u64() {
+            assert!(needed <= run, "{f:#}");
+        }
     }
-    assert!(
-        stdout.contains(&format!("--repeat auto stopped after {run} of at most 15: every judged figure's interval within ±5% of its median")),
-        "{stdout}"
-    );
     assert!(
         stdout.contains("rounds each figure needed: lookups TPS 5, lookups p99 "),
         "{stdout}"
     );
-    assert!(
-        stderr.contains(&format!(
-            "rounds: {run} of at most 15, stopped by precision"
-        )),
-        "{stderr}"
-    );
+    if a["stopped_by"] == "precision" {
+        assert!((5..15).contains(&run), "{a:#}");
+        assert!(
+            stdout.contains(&format!("--repeat auto stopped after {run} of at most 15: every judged figure's interval within ±5% of its median")),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "rounds: {run} of at most 15, stopped by precision"
+            )),
+            "{stderr}"
+        );
+    } else {
+        // only a tail left undecided
+        assert_eq!(a["stopped_by"], "max", "{a:#}");
+        assert_eq!(run, 15, "{a:#}");
+        for f in a["figures"].as_array().unwrap() {
+            if f["needed"].is_null() {
+                assert_ne!(f["figure"], "tps_t1", "{f:#}");
+            }
+        }
+    }
     // The slower one is judged slower, its interval apart.
     assert!(
         stdout.contains("steady 1.29×") || stdout.contains("steady 1.30×"),

@@ -136,9 +136,10 @@ pub fn chance_apart(na: usize, nb: usize) -> f64 {
             sum += (ln_a + ln_b - ln_all).exp();
             if i < hi {
                 // C(first, i+1) = C(first, i)·(first − i)/(i + 1);
-                // C(rest, nx−i−1) = C(rest, nx−i)·(nx − i)/(rest − nx + i + 1).
+                // C(rest, nx−i−1) = C(rest, nx−i)·(nx − i)/(rest − nx + i + 1), written so no
+                // term goes below zero (i ≥ lo ≥ nx − rest) when the sides' counts differ.
                 ln_a += ((first - i) as f64).ln() - ((i + 1) as f64).ln();
-                ln_b += ((nx - i) as f64).ln() - ((rest - nx + i + 1) as f64).ln();
+                ln_b += ((nx - i) as f64).ln() - ((rest + i + 1 - nx) as f64).ln();
             }
         }
         sum
@@ -234,6 +235,14 @@ mod tests {
             assert_eq!(sp.lo as usize, interval_rank(n) - 1, "n = {n}");
         }
         assert!(chance_apart(usize::MAX, usize::MAX) <= 1.0);
+        // sides of different sizes (an auto run against its rerun): a probability, no panic
+        for na in 1..=20 {
+            for nb in 1..=20 {
+                let p = chance_apart(na, nb);
+                assert!((0.0..=1.0).contains(&p), "{na} {nb}: {p}");
+                assert!((p - chance_apart(nb, na)).abs() < 1e-9, "{na} {nb}");
+            }
+        }
         // 76 figures at 5 rounds a side: 0.6 expected, up to 2 at 95 %.
         assert_eq!(by_chance_at_most(76, chance_apart(5, 5)), 2);
         assert_eq!(by_chance_at_most(1, 0.001), 0);
