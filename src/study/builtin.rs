@@ -19,11 +19,11 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("tpcc", include_str!("../../studies/tpcc.toml")),
     ("tpch", include_str!("../../studies/tpch.toml")),
-    ("ycsb", include_str!("../../studies/ycsb.toml")),
     (
         "tpch-validation",
         include_str!("../../studies/tpch-validation.toml"),
     ),
+    ("ycsb", include_str!("../../studies/ycsb.toml")),
     ("upgrade", include_str!("../../studies/upgrade.toml")),
     (
         "upgrade-tpcc",
