@@ -289,160 +289,233 @@ fn unescape_all(s: &str) -> String {
     out
 }
 
-/// Read a workload file's text (`file` names it in errors).
-pub fn parse(file: &str, text: &str) -> Result<Workload, PropertiesError> {
-    let mut w = Workload::default();
-    let mut distribution = "uniform".to_string();
-    let mut distribution_at = None;
-    let (mut hot_data, mut hot_ops) = (0.2, 0.8);
-    for p in properties(file, text)? {
-        let at_value = |message: String| PropertiesError {
-            file: file.to_string(),
-            line: p.line,
-            col: p.value_col,
+/// One property's value, where it stands, for reading it and saying what is wrong with it.
+struct At<'a> {
+    file: &'a str,
+    p: &'a Property,
+}
+
+impl At<'_> {
+    fn v(&self) -> &str {
+        &self.p.value
+    }
+
+    fn err(&self, message: String) -> PropertiesError {
+        PropertiesError {
+            file: self.file.to_string(),
+            line: self.p.line,
+            col: self.p.value_col,
             message,
-        };
-        let v = p.value.as_str();
-        let count = |what: &str| {
-            v.parse::<u64>()
-                .map_err(|_| at_value(format!("{} = {v:?}: {what} is a whole number", p.key)))
-        };
-        let share = || {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or_else(|| at_value(format!("{} = {v:?}: give a share from 0 to 1", p.key)))
-        };
-        let flag = || match v {
+        }
+    }
+
+    fn count(&self, what: &str) -> Result<u64, PropertiesError> {
+        let v = self.v();
+        v.parse::<u64>()
+            .map_err(|_| self.err(format!("{} = {v:?}: {what} is a whole number", self.p.key)))
+    }
+
+    /// A count from 1 to `most`.
+    fn count_to<T: TryFrom<u64>>(&self, what: &str, most: u64) -> Result<T, PropertiesError> {
+        let n = self.count(what)?;
+        (1..=most)
+            .contains(&n)
+            .then(|| T::try_from(n).ok())
+            .flatten()
+            .ok_or_else(|| self.err(format!("{} = {n}: give 1 to {most}", self.p.key)))
+    }
+
+    fn share(&self) -> Result<f64, PropertiesError> {
+        let v = self.v();
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| (0.0..=1.0).contains(x))
+            .ok_or_else(|| self.err(format!("{} = {v:?}: give a share from 0 to 1", self.p.key)))
+    }
+
+    fn flag(&self) -> Result<bool, PropertiesError> {
+        match self.v() {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(at_value(format!("{} = {v:?}: give true or false", p.key))),
-        };
-        match p.key.as_str() {
-            "workload" if CORE_WORKLOAD.contains(&v) => {}
-            "workload" => {
-                return Err(at_value(format!(
-                    "workload = {v}: only YCSB's core workload ({}) runs here",
-                    CORE_WORKLOAD[0]
-                )));
-            }
-            "recordcount" => w.record_count = Some(count("the number of records")?),
-            "operationcount" => w.operation_count = Some(count("the number of operations")?),
-            "fieldcount" => {
-                w.field_count = count("the number of fields")?
-                    .try_into()
-                    .ok()
-                    .filter(|n| (1..=1000).contains(n))
-                    .ok_or_else(|| at_value(format!("fieldcount = {v}: give 1 to 1000")))?
-            }
-            "fieldlength" => {
-                w.field_length = count("a length in bytes")?
-                    .try_into()
-                    .ok()
-                    .filter(|n| (1..=65_535).contains(n))
-                    .ok_or_else(|| at_value(format!("fieldlength = {v}: give 1 to 65535")))?
-            }
-            "fieldlengthdistribution" if v == "constant" => {}
+            v => Err(self.err(format!("{} = {v:?}: give true or false", self.p.key))),
+        }
+    }
+
+    /// One of `names`, as the matching value of `values`.
+    fn one_of<T: Copy>(
+        &self,
+        names: &[&str],
+        values: &[T],
+        say: &str,
+    ) -> Result<T, PropertiesError> {
+        let v = self.v();
+        names
+            .iter()
+            .position(|n| *n == v)
+            .map(|i| values[i])
+            .ok_or_else(|| self.err(format!("{} = {v}: {say}", self.p.key)))
+    }
+}
+
+/// A workload as its properties are read, and what is decided only at the end.
+struct Reading {
+    w: Workload,
+    distribution: &'static str,
+    distribution_at: Option<usize>,
+    hot: (f64, f64),
+}
+
+impl Reading {
+    /// The sizes and the shape of the records; `false` for a key that is none of them.
+    fn shape(&mut self, at: &At<'_>) -> Result<bool, PropertiesError> {
+        let w = &mut self.w;
+        match at.p.key.as_str() {
+            "recordcount" => w.record_count = Some(at.count("the number of records")?),
+            "operationcount" => w.operation_count = Some(at.count("the number of operations")?),
+            "fieldcount" => w.field_count = at.count_to("the number of fields", 1000)?,
+            "fieldlength" => w.field_length = at.count_to("a length in bytes", 65_535)?,
+            "fieldlengthdistribution" if at.v() == "constant" => {}
             "fieldlengthdistribution" => {
-                return Err(at_value(format!(
-                    "fieldlengthdistribution = {v}: only constant (YCSB's default) is implemented; every field is fieldlength bytes"
+                return Err(at.err(format!(
+                    "fieldlengthdistribution = {}: only constant (YCSB's default) is implemented; every field is fieldlength bytes",
+                    at.v()
                 )));
-            }
-            "readallfields" => w.read_all_fields = flag()?,
-            "writeallfields" => w.write_all_fields = flag()?,
-            "readproportion" => w.proportions.read = share()?,
-            "updateproportion" => w.proportions.update = share()?,
-            "insertproportion" => w.proportions.insert = share()?,
-            "scanproportion" => w.proportions.scan = share()?,
-            "readmodifywriteproportion" => w.proportions.read_modify_write = share()?,
-            "requestdistribution" => {
-                if !["uniform", "zipfian", "latest", "hotspot"].contains(&v) {
-                    return Err(at_value(format!(
-                        "requestdistribution = {v}: give uniform, zipfian, latest or hotspot (YCSB's exponential and sequential are not implemented)"
-                    )));
-                }
-                distribution = v.to_string();
-                distribution_at = Some(p.line);
-            }
-            "hotspotdatafraction" => hot_data = share()?,
-            "hotspotopnfraction" => hot_ops = share()?,
-            "maxscanlength" => {
-                w.max_scan_length = count("a number of records")?;
-                if w.max_scan_length == 0 {
-                    return Err(at_value("maxscanlength = 0: give at least 1".into()));
-                }
-            }
-            "scanlengthdistribution" => {
-                w.scan_length_distribution = match v {
-                    "uniform" => ScanLengthDistribution::Uniform,
-                    "zipfian" => ScanLengthDistribution::Zipfian,
-                    _ => {
-                        return Err(at_value(format!(
-                            "scanlengthdistribution = {v}: give uniform or zipfian"
-                        )));
-                    }
-                }
             }
             "insertorder" => {
-                w.hashed_inserts = match v {
-                    "hashed" => true,
-                    "ordered" => false,
-                    _ => {
-                        return Err(at_value(format!(
-                            "insertorder = {v}: give hashed or ordered"
-                        )));
-                    }
-                }
+                w.hashed_inserts = at.one_of(
+                    &["hashed", "ordered"],
+                    &[true, false],
+                    "give hashed or ordered",
+                )?
             }
-            "zeropadding" => {
-                w.zero_padding = count("a number of digits")?
-                    .try_into()
-                    .ok()
-                    .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| at_value(format!("zeropadding = {v}: give 1 to 64")))?
-            }
+            "zeropadding" => w.zero_padding = at.count_to("a number of digits", 64)?,
             "table" => {
+                let v = at.v();
                 if v.is_empty()
                     || v.len() > 64
                     || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 {
-                    return Err(at_value(format!(
-                        "table = {v:?}: give 1-64 letters, digits or _"
-                    )));
+                    return Err(at.err(format!("table = {v:?}: give 1-64 letters, digits or _")));
                 }
                 w.table = v.to_string();
             }
-            key => {
-                return Err(PropertiesError {
-                    file: file.to_string(),
-                    line: p.line,
-                    col: p.key_col,
-                    message: format!(
-                        "property `{key}` is not implemented, and a workload is never run without one of its properties; remove it, or use the properties dbduel reads: {}",
-                        KNOWN.join(", ")
-                    ),
-                });
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// What the operations are and which records they touch; `false` for a key that is none
+    /// of them.
+    fn mix(&mut self, at: &At<'_>) -> Result<bool, PropertiesError> {
+        let w = &mut self.w;
+        match at.p.key.as_str() {
+            "workload" if CORE_WORKLOAD.contains(&at.v()) => {}
+            "workload" => {
+                return Err(at.err(format!(
+                    "workload = {}: only YCSB's core workload ({}) runs here",
+                    at.v(),
+                    CORE_WORKLOAD[0]
+                )));
             }
+            "readallfields" => w.read_all_fields = at.flag()?,
+            "writeallfields" => w.write_all_fields = at.flag()?,
+            "readproportion" => w.proportions.read = at.share()?,
+            "updateproportion" => w.proportions.update = at.share()?,
+            "insertproportion" => w.proportions.insert = at.share()?,
+            "scanproportion" => w.proportions.scan = at.share()?,
+            "readmodifywriteproportion" => w.proportions.read_modify_write = at.share()?,
+            "requestdistribution" => {
+                const NAMES: [&str; 4] = ["uniform", "zipfian", "latest", "hotspot"];
+                self.distribution = at.one_of(&NAMES, &NAMES, "give uniform, zipfian, latest or hotspot (YCSB's exponential and sequential are not implemented)")?;
+                self.distribution_at = Some(at.p.line);
+            }
+            "hotspotdatafraction" => self.hot.0 = at.share()?,
+            "hotspotopnfraction" => self.hot.1 = at.share()?,
+            "maxscanlength" => {
+                w.max_scan_length = at.count("a number of records")?;
+                if w.max_scan_length == 0 {
+                    return Err(at.err("maxscanlength = 0: give at least 1".into()));
+                }
+            }
+            "scanlengthdistribution" => {
+                w.scan_length_distribution = at.one_of(
+                    &["uniform", "zipfian"],
+                    &[
+                        ScanLengthDistribution::Uniform,
+                        ScanLengthDistribution::Zipfian,
+                    ],
+                    "give uniform or zipfian",
+                )?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The workload, once every property is read: its request distribution, and at least one
+    /// operation.
+    fn finish(self, file: &str) -> Result<Workload, PropertiesError> {
+        let mut w = self.w;
+        w.request_distribution = match self.distribution {
+            "zipfian" => RequestDistribution::Zipfian,
+            "latest" => RequestDistribution::Latest,
+            "hotspot" => RequestDistribution::Hotspot {
+                data_fraction: self.hot.0,
+                op_fraction: self.hot.1,
+            },
+            _ => RequestDistribution::Uniform,
+        };
+        if w.proportions.normalized().iter().all(|&p| p == 0.0) {
+            return Err(PropertiesError {
+                file: file.to_string(),
+                line: self.distribution_at.unwrap_or(1),
+                col: 1,
+                message: "every operation's proportion is 0: give readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
+            });
+        }
+        Ok(w)
+    }
+}
+
+/// The refusal of a key dbduel does not read. The key is shown only when it looks like a
+/// property name: a file that is not a workload file (a study may name any path) is refused
+/// without its text going into a terminal or a result file.
+fn unknown(file: &str, p: &Property) -> PropertiesError {
+    let named = p.key.len() <= 64
+        && p.key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let what = if named {
+        format!("property `{}` is not implemented", p.key)
+    } else {
+        "this line is no property dbduel reads".to_string()
+    };
+    PropertiesError {
+        file: file.to_string(),
+        line: p.line,
+        col: p.key_col,
+        message: format!(
+            "{what}, and a workload is never run without one of its properties; remove it, or use the properties dbduel reads: {}",
+            KNOWN.join(", ")
+        ),
+    }
+}
+
+/// Read a workload file's text (`file` names it in errors).
+pub fn parse(file: &str, text: &str) -> Result<Workload, PropertiesError> {
+    let mut r = Reading {
+        w: Workload::default(),
+        distribution: "uniform",
+        distribution_at: None,
+        hot: (0.2, 0.8),
+    };
+    for p in properties(file, text)? {
+        let at = At { file, p: &p };
+        if !(r.shape(&at)? || r.mix(&at)?) {
+            return Err(unknown(file, &p));
         }
     }
-    w.request_distribution = match distribution.as_str() {
-        "zipfian" => RequestDistribution::Zipfian,
-        "latest" => RequestDistribution::Latest,
-        "hotspot" => RequestDistribution::Hotspot {
-            data_fraction: hot_data,
-            op_fraction: hot_ops,
-        },
-        _ => RequestDistribution::Uniform,
-    };
-    if w.proportions.normalized().iter().all(|&p| p == 0.0) {
-        return Err(PropertiesError {
-            file: file.to_string(),
-            line: distribution_at.unwrap_or(1),
-            col: 1,
-            message: "every operation's proportion is 0: give readproportion, updateproportion, insertproportion, scanproportion or readmodifywriteproportion above 0".into(),
-        });
-    }
-    Ok(w)
+    r.finish(file)
 }
 
 #[cfg(test)]
@@ -500,6 +573,14 @@ mod tests {
             "{e}"
         );
         assert!(e.message.contains("readproportion"), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_is_no_workload_is_refused_without_its_text() {
+        let e = parse("/etc/some-secret", "hunter2$secret!token:rest of it\n").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 1), "{e}");
+        assert!(e.message.starts_with("this line is no property"), "{e}");
+        assert!(!e.to_string().contains("hunter2"), "{e}");
     }
 
     #[test]

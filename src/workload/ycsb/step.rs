@@ -155,7 +155,7 @@ impl crate::workload::kind::StepKind for YcsbParams {
         let at = KeyPath::root().key("workload");
         if self.read.is_none() {
             let path = beside.base.join(&self.workload);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = read_workload_file(&path).map_err(|e| {
                 BesideError::At(
                     at.clone(),
                     format!(
@@ -180,6 +180,29 @@ impl crate::workload::kind::StepKind for YcsbParams {
     fn run(&self, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
         run(self, ctx)
     }
+}
+
+/// The most a workload file may hold: YCSB's are under 4 KiB.
+const MOST_WORKLOAD_BYTES: u64 = 1 << 20;
+
+/// A workload file's text: a regular file of at most [`MOST_WORKLOAD_BYTES`] (a study may
+/// name any path: a device or a huge file is refused, not read).
+fn read_workload_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MOST_WORKLOAD_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than a workload file's {MOST_WORKLOAD_BYTES}",
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    file.take(MOST_WORKLOAD_BYTES).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// What every client of a step shares: the records that exist (loaded, then acknowledged
@@ -827,6 +850,17 @@ mod tests {
         field_text(&mut rng, &mut f);
         assert_eq!(f.len(), records::FIELD_LENGTH);
         assert!(f.is_ascii());
+    }
+
+    #[test]
+    fn a_workload_path_that_is_no_regular_file_is_refused_unread() {
+        let e = read_workload_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'#'; (MOST_WORKLOAD_BYTES + 1) as usize]).unwrap();
+        let e = read_workload_file(&big).unwrap_err();
+        assert!(e.to_string().contains("more than a workload file's"), "{e}");
     }
 
     #[test]
