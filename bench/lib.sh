@@ -29,9 +29,10 @@ bash scripts/install-servers >&2
 case " ${BENCH_PARTS:-tpcc} " in
     *" tpcc "* | *" tpch "*) bash scripts/install-go-tpc >&2 ;;
 esac
-# go-ycsb, the ycsb pairs' peer: built once from the Go module proxy, when they run.
-case " ${BENCH_PARTS:-} " in
-    *" ycsb "*) bash scripts/install-go-ycsb >&2 ;;
+# go-ycsb, the ycsb pairs' peer, and FerretDB, their MongoDB-wire server: each built once
+# from the Go module proxy, when they run (in the default parts).
+case " ${BENCH_PARTS:-ycsb} " in
+    *" ycsb "*) bash scripts/install-go-ycsb >&2 && bash scripts/install-ferretdb >&2 ;;
 esac
 sysbench --version | grep -q '^sysbench 1\.0' || {
     echo "error: bench/vs-peers compares against sysbench 1.0; found: $(sysbench --version)" >&2

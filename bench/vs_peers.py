@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 CLK = os.sysconf("SC_CLK_TCK")
 # The sbtest dataset: sysbench's defaults for a quick run, as the oltp study's quick scale.
@@ -1194,8 +1195,13 @@ def measured(r, qps, queries, errors, p95_us, server_cpu_s, server_queries, extr
 # ---------------------------------------------------------------- YCSB: go-ycsb
 
 YCSB_RECORDS = 100_000
-# go-ycsb's binding and its connection properties, by the server a part runs on.
-YCSB_SERVERS = {"ycsb-mariadb": ("mariadb", "mysql"), "ycsb-postgres": ("postgres", "pg")}
+# go-ycsb's binding, by the server a part runs on.
+YCSB_SERVERS = {"ycsb-mariadb": ("mariadb", "mysql"), "ycsb-postgres": ("postgres", "pg"),
+                "ycsb-mongodb": ("mongodb", "mongodb")}
+# The workloads each part runs: A and C on the SQL servers; C on the MongoDB-wire server, whose
+# FerretDB (SQLite backend) scans the collection for each `_id`, so its collection is smaller
+# (BENCH_YCSB_MONGODB_RECORDS) and its pairs measure two clients on a server-bound engine.
+YCSB_PART_WORKLOADS = {"ycsb-mariadb": "a c", "ycsb-postgres": "a c", "ycsb-mongodb": "c"}
 # The core workloads the pairs run, as YCSB ships them (dbduel's `workload = "a"` is the same).
 YCSB_WORKLOADS = {
     "a": "readproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\n",
@@ -1236,15 +1242,18 @@ def ycsb_part(a, out, part):
     superuser, go-ycsb with the same workload properties and YCSB's scrambled zipfian. The
     rate compared is operations a second, the CPU each client's per operation."""
     family, binding = YCSB_SERVERS[part]
-    opts = ("storage_engine = \"innodb\", buffer_pool_mb = 1024, server = { max_connections = 1000 }"
-            if family == "mariadb" else
-            "shared_buffers_mb = 1024, stat_statements = false, server = { max_connections = 1000 }")
+    records = a.ycsb_mongodb_records if family == "mongodb" else YCSB_RECORDS
+    opts = {"mariadb": "storage_engine = \"innodb\", buffer_pool_mb = 1024, "
+                       "server = { max_connections = 1000 }",
+            "postgres": "shared_buffers_mb = 1024, stat_statements = false, "
+                        "server = { max_connections = 1000 }",
+            "mongodb": ""}[family]
     sb = provision(a.dbduel, a.work, part, f"""[study]
 name = "ycsb"
 description = "bench/vs-peers: one YCSB usertable in one {family} sandbox"
 [dataset]
 generator = "ycsb"
-rows = {YCSB_RECORDS}
+rows = {records}
 [[contender]]
 name = "db"
 engine = "{family}"
@@ -1253,28 +1262,39 @@ options = {{ {opts} }}
 name = "load"
 kind = "load"
 """)
-    port, pid = sb["port"], sb["pid"]
-    with open(secret_file(sb)) as f:
-        password = f.read().strip()
+    port, pid = sb.get("port"), sb["pid"]
     # go-ycsb runs on a copy of its own, loaded by `go-ycsb load`: its key names are not
     # YCSB's (its FNV-1a hashes a record number's bytes big-endian, YCSB's lowest byte
     # first), so on dbduel's table — YCSB's keys — nearly every key it drew would be missing.
     db, peer_db = "dbduel_ycsb", "goycsb"
+    password_file = None
+    if family == "mongodb":
+        # FerretDB listens on its private socket only (no accounts on its SQLite backend);
+        # go-ycsb's binding always writes to the database `ycsb`.
+        user, where = "-", sb["socket"]
+        url = "mongodb://" + urllib.parse.quote(sb["socket"], safe="")
+        target = f"{url}/{db}"
+        conn = [f"mongodb.url={url}"]
+    else:
+        password_file = secret_file(sb)
+        with open(password_file) as f:
+            password = f.read().strip()
+        where = f"port {port}"
+        fresh_database(family, sb, peer_db)
     if family == "mariadb":
         user = "root"
         target = f"mysql://root@127.0.0.1:{port}/{db}"
         conn = [f"mysql.host=127.0.0.1", f"mysql.port={port}", "mysql.user=root",
                 f"mysql.password={password}", f"mysql.db={peer_db}"]
-    else:
+    elif family == "postgres":
         user = "dbduel"
         target = f"postgres://dbduel@127.0.0.1:{port}/{db}?sslmode=disable"
         conn = ["pg.host=127.0.0.1", f"pg.port={port}", "pg.user=dbduel",
                 f"pg.password={password}", f"pg.db={peer_db}", "pg.sslmode=disable"]
     go_ycsb = go_ycsb_bin()
-    fresh_database(family, sb, peer_db)
     out[part] = {"server_version": sb.get("server_version"), "port": port, "user": user,
-                 "records": YCSB_RECORDS, "pairs": []}
-    log(f"{part}: {family} {sb.get('server_version')} on port {port}: {YCSB_RECORDS:,} records")
+                 "records": records, "pairs": []}
+    log(f"{part}: {family} {sb.get('server_version')} on {where}: {records:,} records")
     files = {}
     for w, props in YCSB_WORKLOADS.items():
         path = os.path.join(a.work, f"workload{w}")
@@ -1282,23 +1302,23 @@ kind = "load"
             f.write("workload=core\nreadallfields=true\nrequestdistribution=zipfian\n" + props)
         files[w] = path
     argv = [go_ycsb, "load", binding, "-P", files["a"], "--threads", str(os.cpu_count() or 2),
-            "-p", f"recordcount={YCSB_RECORDS}"]
+            "-p", f"recordcount={records}"]
     for c in conn:
         argv += ["-p", c]
     r = run_client(argv, os.path.join(a.work, f"{part}-go-ycsb-load.log"))
     must(r, "go-ycsb load")
     loaded = parse_go_ycsb(r["output"])
-    if loaded["errors"] or loaded["ops"] != YCSB_RECORDS:
+    if loaded["errors"] or loaded["ops"] != records:
         raise SystemExit(f"error: go-ycsb load inserted {loaded['ops']:,} records with "
-                         f"{loaded['errors']} errors, not {YCSB_RECORDS:,}")
-    log(f"  go-ycsb load: {YCSB_RECORDS:,} records into its own database in {r['wall_s']:.1f} s")
+                         f"{loaded['errors']} errors, not {records:,}")
+    log(f"  go-ycsb load: {records:,} records into its own database in {r['wall_s']:.1f} s")
 
     def peer(workload, threads, label):
         w = workload.split()[-1]
         # go-ycsb v1.0.3 reads `maxexecutiontime` but never stops on it: it runs until
         # operationcount, or until a SIGINT, after which it prints its summary of the run so far.
         argv = [go_ycsb, "run", binding, "-P", files[w], "--threads", str(threads),
-                "-p", f"recordcount={YCSB_RECORDS}", "-p", "operationcount=1000000000"]
+                "-p", f"recordcount={records}", "-p", "operationcount=1000000000"]
         for c in conn:
             argv += ["-p", c]
         s0 = tree_cpu_s(pid)
@@ -1313,8 +1333,8 @@ kind = "load"
         step = f'kind = "ycsb"\nworkload = "{w}"\nthreads = {threads}\nduration_s = {a.duration}'
         s0 = tree_cpu_s(pid)
         r = dbduel_run(a.dbduel, a.work, label,
-                       dbduel_study(target, family, step, password_file=secret_file(sb),
-                                    dataset=f"generator = \"ycsb\"\nrows = {YCSB_RECORDS}"))
+                       dbduel_study(target, family, step, password_file=password_file,
+                                    dataset=f"generator = \"ycsb\"\nrows = {records}"))
         s1 = tree_cpu_s(pid)
         lv = r["step"]["details"]["levels"][0]
         mix = {o["name"]: o["count"] for o in lv["per_op"]}
@@ -1322,10 +1342,35 @@ kind = "load"
                         (lv["latency_us"] or {}).get("p95"), s1 - s0, None,
                         {"kinds": mix, "measured_s": lv["measured_s"]})
 
-    for w in YCSB_WORKLOADS:
+    for w in YCSB_PART_WORKLOADS[part].split():
         for threads in a.threads:
             out[part]["pairs"].append(
                 pair(part, f"workload {w}", "go-ycsb", threads, a.rounds, peer, ours))
+
+
+def print_ycsb_mixes(out):
+    """For each go-ycsb pair, the operation mix each client ran over its rounds beside the
+    workload file's proportions (go-ycsb's failed operations, its `*_ERROR` kinds, apart)."""
+    for part in YCSB_SERVERS:
+        for p in out.get(part, {}).get("pairs", []):
+            w = p["workload"].split()[-1]
+            props = dict(l.split("=", 1) for l in YCSB_WORKLOADS[w].split())
+            want = ", ".join(f"{k.removesuffix('proportion')} {float(v):.0%}"
+                             for k, v in props.items() if float(v) > 0)
+
+            def shares(side):
+                counts = {}
+                for r in p["runs"][side]:
+                    for k, n in r["client"]["kinds"].items():
+                        counts[k.lower()] = counts.get(k.lower(), 0) + n
+                done = {k: n for k, n in counts.items() if not k.endswith("_error")}
+                total = sum(done.values()) or 1
+                failed = sum(n for k, n in counts.items() if k.endswith("_error"))
+                text = ", ".join(f"{k} {n / total:.1%}" for k, n in sorted(done.items()))
+                return text + (f" ({failed:,} failed)" if failed else "")
+
+            print(f"ycsb mix, {YCSB_SERVERS[part][0]} {p['workload']}@{p['threads']} "
+                  f"(file: {want}): go-ycsb {shares('peer')}; dbduel {shares('dbduel')}")
 
 
 def median_interval(xs):
@@ -1579,8 +1624,9 @@ def main():
     a.load_rows = env_int("BENCH_LOAD_ROWS", 1_000_000)
     a.load_threads = env_int("BENCH_LOAD_THREADS", os.cpu_count() or 2)
     a.load_rounds = env_int("BENCH_LOAD_ROUNDS", 3)
+    a.ycsb_mongodb_records = env_int("BENCH_YCSB_MONGODB_RECORDS", 10_000)
     parts = os.environ.get(
-        "BENCH_PARTS", "mariadb mysql postgres mariadb-tls postgres-tls tpcc tpch").split()
+        "BENCH_PARTS", "mariadb mysql postgres mariadb-tls postgres-tls tpcc tpch ycsb").split()
 
     started = datetime.datetime.now(datetime.timezone.utc)
     with open("/proc/cpuinfo") as f:
@@ -1622,15 +1668,15 @@ def main():
     if "tpch" in parts:
         tpch_part(a, out)
     if "ycsb" in parts:
-        ycsb_part(a, out, "ycsb-mariadb")
-        ycsb_part(a, out, "ycsb-postgres")
+        for part in YCSB_SERVERS:
+            ycsb_part(a, out, part)
     if "load" in parts:
         load_part(a, out, "mariadb")
         load_part(a, out, "mysql")
     # Each row names its server: the family and the version the sandbox reported.
     servers = {"mariadb": "mariadb", "mysql": "mysql", "postgres": "postgres",
                "mariadb-tls": "mariadb", "postgres-tls": "postgres", "tpcc": "mariadb",
-               "ycsb-mariadb": "mariadb", "ycsb-postgres": "postgres"}
+               **{part: family for part, (family, _) in YCSB_SERVERS.items()}}
     def version(part):
         m = re.search(r"\d+(\.\d+)+", out[part].get("server_version") or "")
         return m.group(0) if m else "?"
@@ -1649,6 +1695,9 @@ def main():
               f"({l['dbduel_generate_s']:.1f} s generating, {l['dbduel_load_s']:.1f} s loading); "
               f"ratio {l['go_tpc_prepare_s'] / (l['dbduel_generate_s'] + l['dbduel_load_s']):.2f}× "
               "(above 1: dbduel faster)")
+    if any(part in out for part in YCSB_SERVERS):
+        print()
+        print_ycsb_mixes(out)
     if "tpch" in out:
         print()
         print_tpch(out["tpch"])
