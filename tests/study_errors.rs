@@ -98,7 +98,7 @@ fn bad_overrides_name_the_override() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, tpch, tpch-validation, ycsb, upgrade, upgrade-tpcc, cluster, harness)"
+            "not a built-in study (built-ins: shootout, oltp, replication, point-lookups, storage-tiers, tpcc, tpch, tpch-validation, ycsb, durability, upgrade, upgrade-tpcc, cluster, harness)"
         ),
         "{stderr}"
     );

@@ -277,6 +277,17 @@ pub struct RestartOutcome {
     pub elapsed_s: f64,
 }
 
+/// How a server came back from a crash dbduel caused.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrashOutcome {
+    /// Seconds from the kill until the restarted server accepted a connection: its crash
+    /// recovery included (InnoDB, MyRocks and PostgreSQL replay their logs before they
+    /// accept one).
+    pub accepting_s: f64,
+    /// What the server's log said of its recovery, as written.
+    pub recovery_log: Vec<String>,
+}
+
 /// How a bulk load went.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadOutcome {
@@ -423,6 +434,15 @@ pub trait Engine: Send + Sync {
     /// Restart the engine; `cold` also drops the OS page cache of its files when permitted.
     /// All sessions must be closed first.
     fn restart(&self, cold: bool) -> Result<RestartOutcome>;
+    /// Kill the server as a process crash would, start it again and wait until it accepts a
+    /// connection. All sessions die with it. Only a server dbduel started itself can crash:
+    /// an engine without one (embedded, someone else's, a topology) answers `unsupported`.
+    fn crash(&self) -> Result<CrashOutcome> {
+        Err(EngineError::new(
+            "unsupported",
+            format!("{} has no server of dbduel's own to crash", self.kind()),
+        ))
+    }
     /// The process doing the engine's work, for system sampling; `None` when embedded in dbduel.
     fn server_pid(&self) -> Option<i32> {
         None

@@ -176,6 +176,30 @@ impl Server {
         }
     }
 
+    /// Kill a sandbox's server as a process crash would (SIGKILL to its process group), start
+    /// it again, and time it from the kill until it accepts a connection. The log lines the
+    /// server wrote meanwhile that speak of its recovery come back with it. A target is never
+    /// killed: dbduel did not start it.
+    pub fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+        let Server::Sandbox(m) = self else {
+            return Err(EngineError::new(
+                "unsupported",
+                "the server is someone else's (a target): dbduel kills only a server it started",
+            ));
+        };
+        let mut sb = m.lock().unwrap_or_else(|p| p.into_inner());
+        let log = sb.layout.log_file.clone();
+        let logged = std::fs::metadata(&log).map_or(0, |m| m.len());
+        let killed = Instant::now();
+        sb.crash().map_err(sandbox_err)?;
+        sb.start().map_err(sandbox_err)?;
+        let accepting_s = killed.elapsed().as_secs_f64();
+        Ok(crate::engine::CrashOutcome {
+            accepting_s,
+            recovery_log: recovery_lines(&log, logged),
+        })
+    }
+
     /// How the sandbox's server ended, if it has.
     pub fn gone(&self) -> Option<String> {
         self.sandbox().and_then(|mut s| s.exited())
@@ -212,6 +236,37 @@ impl Server {
             ),
         )
     }
+}
+
+/// The lines of the server log `log` from byte `from` on that tell of a crash recovery
+/// (InnoDB's "crash recovery", RocksDB's "recover"/"WAL", PostgreSQL's "redo" and "not
+/// properly shut down"), at most 20, as the server wrote them.
+fn recovery_lines(log: &Path, from: u64) -> Vec<String> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    let read = std::fs::File::open(log).and_then(|mut f| {
+        f.seek(std::io::SeekFrom::Start(from))?;
+        // A recovery's log is short; the cap keeps a runaway log out of memory.
+        f.take(1 << 20).read_to_string(&mut text)
+    });
+    if read.is_err() {
+        return Vec::new();
+    }
+    const SAYS: [&str; 5] = [
+        "recover",
+        "redo",
+        "not properly shut down",
+        "wal",
+        "interrupted",
+    ];
+    text.lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            SAYS.iter().any(|w| l.contains(w))
+        })
+        .take(20)
+        .map(|l| l.chars().take(300).collect())
+        .collect()
 }
 
 /// Claim the study's database with `claim`, allowing for another dbduel creating it at this

@@ -613,6 +613,24 @@ impl Sandbox {
         }
     }
 
+    /// Kill the server as a crash would: SIGKILL to its whole process group at once (no
+    /// shutdown, nothing flushed that was not already), then reap it. Only a server this
+    /// process started is killed; [`start`](Self::start) brings it back through its crash
+    /// recovery.
+    pub fn crash(&mut self) -> Result<()> {
+        let (Some(pid), Some(mut child)) = (self.manifest.pid, self.child.take()) else {
+            return Err(SandboxError::Failed {
+                what: format!("crashing {}", self.recipe.flavor()),
+                detail: "the server is not one this process started and runs".into(),
+            });
+        };
+        signal(-pid, libc::SIGKILL);
+        let _ = child.wait();
+        self.manifest.pid = None;
+        self.manifest.pid_stamp = None;
+        self.save()
+    }
+
     /// Stop and start again; the server process and its caches are new.
     pub fn restart(&mut self) -> Result<()> {
         self.stop()?;

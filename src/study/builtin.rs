@@ -24,6 +24,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("../../studies/tpch-validation.toml"),
     ),
     ("ycsb", include_str!("../../studies/ycsb.toml")),
+    ("durability", include_str!("../../studies/durability.toml")),
     ("upgrade", include_str!("../../studies/upgrade.toml")),
     (
         "upgrade-tpcc",

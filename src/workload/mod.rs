@@ -6,6 +6,7 @@
 pub mod checksums;
 pub mod cluster;
 pub mod count;
+pub mod crash;
 pub mod ctx;
 pub mod ddl;
 pub mod flight;
@@ -105,6 +106,7 @@ kinds! {
     "oltp" => Oltp(oltp::OltpParams),
     "lookups" => Lookups(lookups::LookupsParams),
     "ycsb" => Ycsb(ycsb::step::YcsbParams),
+    "crash" => Crash(crash::CrashParams),
     "insert-trickle" => Trickle(tiers::TrickleParams),
     "select-triple" => Triple(tiers::TripleParams),
     "catch-up" | "commit-wait" | "replica-lag" => Replication(replication::ReplicationParams),

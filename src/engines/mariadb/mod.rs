@@ -1590,6 +1590,17 @@ impl Engine for MariadbEngine {
         )
     }
 
+    fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+        if self.cluster.is_some() || self.topology.is_some() {
+            // One node's or the primary's crash is a failover, not a server's recovery.
+            return Err(EngineError::new(
+                "unsupported",
+                "a replicated or clustered contender does not crash as one server: its primary's death is a failover",
+            ));
+        }
+        self.server.crash()
+    }
+
     fn server_pid(&self) -> Option<i32> {
         self.server.pid()
     }

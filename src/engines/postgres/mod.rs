@@ -1040,6 +1040,17 @@ impl Engine for PostgresEngine {
         )
     }
 
+    fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+        if self.topology.is_some() {
+            // The primary's death is a failover, not a server's recovery.
+            return Err(EngineError::new(
+                "unsupported",
+                "a contender with standbys does not crash as one server: its primary's death is a failover",
+            ));
+        }
+        self.server.crash()
+    }
+
     fn server_pid(&self) -> Option<i32> {
         self.server.pid()
     }

@@ -1,0 +1,175 @@
+//! The `crash` step on real servers: InnoDB at `flush_log_at_trx_commit = 1` loses no
+//! acknowledged transaction over five process crashes; at `= 0` a crash loses some, and
+//! what dbduel counts lost is exactly what the table lacks against its ledger (read here by
+//! a query of the test's own on the kept server); PostgreSQL with `synchronous_commit = on`
+//! loses none; an embedded engine's crash step is skipped with the reason.
+
+mod common;
+
+use common::{read_json, run, run_dir};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn study(dir: &Path, contender: &str, step: &str) -> PathBuf {
+    let path = dir.join("durable.toml");
+    let text = format!(
+        "[study]\nname = \"durable\"\ndescription = \"what a commit setting loses\"\n\n[[contender]]\n{contender}\n\n[[step]]\nname = \"crash\"\nkind = \"crash\"\n{step}\n"
+    );
+    std::fs::write(&path, text).expect("write study");
+    path
+}
+
+/// Run `study` (with `extra` arguments); the run directory and the step's result.
+fn run_crash(
+    study: &Path,
+    out: &Path,
+    contender: &str,
+    extra: &[&str],
+) -> (PathBuf, serde_json::Value) {
+    let mut args = vec![
+        "run",
+        study.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let dir = run_dir(&stderr);
+    let j = read_json(&dir.join(contender).join("crash.json"));
+    (dir, j)
+}
+
+fn crashes(j: &serde_json::Value) -> &Vec<serde_json::Value> {
+    j["details"]["crashes"].as_array().expect("crashes")
+}
+
+fn n(v: &serde_json::Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v:#}"))
+}
+
+/// The acknowledged ids in a ledger (`crash client seq id` lines).
+fn ledger(path: &Path) -> BTreeSet<i64> {
+    std::fs::read_to_string(path)
+        .expect("ledger")
+        .lines()
+        .map(|l| l.rsplit('\t').next().unwrap().parse().expect("an id"))
+        .collect()
+}
+
+#[test]
+fn innodb_loses_nothing_synced_and_what_it_loses_unsynced_is_what_the_table_lacks() {
+    if !common::have_mariadb() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"innodb-1\"\nengine = \"mariadb\"\noptions = { buffer_pool_mb = 64, flush_log_at_trx_commit = 1 }",
+        "threads = 4\ncrash_after_s = 1\ncrashes = 5",
+    );
+    let (dir, j) = run_crash(&path, tmp.path(), "innodb-1", &[]);
+    let rounds = crashes(&j);
+    assert_eq!(rounds.len(), 5, "{j:#}");
+    let mut acked = 0;
+    for r in rounds {
+        assert!(n(r, "acked") > 0, "{r:#}");
+        assert_eq!((n(r, "lost"), n(r, "torn")), (0, 0), "{r:#}");
+        assert!(r["accepting_s"].as_f64().unwrap() > 0.0, "{r:#}");
+        acked += n(r, "acked");
+    }
+    let book = ledger(&dir.join("innodb-1").join("crash.ledger.tsv"));
+    assert_eq!(
+        book.len() as u64,
+        acked,
+        "one ledger line an acknowledged transaction"
+    );
+
+    // At 0 the log reaches the OS about once a second: eight clients writing for two
+    // seconds leave acknowledged commits only in the server's memory at the kill.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"innodb-0\"\nengine = \"mariadb\"\noptions = { buffer_pool_mb = 64, flush_log_at_trx_commit = 0 }",
+        "threads = 8\ncrash_after_s = 2\ncrashes = 2",
+    );
+    let (dir, j) = run_crash(&path, tmp.path(), "innodb-0", &["--keep"]);
+    let lost: u64 = crashes(&j).iter().map(|r| n(r, "lost")).sum();
+    let torn: u64 = crashes(&j).iter().map(|r| n(r, "torn")).sum();
+    let found = dbduel::sandbox::find(tmp.path());
+    let port = found.first().expect("the kept sandbox").manifest.port;
+    let mut conn = common::mysql_conn(port, Some("dbduel_durable"));
+    use mysql::prelude::Queryable;
+    let present: BTreeSet<i64> = conn
+        .query::<i64, _>("SELECT id FROM crash_ledger")
+        .expect("the table's ids")
+        .into_iter()
+        .collect();
+    drop(conn);
+    let out_s = tmp.path().to_str().unwrap();
+    let (code, _, stderr) = run(&["sandbox", "down", "--out", out_s]);
+    assert_eq!(code, 0, "{stderr}");
+    let book = ledger(&dir.join("innodb-0").join("crash.ledger.tsv"));
+    let missing = book.difference(&present).count() as u64;
+    assert_eq!(torn, 0, "{j:#}");
+    assert!(
+        lost > 0,
+        "eight clients at flush_log_at_trx_commit = 0 lost nothing: {j:#}"
+    );
+    assert_eq!(lost, missing, "dbduel's count against the table's own ids");
+}
+
+#[test]
+fn postgres_with_synchronous_commit_loses_nothing_acknowledged() {
+    if !common::have_postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"pg\"\nengine = \"postgres\"\noptions = { shared_buffers_mb = 64, synchronous_commit = \"on\" }",
+        "threads = 4\ncrash_after_s = 1\ncrashes = 3",
+    );
+    let (_, j) = run_crash(&path, tmp.path(), "pg", &[]);
+    let rounds = crashes(&j);
+    assert_eq!(rounds.len(), 3, "{j:#}");
+    for r in rounds {
+        assert!(n(r, "acked") > 0, "{r:#}");
+        assert_eq!((n(r, "lost"), n(r, "torn")), (0, 0), "{r:#}");
+        // PostgreSQL says in its log that it recovered.
+        let log = r["recovery_log"].as_array().expect("log lines");
+        assert!(
+            log.iter().any(|l| l.as_str().unwrap().contains("redo")),
+            "{r:#}"
+        );
+    }
+}
+
+#[test]
+fn an_embedded_engine_is_not_crashed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"lite\"\nengine = \"sqlite\"",
+        "threads = 2\ncrash_after_s = 1\ncrashes = 1",
+    );
+    let (code, stdout, stderr) = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let summary = read_json(&run_dir(&stderr).join("summary.json"));
+    let s = common::step(&summary, "lite", "crash");
+    assert_eq!(s["status"], "skipped", "{s:#}");
+    assert!(
+        s["note"]
+            .as_str()
+            .unwrap()
+            .contains("inside dbduel's process"),
+        "{s:#}"
+    );
+}
