@@ -173,3 +173,85 @@ fn an_embedded_engine_is_not_crashed() {
         "{s:#}"
     );
 }
+
+/// A MariaDB primary with one replica (semi-synchronous when `semi`), killed under writes and
+/// its replica promoted: the step's result.
+fn failover(semi: bool) -> serde_json::Value {
+    let (primary, replica) = if semi {
+        (
+            ", server = { rpl_semi_sync_master_enabled = \"ON\" }",
+            ", server = { rpl_semi_sync_slave_enabled = \"ON\" }",
+        )
+    } else {
+        ("", "")
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        &format!(
+            "name = \"pair\"\nengine = \"mariadb\"\noptions = {{ buffer_pool_mb = 64, flush_log_at_trx_commit = 1{primary}, replicas = [{{ name = \"standby\", flush_log_at_trx_commit = 1{replica} }}] }}"
+        ),
+        "threads = 4\ncrash_after_s = 2",
+    )
+    .to_path_buf();
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("kind = \"crash\"", "kind = \"failover\""),
+    )
+    .unwrap();
+    let (_, j) = run_crash(&path, tmp.path(), "pair", &[]);
+    let rounds = crashes(&j);
+    assert_eq!(rounds.len(), 1, "a failover happens once: {j:#}");
+    let r = &rounds[0];
+    assert!(n(r, "acked") > 0, "{r:#}");
+    assert_eq!(n(r, "torn"), 0, "{r:#}");
+    assert_eq!(r["failover"]["promoted_name"], "standby", "{r:#}");
+    assert!(r["accepting_s"].as_f64().unwrap() > 0.0, "{r:#}");
+    r.clone()
+}
+
+#[test]
+fn a_semi_synchronous_failover_loses_nothing_acknowledged_and_an_asynchronous_one_says_what_it_lost()
+ {
+    if !common::have_mariadb() {
+        return;
+    }
+    let semi = failover(true);
+    assert_eq!(n(&semi, "lost"), 0, "{semi:#}");
+    // An asynchronous replica may or may not have received the last commits: the step counts
+    // what the promoted replica lacks, whatever it is.
+    let not = failover(false);
+    assert!(n(&not, "lost") <= n(&not, "acked"), "{not:#}");
+}
+
+#[test]
+fn a_postgres_standby_is_promoted_and_what_it_lacks_is_counted() {
+    if !common::have_postgres() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"pg\"\nengine = \"postgres\"\noptions = { shared_buffers_mb = 64, replicas = [{ name = \"standby\" }] }",
+        "threads = 4\ncrash_after_s = 2",
+    );
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("kind = \"crash\"", "kind = \"failover\""),
+    )
+    .unwrap();
+    let (_, j) = run_crash(&path, tmp.path(), "pg", &[]);
+    let r = &crashes(&j)[0];
+    assert!(n(r, "acked") > 0, "{r:#}");
+    // An asynchronous standby may lack the last commits; the promoted one took a write.
+    assert!(n(r, "lost") <= n(r, "acked") && n(r, "torn") == 0, "{r:#}");
+    assert_eq!(
+        r["failover"]["commands"][0], "SELECT pg_promote(true, 60)",
+        "{r:#}"
+    );
+    assert!(r["accepting_s"].as_f64().unwrap() > 0.0, "{r:#}");
+}

@@ -288,6 +288,23 @@ pub struct CrashOutcome {
     pub recovery_log: Vec<String>,
 }
 
+/// How a replicated contender's primary was replaced after dbduel killed it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailoverOutcome {
+    /// The replica promoted (the one that had received the most), by its index and name.
+    pub promoted: usize,
+    pub promoted_name: String,
+    /// What each replica had received when the primary died, by name, in the engine's
+    /// words (a GTID position, an LSN).
+    pub received: Vec<(String, String)>,
+    /// Seconds from the kill until the promoted replica had applied all it received.
+    pub caught_up_s: f64,
+    /// Seconds from the kill until the promotion's last command returned.
+    pub promoted_s: f64,
+    /// The commands that promoted it, as a DBA would type them.
+    pub commands: Vec<String>,
+}
+
 /// How a bulk load went.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadOutcome {
@@ -441,6 +458,19 @@ pub trait Engine: Send + Sync {
         Err(EngineError::new(
             "unsupported",
             format!("{} has no server of dbduel's own to crash", self.kind()),
+        ))
+    }
+    /// Kill a replicated contender's primary as a process crash would, let its most advanced
+    /// replica apply what it received, and promote it as a DBA would; later writes and reads
+    /// go to it through [`Replicated::replica_session`](replication::Replicated). The
+    /// primary stays dead. Only a topology dbduel started: others answer `unsupported`.
+    fn fail_over(&self) -> Result<FailoverOutcome> {
+        Err(EngineError::new(
+            "unsupported",
+            format!(
+                "{} has no primary of dbduel's own with replicas to fail over",
+                self.kind()
+            ),
         ))
     }
     /// The process doing the engine's work, for system sampling; `None` when embedded in dbduel.

@@ -4,7 +4,7 @@
 //! through here. Positions are in each engine's own terms (MariaDB GTID sequence numbers,
 //! binary-log file and offset, PostgreSQL WAL bytes and transaction ids) brought to one shape.
 
-use super::{Result, Session};
+use super::{EngineError, Result, Session};
 use crate::decode::{DecodeError, KeyPath};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -119,6 +119,16 @@ pub trait Replicated: Send + Sync {
     fn checksum_rule(&self) -> &'static str;
     /// A client session on a replica: a split client's reads, tests and diagnosis.
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>>;
+    /// Make replica `replica` a primary that takes writes, as a DBA would after its primary
+    /// died (MariaDB `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF`, PostgreSQL
+    /// `pg_promote()`); the commands, as typed.
+    fn promote(&self, replica: usize) -> Result<Vec<String>> {
+        let _ = replica;
+        Err(EngineError::new(
+            "unsupported",
+            "this topology's replicas are not promoted by dbduel",
+        ))
+    }
     /// Set the primary's group-commit wait (MariaDB `binlog_commit_wait_count` and
     /// `binlog_commit_wait_usec`) and return the values it had; `unsupported` on engines
     /// without it.
@@ -133,7 +143,7 @@ pub trait Replicated: Send + Sync {
     /// [`Replicated::set_commit_wait`], so the originals are on disk before any change);
     /// `unsupported` on engines without it.
     fn commit_wait(&self) -> Result<(u64, u64)> {
-        Err(super::EngineError::new(
+        Err(EngineError::new(
             "unsupported",
             "this engine has no group-commit wait",
         ))
@@ -150,6 +160,62 @@ pub trait Replicated: Send + Sync {
 
 /// The replicas' names, in order: each names its sandbox directory (letters, digits, `-`
 /// and `_`) and no two are the same. Errors are placed at `replicas[i].name`.
+/// After the primary of `r` died at `killed`: the replica that had received the most, once
+/// it has applied all of it (within 300 s), promoted.
+pub fn fail_over(
+    r: &dyn Replicated,
+    killed: std::time::Instant,
+) -> Result<crate::engine::FailoverOutcome> {
+    let states = (0..r.replica_count())
+        .map(|i| r.replica_state(i))
+        .collect::<Result<Vec<_>>>()?;
+    let best = (0..states.len())
+        .reduce(
+            |a, b| match states[a].received.reached(&states[b].received) {
+                true => a,
+                false => b,
+            },
+        )
+        .ok_or_else(|| EngineError::new("replication", "the contender has no replica"))?;
+    let name = r.replica_name(best);
+    let deadline = killed + std::time::Duration::from_secs(300);
+    loop {
+        let s = r.replica_state(best)?;
+        if s.applied.reached(&s.received) {
+            break;
+        }
+        if let Some(e) = s.error.filter(|_| !s.applying) {
+            return Err(EngineError::new(
+                "replication",
+                format!("replica {name} stopped applying: {e}"),
+            ));
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(EngineError::new(
+                "replication",
+                format!(
+                    "replica {name} had not applied what it received 300 s after the primary died"
+                ),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let caught_up_s = killed.elapsed().as_secs_f64();
+    let commands = r.promote(best)?;
+    Ok(crate::engine::FailoverOutcome {
+        promoted: best,
+        promoted_name: name,
+        received: states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (r.replica_name(i), s.received.text.clone()))
+            .collect(),
+        caught_up_s,
+        promoted_s: killed.elapsed().as_secs_f64(),
+        commands,
+    })
+}
+
 pub fn check_replica_names(names: &[&str]) -> std::result::Result<(), DecodeError> {
     for (i, name) in names.iter().enumerate() {
         let at = KeyPath::root().key("replicas").index(i).key("name");

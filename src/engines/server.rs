@@ -200,6 +200,18 @@ impl Server {
         })
     }
 
+    /// Kill a sandbox's server as a process crash would and leave it dead (a failover's
+    /// primary). A target is never killed.
+    pub fn kill(&self) -> Result<()> {
+        match self.sandbox() {
+            Some(mut sb) => sb.crash().map_err(sandbox_err),
+            None => Err(EngineError::new(
+                "unsupported",
+                "the server is someone else's (a target): dbduel kills only a server it started",
+            )),
+        }
+    }
+
     /// How the sandbox's server ended, if it has.
     pub fn gone(&self) -> Option<String> {
         self.sandbox().and_then(|mut s| s.exited())

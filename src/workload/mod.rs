@@ -106,7 +106,7 @@ kinds! {
     "oltp" => Oltp(oltp::OltpParams),
     "lookups" => Lookups(lookups::LookupsParams),
     "ycsb" => Ycsb(ycsb::step::YcsbParams),
-    "crash" => Crash(crash::CrashParams),
+    "crash" | "failover" => Crash(crash::CrashParams),
     "insert-trickle" => Trickle(tiers::TrickleParams),
     "select-triple" => Triple(tiers::TripleParams),
     "catch-up" | "commit-wait" | "replica-lag" => Replication(replication::ReplicationParams),

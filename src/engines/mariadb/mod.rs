@@ -1590,6 +1590,22 @@ impl Engine for MariadbEngine {
         )
     }
 
+    fn fail_over(&self) -> Result<crate::engine::FailoverOutcome> {
+        let Some(topology) = self
+            .topology
+            .as_ref()
+            .filter(|_| !self.server.is_external())
+        else {
+            return Err(EngineError::new(
+                "unsupported",
+                "only a primary dbduel started, with replicas, fails over",
+            ));
+        };
+        let killed = std::time::Instant::now();
+        self.server.kill()?;
+        crate::engine::replication::fail_over(topology, killed)
+    }
+
     fn crash(&self) -> Result<crate::engine::CrashOutcome> {
         if self.cluster.is_some() || self.topology.is_some() {
             // One node's or the primary's crash is a failover, not a server's recovery.

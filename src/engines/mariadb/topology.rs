@@ -776,6 +776,18 @@ impl Replicated for MariadbTopology {
         CHECKSUM_RULE
     }
 
+    fn promote(&self, replica: usize) -> Result<Vec<String>> {
+        const PROMOTE: [&str; 3] = [
+            "STOP SLAVE",
+            "RESET SLAVE ALL",
+            "SET GLOBAL read_only = OFF",
+        ];
+        self.admin(Some(replica), |c| {
+            PROMOTE.iter().try_for_each(|q| c.query_drop(*q))
+        })?;
+        Ok(PROMOTE.iter().map(|q| q.to_string()).collect())
+    }
+
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
         crate::engines::mariadb::session_at(

@@ -395,6 +395,22 @@ impl Replicated for PostgresTopology {
         "rows and the sum of every row's 64-bit hash (hashtextextended of the row's text), per table"
     }
 
+    fn promote(&self, replica: usize) -> Result<Vec<String>> {
+        // Waits (up to 60 s) until the standby is a primary that takes writes.
+        const PROMOTE: &str = "SELECT pg_promote(true, 60)";
+        let done: bool = self.admin(Some(replica), |c| c.query_one(PROMOTE, &[])?.try_get(0))?;
+        if !done {
+            return Err(EngineError::new(
+                "replication",
+                format!(
+                    "{PROMOTE} on {} did not finish within 60 s",
+                    self.replica_name(replica)
+                ),
+            ));
+        }
+        Ok(vec![PROMOTE.to_string()])
+    }
+
     fn replica_session(&self, replica: usize) -> Result<Box<dyn Session>> {
         let m = self.members.get(replica)?;
         Ok(Box::new(PgWire::connect(&m.reach, &self.database)?))
