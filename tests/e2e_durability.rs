@@ -11,9 +11,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn study(dir: &Path, contender: &str, step: &str) -> PathBuf {
+    study_of("crash", dir, contender, step)
+}
+
+/// A study of one contender and one step of `kind` (`crash` or `failover`) named `crash`.
+fn study_of(kind: &str, dir: &Path, contender: &str, step: &str) -> PathBuf {
     let path = dir.join("durable.toml");
     let text = format!(
-        "[study]\nname = \"durable\"\ndescription = \"what a commit setting loses\"\n\n[[contender]]\n{contender}\n\n[[step]]\nname = \"crash\"\nkind = \"crash\"\n{step}\n"
+        "[study]\nname = \"durable\"\ndescription = \"what a commit setting loses\"\n\n[[contender]]\n{contender}\n\n[[step]]\nname = \"crash\"\nkind = \"{kind}\"\n{step}\n"
     );
     std::fs::write(&path, text).expect("write study");
     path
@@ -186,21 +191,14 @@ fn failover(semi: bool) -> serde_json::Value {
         ("", "")
     };
     let tmp = tempfile::tempdir().expect("tmp");
-    let path = study(
+    let path = study_of(
+        "failover",
         tmp.path(),
         &format!(
             "name = \"pair\"\nengine = \"mariadb\"\noptions = {{ buffer_pool_mb = 64, flush_log_at_trx_commit = 1{primary}, replicas = [{{ name = \"standby\", flush_log_at_trx_commit = 1{replica} }}] }}"
         ),
         "threads = 4\ncrash_after_s = 2",
-    )
-    .to_path_buf();
-    std::fs::write(
-        &path,
-        std::fs::read_to_string(&path)
-            .unwrap()
-            .replace("kind = \"crash\"", "kind = \"failover\""),
-    )
-    .unwrap();
+    );
     let (_, j) = run_crash(&path, tmp.path(), "pair", &[]);
     let rounds = crashes(&j);
     assert_eq!(rounds.len(), 1, "a failover happens once: {j:#}");
@@ -232,18 +230,12 @@ fn a_postgres_standby_is_promoted_and_what_it_lacks_is_counted() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");
-    let path = study(
+    let path = study_of(
+        "failover",
         tmp.path(),
         "name = \"pg\"\nengine = \"postgres\"\noptions = { shared_buffers_mb = 64, replicas = [{ name = \"standby\" }] }",
         "threads = 4\ncrash_after_s = 2",
     );
-    std::fs::write(
-        &path,
-        std::fs::read_to_string(&path)
-            .unwrap()
-            .replace("kind = \"crash\"", "kind = \"failover\""),
-    )
-    .unwrap();
     let (_, j) = run_crash(&path, tmp.path(), "pg", &[]);
     let r = &crashes(&j)[0];
     assert!(n(r, "acked") > 0, "{r:#}");

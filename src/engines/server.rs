@@ -212,6 +212,23 @@ impl Server {
         }
     }
 
+    /// Kill the sandbox's server — the primary of `topology` — and promote the replica that
+    /// received the most (see [`replication::fail_over`](crate::engine::replication::fail_over)).
+    pub fn fail_over(
+        &self,
+        topology: Option<&dyn crate::engine::replication::Replicated>,
+    ) -> Result<crate::engine::FailoverOutcome> {
+        let Some(topology) = topology.filter(|_| !self.is_external()) else {
+            return Err(EngineError::new(
+                "unsupported",
+                "only a primary dbduel started, with replicas, fails over",
+            ));
+        };
+        let killed = Instant::now();
+        self.kill()?;
+        crate::engine::replication::fail_over(topology, killed)
+    }
+
     /// How the sandbox's server ended, if it has.
     pub fn gone(&self) -> Option<String> {
         self.sandbox().and_then(|mut s| s.exited())

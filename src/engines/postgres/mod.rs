@@ -1041,19 +1041,7 @@ impl Engine for PostgresEngine {
     }
 
     fn fail_over(&self) -> Result<crate::engine::FailoverOutcome> {
-        let Some(topology) = self
-            .topology
-            .as_ref()
-            .filter(|_| !self.server.is_external())
-        else {
-            return Err(EngineError::new(
-                "unsupported",
-                "only a primary dbduel started, with standbys, fails over",
-            ));
-        };
-        let killed = std::time::Instant::now();
-        self.server.kill()?;
-        crate::engine::replication::fail_over(topology, killed)
+        self.server.fail_over(self.replication())
     }
 
     fn crash(&self) -> Result<crate::engine::CrashOutcome> {
