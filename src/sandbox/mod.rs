@@ -624,8 +624,22 @@ impl Sandbox {
                 detail: "the server is not one this process started and runs".into(),
             });
         };
+        // Its workers die with it: PostgreSQL's backends are in a session of their own, and
+        // one left holding the old shared memory makes the next start refuse.
+        let workers = process::children(pid);
         signal(-pid, libc::SIGKILL);
+        for (w, stamp) in &workers {
+            process::signal_if_same(*w, stamp, libc::SIGKILL);
+        }
         let _ = child.wait();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while workers
+            .iter()
+            .any(|(w, stamp)| process::stamp(*w).as_ref() == Some(stamp))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         self.manifest.pid = None;
         self.manifest.pid_stamp = None;
         self.save()

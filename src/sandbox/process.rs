@@ -34,6 +34,19 @@ fn boot_id() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// The children of `pid` now, each with its stamp (a server's workers: PostgreSQL's
+/// backends, which leave the postmaster's process group).
+pub fn children(pid: i32) -> Vec<(i32, ProcessStamp)> {
+    let Ok(all) = procfs::process::all_processes() else {
+        return Vec::new();
+    };
+    all.flatten()
+        .filter_map(|p| p.stat().ok())
+        .filter(|st| st.ppid == pid)
+        .filter_map(|st| Some((st.pid, stamp(st.pid)?)))
+        .collect()
+}
+
 /// Send `sig` to `pid` only while it is still the process stamped `was` (running, or ended
 /// and not reaped); says whether it was sent.
 pub fn signal_if_same(pid: i32, was: &ProcessStamp, sig: i32) -> bool {

@@ -256,19 +256,15 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         ));
         let (written, written_s, outcome) = match write_then_crash(p, ctx, &next_seq, crash) {
             Ok(w) => w,
-            // The crashes before this one stand: their figures are kept with the failure.
             // The engine cannot do it here (a failover its family has not built): skipped.
             Err(StepError::Engine(e)) if e.kind == "unsupported" && rounds.is_empty() => {
                 return Err(StepError::Skipped(e.message));
             }
-            Err(e) if !rounds.is_empty() => {
-                let out = output(p, ctx, &rounds, ledger.path());
-                return Err(StepError::Failed(
-                    format!("crash {}: {e}", crash + 1),
-                    Kept(Box::new(out)),
-                ));
+            Err(e) if rounds.is_empty() => return Err(e),
+            Err(e) => {
+                let why = format!("crash {}: {e}", crash + 1);
+                return Err(kept(p, ctx, &rounds, &ledger, why));
             }
-            Err(e) => return Err(e),
         };
         if let Some(sampler) = ctx.sampler {
             sampler.retarget(ctx.engine.server_pids());
@@ -276,9 +272,8 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         let mut acked = 0u64;
         for (c, w) in written.iter().enumerate() {
             if let Some(e) = &w.failed {
-                return Err(StepError::Check(format!(
-                    "client {c} failed before the server was killed: {e}"
-                )));
+                let why = format!("client {c} failed before the server was killed: {e}");
+                return Err(kept(p, ctx, &rounds, &ledger, why));
             }
             next_seq[c] = w.next;
             acked += w.acked.len() as u64;
@@ -327,6 +322,20 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         return Err(StepError::Failed(why, Kept(Box::new(out))));
     }
     Ok(out)
+}
+
+/// The step's failure `why`, with the crashes before it kept (they stand) when there were any.
+fn kept(
+    p: &CrashParams,
+    ctx: &StepCtx<'_>,
+    rounds: &[CrashRound],
+    ledger: &Ledger,
+    why: String,
+) -> StepError {
+    if rounds.is_empty() {
+        return StepError::Check(why);
+    }
+    StepError::Failed(why, Kept(Box::new(output(p, ctx, rounds, ledger.path()))))
 }
 
 /// `p.threads` clients write until the kill; the server is killed after `crash_after_s` and
