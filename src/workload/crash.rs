@@ -192,55 +192,75 @@ struct Written {
     failed: Option<String>,
 }
 
-pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+/// Why this contender cannot take the step, if it cannot.
+fn unfit(p: &CrashParams, ctx: &StepCtx<'_>) -> Option<String> {
     if ctx.engine.embedded() {
-        return Err(StepError::Skipped(format!(
+        return Some(format!(
             "{} runs inside dbduel's process: a process crash would be dbduel's own (only a power loss, not built yet, tests it)",
             ctx.engine.kind()
-        )));
-    }
-    if ctx.engine.cluster().is_some() {
-        return Err(StepError::Skipped(
-            "a cluster's node dying is neither one server's crash nor a replica's promotion (not built yet)".into(),
         ));
     }
+    if ctx.engine.cluster().is_some() {
+        return Some(
+            "a cluster's node dying is neither one server's crash nor a replica's promotion (not built yet)".into(),
+        );
+    }
     match (p.failover, ctx.engine.replication().is_some()) {
-        (false, true) => {
-            return Err(StepError::Skipped(
-                "a replicated contender does not crash as one server: its primary's death is a failover (kind = \"failover\")".into(),
-            ));
-        }
+        (false, true) => Some(
+            "a replicated contender does not crash as one server: its primary's death is a failover (kind = \"failover\")".into(),
+        ),
         (true, false) => {
-            return Err(StepError::Skipped(
-                "a failover needs a primary with replicas (options.replicas)".into(),
-            ));
+            Some("a failover needs a primary with replicas (options.replicas)".into())
         }
-        _ => {}
+        _ => None,
     }
+}
+
+/// The step's own tables, made anew in dbduel's database.
+fn make_tables(ctx: &StepCtx<'_>) -> Result<(), EngineError> {
     let dialect = ctx.engine.dialect();
-    {
-        let mut s = ctx.engine.connect()?;
-        for (name, columns) in [
-            (FIRST, FIRST_COLUMNS),
-            (SECOND, SECOND_COLUMNS),
-            (PROBE, PROBE_COLUMNS),
-        ] {
-            let def = TableDef {
-                name: name.into(),
-                columns,
-                unique: Vec::new(),
-                indexes: Vec::new(),
-                rows: 0,
-                foreign_keys: Vec::new(),
-            };
-            s.execute(&dialect.drop_table_if_exists(name))?;
-            s.execute(&dialect.create_table(&def))?;
-        }
+    let mut s = ctx.engine.connect()?;
+    for (name, columns) in [
+        (FIRST, FIRST_COLUMNS),
+        (SECOND, SECOND_COLUMNS),
+        (PROBE, PROBE_COLUMNS),
+    ] {
+        let def = TableDef {
+            name: name.into(),
+            columns,
+            unique: Vec::new(),
+            indexes: Vec::new(),
+            rows: 0,
+            foreign_keys: Vec::new(),
+        };
+        s.execute(&dialect.drop_table_if_exists(name))?;
+        s.execute(&dialect.create_table(&def))?;
     }
+    Ok(())
+}
+
+/// What the two tables hold against every acknowledged id, read from the server that
+/// came back (or the promoted replica).
+fn read_back(ctx: &StepCtx<'_>, back: &Back, acked: &BTreeSet<i64>) -> Result<Tally, EngineError> {
+    let mut reader = match &back.failover {
+        Some(f) => after_failover(ctx, f.promoted)?,
+        None => ctx.engine.connect()?,
+    };
+    let dialect = ctx.engine.dialect();
+    let first = ids(reader.as_mut(), dialect, FIRST)?;
+    let second = ids(reader.as_mut(), dialect, SECOND)?;
+    Ok(Tally::of(acked, &first, &second))
+}
+
+pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
+    if let Some(why) = unfit(p, ctx) {
+        return Err(StepError::Skipped(why));
+    }
+    make_tables(ctx)?;
     let clients = p.threads as i64;
     let mut next_seq = vec![0i64; p.threads as usize];
     let mut acked_all = BTreeSet::new();
-    let (mut lost_before, mut torn_before, mut doubt_before) = (0u64, 0u64, 0u64);
+    let mut before = Tally::default();
     let mut rounds = Vec::new();
     let mut ledger = Ledger::open(ctx);
     for crash in 0..p.crashes {
@@ -285,15 +305,9 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
             crash + 1,
             p.crashes
         ));
-        let mut reader = match &outcome.failover {
-            Some(f) => after_failover(ctx, f.promoted)?,
-            None => ctx.engine.connect()?,
-        };
-        let first = ids(reader.as_mut(), dialect, FIRST)?;
-        let second = ids(reader.as_mut(), dialect, SECOND)?;
-        let tally = Tally::of(&acked_all, &first, &second);
+        let tally = read_back(ctx, &outcome, &acked_all)?;
         let tps = acked as f64 / written_s.max(1e-9);
-        let lost = tally.lost - lost_before;
+        let lost = tally.lost - before.lost;
         rounds.push(CrashRound {
             acked,
             written_s,
@@ -301,12 +315,12 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
             accepting_s: outcome.back_s,
             lost,
             lost_s: if tps > 0.0 { lost as f64 / tps } else { 0.0 },
-            torn: tally.torn - torn_before,
-            unacknowledged_present: tally.unacknowledged - doubt_before,
+            torn: tally.torn - before.torn,
+            unacknowledged_present: tally.unacknowledged - before.unacknowledged,
             recovery_log: outcome.recovery_log,
             failover: outcome.failover,
         });
-        (lost_before, torn_before, doubt_before) = (tally.lost, tally.torn, tally.unacknowledged);
+        before = tally;
         if next_seq.iter().any(|&s| s * clients >= MAX_IDS - clients) {
             break;
         }
@@ -315,9 +329,10 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
     if rounds.is_empty() {
         return Err(StepError::Check(crate::stop::INTERRUPTED.into()));
     }
-    if torn_before > 0 {
+    if before.torn > 0 {
         let why = format!(
-            "{torn_before} transaction(s) came back with one of their two rows: the engine broke a transaction apart in a crash"
+            "{} transaction(s) came back with one of their two rows: the engine broke a transaction apart in a crash",
+            before.torn
         );
         return Err(StepError::Failed(why, Kept(Box::new(out))));
     }
@@ -505,7 +520,7 @@ fn ids(
 }
 
 /// What the two tables hold against the ledger, over every crash so far.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Tally {
     /// Acknowledged, and missing from the first table.
     lost: u64,
