@@ -8,6 +8,8 @@ pub mod beneath;
 pub mod binaries;
 pub mod certs;
 pub mod device_profile;
+#[cfg(feature = "servers")]
+pub mod lazyfs;
 pub mod limits;
 pub mod process;
 pub mod secret;
