@@ -103,6 +103,7 @@ impl execute::RunConsumer for HtmlReport {
 /// contenders are asked, so one message names every one that cannot run (each with what it
 /// misses and how to install it) and the `--contender` choice that runs the others.
 fn preflight(study: &Study, out: &std::path::Path) -> Result<(), Failure> {
+    power_loss_possible(study)?;
     let mut refused: Vec<(i32, String)> = Vec::new();
     let mut ready: Vec<&str> = Vec::new();
     for c in &study.contenders {
@@ -161,6 +162,38 @@ fn least_privilege(study: &Study, c: &crate::study::Contender) -> Result<(), (i3
             ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// A step that cuts its servers' power serves their data directories through a FUSE
+/// filesystem of dbduel's: where none can be mounted the run is refused before anything runs
+/// (exit 3), with what is missing.
+fn power_loss_possible(study: &Study) -> Result<(), Failure> {
+    use crate::workload::StepParams;
+    let steps: Vec<&str> = study
+        .steps
+        .iter()
+        .filter(
+            |s| matches!(&s.params, StepParams::Crash(p) if p.fault == crate::engine::Fault::Power),
+        )
+        .map(|s| s.name.as_str())
+        .collect();
+    if steps.is_empty() {
+        return Ok(());
+    }
+    #[cfg(feature = "servers")]
+    let why = sandbox::power::unavailable();
+    #[cfg(not(feature = "servers"))]
+    let why = Some("this build has no server engines".to_string());
+    match why {
+        None => Ok(()),
+        Some(why) => Err(Failure::new(
+            exit::PREREQUISITE,
+            format!(
+                "step {} cuts its servers' power (fault = \"power\"), which serves their data through a FUSE filesystem that cannot be mounted here: {why}. Run dbduel as root on a machine with /dev/fuse (a container needs the device and CAP_SYS_ADMIN), or drop fault = \"power\" for a process crash",
+                steps.join(", ")
+            ),
+        )),
     }
 }
 

@@ -277,6 +277,18 @@ pub struct RestartOutcome {
     pub elapsed_s: f64,
 }
 
+/// How a server dies in a crash dbduel causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fault {
+    /// The server's processes are killed; the OS, and what it holds unsynced, lives on.
+    Process,
+    /// The machine loses power: what the OS held unsynced is gone too. The server's data
+    /// directory runs through a filesystem that forgets unsynced writes
+    /// ([`Engine::power_layer`]).
+    Power,
+}
+
 /// How a server came back from a crash dbduel caused.
 #[derive(Debug, Clone, Serialize)]
 pub struct CrashOutcome {
@@ -286,6 +298,20 @@ pub struct CrashOutcome {
     pub accepting_s: f64,
     /// What the server's log said of its recovery, as written.
     pub recovery_log: Vec<String>,
+    /// A power loss: what the filesystem held unsynced and forgot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsynced_lost: Option<UnsyncedLost>,
+}
+
+/// What a power loss took from the server's files: written, never synced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnsyncedLost {
+    /// Bytes in unsynced pages (whole 4 KiB pages).
+    pub bytes: u64,
+    /// Files with unsynced writes.
+    pub files: u64,
+    /// Names made, removed or renamed in directories not synced since, undone.
+    pub names: u64,
 }
 
 /// How a replicated contender's primary was replaced after dbduel killed it.
@@ -451,13 +477,29 @@ pub trait Engine: Send + Sync {
     /// Restart the engine; `cold` also drops the OS page cache of its files when permitted.
     /// All sessions must be closed first.
     fn restart(&self, cold: bool) -> Result<RestartOutcome>;
-    /// Kill the server as a process crash would, start it again and wait until it accepts a
-    /// connection. All sessions die with it. Only a server dbduel started itself can crash:
-    /// an engine without one (embedded, someone else's, a topology) answers `unsupported`.
-    fn crash(&self) -> Result<CrashOutcome> {
+    /// Kill the server as a process crash would (or, `Fault::Power`, with what its
+    /// filesystem held unsynced: the power layer must be on), start it again and wait until
+    /// it accepts a connection. All sessions die with it. Only a server dbduel started itself
+    /// can crash: an engine without one (embedded, someone else's, a topology) answers
+    /// `unsupported`.
+    fn crash(&self, fault: Fault) -> Result<CrashOutcome> {
+        let _ = fault;
         Err(EngineError::new(
             "unsupported",
             format!("{} has no server of dbduel's own to crash", self.kind()),
+        ))
+    }
+    /// Run the server's data directory through the filesystem that forgets unsynced writes
+    /// (`on`), or on its own filesystem again: the server is stopped cleanly and started
+    /// again either way. All sessions must be closed first.
+    fn power_layer(&self, on: bool) -> Result<()> {
+        let _ = on;
+        Err(EngineError::new(
+            "unsupported",
+            format!(
+                "{} has no server of dbduel's own to cut the power of",
+                self.kind()
+            ),
         ))
     }
     /// Kill a replicated contender's primary as a process crash would, let its most advanced

@@ -176,11 +176,12 @@ impl Server {
         }
     }
 
-    /// Kill a sandbox's server as a process crash would (SIGKILL to its process group), start
-    /// it again, and time it from the kill until it accepts a connection. The log lines the
-    /// server wrote meanwhile that speak of its recovery come back with it. A target is never
-    /// killed: dbduel did not start it.
-    pub fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+    /// Kill a sandbox's server as a process crash would (SIGKILL to its process group) or,
+    /// `Fault::Power`, with what its filesystem held unsynced (see
+    /// [`power_layer`](Self::power_layer)); start it again, and time it from the kill until
+    /// it accepts a connection. The log lines the server wrote meanwhile that speak of its
+    /// recovery come back with it. A target is never killed: dbduel did not start it.
+    pub fn crash(&self, fault: crate::engine::Fault) -> Result<crate::engine::CrashOutcome> {
         let Server::Sandbox(m) = self else {
             return Err(EngineError::new(
                 "unsupported",
@@ -191,13 +192,44 @@ impl Server {
         let log = sb.layout.log_file.clone();
         let logged = std::fs::metadata(&log).map_or(0, |m| m.len());
         let killed = Instant::now();
-        sb.crash().map_err(sandbox_err)?;
+        let unsynced_lost = match fault {
+            crate::engine::Fault::Process => {
+                sb.crash().map_err(sandbox_err)?;
+                None
+            }
+            crate::engine::Fault::Power => Some(lose_power(&mut sb)?),
+        };
         sb.start().map_err(sandbox_err)?;
         let accepting_s = killed.elapsed().as_secs_f64();
         Ok(crate::engine::CrashOutcome {
             accepting_s,
             recovery_log: recovery_lines(&log, logged),
+            unsynced_lost,
         })
+    }
+
+    /// Serve a sandbox's data directory through the filesystem that forgets unsynced writes
+    /// (`on`), or from its own filesystem again; the server is stopped cleanly and started
+    /// again either way. A target's storage is its own.
+    pub fn power_layer(&self, on: bool) -> Result<()> {
+        let Some(mut sb) = self.sandbox() else {
+            return Err(EngineError::new(
+                "unsupported",
+                "the server is someone else's (a target): dbduel cuts the power only of a server it started",
+            ));
+        };
+        #[cfg(feature = "servers")]
+        if on {
+            return sb.power_on().map_err(sandbox_err);
+        }
+        #[cfg(not(feature = "servers"))]
+        if on {
+            return Err(EngineError::new(
+                "unsupported",
+                "this build has no server engines",
+            ));
+        }
+        sb.restart().map_err(sandbox_err)
     }
 
     /// Kill a sandbox's server as a process crash would and leave it dead (a failover's
@@ -265,6 +297,24 @@ impl Server {
             ),
         )
     }
+}
+
+#[cfg(feature = "servers")]
+fn lose_power(sb: &mut Sandbox) -> Result<crate::engine::UnsyncedLost> {
+    let l = sb.lose_power().map_err(sandbox_err)?;
+    Ok(crate::engine::UnsyncedLost {
+        bytes: l.bytes,
+        files: l.files,
+        names: l.names,
+    })
+}
+
+#[cfg(not(feature = "servers"))]
+fn lose_power(_: &mut Sandbox) -> Result<crate::engine::UnsyncedLost> {
+    Err(EngineError::new(
+        "unsupported",
+        "this build has no server engines",
+    ))
 }
 
 /// The lines of the server log `log` from byte `from` on that tell of a crash recovery

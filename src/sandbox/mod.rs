@@ -11,6 +11,8 @@ pub mod device_profile;
 #[cfg(feature = "servers")]
 pub mod lazyfs;
 pub mod limits;
+#[cfg(feature = "servers")]
+pub mod power;
 pub mod process;
 pub mod secret;
 pub mod user;
@@ -317,6 +319,10 @@ pub struct Sandbox {
     child: Option<Child>,
     /// The cgroups the server runs in, when the recipe limits its memory or its I/O.
     limits: Option<limits::Limits>,
+    /// The filesystem that forgets unsynced writes, mounted over the data directory while
+    /// a power loss is to come (see [`power`]).
+    #[cfg(feature = "servers")]
+    power: Option<lazyfs::LazyMount>,
 }
 
 /// Ports sandboxes listen on: below Linux's default ephemeral range (32768–60999), where the
@@ -412,6 +418,8 @@ impl Sandbox {
             recipe,
             child: None,
             limits,
+            #[cfg(feature = "servers")]
+            power: None,
         };
         sb.manifest.cgroups = sb.limits.iter().flat_map(|l| l.paths()).collect();
         sb.save()?;
@@ -546,7 +554,7 @@ impl Sandbox {
     /// process's, and after it nothing is signalled by that pid again.
     pub fn stop(&mut self) -> Result<()> {
         let Some(pid) = self.manifest.pid else {
-            return Ok(());
+            return self.power_off();
         };
         match self.child.take() {
             Some(child) => self.stop_child(pid, child),
@@ -563,7 +571,20 @@ impl Sandbox {
         }
         self.manifest.pid = None;
         self.manifest.pid_stamp = None;
-        self.save()
+        self.save()?;
+        self.power_off()
+    }
+
+    /// The server stopped, its data directory goes back to its own filesystem, keeping
+    /// what the power-loss layer held (as a clean shutdown would).
+    fn power_off(&mut self) -> Result<()> {
+        #[cfg(feature = "servers")]
+        if let Some(m) = self.power.take() {
+            let at = m.path().to_path_buf();
+            m.unmount()
+                .map_err(|e| io_err("cannot unmount the power-loss filesystem over", &at, e))?;
+        }
+        Ok(())
     }
 
     fn stop_child(&self, pid: i32, mut child: Child) {

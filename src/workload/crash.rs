@@ -35,15 +35,7 @@ const SECOND_COLUMNS: &[Column] = &[
     col("pad", ColumnType::Varchar(100), false, false),
 ];
 
-/// How the server dies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fault {
-    /// The server's processes are killed; the OS, and what it holds unsynced, lives on.
-    Process,
-    /// The machine loses power: what the OS held unsynced is gone too.
-    Power,
-}
+pub use crate::engine::Fault;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,10 +92,10 @@ impl super::kind::StepKind for CrashParams {
                 "a failover happens once (the promoted replica is the primary after it); leave crashes out",
             ));
         }
-        if self.fault == Fault::Power {
+        if self.failover && self.fault == Fault::Power {
             return Err(DecodeError::at(
                 root.key("fault"),
-                "fault = \"power\" (writes the OS had not synced lost with the server) is not built yet; use fault = \"process\"",
+                "a failover's primary dies by a process crash: a power loss there is not built yet; leave fault out",
             ));
         }
         for (key, v, max) in [
@@ -176,6 +168,9 @@ pub struct CrashRound {
     pub unacknowledged_present: u64,
     /// What the server's log said of its recovery.
     pub recovery_log: Vec<String>,
+    /// A power loss: what the server's files held unsynced, and lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsynced_lost: Option<crate::engine::UnsyncedLost>,
     /// A failover's promotion: which replica, after how long, by which commands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failover: Option<crate::engine::FailoverOutcome>,
@@ -196,7 +191,7 @@ struct Written {
 fn unfit(p: &CrashParams, ctx: &StepCtx<'_>) -> Option<String> {
     if ctx.engine.embedded() {
         return Some(format!(
-            "{} runs inside dbduel's process: a process crash would be dbduel's own (only a power loss, not built yet, tests it)",
+            "{} runs inside dbduel's process: a process crash would be dbduel's own, and its power loss is not built yet",
             ctx.engine.kind()
         ));
     }
@@ -257,6 +252,26 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         return Err(StepError::Skipped(why));
     }
     make_tables(ctx)?;
+    if p.fault == Fault::Power {
+        // The tables are made (and durable) first: what a power loss takes is the writes.
+        ctx.engine.power_layer(true)?;
+        let out = crashes(p, ctx);
+        // Back on its own filesystem for the steps after, the step's result as it was.
+        let off = ctx.engine.power_layer(false);
+        return match (out, off) {
+            (out, Ok(())) => out,
+            (Ok(_), Err(e)) => Err(e.into()),
+            (Err(e), Err(off)) => {
+                crate::errln!("warning: {}: {off}", ctx.step);
+                Err(e)
+            }
+        };
+    }
+    crashes(p, ctx)
+}
+
+/// The step's crashes, one after another, each read back before the next.
+fn crashes(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> {
     let clients = p.threads as i64;
     let mut next_seq = vec![0i64; p.threads as usize];
     let mut acked_all = BTreeSet::new();
@@ -318,6 +333,7 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
             torn: tally.torn - before.torn,
             unacknowledged_present: tally.unacknowledged - before.unacknowledged,
             recovery_log: outcome.recovery_log,
+            unsynced_lost: outcome.unsynced_lost,
             failover: outcome.failover,
         });
         before = tally;
@@ -431,7 +447,7 @@ fn write_then_crash(
         }
         killing.store(true, Ordering::SeqCst);
         let written_s = started.elapsed().as_secs_f64();
-        let crashed = kill(ctx, p.failover, crash);
+        let crashed = kill(ctx, p, crash);
         let written: Vec<Written> = writers
             .into_iter()
             .map(|h| {
@@ -451,17 +467,19 @@ struct Back {
     /// replica a write.
     back_s: f64,
     recovery_log: Vec<String>,
+    unsynced_lost: Option<crate::engine::UnsyncedLost>,
     failover: Option<crate::engine::FailoverOutcome>,
 }
 
 /// Kill the server (crash `round`): restart it, or fail over to a replica and time the first
 /// write it takes.
-fn kill(ctx: &StepCtx<'_>, failover: bool, round: u64) -> Result<Back, EngineError> {
-    if !failover {
-        let c = ctx.engine.crash()?;
+fn kill(ctx: &StepCtx<'_>, p: &CrashParams, round: u64) -> Result<Back, EngineError> {
+    if !p.failover {
+        let c = ctx.engine.crash(p.fault)?;
         return Ok(Back {
             back_s: c.accepting_s,
             recovery_log: c.recovery_log,
+            unsynced_lost: c.unsynced_lost,
             failover: None,
         });
     }
@@ -477,6 +495,7 @@ fn kill(ctx: &StepCtx<'_>, failover: bool, round: u64) -> Result<Back, EngineErr
     Ok(Back {
         back_s: killed.elapsed().as_secs_f64(),
         recovery_log: Vec::new(),
+        unsynced_lost: None,
         failover: Some(f),
     })
 }
@@ -611,10 +630,10 @@ fn output(
     let mut accepting: Vec<f64> = rounds.iter().map(|r| r.accepting_s).collect();
     accepting.sort_by(f64::total_cmp);
     let accepting_s = accepting.get(accepting.len() / 2).copied().unwrap_or(0.0);
-    let mut s = summary(ctx.title(if p.failover {
-        "primary killed, replica promoted"
-    } else {
-        "process crash under writes"
+    let mut s = summary(ctx.title(match (p.failover, p.fault) {
+        (true, _) => "primary killed, replica promoted",
+        (false, Fault::Process) => "process crash under writes",
+        (false, Fault::Power) => "power loss under writes",
     }));
     s.metrics = vec![
         Metric::new("tps", "TPS before", tps, Unit::PerSecond, Better::Higher),
@@ -657,10 +676,16 @@ fn output(
             f.commands.join("; "),
         ),
         None => format!(
-            "{} crash(es) by SIGKILL after {} s of writes from {} clients: {lost_all} acknowledged transaction(s) lost in all, {torn} torn; back in {accepting_s:.2} s (median, crash recovery included)",
+            "{} {} after {} s of writes from {} clients: {lost_all} acknowledged transaction(s) lost in all, {torn} torn; back in {accepting_s:.2} s (median, crash recovery included){}",
             rounds.len(),
+            match p.fault {
+                Fault::Process => "crash(es) by SIGKILL",
+                Fault::Power =>
+                    "power loss(es) (SIGKILL, and the data directory's unsynced writes forgotten)",
+            },
             p.crash_after_s,
             p.threads,
+            unsynced_note(rounds),
         ),
     });
     StepOutput {
@@ -676,6 +701,23 @@ fn output(
         seconds: 0,
         interrupted: ctx.stop.load(Ordering::Relaxed),
     }
+}
+
+/// What the power losses took from the files, beside what they took from the tables.
+fn unsynced_note(rounds: &[CrashRound]) -> String {
+    let lost: Vec<_> = rounds
+        .iter()
+        .filter_map(|r| r.unsynced_lost.as_ref())
+        .collect();
+    if lost.is_empty() {
+        return String::new();
+    }
+    let kib: u64 = lost.iter().map(|l| l.bytes).sum::<u64>() / 1024;
+    let names: u64 = lost.iter().map(|l| l.names).sum();
+    format!(
+        "; the filesystem forgot {} KiB of unsynced pages per power loss (mean) and {names} unsynced name change(s) in all",
+        kib / lost.len() as u64
+    )
 }
 
 #[cfg(test)]
@@ -709,9 +751,14 @@ mod tests {
         let p: CrashParams = params_of("").expect("defaults");
         assert_eq!((p.threads, p.crash_after_s, p.crashes), (8, 10, 3));
         assert_eq!(p.fault, Fault::Process);
-        let e = params_of::<CrashParams>("fault = \"power\"")
-            .and_then(|p| p.validate().map(|_| p))
-            .expect_err("power is not built");
+        let p: CrashParams = params_of("fault = \"power\"").expect("power");
+        p.validate().expect("a crash by power loss");
+        let failover =
+            CrashParams::decode("failover", toml::from_str("fault = \"power\"").unwrap())
+                .expect("decodes");
+        let e = failover
+            .validate()
+            .expect_err("a failover's power loss is not built");
         assert!(e.message.contains("not built yet"), "{e:?}");
         let e = params_of::<CrashParams>("crashes = 0")
             .and_then(|p| p.validate().map(|_| p))

@@ -1594,7 +1594,7 @@ impl Engine for MariadbEngine {
         self.server.fail_over(self.replication())
     }
 
-    fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+    fn crash(&self, fault: crate::engine::Fault) -> Result<crate::engine::CrashOutcome> {
         if self.cluster.is_some() || self.topology.is_some() {
             // One node's or the primary's crash is a failover, not a server's recovery.
             return Err(EngineError::new(
@@ -1602,7 +1602,11 @@ impl Engine for MariadbEngine {
                 "a replicated or clustered contender does not crash as one server: its primary's death is a failover",
             ));
         }
-        self.server.crash()
+        self.server.crash(fault)
+    }
+
+    fn power_layer(&self, on: bool) -> Result<()> {
+        self.server.power_layer(on)
     }
 
     fn server_pid(&self) -> Option<i32> {

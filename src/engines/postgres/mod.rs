@@ -1044,7 +1044,7 @@ impl Engine for PostgresEngine {
         self.server.fail_over(self.replication())
     }
 
-    fn crash(&self) -> Result<crate::engine::CrashOutcome> {
+    fn crash(&self, fault: crate::engine::Fault) -> Result<crate::engine::CrashOutcome> {
         if self.topology.is_some() {
             // The primary's death is a failover, not a server's recovery.
             return Err(EngineError::new(
@@ -1052,7 +1052,11 @@ impl Engine for PostgresEngine {
                 "a contender with standbys does not crash as one server: its primary's death is a failover",
             ));
         }
-        self.server.crash()
+        self.server.crash(fault)
+    }
+
+    fn power_layer(&self, on: bool) -> Result<()> {
+        self.server.power_layer(on)
     }
 
     fn server_pid(&self) -> Option<i32> {
