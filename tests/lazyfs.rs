@@ -1,6 +1,7 @@
 //! The power-loss filesystem on its own (src/sandbox/lazyfs/): mounted over a directory
 //! through FUSE, driven with ordinary file calls, then its power lost; what the directory
-//! holds afterwards is read without it. Needs root and /dev/fuse.
+//! holds afterwards is read without it. Names as POSIX says (durable at their directory's
+//! sync) and as journaling filesystems do (at any sync). Needs root and /dev/fuse.
 
 use dbduel::sandbox::lazyfs::LazyMount;
 use std::fs::{self, File, OpenOptions};
@@ -47,7 +48,7 @@ fn overwrite(p: &Path, bytes: &[u8]) -> File {
 #[test]
 fn a_write_not_synced_is_gone_after_the_power_goes_and_a_synced_one_stays() {
     let Some(d) = tree() else { return };
-    let m = LazyMount::over(d.path()).unwrap();
+    let m = LazyMount::over(d.path(), true).unwrap();
     let _a = overwrite(&d.path().join("a"), b"new a, never synced");
     let b = overwrite(&d.path().join("b"), b"new b");
     b.sync_data().unwrap();
@@ -67,7 +68,7 @@ fn a_write_not_synced_is_gone_after_the_power_goes_and_a_synced_one_stays() {
 #[test]
 fn a_new_name_needs_its_directory_synced_and_a_file_synced_alone_is_not_enough() {
     let Some(d) = tree() else { return };
-    let m = LazyMount::over(d.path()).unwrap();
+    let m = LazyMount::over(d.path(), true).unwrap();
     fs::create_dir(d.path().join("kept")).unwrap();
     sync_dir(d.path());
     let kept = overwrite_new(&d.path().join("kept/c"), b"c");
@@ -81,6 +82,30 @@ fn a_new_name_needs_its_directory_synced_and_a_file_synced_alone_is_not_enough()
     assert!(!d.path().join("lone").exists());
 }
 
+#[test]
+fn as_a_journaling_filesystem_any_sync_makes_every_name_change_durable() {
+    let Some(d) = tree() else { return };
+    let m = LazyMount::over(d.path(), false).unwrap();
+    fs::rename(d.path().join("a"), d.path().join("renamed")).unwrap();
+    let made = overwrite_new(&d.path().join("made"), b"made");
+    // b's sync commits the journal: the rename and the new name with it, not made's bytes.
+    overwrite(&d.path().join("b"), b"b").sync_data().unwrap();
+    fs::remove_file(d.path().join("renamed")).unwrap();
+    drop(made);
+    m.lose_power().unwrap();
+    assert_eq!(
+        fs::read(d.path().join("made")).unwrap(),
+        b"",
+        "its name kept, its bytes not"
+    );
+    assert_eq!(
+        fs::read(d.path().join("renamed")).unwrap(),
+        b"old a",
+        "removed after the sync: back"
+    );
+    assert!(!d.path().join("a").exists());
+}
+
 fn overwrite_new(p: &Path, bytes: &[u8]) -> File {
     let mut f = File::create(p).unwrap();
     f.write_all(bytes).unwrap();
@@ -90,7 +115,7 @@ fn overwrite_new(p: &Path, bytes: &[u8]) -> File {
 #[test]
 fn a_rename_or_unlink_is_undone_unless_its_directory_was_synced() {
     let Some(d) = tree() else { return };
-    let m = LazyMount::over(d.path()).unwrap();
+    let m = LazyMount::over(d.path(), true).unwrap();
     // b replaced by a, as a database's durable rename would do it without the directory's
     // sync; then a removed name.
     fs::rename(d.path().join("a"), d.path().join("b")).unwrap();
@@ -99,7 +124,7 @@ fn a_rename_or_unlink_is_undone_unless_its_directory_was_synced() {
     assert_eq!(fs::read(d.path().join("a")).unwrap(), b"old a");
     assert_eq!(fs::read(d.path().join("b")).unwrap(), b"old b");
 
-    let m = LazyMount::over(d.path()).unwrap();
+    let m = LazyMount::over(d.path(), true).unwrap();
     fs::remove_file(d.path().join("a")).unwrap();
     fs::rename(d.path().join("b"), d.path().join("c")).unwrap();
     sync_dir(d.path());
@@ -121,7 +146,7 @@ fn a_rename_or_unlink_is_undone_unless_its_directory_was_synced() {
 #[test]
 fn unmounting_keeps_what_was_not_synced_as_a_clean_shutdown_would() {
     let Some(d) = tree() else { return };
-    let m = LazyMount::over(d.path()).unwrap();
+    let m = LazyMount::over(d.path(), true).unwrap();
     drop(overwrite(&d.path().join("a"), b"a, kept"));
     drop(overwrite_new(&d.path().join("n"), b"n"));
     // Growth and truncation as databases do: a hole, then a cut.

@@ -173,9 +173,7 @@ fn power_loss_possible(study: &Study) -> Result<(), Failure> {
     let steps: Vec<&str> = study
         .steps
         .iter()
-        .filter(
-            |s| matches!(&s.params, StepParams::Crash(p) if p.fault == crate::engine::Fault::Power),
-        )
+        .filter(|s| matches!(&s.params, StepParams::Crash(p) if p.fault.cuts_power()))
         .map(|s| s.name.as_str())
         .collect();
     if steps.is_empty() {

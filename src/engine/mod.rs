@@ -285,8 +285,25 @@ pub enum Fault {
     Process,
     /// The machine loses power: what the OS held unsynced is gone too. The server's data
     /// directory runs through a filesystem that forgets unsynced writes
-    /// ([`Engine::power_layer`]).
+    /// ([`Engine::power_layer`]); names made, removed or renamed are durable at the next
+    /// sync of any file or directory, as on Linux's journaling filesystems (ext4, XFS).
     Power,
+    /// The same, names durable only once their own directory is synced: POSIX's letter, which
+    /// those filesystems exceed.
+    #[serde(rename = "power-posix")]
+    PowerPosix,
+}
+
+impl Fault {
+    /// Does the server lose what its filesystem held unsynced?
+    pub fn cuts_power(self) -> bool {
+        self != Fault::Process
+    }
+
+    /// Are names durable only once their directory is synced?
+    pub fn strict_names(self) -> bool {
+        self == Fault::PowerPosix
+    }
 }
 
 /// How a server came back from a crash dbduel caused.
@@ -490,9 +507,9 @@ pub trait Engine: Send + Sync {
         ))
     }
     /// Run the server's data directory through the filesystem that forgets unsynced writes
-    /// (`on`), or on its own filesystem again: the server is stopped cleanly and started
-    /// again either way. All sessions must be closed first.
-    fn power_layer(&self, on: bool) -> Result<()> {
+    /// (`on`, the power loss to come), or on its own filesystem again (`None`): the server is
+    /// stopped cleanly and started again either way. All sessions must be closed first.
+    fn power_layer(&self, on: Option<Fault>) -> Result<()> {
         let _ = on;
         Err(EngineError::new(
             "unsupported",

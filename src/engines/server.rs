@@ -193,11 +193,11 @@ impl Server {
         let logged = std::fs::metadata(&log).map_or(0, |m| m.len());
         let killed = Instant::now();
         let unsynced_lost = match fault {
-            crate::engine::Fault::Process => {
+            f if f.cuts_power() => Some(lose_power(&mut sb)?),
+            _ => {
                 sb.crash().map_err(sandbox_err)?;
                 None
             }
-            crate::engine::Fault::Power => Some(lose_power(&mut sb)?),
         };
         sb.start().map_err(sandbox_err)?;
         let accepting_s = killed.elapsed().as_secs_f64();
@@ -211,7 +211,7 @@ impl Server {
     /// Serve a sandbox's data directory through the filesystem that forgets unsynced writes
     /// (`on`), or from its own filesystem again; the server is stopped cleanly and started
     /// again either way. A target's storage is its own.
-    pub fn power_layer(&self, on: bool) -> Result<()> {
+    pub fn power_layer(&self, on: Option<crate::engine::Fault>) -> Result<()> {
         let Some(mut sb) = self.sandbox() else {
             return Err(EngineError::new(
                 "unsupported",
@@ -219,11 +219,11 @@ impl Server {
             ));
         };
         #[cfg(feature = "servers")]
-        if on {
-            return sb.power_on().map_err(sandbox_err);
+        if let Some(f) = on {
+            return sb.power_on(f.strict_names()).map_err(sandbox_err);
         }
         #[cfg(not(feature = "servers"))]
-        if on {
+        if on.is_some() {
             return Err(EngineError::new(
                 "unsupported",
                 "this build has no server engines",

@@ -4,8 +4,10 @@
 //! partitioned contender against its plain twin (the same engine and options but
 //! `partitions`); each engine on a fast device profile against the same on a slow one, step by
 //! step; for steps that time numbered queries (figures `qNN_hot_s`, as `tpch-power` records),
-//! the queries each contender runs fastest and slowest and by how much; then the original
-//! study's own figures, when the study file states them (`[study] reference`).
+//! the queries each contender runs fastest and slowest and by how much; for steps that count
+//! acknowledged transactions lost to a crash (figures `lost_per_crash` beside `tps`), which
+//! contenders lost nothing and at what rate, and what the others lost for theirs; then the
+//! original study's own figures, when the study file states them (`[study] reference`).
 //!
 //! Steps are told apart by what they recorded — their spec's fields and their figures' keys —
 //! never by their kind's name.
@@ -68,6 +70,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
         }
     }
     out.extend(query_wins(s));
+    out.extend(losses(s));
     if !out.is_empty()
         && let Some(r) = m
             .study
@@ -311,6 +314,76 @@ fn query_wins(s: &Summary) -> Vec<String> {
     out
 }
 
+/// Per step that counts what a crash lost (figures `tps` and `lost_per_crash`, with
+/// `lost_s_per_crash`): the contenders that lost nothing, with their rate, fastest first;
+/// then those that lost, with what they lost a crash and for which rate. The trade-off in one
+/// sentence a step.
+fn losses(s: &Summary) -> Vec<String> {
+    let mut steps: Vec<(&str, &str)> = Vec::new();
+    for st in s.contenders.iter().flat_map(|c| c.steps.iter()) {
+        let counts = st.metrics.iter().any(|m| m.key == "lost_per_crash");
+        if counts && !steps.iter().any(|(n, _)| *n == st.name) {
+            steps.push((&st.name, st.title.as_str()));
+        }
+    }
+    let mut out = Vec::new();
+    for (step, title) in steps {
+        // (contender, TPS, lost a crash, lost seconds a crash)
+        let mut ran: Vec<(&str, f64, f64, f64)> = s
+            .contenders
+            .iter()
+            .filter_map(|c| {
+                let st = c
+                    .steps
+                    .iter()
+                    .find(|x| x.name == step && x.status == Status::Ok)?;
+                let of = |k: &str| st.metrics.iter().find(|m| m.key == k).map(|m| m.value);
+                Some((
+                    c.name.as_str(),
+                    of("tps")?,
+                    of("lost_per_crash")?,
+                    of("lost_s_per_crash")?,
+                ))
+            })
+            .collect();
+        if ran.len() < 2 {
+            continue;
+        }
+        ran.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let kept: Vec<String> = ran
+            .iter()
+            .filter(|r| r.2 == 0.0)
+            .map(|r| format!("{} at {} TPS", r.0, format::count(r.1)))
+            .collect();
+        let lost: Vec<String> = ran
+            .iter()
+            .filter(|r| r.2 > 0.0)
+            .map(|r| {
+                format!(
+                    "{} {} a crash ({} of its {} TPS)",
+                    r.0,
+                    format::count(r.2),
+                    format::seconds(r.3),
+                    format::count(r.1)
+                )
+            })
+            .collect();
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        out.push(format!(
+            "{title}: lost no acknowledged transaction: {}; lost: {}",
+            list(&kept),
+            list(&lost)
+        ));
+    }
+    out
+}
+
 /// A numbered query's best hot seconds: the query's number.
 fn hot_query(m: &Metric) -> Option<u32> {
     match &m.role {
@@ -514,5 +587,42 @@ mod tests {
             "i-cloud on cloud-disk (125 MB/s, 3000 IOPS) against i-hdd on hdd (120 MB/s, 150 IOPS): cpu ×1.00, io ×10.00, ins ×6.00"
         );
         assert_eq!(f.len(), 4, "{f:?}");
+    }
+
+    #[test]
+    fn a_crash_step_says_who_lost_nothing_and_what_the_others_lost_for_their_rate() {
+        let crash = |tps: f64, lost: f64, lost_s: f64| {
+            let mut s = StepSummary::without_figures("crash", "crash", Status::Ok, "");
+            s.title = "killed under writes".into();
+            for (k, v, u) in [
+                ("tps", tps, crate::results::Unit::PerSecond),
+                ("lost_per_crash", lost, crate::results::Unit::Count),
+                ("lost_s_per_crash", lost_s, crate::results::Unit::Seconds),
+            ] {
+                s.metrics
+                    .push(Metric::new(k, k, v, u, crate::results::Better::Lower));
+            }
+            s
+        };
+        let c = |name: &str, step: StepSummary| ContenderSummary {
+            name: name.into(),
+            engine: "e".into(),
+            steps: vec![step],
+        };
+        let f = run(
+            serde_json::json!({ "study": { "reference": "seed 1 ran at 0" } }),
+            vec![
+                c("sync", crash(6000.0, 0.0, 0.0)),
+                c("relaxed", crash(20_000.0, 800.0, 0.04)),
+                c("group", crash(9000.0, 0.0, 0.0)),
+            ],
+        );
+        assert_eq!(
+            f,
+            [
+                "killed under writes: lost no acknowledged transaction: group at 9,000 TPS, sync at 6,000 TPS; lost: relaxed 800 a crash (40.0 ms of its 20,000 TPS)",
+                "the original: seed 1 ran at 0",
+            ]
+        );
     }
 }

@@ -6,12 +6,13 @@ use super::lazyfs::{LazyMount, Lost};
 use super::{Result, Sandbox, SandboxError, io_err};
 
 impl Sandbox {
-    /// Stop the server cleanly, mount the power-loss filesystem over its data directory and
-    /// start it again on it.
-    pub fn power_on(&mut self) -> Result<()> {
+    /// Stop the server cleanly, mount the power-loss filesystem over its data directory
+    /// (names durable only at their directory's sync when `strict_names`, else at any sync)
+    /// and start it again on it.
+    pub fn power_on(&mut self, strict_names: bool) -> Result<()> {
         self.stop()?;
         let at = self.layout.datadir.clone();
-        let m = LazyMount::over(&at)
+        let m = LazyMount::over(&at, strict_names)
             .map_err(|e| io_err("cannot mount the power-loss filesystem over", &at, e))?;
         self.power = Some(m);
         self.start()
@@ -29,11 +30,11 @@ impl Sandbox {
         }
         self.crash()?;
         let m = self.power.take().expect("checked above");
-        let at = m.path().to_path_buf();
+        let (at, strict) = (m.path().to_path_buf(), m.strict_names());
         let lost = m
             .lose_power()
             .map_err(|e| io_err("cannot cut the power of the filesystem over", &at, e))?;
-        let again = LazyMount::over(&at)
+        let again = LazyMount::over(&at, strict)
             .map_err(|e| io_err("cannot mount the power-loss filesystem over", &at, e))?;
         self.power = Some(again);
         Ok(lost)

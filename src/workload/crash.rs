@@ -92,7 +92,7 @@ impl super::kind::StepKind for CrashParams {
                 "a failover happens once (the promoted replica is the primary after it); leave crashes out",
             ));
         }
-        if self.failover && self.fault == Fault::Power {
+        if self.failover && self.fault.cuts_power() {
             return Err(DecodeError::at(
                 root.key("fault"),
                 "a failover's primary dies by a process crash: a power loss there is not built yet; leave fault out",
@@ -252,12 +252,12 @@ pub fn run(p: &CrashParams, ctx: &StepCtx<'_>) -> Result<StepOutput, StepError> 
         return Err(StepError::Skipped(why));
     }
     make_tables(ctx)?;
-    if p.fault == Fault::Power {
+    if p.fault.cuts_power() {
         // The tables are made (and durable) first: what a power loss takes is the writes.
-        ctx.engine.power_layer(true)?;
+        ctx.engine.power_layer(Some(p.fault))?;
         let out = crashes(p, ctx);
         // Back on its own filesystem for the steps after, the step's result as it was.
-        let off = ctx.engine.power_layer(false);
+        let off = ctx.engine.power_layer(None);
         return match (out, off) {
             (out, Ok(())) => out,
             (Ok(_), Err(e)) => Err(e.into()),
@@ -633,7 +633,7 @@ fn output(
     let mut s = summary(ctx.title(match (p.failover, p.fault) {
         (true, _) => "primary killed, replica promoted",
         (false, Fault::Process) => "process crash under writes",
-        (false, Fault::Power) => "power loss under writes",
+        (false, _) => "power loss under writes",
     }));
     s.metrics = vec![
         Metric::new("tps", "TPS before", tps, Unit::PerSecond, Better::Higher),
@@ -681,7 +681,9 @@ fn output(
             match p.fault {
                 Fault::Process => "crash(es) by SIGKILL",
                 Fault::Power =>
-                    "power loss(es) (SIGKILL, and the data directory's unsynced writes forgotten)",
+                    "power loss(es) (SIGKILL, and the data directory's unsynced writes and names forgotten)",
+                Fault::PowerPosix =>
+                    "power loss(es) (SIGKILL, and the data directory's unsynced writes forgotten, with every name whose directory was not synced)",
             },
             p.crash_after_s,
             p.threads,

@@ -1605,7 +1605,7 @@ impl Engine for MariadbEngine {
         self.server.crash(fault)
     }
 
-    fn power_layer(&self, on: bool) -> Result<()> {
+    fn power_layer(&self, on: Option<crate::engine::Fault>) -> Result<()> {
         self.server.power_layer(on)
     }
 

@@ -17,6 +17,9 @@ use std::time::Duration;
 pub struct Source {
     pub port: u16,
     pub layout: Layout,
+    /// The standby's name, as the primary knows it (`application_name`, which
+    /// `synchronous_standby_names` lists).
+    pub standby: String,
 }
 
 /// What a base backup leaves out of a data directory, as `pg_basebackup` does (PostgreSQL's

@@ -786,6 +786,10 @@ impl Engine for PostgresEngine {
         .map(|s| s.to_string())
         .collect();
         names.extend(self.opts.server.keys().cloned());
+        if self.topology.is_some() {
+            // Which standbys a commit waits for (set once they stream).
+            names.push("synchronous_standby_names".into());
+        }
         let mut settings = BTreeMap::new();
         for r in c
             .query(
@@ -1055,7 +1059,7 @@ impl Engine for PostgresEngine {
         self.server.crash(fault)
     }
 
-    fn power_layer(&self, on: bool) -> Result<()> {
+    fn power_layer(&self, on: Option<crate::engine::Fault>) -> Result<()> {
         self.server.power_layer(on)
     }
 

@@ -246,9 +246,10 @@ impl Recipe for PostgresRecipe {
             put(
                 "primary_conninfo",
                 &format!(
-                    "host=127.0.0.1 port={} user={SUPERUSER} passfile={} sslmode=prefer",
+                    "host=127.0.0.1 port={} user={SUPERUSER} passfile={} sslmode=prefer application_name={}",
                     src.port,
-                    passfile.display()
+                    passfile.display(),
+                    src.standby
                 ),
             );
         }

@@ -35,6 +35,11 @@ pub struct PostgresReplica {
     pub password_env: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password_file: Option<std::path::PathBuf>,
+    /// The primary waits at each commit until this standby has flushed it: named in the
+    /// primary's `synchronous_standby_names` once the standby streams (named there before,
+    /// the primary's first commits would wait for a standby not yet made).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synchronous: bool,
     /// The parsed `target`.
     #[serde(skip)]
     pub reach: Option<Target>,
@@ -53,6 +58,12 @@ impl crate::engines::options::ReplicaOptions for PostgresReplica {
 impl PostgresReplica {
     pub fn validate(&self, at: &KeyPath) -> std::result::Result<(), DecodeError> {
         extra_settings(&self.server, &super::recipe::SETTINGS).map_err(|e| e.under(at))?;
+        if self.synchronous && self.target.is_some() {
+            return Err(DecodeError::at(
+                at.key("synchronous"),
+                "a standby given by target is synchronous when its primary says so (synchronous_standby_names there): dbduel sets it only on a primary it provisions; leave synchronous out",
+            ));
+        }
         Ok(())
     }
 }
@@ -72,6 +83,62 @@ impl crate::engine::replication::ReplicaOptions for PostgresReplica {
 
     fn set_reach(&mut self, reach: Option<Target>) {
         self.reach = reach;
+    }
+}
+
+/// Name the standbys `names` in the primary's `synchronous_standby_names` (each commit waits
+/// for all of them) and wait until the primary reports each as `sync` in
+/// `pg_stat_replication`.
+fn make_synchronous(primary: &Target, names: &[&str]) -> Result<()> {
+    let mut c = crate::engines::postgres::admin_connect(
+        &crate::engines::postgres::config_for(primary, "postgres"),
+        primary,
+    )
+    .map_err(|e| {
+        EngineError::new(
+            "connect",
+            format!(
+                "cannot connect to the primary at {}: {e}",
+                primary.display()
+            ),
+        )
+    })?;
+    // Standby names are safe names (letters, digits, `_`, `-`): quoted as identifiers.
+    let list: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    let setting = format!("FIRST {} ({})", names.len(), list.join(", "));
+    // ALTER SYSTEM runs alone, never in a multi-statement (implicit) transaction.
+    c.batch_execute(&format!(
+        "ALTER SYSTEM SET synchronous_standby_names = '{setting}'"
+    ))
+    .map_err(pg_err)?;
+    c.batch_execute("SELECT pg_reload_conf()").map_err(pg_err)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let rows = c
+            .query(
+                "SELECT application_name FROM pg_stat_replication WHERE sync_state = 'sync'",
+                &[],
+            )
+            .map_err(pg_err)?;
+        let synced: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        if names.iter().all(|n| synced.iter().any(|s| s == n)) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(EngineError::new(
+                "replication",
+                format!(
+                    "standby(s) {} did not become synchronous within 60 s (the primary reports {} as sync)",
+                    names.join(", "),
+                    if synced.is_empty() {
+                        "none".to_string()
+                    } else {
+                        synced.join(", ")
+                    }
+                ),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
 
@@ -125,6 +192,7 @@ impl PostgresTopology {
         let source = super::base_backup::Source {
             port: primary_reach.port,
             layout,
+            standby: String::new(),
         };
         let mut members = Vec::with_capacity(replicas.len());
         for r in replicas {
@@ -136,7 +204,10 @@ impl PostgresTopology {
             }
             let recipe = PostgresRecipe {
                 settings,
-                base_backup_of: Some(source.clone()),
+                base_backup_of: Some(super::base_backup::Source {
+                    standby: r.name.clone(),
+                    ..source.clone()
+                }),
                 memory_limit_mb: None,
                 device_profile: None,
                 data_dir: None,
@@ -162,6 +233,14 @@ impl PostgresTopology {
                 server: p.server,
                 reach: p.reach,
             });
+        }
+        let sync: Vec<&str> = replicas
+            .iter()
+            .filter(|r| r.synchronous)
+            .map(|r| r.name.as_str())
+            .collect();
+        if !sync.is_empty() {
+            make_synchronous(primary_reach, &sync)?;
         }
         Ok(PostgresTopology {
             database: database.to_string(),

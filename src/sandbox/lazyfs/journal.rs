@@ -45,6 +45,11 @@ impl Journal {
         durable.into_iter().map(|(u, _)| u).collect()
     }
 
+    /// Every change is durable (a journaling filesystem committed its journal).
+    pub fn take_all(&mut self) -> Vec<Undo> {
+        self.changes.drain(..).map(|(u, _)| u).collect()
+    }
+
     /// Is `path`'s making still undoable? Then removing it again just removes it (nothing
     /// to put back at a power loss) and forgets the making.
     pub fn forget_made(&mut self, path: &Path) -> bool {

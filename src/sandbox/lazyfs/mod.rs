@@ -2,7 +2,9 @@
 //! Jepsen's lazyfs), for the crash step's `fault = "power"`. Mounted through FUSE over a
 //! server's data directory, it serves the directory's own files: writes stay in memory until
 //! the file is synced (`fsync`/`fdatasync`), and names made, removed or renamed stay undoable
-//! until their directory is synced. [`LazyMount::lose_power`] forgets both and unmounts;
+//! until a sync makes them durable: any file's or directory's, as a journaling filesystem
+//! (ext4, XFS) commits its whole journal then, or — POSIX's letter, `strict_names` — their
+//! own directory's. [`LazyMount::lose_power`] forgets both and unmounts;
 //! [`LazyMount::unmount`] keeps everything, as a clean shutdown would. The OS's own writeback
 //! (a real kernel writes dirty pages out within about 30 s) is not modelled: a power loss here
 //! loses everything unsynced, the worst case.
@@ -53,6 +55,10 @@ struct State {
     held: usize,
     /// Power lost: every request fails until the mount is gone.
     dark: bool,
+    /// Names durable only once their own directory is synced (POSIX's letter); otherwise
+    /// every name change is durable at the next sync of any file or directory, as a
+    /// journaling filesystem (ext4, XFS) commits its journal then.
+    strict_names: bool,
 }
 
 type Io<T> = io::Result<T>;
@@ -198,6 +204,10 @@ impl State {
             self.held -= u.held();
             u.sync(file)?;
         }
+        if !self.strict_names {
+            // A journaling filesystem's fsync commits its journal: every name change so far.
+            self.sync_dir(INodeNo::ROOT.0);
+        }
         Ok(())
     }
 
@@ -311,10 +321,14 @@ impl State {
         Ok(())
     }
 
-    /// A directory was synced: the changes that waited for it are durable, and the names it
-    /// removed can go for good.
+    /// A directory was synced: the changes that waited for it are durable (all changes, when
+    /// names are not strict), and the names it removed can go for good.
     fn sync_dir(&mut self, dir: u64) {
-        for undo in self.journal.synced(dir) {
+        let durable = match self.strict_names {
+            true => self.journal.synced(dir),
+            false => self.journal.take_all(),
+        };
+        for undo in durable {
             if let Undo::PutBack { aside, .. } = undo {
                 let _ = remove_tree(&self.root, &aside);
             }
@@ -744,8 +758,10 @@ pub struct Lost {
 
 impl LazyMount {
     /// Mount over `dir`, whose files it then serves (opened beneath it before the mount
-    /// hides them). Every account may use it, with the files' own permissions.
-    pub fn over(dir: &Path) -> Io<LazyMount> {
+    /// hides them). Every account may use it, with the files' own permissions. With
+    /// `strict_names` a name change is durable only once its directory is synced (POSIX);
+    /// without, at the next sync of any file or directory (ext4, XFS).
+    pub fn over(dir: &Path, strict_names: bool) -> Io<LazyMount> {
         let root = rustix::fs::open(
             dir,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -766,6 +782,7 @@ impl LazyMount {
             next_aside: 0,
             held: 0,
             dark: false,
+            strict_names,
         }));
         let mut config = fuser::Config::default();
         config.mount_options = vec![
@@ -785,6 +802,13 @@ impl LazyMount {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub fn strict_names(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .strict_names
     }
 
     /// Bytes written and not synced, now.
