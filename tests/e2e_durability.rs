@@ -434,3 +434,52 @@ fn a_postgres_standby_is_promoted_and_what_it_lacks_is_counted() {
     );
     assert!(r["accepting_s"].as_f64().unwrap() > 0.0, "{r:#}");
 }
+
+#[test]
+fn a_server_that_cannot_come_back_from_a_power_loss_fails_the_step_and_nothing_is_left() {
+    if !common::have_mariadb() || !power_here() {
+        return;
+    }
+    // Under POSIX's letter a name is durable only at its directory's sync, and MariaDB does
+    // not sync the directory of the binary log it makes at each start: after the power loss
+    // InnoDB names a log file that is gone, and the server refuses to start.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"binlog\"\nengine = \"mariadb\"\noptions = { buffer_pool_mb = 64, server = { log_bin = \"binlog\", sync_binlog = 1 } }",
+        "threads = 4\ncrash_after_s = 1\ncrashes = 2\nfault = \"power-posix\"",
+    );
+    let out = tmp.path().join("out");
+    let (code, _, stderr) = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "the step failed: {stderr}");
+    let dir = run_dir(&stderr);
+    let summary = read_json(&dir.join("summary.json"));
+    let s = common::step(&summary, "binlog", "crash");
+    assert_eq!(s["status"], "failed", "{s:#}");
+    let note = s["note"].as_str().unwrap();
+    assert!(
+        note.contains("starting mariadb") && note.contains("binlog"),
+        "the failure says what the server said: {note}"
+    );
+    // Reported, then removed: no server running, no sandbox left, no mount over its data.
+    let left = dbduel::sandbox::find(&out);
+    assert!(
+        left.is_empty(),
+        "sandboxes left: {:?}",
+        left.iter().map(|f| (&f.path, f.running)).collect::<Vec<_>>()
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mounts").expect("mounts");
+    let here = out.to_str().unwrap();
+    assert!(
+        !mounts
+            .lines()
+            .any(|l| l.contains("dbduel-lazyfs") && l.contains(here)),
+        "the power-loss filesystem is still mounted:\n{mounts}"
+    );
+}
