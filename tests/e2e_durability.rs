@@ -472,7 +472,9 @@ fn a_server_that_cannot_come_back_from_a_power_loss_fails_the_step_and_nothing_i
     assert!(
         left.is_empty(),
         "sandboxes left: {:?}",
-        left.iter().map(|f| (&f.path, f.running)).collect::<Vec<_>>()
+        left.iter()
+            .map(|f| (&f.path, f.running))
+            .collect::<Vec<_>>()
     );
     let mounts = std::fs::read_to_string("/proc/self/mounts").expect("mounts");
     let here = out.to_str().unwrap();
@@ -482,4 +484,25 @@ fn a_server_that_cannot_come_back_from_a_power_loss_fails_the_step_and_nothing_i
             .any(|l| l.contains("dbduel-lazyfs") && l.contains(here)),
         "the power-loss filesystem is still mounted:\n{mounts}"
     );
+}
+
+#[test]
+fn a_mysql_8_0_replica_is_promoted_and_what_it_lacks_is_counted() {
+    if !common::have_cached("mysql-8.0.15") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study_of(
+        "failover",
+        tmp.path(),
+        "name = \"mysql\"\nengine = \"mysql\"\nversion = \"8.0\"\noptions = { buffer_pool_mb = 64, flush_log_at_trx_commit = 1, replicas = [{ name = \"replica\", flush_log_at_trx_commit = 1 }] }",
+        "threads = 4\ncrash_after_s = 2",
+    );
+    let (_, j) = run_crash(&path, tmp.path(), "mysql", &[]);
+    let r = &crashes(&j)[0];
+    assert!(n(r, "acked") > 0, "{r:#}");
+    // An asynchronous replica may lack the last commits; the promoted one took a write.
+    assert!(n(r, "lost") <= n(r, "acked") && n(r, "torn") == 0, "{r:#}");
+    assert_eq!(r["failover"]["promoted_name"], "replica", "{r:#}");
+    assert_eq!(r["failover"]["commands"][0], "STOP SLAVE", "{r:#}");
 }
