@@ -314,7 +314,7 @@ fn postgres_with_synchronous_commit_loses_nothing_acknowledged() {
 }
 
 #[test]
-fn an_embedded_engine_is_not_crashed() {
+fn an_embedded_engine_is_not_crashed_by_process() {
     let tmp = tempfile::tempdir().expect("tmp");
     let path = study(
         tmp.path(),
@@ -339,6 +339,41 @@ fn an_embedded_engine_is_not_crashed() {
             .contains("inside dbduel's process"),
         "{s:#}"
     );
+}
+
+#[test]
+fn sqlite_full_loses_nothing_to_power_losses_and_off_loses_what_its_table_lacks() {
+    if !power_here() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"full\"\nengine = \"sqlite\"\noptions = { synchronous = \"full\" }",
+        "threads = 4\ncrash_after_s = 1\ncrashes = 3\nfault = \"power\"",
+    );
+    let (_, j) = run_crash(&path, tmp.path(), "full", &[]);
+    let rounds = crashes(&j);
+    assert_eq!(rounds.len(), 3, "{j:#}");
+    for r in rounds {
+        assert!(n(r, "acked") > 0, "{r:#}");
+        assert_eq!((n(r, "lost"), n(r, "torn")), (0, 0), "{r:#}");
+    }
+    // OFF syncs nothing: the WAL's last commits are the OS's alone when the power goes.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study(
+        tmp.path(),
+        "name = \"off\"\nengine = \"sqlite\"\noptions = { synchronous = \"off\" }",
+        "threads = 4\ncrash_after_s = 1\ncrashes = 2\nfault = \"power\"",
+    );
+    let (dir, j) = run_crash(&path, tmp.path(), "off", &["--keep"]);
+    let db = rusqlite::Connection::open(dir.join("work").join("off").join("db.sqlite"))
+        .expect("the kept database");
+    let present: BTreeSet<i64> = db
+        .prepare("SELECT id FROM crash_ledger")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .expect("the table's ids");
+    assert_lost_is_what_the_table_lacks(&dir, "off", &j, &present);
 }
 
 /// A MariaDB primary with one replica (semi-synchronous when `semi`), killed under writes and

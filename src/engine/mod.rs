@@ -506,6 +506,13 @@ pub trait Engine: Send + Sync {
             format!("{} has no server of dbduel's own to crash", self.kind()),
         ))
     }
+    /// The power goes, for an engine in dbduel's own process: from now on its files answer
+    /// every call with an I/O error, so its sessions end without closing cleanly; then
+    /// [`crash`](Self::crash) forgets what they held unsynced. A server needs none of it (its
+    /// crash kills it).
+    fn cut_power(&self) -> Result<()> {
+        Ok(())
+    }
     /// Run the server's data directory through the filesystem that forgets unsynced writes
     /// (`on`, the power loss to come), or on its own filesystem again (`None`): the server is
     /// stopped cleanly and started again either way. All sessions must be closed first.

@@ -301,12 +301,7 @@ impl Server {
 
 #[cfg(feature = "servers")]
 fn lose_power(sb: &mut Sandbox) -> Result<crate::engine::UnsyncedLost> {
-    let l = sb.lose_power().map_err(sandbox_err)?;
-    Ok(crate::engine::UnsyncedLost {
-        bytes: l.bytes,
-        files: l.files,
-        names: l.names,
-    })
+    Ok(sb.lose_power().map_err(sandbox_err)?.into())
 }
 
 #[cfg(not(feature = "servers"))]

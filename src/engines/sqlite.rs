@@ -177,6 +177,10 @@ pub struct SqliteEngine {
     /// dbduel inside the device profile's cgroup (left before the cgroup is removed: the
     /// fields drop in order).
     throttle: Option<(Entered, Limits)>,
+    /// The filesystem that forgets unsynced writes, over the database's directory while a
+    /// power loss is to come (the crash step's `fault = "power"`).
+    #[cfg(feature = "servers")]
+    power: std::sync::Mutex<Option<crate::sandbox::lazyfs::LazyMount>>,
 }
 
 impl SqliteEngine {
@@ -186,6 +190,8 @@ impl SqliteEngine {
             dir: dir.to_path_buf(),
             path: dir.join("db.sqlite"),
             throttle: None,
+            #[cfg(feature = "servers")]
+            power: std::sync::Mutex::new(None),
         }
     }
 
@@ -462,6 +468,35 @@ impl Engine for SqliteEngine {
         true
     }
 
+    fn power_layer(&self, on: Option<crate::engine::Fault>) -> Result<()> {
+        power::layer(self, on)
+    }
+
+    fn cut_power(&self) -> Result<()> {
+        power::cut(self);
+        Ok(())
+    }
+
+    /// The power goes (a process crash would be dbduel's own): with every session gone (see
+    /// [`cut_power`](Engine::cut_power)), what the files held unsynced is forgotten and the
+    /// database opened again, its recovery (a WAL replayed, a hot journal rolled back) timed.
+    fn crash(&self, fault: crate::engine::Fault) -> Result<crate::engine::CrashOutcome> {
+        if !fault.cuts_power() {
+            return Err(EngineError::new(
+                "unsupported",
+                "SQLite runs inside dbduel's process: a process crash would be dbduel's own",
+            ));
+        }
+        let start = Instant::now();
+        let unsynced_lost = power::lose(self)?;
+        drop(self.open()?);
+        Ok(crate::engine::CrashOutcome {
+            accepting_s: start.elapsed().as_secs_f64(),
+            recovery_log: Vec::new(),
+            unsynced_lost: Some(unsynced_lost),
+        })
+    }
+
     fn restart(&self, cold: bool) -> Result<RestartOutcome> {
         // An embedded engine "restarts" by closing every connection (sessions are closed by
         // the caller) and opening a new one; its only cache left is the OS page cache.
@@ -475,6 +510,84 @@ impl Engine for SqliteEngine {
             resident_bytes: resident,
             elapsed_s: start.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// The power-loss filesystem over the database's directory (builds with the server engines
+/// have it; the others refuse a power loss).
+#[cfg(feature = "servers")]
+mod power {
+    use super::SqliteEngine;
+    use crate::engine::{EngineError, Fault, Result, UnsyncedLost};
+    use crate::sandbox::lazyfs::LazyMount;
+
+    fn io(what: &str, e: std::io::Error) -> EngineError {
+        EngineError::new("io", format!("{what}: {e}"))
+    }
+
+    pub fn layer(e: &SqliteEngine, on: Option<Fault>) -> Result<()> {
+        let mut slot = e.power.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = slot.take() {
+            m.unmount()
+                .map_err(|err| io("cannot unmount the power-loss filesystem", err))?;
+        }
+        if let Some(f) = on {
+            let m = LazyMount::over(&e.dir, f.strict_names())
+                .map_err(|err| io("cannot mount the power-loss filesystem", err))?;
+            *slot = Some(m);
+        }
+        Ok(())
+    }
+
+    pub fn cut(e: &SqliteEngine) {
+        if let Some(m) = e.power.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            m.cut();
+        }
+    }
+
+    pub fn lose(e: &SqliteEngine) -> Result<UnsyncedLost> {
+        let mut slot = e.power.lock().unwrap_or_else(|p| p.into_inner());
+        let m = slot.take().ok_or_else(|| {
+            EngineError::new(
+                "usage",
+                "the database's directory is not on the power-loss filesystem",
+            )
+        })?;
+        let strict = m.strict_names();
+        let l = m
+            .lose_power()
+            .map_err(|err| io("cannot cut the power of the filesystem", err))?;
+        *slot = Some(
+            LazyMount::over(&e.dir, strict)
+                .map_err(|err| io("cannot mount the power-loss filesystem", err))?,
+        );
+        Ok(l.into())
+    }
+}
+
+#[cfg(not(feature = "servers"))]
+mod power {
+    use super::SqliteEngine;
+    use crate::engine::{EngineError, Fault, Result, UnsyncedLost};
+
+    fn not_here() -> EngineError {
+        EngineError::new(
+            "unsupported",
+            "this build has no power-loss filesystem (it comes with the server engines)",
+        )
+    }
+
+    pub fn layer(_: &SqliteEngine, on: Option<Fault>) -> Result<()> {
+        match on {
+            Some(_) => Err(not_here()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn cut(_: &SqliteEngine) {}
+
+    pub fn lose(_: &SqliteEngine) -> Result<UnsyncedLost> {
+        Err(not_here())
     }
 }
 

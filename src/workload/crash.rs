@@ -189,9 +189,9 @@ struct Written {
 
 /// Why this contender cannot take the step, if it cannot.
 fn unfit(p: &CrashParams, ctx: &StepCtx<'_>) -> Option<String> {
-    if ctx.engine.embedded() {
+    if ctx.engine.embedded() && !p.fault.cuts_power() {
         return Some(format!(
-            "{} runs inside dbduel's process: a process crash would be dbduel's own, and its power loss is not built yet",
+            "{} runs inside dbduel's process: a process crash would be dbduel's own (fault = \"power\" tests it)",
             ctx.engine.kind()
         ));
     }
@@ -447,16 +447,28 @@ fn write_then_crash(
         }
         killing.store(true, Ordering::SeqCst);
         let written_s = started.elapsed().as_secs_f64();
-        let crashed = kill(ctx, p, crash);
-        let written: Vec<Written> = writers
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| Written {
-                    failed: Some("the client panicked".into()),
-                    ..Written::default()
+        let join = |writers: Vec<std::thread::ScopedJoinHandle<'_, Written>>| -> Vec<Written> {
+            writers
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| Written {
+                        failed: Some("the client panicked".into()),
+                        ..Written::default()
+                    })
                 })
-            })
-            .collect();
+                .collect()
+        };
+        if ctx.engine.embedded() {
+            // The engine runs in dbduel's process: its disk stops answering first, its
+            // sessions end on that (none closes cleanly, none syncs), and the power goes once
+            // they are gone.
+            let cut = ctx.engine.cut_power();
+            let written = join(writers);
+            cut?;
+            return Ok((written, written_s, kill(ctx, p, crash)?));
+        }
+        let crashed = kill(ctx, p, crash);
+        let written = join(writers);
         Ok((written, written_s, crashed?))
     })
 }
@@ -678,12 +690,16 @@ fn output(
         None => format!(
             "{} {} after {} s of writes from {} clients: {lost_all} acknowledged transaction(s) lost in all, {torn} torn; back in {accepting_s:.2} s (median, crash recovery included){}",
             rounds.len(),
-            match p.fault {
-                Fault::Process => "crash(es) by SIGKILL",
-                Fault::Power =>
+            match (p.fault, ctx.engine.embedded()) {
+                (Fault::Process, _) => "crash(es) by SIGKILL",
+                (Fault::Power, false) =>
                     "power loss(es) (SIGKILL, and the data directory's unsynced writes and names forgotten)",
-                Fault::PowerPosix =>
+                (Fault::PowerPosix, false) =>
                     "power loss(es) (SIGKILL, and the data directory's unsynced writes forgotten, with every name whose directory was not synced)",
+                (Fault::Power, true) =>
+                    "power loss(es) (the database's files stopped answering mid-write, their unsynced writes and names forgotten)",
+                (Fault::PowerPosix, true) =>
+                    "power loss(es) (the database's files stopped answering mid-write, their unsynced writes forgotten, with every name whose directory was not synced)",
             },
             p.crash_after_s,
             p.threads,

@@ -756,6 +756,16 @@ pub struct Lost {
     pub names: u64,
 }
 
+impl From<Lost> for crate::engine::UnsyncedLost {
+    fn from(l: Lost) -> Self {
+        crate::engine::UnsyncedLost {
+            bytes: l.bytes,
+            files: l.files,
+            names: l.names,
+        }
+    }
+}
+
 impl LazyMount {
     /// Mount over `dir`, whose files it then serves (opened beneath it before the mount
     /// hides them). Every account may use it, with the files' own permissions. With
@@ -815,6 +825,12 @@ impl LazyMount {
     pub fn unsynced_bytes(&self) -> u64 {
         let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         s.held as u64
+    }
+
+    /// From now on every call on the mount fails with an I/O error (the power is going; its
+    /// users end, then [`lose_power`](Self::lose_power)).
+    pub fn cut(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).dark = true;
     }
 
     /// The power goes: what was not synced is forgotten, and the directory holds what a
