@@ -316,16 +316,7 @@ fn lose_power(_: &mut Sandbox) -> Result<crate::engine::UnsyncedLost> {
 /// (InnoDB's "crash recovery", RocksDB's "recover"/"WAL", PostgreSQL's "redo" and "not
 /// properly shut down"), at most 20, as the server wrote them.
 fn recovery_lines(log: &Path, from: u64) -> Vec<String> {
-    use std::io::{Read, Seek};
-    let mut text = String::new();
-    let read = std::fs::File::open(log).and_then(|mut f| {
-        f.seek(std::io::SeekFrom::Start(from))?;
-        // A recovery's log is short; the cap keeps a runaway log out of memory.
-        f.take(1 << 20).read_to_string(&mut text)
-    });
-    if read.is_err() {
-        return Vec::new();
-    }
+    let text = crate::sandbox::log_since(log, from);
     const SAYS: [&str; 5] = [
         "recover",
         "redo",

@@ -293,13 +293,6 @@ fn query_wins(s: &Summary) -> Vec<String> {
             if wins[i].is_empty() && losses[i].is_empty() {
                 continue;
             }
-            let list = |v: &[String]| {
-                if v.is_empty() {
-                    "none".to_string()
-                } else {
-                    v.join(", ")
-                }
-            };
             out.push(format!(
                 "{step}: {} is fastest on {} {}: {}; slowest on {}: {} (its time over the fastest's)",
                 c.name,
@@ -368,13 +361,6 @@ fn losses(s: &Summary) -> Vec<String> {
                 )
             })
             .collect();
-        let list = |v: &[String]| {
-            if v.is_empty() {
-                "none".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
         out.push(format!(
             "{title}: lost no acknowledged transaction: {}; lost: {}",
             list(&kept),
@@ -382,6 +368,15 @@ fn losses(s: &Summary) -> Vec<String> {
         ));
     }
     out
+}
+
+/// `a, b, c`, or `none`.
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "none".to_string()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// A numbered query's best hot seconds: the query's number.

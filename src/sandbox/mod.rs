@@ -478,6 +478,8 @@ impl Sandbox {
         let log2 = log
             .try_clone()
             .map_err(|e| io_err("cannot open", &self.layout.log_file, e))?;
+        // Where this start's lines begin: its errors are told apart from earlier starts'.
+        let logged = log.metadata().map_or(0, |m| m.len());
         let mut cmd = self.recipe.command(&self.layout);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::from(log))
@@ -520,7 +522,8 @@ impl Sandbox {
                         self.layout.dir.display()
                     ),
                     detail: format!(
-                        "server exited ({status}); its log ends:\n{}",
+                        "server exited ({status}){}; its log ends:\n{}",
+                        said(&self.layout.log_file, logged),
                         self.log_tail(20)
                     ),
                 });
@@ -879,6 +882,37 @@ pub fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// What a server logged from byte `from` of its log on (at most 1 MiB: a start's or a
+/// recovery's lines are few; the cap keeps a runaway log out of memory); empty when the log
+/// cannot be read.
+pub fn log_since(log: &Path, from: u64) -> String {
+    let mut text = String::new();
+    let read = std::fs::File::open(log).and_then(|mut f| {
+        f.seek(SeekFrom::Start(from))?;
+        f.take(1 << 20).read_to_string(&mut text)
+    });
+    match read {
+        Ok(_) => text,
+        Err(_) => String::new(),
+    }
+}
+
+/// The errors a server logged from byte `from` of its log on (MariaDB's and MySQL's
+/// `[ERROR]`, PostgreSQL's `FATAL:` and `PANIC:`), the first five, as `; it said: …`: the
+/// cause of a failed start is often far above the log's last lines.
+fn said(log: &Path, from: u64) -> String {
+    let text = log_since(log, from);
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("[ERROR]") || l.contains("FATAL:") || l.contains("PANIC:"))
+        .take(5)
+        .collect();
+    match errors.is_empty() {
+        true => String::new(),
+        false => format!("; it said:\n{}\n", errors.join("\n")),
+    }
+}
+
 /// A sandbox found on disk, with whether its server still runs.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -1066,6 +1100,23 @@ fn stop_found(pid: i32, m: &SandboxManifest) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_start_says_the_errors_it_logged_not_an_earlier_starts() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("server.log");
+        std::fs::write(&log, "x [ERROR] an earlier start's\n").unwrap();
+        let from = std::fs::metadata(&log).unwrap().len();
+        let mut text = String::from("x [Note] starting\n");
+        text += "x [ERROR] RocksDB: Error opening instance, Status: Corruption\n";
+        text += "FATAL:  could not open file\nx [Note] done\n";
+        std::fs::write(&log, format!("x [ERROR] an earlier start's\n{text}")).unwrap();
+        assert_eq!(
+            said(&log, from),
+            "; it said:\nx [ERROR] RocksDB: Error opening instance, Status: Corruption\nFATAL:  could not open file\n"
+        );
+        assert_eq!(said(&log, std::fs::metadata(&log).unwrap().len()), "");
+    }
 
     /// A "server" that is a shell ending by itself soon after it starts: real processes and
     /// signals, no database.
