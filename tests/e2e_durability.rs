@@ -541,3 +541,36 @@ fn a_mysql_8_0_replica_is_promoted_and_what_it_lacks_is_counted() {
     assert_eq!(r["failover"]["promoted_name"], "replica", "{r:#}");
     assert_eq!(r["failover"]["commands"][0], "STOP SLAVE", "{r:#}");
 }
+
+#[test]
+fn a_galera_node_lost_under_writes_takes_no_acknowledged_transaction_with_it() {
+    let galera = common::have_server(
+        "MariaDB with Galera (galera-4, rsync)",
+        Path::new(dbduel::engines::mariadb::recipe::GALERA_PROVIDER).exists()
+            && common::have_mariadb(),
+    );
+    if !galera {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = study_of(
+        "failover",
+        tmp.path(),
+        "name = \"galera\"\nengine = \"mariadb\"\noptions = { buffer_pool_mb = 64, cluster = { nodes = 3 } }",
+        "threads = 6\ncrash_after_s = 2",
+    );
+    let (_, j) = run_crash(&path, tmp.path(), "galera", &[]);
+    let r = &crashes(&j)[0];
+    assert!(n(r, "acked") > 0, "{r:#}");
+    // Every node commits a write set only once the cluster has it: the survivors lack none,
+    // the killed node's clients' included (a third of them wrote there).
+    assert_eq!((n(r, "lost"), n(r, "torn")), (0, 0), "{r:#}");
+    assert_eq!(r["failover"]["promoted_name"], "node-1", "{r:#}");
+    assert!(
+        j["summary"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("saw the cluster without it"),
+        "{j:#}"
+    );
+}

@@ -90,6 +90,56 @@ pub fn settled(statuses: &[Option<NodeStatus>]) -> bool {
         .all(|s| s.last_committed == first.last_committed && s.recv_queue == 0)
 }
 
+/// A failover on a cluster: its last node's server is killed under writes (never node 0's,
+/// which holds dbduel's administration), and there is nothing to promote — every node takes
+/// writes. Timed until node 0 is in a primary component without the lost node (its view has
+/// one member fewer, `wsrep_ready` on); each survivor's last committed sequence number is what
+/// it had received.
+pub fn lose_node(c: &dyn Clustered) -> Result<super::FailoverOutcome> {
+    let n = c.node_count();
+    if n < 3 {
+        return Err(super::EngineError::new(
+            "unsupported",
+            "a cluster of two nodes loses its quorum with either: a failover needs three nodes or more",
+        ));
+    }
+    let victim = n - 1;
+    let killed = std::time::Instant::now();
+    c.kill_node(victim)?;
+    let deadline = killed + std::time::Duration::from_secs(60);
+    let view = loop {
+        match c.node_status(0) {
+            Ok(s) if s.ready && s.cluster_size == n as u64 - 1 => break s,
+            _ if std::time::Instant::now() > deadline => {
+                return Err(super::EngineError::new(
+                    "cluster",
+                    format!(
+                        "{} did not leave {} out of its view within 60 s",
+                        c.node_name(0),
+                        c.node_name(victim)
+                    ),
+                ));
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    };
+    let settled_s = killed.elapsed().as_secs_f64();
+    let mut received = vec![(c.node_name(0), format!("seqno {}", view.last_committed))];
+    for i in 1..victim {
+        if let Ok(s) = c.node_status(i) {
+            received.push((c.node_name(i), format!("seqno {}", s.last_committed)));
+        }
+    }
+    Ok(super::FailoverOutcome {
+        promoted: 0,
+        promoted_name: c.node_name(0),
+        received,
+        caught_up_s: settled_s,
+        promoted_s: settled_s,
+        commands: Vec::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -196,9 +196,9 @@ fn unfit(p: &CrashParams, ctx: &StepCtx<'_>) -> Option<String> {
         ));
     }
     if ctx.engine.cluster().is_some() {
-        return Some(
-            "a cluster's node dying is neither one server's crash nor a replica's promotion (not built yet)".into(),
-        );
+        return (!p.failover).then(|| {
+            "a cluster does not crash as one server: its node's death is a failover (kind = \"failover\")".into()
+        });
     }
     match (p.failover, ctx.engine.replication().is_some()) {
         (false, true) => Some(
@@ -408,7 +408,9 @@ fn write_then_crash(
                     };
                     let pad = Value::Text(format!("{c:0>100}"));
                     for seq in seq0.. {
-                        if ctx.stop.load(Ordering::Relaxed) {
+                        // No transaction begins once the kill is under way (on a cluster,
+                        // the nodes that live on would take writes for ever).
+                        if ctx.stop.load(Ordering::Relaxed) || killing.load(Ordering::SeqCst) {
                             break;
                         }
                         w.next = seq + 1;
@@ -517,6 +519,9 @@ fn after_failover(
     ctx: &StepCtx<'_>,
     replica: usize,
 ) -> Result<Box<dyn crate::engine::Session>, EngineError> {
+    if let Some(c) = ctx.engine.cluster() {
+        return c.node_session(replica);
+    }
     let r = ctx.engine.replication().ok_or_else(|| {
         EngineError::new(
             "replication",
@@ -673,17 +678,29 @@ fn output(
         ),
     ];
     let lost_all = rounds.iter().map(|r| r.lost).sum::<u64>();
+    let received = |f: &crate::engine::FailoverOutcome| {
+        f.received
+            .iter()
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     s.note = Some(match rounds.first().and_then(|r| r.failover.as_ref()) {
+        // A cluster: nothing promoted, every node takes writes.
+        Some(f) if f.commands.is_empty() => format!(
+            "a node killed by SIGKILL after {} s of writes from {} clients; {} saw the cluster without it after {:.2} s (the survivors had committed: {}) and took a write {accepting_s:.2} s after the kill; {lost_all} acknowledged transaction(s) lost, {torn} torn",
+            p.crash_after_s,
+            p.threads,
+            f.promoted_name,
+            f.caught_up_s,
+            received(f),
+        ),
         Some(f) => format!(
             "the primary killed by SIGKILL after {} s of writes from {} clients; replica {} (it had received the most: {}) applied what it received in {:.2} s and was promoted by `{}`; it took a write {accepting_s:.2} s after the kill; {lost_all} acknowledged transaction(s) lost, {torn} torn",
             p.crash_after_s,
             p.threads,
             f.promoted_name,
-            f.received
-                .iter()
-                .map(|(n, t)| format!("{n} {t}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            received(f),
             f.caught_up_s,
             f.commands.join("; "),
         ),

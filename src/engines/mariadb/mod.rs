@@ -1591,6 +1591,9 @@ impl Engine for MariadbEngine {
     }
 
     fn fail_over(&self) -> Result<crate::engine::FailoverOutcome> {
+        if let Some(c) = self.cluster() {
+            return crate::engine::cluster::lose_node(c);
+        }
         self.server.fail_over(self.replication())
     }
 
