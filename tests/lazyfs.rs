@@ -167,3 +167,28 @@ fn unmounting_keeps_what_was_not_synced_as_a_clean_shutdown_would() {
         "nothing of the layer's own is left"
     );
 }
+
+#[test]
+fn a_mount_its_dbduel_left_is_found_and_unmounted_and_no_other() {
+    let Some(d) = tree() else { return };
+    let listed = |p: &Path| {
+        std::fs::read_to_string("/proc/self/mounts")
+            .unwrap()
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(p.to_str().unwrap()))
+    };
+    assert!(
+        !dbduel::sandbox::lazyfs::unmount_left(d.path()),
+        "nothing mounted there"
+    );
+    // As a dbduel killed mid-step leaves it: mounted, never unmounted by its owner.
+    std::mem::forget(LazyMount::over(d.path(), false).unwrap());
+    assert!(listed(d.path()));
+    assert!(dbduel::sandbox::lazyfs::unmount_left(d.path()));
+    assert!(!listed(d.path()), "unmounted");
+    assert_eq!(
+        fs::read(d.path().join("a")).unwrap(),
+        b"old a",
+        "the tree beneath is whole"
+    );
+}

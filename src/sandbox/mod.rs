@@ -1046,6 +1046,14 @@ pub fn remove_found(f: &Found) -> Result<Vec<String>> {
             }
         }
     }
+    // A power-loss filesystem its dbduel left over the data when it died.
+    #[cfg(feature = "servers")]
+    if lazyfs::unmount_left(&m.datadir) {
+        notes.push(format!(
+            "the power-loss filesystem left over {} was unmounted",
+            m.datadir.display()
+        ));
+    }
     // Its cgroups, once the kernel has let its processes go.
     for dir in m.cgroups.iter().filter(|d| user::plain(d)) {
         limits::remove_group(dir, Duration::from_secs(5));
