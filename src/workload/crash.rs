@@ -383,6 +383,7 @@ fn write_then_crash(
     ));
     let second = dialect.placeholders(&format!("INSERT INTO {SECOND} (id, pad) VALUES (?, ?)"));
     let killing = AtomicBool::new(false);
+    let embedded = ctx.engine.embedded();
     let sessions = (0..p.threads)
         .map(|_| ctx.engine.connect())
         .collect::<Result<Vec<_>, EngineError>>()?;
@@ -409,8 +410,11 @@ fn write_then_crash(
                     let pad = Value::Text(format!("{c:0>100}"));
                     for seq in seq0.. {
                         // No transaction begins once the kill is under way (on a cluster,
-                        // the nodes that live on would take writes for ever).
-                        if ctx.stop.load(Ordering::Relaxed) || killing.load(Ordering::SeqCst) {
+                        // the nodes that live on would take writes for ever) — but an
+                        // embedded engine's sessions end only on its power cut's errors: one
+                        // closing before it would checkpoint and sync what the cut is to lose.
+                        let stopping = killing.load(Ordering::SeqCst) && !embedded;
+                        if ctx.stop.load(Ordering::Relaxed) || stopping {
                             break;
                         }
                         w.next = seq + 1;
@@ -460,7 +464,7 @@ fn write_then_crash(
                 })
                 .collect()
         };
-        if ctx.engine.embedded() {
+        if embedded {
             // The engine runs in dbduel's process: its disk stops answering first, its
             // sessions end on that (none closes cleanly, none syncs), and the power goes once
             // they are gone.
