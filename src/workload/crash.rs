@@ -395,54 +395,16 @@ fn write_then_crash(
                 let (first, second, killing) = (&first, &second, &killing);
                 let seq0 = next_seq[c];
                 scope.spawn(move || {
-                    let mut w = Written {
-                        next: seq0,
-                        ..Written::default()
-                    };
-                    let prepared = s.prepare(first).and_then(|a| Ok((a, s.prepare(second)?)));
-                    let (a, b) = match prepared {
-                        Ok(ab) => ab,
-                        Err(e) => {
-                            w.failed = Some(e.to_string());
-                            return w;
-                        }
-                    };
-                    let pad = Value::Text(format!("{c:0>100}"));
-                    for seq in seq0.. {
-                        // No transaction begins once the kill is under way (on a cluster,
-                        // the nodes that live on would take writes for ever) — but an
-                        // embedded engine's sessions end only on its power cut's errors: one
-                        // closing before it would checkpoint and sync what the cut is to lose.
-                        let stopping = killing.load(Ordering::SeqCst) && !embedded;
-                        if ctx.stop.load(Ordering::Relaxed) || stopping {
-                            break;
-                        }
-                        w.next = seq + 1;
-                        let id = seq * p.threads as i64 + c as i64;
-                        let r = s
-                            .execute(dialect.begin_write())
-                            .and_then(|_| {
-                                let row = [
-                                    Value::Int(id),
-                                    Value::Int(c as i64),
-                                    Value::Int(seq),
-                                    pad.clone(),
-                                ];
-                                s.run(a, &row)
-                            })
-                            .and_then(|_| s.run(b, &[Value::Int(id), pad.clone()]))
-                            .and_then(|_| s.execute("COMMIT"));
-                        match r {
-                            Ok(_) => w.acked.push(id),
-                            // The kill ends every session: an error then is the crash's.
-                            Err(_) if killing.load(Ordering::SeqCst) => break,
-                            Err(e) => {
-                                w.failed = Some(e.to_string());
-                                break;
-                            }
-                        }
-                    }
-                    w
+                    write(
+                        p,
+                        ctx,
+                        s.as_mut(),
+                        c,
+                        seq0,
+                        (first, second),
+                        killing,
+                        embedded,
+                    )
                 })
             })
             .collect();
@@ -477,6 +439,70 @@ fn write_then_crash(
         let written = join(writers);
         Ok((written, written_s, crashed?))
     })
+}
+
+/// One client's writes until the kill (or, `embedded`, until its power cut's errors): each
+/// transaction a row in each table, its id acknowledged when its `COMMIT` returned.
+#[allow(clippy::too_many_arguments)]
+fn write(
+    p: &CrashParams,
+    ctx: &StepCtx<'_>,
+    s: &mut dyn crate::engine::Session,
+    c: usize,
+    seq0: i64,
+    (first, second): (&str, &str),
+    killing: &AtomicBool,
+    embedded: bool,
+) -> Written {
+    let dialect = ctx.engine.dialect();
+    let mut w = Written {
+        next: seq0,
+        ..Written::default()
+    };
+    let prepared = s.prepare(first).and_then(|a| Ok((a, s.prepare(second)?)));
+    let (a, b) = match prepared {
+        Ok(ab) => ab,
+        Err(e) => {
+            w.failed = Some(e.to_string());
+            return w;
+        }
+    };
+    let pad = Value::Text(format!("{c:0>100}"));
+    for seq in seq0.. {
+        // No transaction begins once the kill is under way (on a cluster,
+        // the nodes that live on would take writes for ever) — but an
+        // embedded engine's sessions end only on its power cut's errors: one
+        // closing before it would checkpoint and sync what the cut is to lose.
+        let stopping = killing.load(Ordering::SeqCst) && !embedded;
+        if ctx.stop.load(Ordering::Relaxed) || stopping {
+            break;
+        }
+        w.next = seq + 1;
+        let id = seq * p.threads as i64 + c as i64;
+        let r = s
+            .execute(dialect.begin_write())
+            .and_then(|_| {
+                let row = [
+                    Value::Int(id),
+                    Value::Int(c as i64),
+                    Value::Int(seq),
+                    pad.clone(),
+                ];
+                s.run(a, &row)
+            })
+            .and_then(|_| s.run(b, &[Value::Int(id), pad.clone()]))
+            .and_then(|_| s.execute("COMMIT"));
+        match r {
+            Ok(_) => w.acked.push(id),
+            // The kill ends every session: an error then is the crash's.
+            Err(_) if killing.load(Ordering::SeqCst) => break,
+            Err(e) => {
+                w.failed = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    w
 }
 
 /// How the server came back: after a crash, or in a promoted replica.
@@ -681,6 +707,31 @@ fn output(
             Better::Lower,
         ),
     ];
+    s.note = Some(note(p, ctx, rounds, accepting_s, torn));
+    StepOutput {
+        summary: s,
+        details: serde_json::json!({
+            "fault": p.fault,
+            "threads": p.threads,
+            "crash_after_s": p.crash_after_s,
+            "tables": [FIRST, SECOND],
+            "ledger": ledger.map(|l| l.display().to_string()),
+            "crashes": rounds,
+        }),
+        seconds: 0,
+        interrupted: ctx.stop.load(Ordering::Relaxed),
+    }
+}
+
+/// The step's note: how the server died and came back (or which replica took over), and
+/// what was lost.
+fn note(
+    p: &CrashParams,
+    ctx: &StepCtx<'_>,
+    rounds: &[CrashRound],
+    accepting_s: f64,
+    torn: u64,
+) -> String {
     let lost_all = rounds.iter().map(|r| r.lost).sum::<u64>();
     let received = |f: &crate::engine::FailoverOutcome| {
         f.received
@@ -689,7 +740,7 @@ fn output(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    s.note = Some(match rounds.first().and_then(|r| r.failover.as_ref()) {
+    match rounds.first().and_then(|r| r.failover.as_ref()) {
         // A cluster: nothing promoted, every node takes writes.
         Some(f) if f.commands.is_empty() => format!(
             "a node killed by SIGKILL after {} s of writes from {} clients; {} saw the cluster without it after {:.2} s (the survivors had committed: {}) and took a write {accepting_s:.2} s after the kill; {lost_all} acknowledged transaction(s) lost, {torn} torn",
@@ -726,19 +777,6 @@ fn output(
             p.threads,
             unsynced_note(rounds),
         ),
-    });
-    StepOutput {
-        summary: s,
-        details: serde_json::json!({
-            "fault": p.fault,
-            "threads": p.threads,
-            "crash_after_s": p.crash_after_s,
-            "tables": [FIRST, SECOND],
-            "ledger": ledger.map(|l| l.display().to_string()),
-            "crashes": rounds,
-        }),
-        seconds: 0,
-        interrupted: ctx.stop.load(Ordering::Relaxed),
     }
 }
 
