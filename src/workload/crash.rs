@@ -231,6 +231,14 @@ fn make_tables(ctx: &StepCtx<'_>) -> Result<(), EngineError> {
         s.execute(&dialect.drop_table_if_exists(name))?;
         s.execute(&dialect.create_table(&def))?;
     }
+    // A cluster's writers are dealt round-robin over its nodes: each node must have
+    // applied this DDL before a writer there inserts (a causal read waits for it).
+    if let Some(c) = ctx.engine.cluster() {
+        for node in 0..c.client_nodes() {
+            c.causal_session(node)?
+                .query_i64(&format!("SELECT COUNT(*) FROM {SECOND}"))?;
+        }
+    }
     Ok(())
 }
 
