@@ -716,8 +716,8 @@ fn builtin_shootout_on_mysql_sets_perconas_published_figures_beside_it() {
     );
     // the original's MySQL side, published: a column each, beside the run's
     for col in [
-        "2015-percona-innodb (published)",
-        "2015-percona-tokudb (published)",
+        "seed-percona-innodb (published)",
+        "seed-percona-tokudb (published)",
     ] {
         assert!(report.contains(col), "{col} in:\n{report}");
     }

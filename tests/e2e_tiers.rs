@@ -307,6 +307,13 @@ fn storage_tiers_on(contenders: &[&str], twins: &[(&str, &str, &str)]) {
         );
     }
     commits_as_the_original(&read_json(&dir.join("manifest.json")));
+    // the original's five findings on MySQL are on InnoDB's twins: judged where they ran
+    let judged = common::assert_findings_judged(&dir);
+    let innodb = contenders.contains(&"innodb-ssd");
+    assert_eq!(judged, if innodb { 5 } else { 0 });
+    if innodb {
+        assert!(stdout.contains("### What the original found"), "{stdout}");
+    }
     for &(fast, slow, name) in twins {
         let line = format!(
             "{fast} on raid10-ssd (reads 750 MB/s, 40000 IOPS; writes 500 MB/s, 10000 IOPS) against {slow} on raid10-hdd (reads 375 MB/s, 900 IOPS; writes 375 MB/s, 450 IOPS): cpu-bound ×"

@@ -30,7 +30,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
                     c.name,
                     format::count(x),
                     format::count(y),
-                    ratio(y / x)
+                    format::ratio(y / x)
                 ));
             }
         }
@@ -40,7 +40,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
             .iter()
             .filter_map(|(st, _, _)| {
                 let (p, q) = (lead(s, &part, st)?, lead(s, &plain, st)?);
-                Some(format!("{st} ×{}", ratio(p / q)))
+                Some(format!("{st} ×{}", format::ratio(p / q)))
             })
             .collect();
         if !ratios.is_empty() {
@@ -55,7 +55,7 @@ pub fn findings(s: &Summary, m: &Manifest) -> Vec<String> {
             .iter()
             .filter_map(|st| {
                 let (f, w) = (lead(s, &fast.0, st)?, lead(s, &slow.0, st)?);
-                Some(format!("{st} ×{}", ratio(f / w)))
+                Some(format!("{st} ×{}", format::ratio(f / w)))
             })
             .collect();
         if !ratios.is_empty() {
@@ -286,8 +286,8 @@ fn query_wins(s: &Summary) -> Vec<String> {
             times.sort_by(|a, b| a.1.total_cmp(&b.1));
             let q = format!("Q{number}");
             let (best, next, worst) = (times[0], times[1], times[times.len() - 1]);
-            wins[best.0].push(format!("{q} (×{} ahead)", ratio(next.1 / best.1)));
-            losses[worst.0].push(format!("{q} (×{})", ratio(worst.1 / best.1)));
+            wins[best.0].push(format!("{q} (×{} ahead)", format::ratio(next.1 / best.1)));
+            losses[worst.0].push(format!("{q} (×{})", format::ratio(worst.1 / best.1)));
         }
         for (i, c) in s.contenders.iter().enumerate() {
             if wins[i].is_empty() && losses[i].is_empty() {
@@ -384,16 +384,6 @@ fn hot_query(m: &Metric) -> Option<u32> {
     match &m.role {
         Some(Role::Query { number, phase }) if phase == "hot" => Some(*number),
         _ => None,
-    }
-}
-
-/// A ratio with three significant digits (×0.0153, ×0.33, ×1.12).
-fn ratio(r: f64) -> String {
-    if r >= 1.0 {
-        format!("{r:.2}")
-    } else {
-        let digits = (-r.log10()).floor().max(0.0) as usize + 3;
-        format!("{r:.digits$}")
     }
 }
 

@@ -1,6 +1,7 @@
 //! The JSON report: the run's summary as written, plus — when figures are judged against a
 //! baseline (the run's, or a contender's own) — each judged contender's ratios, so a script
-//! reads the same `×N` the tables show.
+//! reads the same `×N` the tables show, and the original's findings as checked
+//! (`findings_checked`: each one's ratios, verdict and why).
 
 use super::view::ReportView;
 use crate::results::{Better, Manifest, Summary};
@@ -9,9 +10,13 @@ use serde_json::{Map, Value, json};
 /// The summary as JSON, with `ratios` beside it when any contender is judged against another.
 pub fn render(summary: &Summary, manifest: &Manifest) -> String {
     let mut v = serde_json::to_value(summary).unwrap_or_default();
-    let ratios = ratios(&ReportView::build(summary, manifest, None));
+    let view = ReportView::build(summary, manifest, None);
+    let ratios = ratios(&view);
     if let (Value::Object(o), false) = (&mut v, ratios.is_empty()) {
         o.insert("ratios".into(), Value::Array(ratios));
+    }
+    if let (Value::Object(o), false) = (&mut v, view.checks.is_empty()) {
+        o.insert("findings_checked".into(), json!(view.checks));
     }
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }

@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod finding_checks;
 pub mod findings;
 pub mod format;
 pub mod formats;

@@ -1,8 +1,10 @@
 //! The side-by-side table: one row per step figure, one column per contender, and which
-//! contender did best by how much; with the run's context above and the steps' notes below.
-//! Markdown adds each step's verdict in words and marks the best value, ready to paste into a
-//! post or a review comment. Lays out the run's [`ReportView`].
+//! contender did best by how much; with the run's context above, the steps' notes below and,
+//! last, the original's findings as checked. Markdown adds each step's verdict in words and
+//! marks the best value, ready to paste into a post or a review comment. Lays out the run's
+//! [`ReportView`].
 
+use super::finding_checks;
 use super::format::{self, md_cell};
 use super::reference;
 use super::verdict::step_names;
@@ -38,6 +40,14 @@ pub fn render(summary: &Summary, manifest: &Manifest, markdown: bool) -> String 
             out.push('\n');
         }
     }
+    if !v.checks.is_empty() {
+        out.push_str("\nWhat the original found, checked against this run:\n");
+        for l in finding_checks::lines(&v.checks) {
+            out.push_str("  ");
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -67,6 +77,35 @@ fn render_markdown(v: &ReportView<'_>) -> String {
         out.push_str("\n### Notes\n\n");
         for n in notes {
             out.push_str(&format!("- {}\n", md_cell(&n)));
+        }
+    }
+    if !v.checks.is_empty() {
+        out.push_str("\n### What the original found\n\n");
+        let ran: Vec<_> = v.checks.iter().filter(|c| c.absent.is_empty()).collect();
+        if !ran.is_empty() {
+            out.push_str("| finding | original | here | verdict | why |\n|---|---|---|---|---|\n");
+        }
+        for c in &ran {
+            let here = c
+                .here
+                .map_or("—".to_string(), |r| format!("×{}", format::ratio(r)));
+            let why = match &c.differs {
+                Some(d) => format!("{}; differs: {d}", c.why),
+                None => c.why.clone(),
+            };
+            out.push_str(&format!(
+                "| {} ({}) | {} | {here} | {} | {} |\n",
+                md_cell(&c.says),
+                md_cell(&c.source),
+                c.original.text(),
+                c.verdict.words(),
+                md_cell(&why)
+            ));
+        }
+        if v.checks.iter().any(|c| !c.absent.is_empty()) {
+            let last = finding_checks::lines(&v.checks).pop().unwrap_or_default();
+            let gap = if ran.is_empty() { "" } else { "\n" };
+            out.push_str(&format!("{gap}{}\n", md_cell(&last)));
         }
     }
     out
@@ -201,7 +240,11 @@ fn context(out: &mut String, v: &ReportView<'_>, md: bool) {
     }
     lines.extend(v.rounds.clone());
     lines.extend(v.ratios.clone());
-    lines.extend(v.refs.iter().map(reference::describe));
+    lines.extend(
+        v.refs
+            .iter()
+            .map(|r| reference::describe(r, m.scale.as_deref())),
+    );
     for c in &m.contenders {
         let settings: Vec<String> = c
             .effective

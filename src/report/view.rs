@@ -4,11 +4,11 @@
 //! published references, and the step's series. Text, Markdown, JSON and HTML renderers only
 //! lay it out; nothing here decides how it looks beyond the words of a cell.
 
-use super::findings;
 use super::format;
 use super::reference;
 use super::series::{RunData, StepSeries};
 use super::verdict::{self, Verdict};
+use super::{finding_checks, findings};
 use crate::results::ReferenceSpec;
 use crate::results::{Better, Manifest, Metric, Status, StepSummary, Summary};
 
@@ -37,6 +37,8 @@ pub struct ReportView<'a> {
     pub steps: Vec<StepView<'a>>,
     /// Findings across steps and contenders, one sentence each.
     pub findings: Vec<String>,
+    /// The originals' findings checked against this run, each with its verdict.
+    pub checks: Vec<finding_checks::Check>,
 }
 
 /// One step of the run.
@@ -125,6 +127,7 @@ impl<'a> ReportView<'a> {
             columns,
             rounds: rounds_line(manifest),
             findings: findings::findings(summary, manifest),
+            checks: finding_checks::checks(summary, manifest),
             refs,
             steps,
         }

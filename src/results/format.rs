@@ -106,6 +106,16 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
+/// A ratio with three significant digits (×0.0153, ×0.33, ×1.12).
+pub fn ratio(r: f64) -> String {
+    if r >= 1.0 {
+        format!("{r:.2}")
+    } else {
+        let digits = (-r.log10()).floor().max(0.0) as usize + 3;
+        format!("{r:.digits$}")
+    }
+}
+
 /// One line saying what a step measured, for progress output.
 pub fn headline(s: &StepSummary) -> String {
     s.metrics

@@ -551,11 +551,100 @@ pub struct ReferenceSpec {
     pub engine: String,
     /// The machine they ran on, as published.
     pub hardware: String,
-    /// Shown only in runs at this scale (the published dataset's size); absent: always.
+    /// The scale whose sizes its figures are (the published dataset's); shown at every
+    /// scale, and in a run at another one it says so. Absent: of no scale's sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<String>,
     /// `"STEP.FIGURE_KEY" = value`, in the figure's own unit (seconds, bytes, …).
     pub figures: BTreeMap<String, f64>,
+}
+
+/// The original's side of a finding: `original = 2.12` (its figures' ratio; exactly 1 for a
+/// tie it reported), `original = [1.1, 1.6]` (a range it gave, "10–60 % ahead") or
+/// `original = "above"` / `"below"` (a direction it gave without a figure).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "original must be a ratio (original = 2.12; 1 for a tie), a range (original = [1.1, 1.6]) or a direction without a figure (original = \"above\" or \"below\")"
+)]
+pub enum Original {
+    Ratio(f64),
+    Range([f64; 2]),
+    Side(Side),
+}
+
+/// Which side of 1 a ratio lies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Above,
+    Below,
+}
+
+impl Original {
+    /// The ratios it spans (a direction: none).
+    pub fn bounds(self) -> Option<(f64, f64)> {
+        match self {
+            Original::Ratio(r) => Some((r, r)),
+            Original::Range([a, b]) => Some((a.min(b), a.max(b))),
+            Original::Side(_) => None,
+        }
+    }
+
+    /// Whether it reports a tie.
+    pub fn tie(self) -> bool {
+        self == Original::Ratio(1.0)
+    }
+
+    /// Whether a ratio above 1 is the original's side.
+    pub fn above(self) -> bool {
+        match self {
+            Original::Side(s) => s == Side::Above,
+            _ => self.bounds().is_some_and(|(lo, _)| lo > 1.0),
+        }
+    }
+
+    /// `×2.12`, `×1.10–1.60`, `above ×1 (no figure)`.
+    pub fn text(self) -> String {
+        use crate::results::format::ratio;
+        match self {
+            Original::Ratio(r) => format!("×{}", ratio(r)),
+            Original::Range([a, b]) => format!("×{}–{}", ratio(a), ratio(b)),
+            Original::Side(Side::Above) => "above ×1 (no figure)".into(),
+            Original::Side(Side::Below) => "below ×1 (no figure)".into(),
+        }
+    }
+}
+
+/// `[[finding]]`: one finding of the original, stated as a check over the run's own figures —
+/// the ratio of two figures (two contenders' at one step, or one contender's at two steps)
+/// against the ratio the original published. Reports end with each one's verdict.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindingSpec {
+    /// What the original found, in its words (`TokuDB loaded the table 2.1× as fast as InnoDB`).
+    pub says: String,
+    /// Which original said it (`seed 000`).
+    pub source: String,
+    /// The ratio's numerator: `"STEP.FIGURE_KEY"` of contender `of`.
+    pub figure: String,
+    pub of: String,
+    /// The denominator's contender; absent: `of` (a finding across two steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over: Option<String>,
+    /// The denominator's `"STEP.FIGURE_KEY"`; absent: `figure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_figure: Option<String>,
+    /// What the original found of the same two figures' ratio.
+    pub original: Original,
+    /// What this run has in place of the original's (a stand-in engine, another server
+    /// version), shown beside the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differs: Option<String>,
+    /// The scales whose runs keep the original's regime (cached or disk-bound, its ratios);
+    /// in a run at any other the verdict is `not comparable`. Empty: every scale.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scales: Vec<String>,
 }
 
 #[cfg(test)]

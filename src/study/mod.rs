@@ -3,6 +3,7 @@
 //! override that caused it), what is wrong and what is allowed.
 
 pub mod builtin;
+mod findings;
 pub mod model;
 pub mod overrides;
 pub mod resources;
@@ -663,11 +664,7 @@ fn check_references(f: &StudyFile) -> Result<(), DecodeError> {
                     at.key("figures").key(k),
                     format!(
                         "figures keys are \"STEP.FIGURE\" with STEP one of this study's steps ({}) and a value of 0 or more; got {k:?} = {v}",
-                        f.steps
-                            .iter()
-                            .map(|x| x.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        f.step_names()
                     ),
                 ));
             }
@@ -723,6 +720,7 @@ fn check_study_table(f: &StudyFile) -> Result<(), DecodeError> {
         ));
     }
     check_references(f)?;
+    findings::check(f)?;
     if let Some(b) = &f.study.baseline
         && !f.contenders.iter().any(|c| &c.name == b)
     {
@@ -730,11 +728,7 @@ fn check_study_table(f: &StudyFile) -> Result<(), DecodeError> {
             root.key("study").key("baseline"),
             format!(
                 "baseline = {b:?} names no [[contender]] of this study; contenders are: {}",
-                f.contenders
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                f.contender_names()
             ),
         ));
     }
@@ -967,11 +961,7 @@ fn check_pairs(f: &StudyFile) -> Result<(), DecodeError> {
                 at,
                 format!(
                     "baseline = {b:?} names no [[contender]] of this study; contenders are: {}",
-                    f.contenders
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    f.contender_names()
                 ),
             ));
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// `[[reference]]` is the results' type: a run's manifest carries it for reports to read.
-pub use crate::results::ReferenceSpec;
+pub use crate::results::{FindingSpec, ReferenceSpec};
 
 /// A whole study file as written.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -30,6 +30,23 @@ pub struct StudyFile {
     /// not measured here.
     #[serde(rename = "reference", default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<ReferenceSpec>,
+    /// The original's findings as checks over this run's figures, each given a verdict.
+    #[serde(rename = "finding", default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<FindingSpec>,
+}
+
+impl StudyFile {
+    /// Its contenders' names, `, `-separated, for messages that list them.
+    pub fn contender_names(&self) -> String {
+        let names: Vec<&str> = self.contenders.iter().map(|c| c.name.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// Its steps' names, likewise.
+    pub fn step_names(&self) -> String {
+        let names: Vec<&str> = self.steps.iter().map(|x| x.name.as_str()).collect();
+        names.join(", ")
+    }
 }
 
 /// `[study]`: identity of the study.

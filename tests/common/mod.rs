@@ -103,6 +103,33 @@ pub fn assert_shootout_ok(summary: &serde_json::Value, contender: &str) {
     }
 }
 
+/// The original's findings as the JSON report checks them against run `dir`: every finding
+/// whose contenders all ran has its figures in the run (a verdict, not `not comparable`),
+/// unless the run's scale is outside the finding's regime. Returns how many were judged.
+pub fn assert_findings_judged(dir: &Path) -> usize {
+    let (code, json, stderr) = run(&["report", dir.to_str().expect("utf-8"), "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("report json");
+    let checks = report["findings_checked"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut judged = 0;
+    for c in checks.iter().filter(|c| c["absent"].is_null()) {
+        let why = c["why"].as_str().unwrap_or_default();
+        if c["verdict"] == "not_comparable" {
+            assert!(
+                why.contains("regime is kept at"),
+                "a finding found no figure: {c:#}"
+            );
+        } else {
+            assert!(c["here"].as_f64().is_some_and(|r| r > 0.0), "{c:#}");
+            judged += 1;
+        }
+    }
+    judged
+}
+
 /// Run dbduel with `args`; returns (pid, exit code, stdout, stderr).
 pub fn run_with_pid(args: &[&str]) -> (u32, i32, String, String) {
     let child = bin()

@@ -66,10 +66,7 @@ fn run_facts(run: &RunData, view: &ReportView<'_>) -> Vec<(String, String)> {
     for r in &view.refs {
         run_items.push((
             crate::report::reference::column(r),
-            format!(
-                "not measured here — {} on {}; {}",
-                r.engine, r.hardware, r.source
-            ),
+            crate::report::reference::provenance(r, m.scale.as_deref()),
         ));
     }
     if let Some(r) = &view.rounds {

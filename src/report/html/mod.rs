@@ -141,6 +141,13 @@ pub fn render(run: &RunData) -> String {
         }
         b.push_str("</ul>\n");
     }
+    if !view.checks.is_empty() {
+        b.push_str("<h3>What the original found</h3>\n<ul class=\"glance\">\n");
+        for l in super::finding_checks::lines(&view.checks) {
+            let _ = writeln!(b, "<li>{}</li>", esc(&l));
+        }
+        b.push_str("</ul>\n");
+    }
     b.push_str("</section>\n");
     for st in &view.steps {
         b.push_str(&step_section(run, &view, st));
@@ -295,7 +302,10 @@ fn figures_table(report: &ReportView<'_>, v: &PanelView<'_>) -> String {
         let _ = write!(
             o,
             "<th class=\"published\" title=\"{}\">{}</th>",
-            esc(&super::reference::describe(r)),
+            esc(&super::reference::describe(
+                r,
+                report.manifest.scale.as_deref()
+            )),
             esc(&super::reference::column(r))
         );
     }
