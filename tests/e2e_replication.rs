@@ -60,6 +60,22 @@ fn a_topology_replicates_every_step_and_leaves_nothing_running() {
     assert!(written > 100, "{details:#}");
     let committed = c["rows"].as_u64().expect("rows");
     assert_eq!(committed, written);
+    // `fetch = "after"`: stopped, each replica's received position (read from its own
+    // status) was the same when the writes ended as when they began
+    let during = &details["received_while_writing"];
+    assert_eq!(during["stopped"], true, "{during:#}");
+    let received = during["replicas"].as_array().expect("replicas");
+    assert_eq!(received.len(), 2, "{during:#}");
+    for r in received {
+        assert_eq!(r["nothing"], true, "{r:#}");
+        assert_eq!(r["at_start"], r["at_end"], "{r:#}");
+    }
+    assert!(
+        c["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("with the replicas stopped (each one's received position")),
+        "{c:#}"
+    );
     for r in details["replicas"].as_array().expect("replicas") {
         let name = r["replica"].as_str().expect("name");
         assert_eq!(r["transactions"].as_u64(), Some(written), "{r:#}");

@@ -108,6 +108,25 @@ pub trait Replicated: Send + Sync {
     fn pause_apply(&self, replica: usize) -> Result<()>;
     /// Start applying again.
     fn resume_apply(&self, replica: usize) -> Result<()>;
+    /// Whether a replica can stop receiving too ([`Replicated::pause_fetch`]).
+    fn stops_fetching(&self) -> bool {
+        false
+    }
+    /// Stop receiving as well (MariaDB and MySQL: `STOP SLAVE IO_THREAD`): the replica
+    /// fetches nothing until [`Replicated::resume_fetch`].
+    fn pause_fetch(&self, _replica: usize) -> Result<()> {
+        Err(super::EngineError::new(
+            "unsupported",
+            "this topology's replicas always receive",
+        ))
+    }
+    /// Start receiving again, still not applying.
+    fn resume_fetch(&self, _replica: usize) -> Result<()> {
+        Err(super::EngineError::new(
+            "unsupported",
+            "this topology's replicas always receive",
+        ))
+    }
     /// The primary's position now.
     fn primary_position(&self) -> Result<Position>;
     /// The replica's state now (one round trip or two; cheap enough to poll often).

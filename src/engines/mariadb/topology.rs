@@ -708,6 +708,18 @@ impl Replicated for MariadbTopology {
         self.admin(Some(replica), |c| c.query_drop("START SLAVE SQL_THREAD"))
     }
 
+    fn stops_fetching(&self) -> bool {
+        true
+    }
+
+    fn pause_fetch(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| c.query_drop("STOP SLAVE IO_THREAD"))
+    }
+
+    fn resume_fetch(&self, replica: usize) -> Result<()> {
+        self.admin(Some(replica), |c| c.query_drop("START SLAVE IO_THREAD"))
+    }
+
     /// Its GTID position, with its binary log's coordinates (`SHOW MASTER STATUS`) that a
     /// file/position replica is compared with.
     fn primary_position(&self) -> Result<Position> {

@@ -1,10 +1,11 @@
-//! `catch-up`: with every replica only fetching (apply stopped: dbduel's method; the seed
-//! started replication only after its writes), writers run on the primary for a while; then the replicas apply what they fetched — one at a time
-//! from the same starting point, or together — and dbduel measures each one's apply rate,
-//! rows, CPU and time to catch up. All replicas apply the identical stream.
+//! `catch-up`: with every replica's apply stopped — and, with `fetch = "after"`, its
+//! receiving too, as the seed started replication only after its writes — writers run on the
+//! primary for a while; then the replicas receive the rest and apply it — one at a time from
+//! the same starting point, or together — and dbduel measures each one's apply rate, rows,
+//! CPU and time to catch up. All replicas apply the identical stream.
 
 use super::follow::{Follower, Until};
-use super::{Apply, ReplicationParams, verify, writers};
+use super::{Apply, Fetch, ReplicationParams, verify, writers};
 use crate::engine::replication::{Position, ReplicaState, Replicated};
 use crate::results::{Better, Metric, Unit};
 use crate::workload::ctx::{StepCtx, StepError, StepOutput, summary};
@@ -46,9 +47,15 @@ pub fn run(
     let all = f.all();
     // Whatever happens from here (an error, a panic), the replicas apply again.
     let mut restore = super::restore::Restore::new(repl, ctx);
+    let stopped = p.fetch == Some(Fetch::After) && repl.stops_fetching();
     for &i in &all {
-        restore.pause(i)?;
+        if stopped {
+            restore.pause_fetch(i)?;
+        } else {
+            restore.pause(i)?;
+        }
     }
+    let received_before = received(repl, &all)?;
     let wait = match p.catch_up_wait() {
         Some((count, usec)) => Some(hold_commits(&mut restore, repl, count, usec)?),
         None => None,
@@ -58,8 +65,10 @@ pub fn run(
     let mut noted: Result<_, StepError> = Ok(());
     let out = writers::run(ctx, p, p.duration_s, 0, 0, |iv| {
         progress.status(&format!(
-            "writers on the primary, replicas fetching only: t={:.0}s {:.0} tx/s",
-            iv.t_s, iv.ops_per_s
+            "writers on the primary, replicas {}: t={:.0}s {:.0} tx/s",
+            if stopped { "stopped" } else { "fetching only" },
+            iv.t_s,
+            iv.ops_per_s
         ));
         if noted.is_ok() {
             noted = f.note_primary().map(|_| ());
@@ -68,6 +77,12 @@ pub fn run(
     noted?;
     let target = f.note_primary()?;
     let written = target.transactions.saturating_sub(start.transactions);
+    let while_writing = WhileWriting::of(repl, &all, received_before, stopped)?;
+    if stopped {
+        for &i in &all {
+            repl.resume_fetch(i)?;
+        }
+    }
     ctx.progress
         .status("replicas fetching the rest of the primary's binary log");
     if f.wait(&all, &target, Until::Received, timeout, ctx.stop)?
@@ -92,7 +107,7 @@ pub fn run(
     }
     s.note = Some(note(
         p,
-        written,
+        (written, &while_writing),
         wait.as_ref(),
         &checked.sentence(results.len()),
     ));
@@ -107,6 +122,7 @@ pub fn run(
             "primary_start": start,
             "primary_end": target,
             "apply": format!("{:?}", p.apply.unwrap_or_default()),
+            "received_while_writing": while_writing,
             "replicas": results,
             "timeline": f.seconds,
             "checksums": checked,
@@ -172,16 +188,97 @@ fn can_run(p: &ReplicationParams, repl: &dyn Replicated) -> Result<(), StepError
     Ok(())
 }
 
+/// Each replica's received position now.
+fn received(repl: &dyn Replicated, all: &[usize]) -> Result<Vec<Position>, StepError> {
+    all.iter()
+        .map(|&i| Ok(repl.replica_state(i)?.received))
+        .collect()
+}
+
+/// What the replicas received while the writers wrote, read from each one's own status
+/// (MariaDB's `Gtid_IO_Pos`, a MySQL replica's `Read_Master_Log_Pos`) when the writes began
+/// and when they ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct WhileWriting {
+    /// Whether their receiving was stopped for the writes (`fetch = "after"`).
+    pub stopped: bool,
+    pub replicas: Vec<Received>,
+}
+
+/// One replica's received position when the writes began and ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Received {
+    pub replica: String,
+    pub at_start: String,
+    pub at_end: String,
+    /// The two are the same: it received nothing of the writes.
+    pub nothing: bool,
+}
+
+impl WhileWriting {
+    fn of(
+        repl: &dyn Replicated,
+        all: &[usize],
+        before: Vec<Position>,
+        stopped: bool,
+    ) -> Result<Self, StepError> {
+        let after = received(repl, all)?;
+        let replicas = all
+            .iter()
+            .zip(before.into_iter().zip(after))
+            .map(|(&i, (a, b))| Received {
+                replica: repl.replica_name(i),
+                nothing: a == b,
+                at_start: a.text,
+                at_end: b.text,
+            })
+            .collect();
+        Ok(WhileWriting { stopped, replicas })
+    }
+
+    /// " with the replicas stopped (…)" or " with the replicas fetching only".
+    fn sentence(&self) -> String {
+        if !self.stopped {
+            return " with the replicas fetching only".into();
+        }
+        let got: Vec<&str> = self
+            .replicas
+            .iter()
+            .filter(|r| !r.nothing)
+            .map(|r| r.replica.as_str())
+            .collect();
+        if got.is_empty() {
+            " with the replicas stopped (each one's received position, read from it, the same when the writes ended as when they began)".into()
+        } else {
+            format!(
+                " with the replicas stopped, yet {} received some of the writes",
+                got.join(", ")
+            )
+        }
+    }
+}
+
 /// The step's note: what was written, how, how the replicas applied it, and the checksums.
-fn note(p: &ReplicationParams, written: u64, wait: Option<&PrimaryWait>, checked: &str) -> String {
+fn note(
+    p: &ReplicationParams,
+    (written, while_writing): (u64, &WhileWriting),
+    wait: Option<&PrimaryWait>,
+    checked: &str,
+) -> String {
+    let fetch = if p.fetch == Some(Fetch::After) && !while_writing.stopped {
+        " (fetch = \"after\" asked, but this topology's replicas cannot stop receiving)"
+    } else {
+        ""
+    };
     format!(
-        "{written} transactions written{}{} with the replicas fetching only; {}; {checked}",
+        "{written} transactions written{}{}{}{fetch}; {}; {checked}",
         p.gtid_domains
             .map(|n| format!(
                 " in {n} GTID domains (writer c in domain c mod {n}, which parallel replicas may apply out of order)"
             ))
             .unwrap_or_default(),
         wait.map(PrimaryWait::sentence).unwrap_or_default(),
+        while_writing.sentence(),
         match p.apply.unwrap_or_default() {
             Apply::OneAtATime =>
                 "each replica then applied them alone, from the same starting point, while the others waited",

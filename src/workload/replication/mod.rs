@@ -42,6 +42,20 @@ pub enum Apply {
     Together,
 }
 
+/// When a catch-up's replicas receive what the writers write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fetch {
+    /// While the writers write, their apply stopped: the catch-up then times apply alone.
+    #[default]
+    During,
+    /// Only once the writers are done, as the seed started its replicas after its writes:
+    /// each replica stops receiving too (MariaDB and MySQL: its IO thread) and receives
+    /// nothing meanwhile. A replica that cannot stop receiving (a PostgreSQL standby)
+    /// receives during the writes, and the step says so.
+    After,
+}
+
 /// Which replication step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Method {
@@ -88,6 +102,9 @@ pub struct ReplicationParams {
     /// `catch-up`: replicas apply one at a time (default) or together.
     #[serde(default, deserialize_with = "opt_by_name")]
     pub apply: Option<Apply>,
+    /// `catch-up`: replicas receive during the writes (default) or only after them.
+    #[serde(default, deserialize_with = "opt_by_name")]
+    pub fetch: Option<Fetch>,
     /// The longest a replica may take to catch up before the step fails, seconds.
     #[serde(default = "d_timeout")]
     pub catch_up_timeout_s: u64,
@@ -210,6 +227,7 @@ impl ReplicationParams {
     fn check_kinds(&self) -> Result<(), DecodeError> {
         let given = [
             ("apply", self.apply.is_some(), Method::CatchUp),
+            ("fetch", self.fetch.is_some(), Method::CatchUp),
             (
                 "wait_counts",
                 self.wait_counts.is_some(),

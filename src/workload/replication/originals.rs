@@ -26,6 +26,9 @@ pub struct PausedReplica {
     pub name: String,
     /// Where it is, without a password.
     pub server: String,
+    /// Whether the step stopped its receiving too (it was receiving before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fetch_paused: bool,
 }
 
 /// The primary's group-commit wait before the step changed it.
@@ -99,7 +102,12 @@ impl Originals {
             None => Ok(()),
         };
         for r in &self.paused {
-            if let Err(e) = repl.resume_apply(r.index)
+            let fetch = if r.fetch_paused {
+                repl.resume_fetch(r.index)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = fetch.and(repl.resume_apply(r.index))
                 && first.is_ok()
             {
                 first = Err(e);
@@ -115,7 +123,14 @@ impl Originals {
             let names: Vec<String> = self
                 .paused
                 .iter()
-                .map(|r| format!("{} ({})", r.name, r.server))
+                .map(|r| {
+                    let what = if r.fetch_paused {
+                        ", receiving too"
+                    } else {
+                        ""
+                    };
+                    format!("{} ({}{what})", r.name, r.server)
+                })
                 .collect();
             parts.push(format!("apply paused on {}", names.join(", ")));
         }
@@ -173,6 +188,7 @@ mod tests {
                 index: 0,
                 name: "r1".into(),
                 server: "mysql://root@127.0.0.1:2/".into(),
+                fetch_paused: false,
             }],
             commit_wait: Some(CommitWait {
                 binlog_commit_wait_count: 3,

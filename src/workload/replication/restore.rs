@@ -78,6 +78,7 @@ impl<'a> Restore<'a> {
                 index: i,
                 name: self.repl.replica_name(i),
                 server: self.repl.member_display(Some(i)),
+                fetch_paused: false,
             });
             if let Err(e) = self.record() {
                 self.originals.paused.pop();
@@ -86,6 +87,18 @@ impl<'a> Restore<'a> {
         }
         self.repl.pause_apply(i)?;
         injected_failure(&self.originals.step)
+    }
+
+    /// Pause replica `i`'s receiving as well as its apply; both start again on drop.
+    pub fn pause_fetch(&mut self, i: usize) -> crate::engine::Result<()> {
+        self.pause(i)?;
+        let r = self.originals.paused.iter_mut().find(|r| r.index == i);
+        if let Some(r) = r.filter(|r| !r.fetch_paused) {
+            // Noted first, as a pause is: a receiving started again is harmless.
+            r.fetch_paused = true;
+            self.record()?;
+        }
+        self.repl.pause_fetch(i)
     }
 
     /// Set the primary's group-commit wait; its original values are put back on drop.
