@@ -226,17 +226,18 @@ fn within_noise(a: &Metric, b: &Metric, r: f64) -> (bool, String) {
 }
 
 /// How this run's difference compares in size with the original's (`r` on the original's
-/// side of 1, the original `lo..=hi`): less than half of its smallest, more than twice its
-/// largest, or in between.
+/// side of 1, the original `lo..=hi`), as distances from 1 on a log scale (×4 is as far above
+/// 1 as ×0.25 below): less than two thirds of its smallest, more than 1.5 times its largest,
+/// or in between.
 fn size(r: f64, (lo, hi): (f64, f64)) -> &'static str {
     let d = r.ln().abs();
     let (small, large) = {
         let (a, b) = (lo.ln().abs(), hi.ln().abs());
         (a.min(b), a.max(b))
     };
-    if d < small / 2.0 {
+    if d < small / 1.5 {
         "smaller than the original's"
-    } else if d > large * 2.0 {
+    } else if d > large * 1.5 {
         "larger than the original's"
     } else {
         "about the original's size"
@@ -426,10 +427,15 @@ mod tests {
         let down = finding_of(Original::Side(crate::results::Side::Below));
         assert_eq!(check(&s, None, &down).verdict, Verdict::Reversed);
         assert_eq!(check(&big, None, &finding(0.5)).verdict, Verdict::Reversed);
+        assert!(check(&big, None, &finding(0.5)).why.starts_with("larger"));
+        let twice = run(metric(20.0, &[]), metric(10.0, &[]));
         assert!(
-            check(&big, None, &finding(0.5))
+            check(&twice, None, &finding(0.5))
                 .why
                 .starts_with("about the original's size")
         );
+        // ×4.62 where the original found ×2.5 is larger, not about its size
+        let more = run(metric(46.2, &[]), metric(10.0, &[]));
+        assert!(check(&more, None, &finding(2.5)).why.starts_with("larger"));
     }
 }
