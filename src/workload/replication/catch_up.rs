@@ -48,13 +48,7 @@ pub fn run(
     // Whatever happens from here (an error, a panic), the replicas apply again.
     let mut restore = super::restore::Restore::new(repl, ctx);
     let stopped = p.fetch == Some(Fetch::After) && repl.stops_fetching();
-    for &i in &all {
-        if stopped {
-            restore.pause_fetch(i)?;
-        } else {
-            restore.pause(i)?;
-        }
-    }
+    stop(&mut restore, &all, stopped)?;
     let received_before = received(repl, &all)?;
     let wait = match p.catch_up_wait() {
         Some((count, usec)) => Some(hold_commits(&mut restore, repl, count, usec)?),
@@ -79,9 +73,7 @@ pub fn run(
     let written = target.transactions.saturating_sub(start.transactions);
     let while_writing = WhileWriting::of(repl, &all, received_before, stopped)?;
     if stopped {
-        for &i in &all {
-            repl.resume_fetch(i)?;
-        }
+        receive_again(repl, &all)?;
     }
     ctx.progress
         .status("replicas fetching the rest of the primary's binary log");
@@ -184,6 +176,45 @@ fn can_run(p: &ReplicationParams, repl: &dyn Replicated) -> Result<(), StepError
             "gtid_domains spreads the writers over MariaDB GTID domains, and this primary has none"
                 .into(),
         ));
+    }
+    Ok(())
+}
+
+/// Stop every replica's apply, and its receiving too when `fetching` is to stop (both put
+/// back by `restore`).
+fn stop(
+    restore: &mut super::restore::Restore<'_>,
+    all: &[usize],
+    fetching: bool,
+) -> Result<(), StepError> {
+    for &i in all {
+        if fetching {
+            restore.pause_fetch(i)?;
+        } else {
+            restore.pause(i)?;
+        }
+    }
+    Ok(())
+}
+
+/// Start every replica receiving again, and wait until each says it is: a started IO thread
+/// is `Connecting` for a moment before it receives, which a wait for the primary's position
+/// would take for a stopped one.
+fn receive_again(repl: &dyn Replicated, all: &[usize]) -> Result<(), StepError> {
+    for &i in all {
+        repl.resume_fetch(i)?;
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for &i in all {
+        while !repl.replica_state(i)?.receiving {
+            if Instant::now() > deadline {
+                return Err(StepError::Check(format!(
+                    "replica {} did not start receiving within 30 s of START SLAVE IO_THREAD",
+                    repl.replica_name(i)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     Ok(())
 }
