@@ -119,23 +119,30 @@ pub fn lines(checks: &[Check]) -> Vec<String> {
         .filter(|c| c.absent.is_empty())
         .map(Check::line)
         .collect();
+    out.extend(absent_line(checks, !out.is_empty()));
+    out
+}
+
+/// The one line for the checks whose contenders did not run (`more` when lines of checks
+/// that ran come before it); `None` when every check's contenders ran.
+pub fn absent_line(checks: &[Check], more: bool) -> Option<String> {
     let n = checks.iter().filter(|c| !c.absent.is_empty()).count();
+    if n == 0 {
+        return None;
+    }
     let mut absent: Vec<&str> = checks
         .iter()
         .flat_map(|c| c.absent.iter().map(String::as_str))
         .collect();
     absent.sort_unstable();
     absent.dedup();
-    if n > 0 {
-        let more = if out.is_empty() { "" } else { " more" };
-        let add: Vec<String> = absent.iter().map(|a| format!("--contender {a}")).collect();
-        out.push(format!(
-            "{n}{more} not comparable: the original's engines' contenders did not run ({}); run them with {}",
-            absent.join(", "),
-            add.join(" ")
-        ));
-    }
-    out
+    let more = if more { " more" } else { "" };
+    let add: Vec<String> = absent.iter().map(|a| format!("--contender {a}")).collect();
+    Some(format!(
+        "{n}{more} not comparable: the original's engines' contenders did not run ({}); run them with {}",
+        absent.join(", "),
+        add.join(" ")
+    ))
 }
 
 /// The ratio here, the verdict and why; or why there is none.

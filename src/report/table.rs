@@ -102,10 +102,9 @@ fn render_markdown(v: &ReportView<'_>) -> String {
                 md_cell(&why)
             ));
         }
-        if v.checks.iter().any(|c| !c.absent.is_empty()) {
-            let last = finding_checks::lines(&v.checks).pop().unwrap_or_default();
+        if let Some(line) = finding_checks::absent_line(&v.checks, !ran.is_empty()) {
             let gap = if ran.is_empty() { "" } else { "\n" };
-            out.push_str(&format!("{gap}{}\n", md_cell(&last)));
+            out.push_str(&format!("{gap}{}\n", md_cell(&line)));
         }
     }
     out
